@@ -1,0 +1,171 @@
+/*
+ * sgla.h — scalar-gated linear attention: the one public header.
+ *
+ * Per sequence and head, with q_t, k_t in R^K, v_t in R^V and a natural-log
+ * gate g_t = ln(alpha_t) <= 0:
+ *
+ *     S_t = exp(g_t) * S_{t-1} + k_t v_t^T      (S is K x V, fp32 or wider)
+ *     o_t = scale * (q_t^T S_t)
+ *
+ * S_0 is h0 (zero when absent); ht receives S_T.  Layouts follow
+ * flash-linear-attention: q, k [B,T,H,K]; v, o [B,T,H,V]; g [B,T,H];
+ * g_gamma [H]; h0, ht [N,H,K,V] fp32, row-major and contiguous.
+ *
+ * Every function returns an sgla_status; the library never aborts or prints.
+ * On any error no output has been written.  sgla_last_error() gives a
+ * thread-local sentence naming the argument at fault.
+ */
+#ifndef SGLA_H
+#define SGLA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SGLA_VERSION_MAJOR 0
+#define SGLA_VERSION_MINOR 1
+#define SGLA_VERSION_PATCH 0
+#define SGLA_VERSION_STRING "0.1.0"
+
+/* "MAJOR.MINOR.PATCH" of the library actually linked. */
+const char *sgla_version(void);
+
+typedef enum sgla_status {
+    SGLA_OK = 0,
+    SGLA_ERR_NULL_POINTER = 1,        /* desc, q, k, v or o is NULL, or cu_seqlens without num_seqs */
+    SGLA_ERR_INVALID_SIZE = 2,        /* B, H, K or V < 1, or T < 0 */
+    SGLA_ERR_SIZE_OVERFLOW = 3,       /* an element count or byte size overflows int64/size_t */
+    SGLA_ERR_BOTH_GATES = 4,          /* g and g_gamma both given */
+    SGLA_ERR_POSITIVE_GATE = 5,       /* a log-gate > 0 (alpha > 1) */
+    SGLA_ERR_NONFINITE_GATE = 6,      /* a log-gate is NaN or +-inf */
+    SGLA_ERR_INVALID_SCALE = 7,       /* scale is NaN or +-inf */
+    SGLA_ERR_UNSUPPORTED_DTYPE = 8,   /* dtype not one of sgla_dtype, or not supported by the backend */
+    SGLA_ERR_UNSUPPORTED_CHUNK = 9,   /* chunk out of [1, 1024], or not supported by the backend */
+    SGLA_ERR_CU_SEQLENS_BATCH = 10,   /* cu_seqlens given with B != 1 */
+    SGLA_ERR_CU_SEQLENS_START = 11,   /* cu_seqlens[0] != 0 */
+    SGLA_ERR_CU_SEQLENS_DECREASING = 12, /* cu_seqlens[i+1] < cu_seqlens[i] */
+    SGLA_ERR_CU_SEQLENS_END = 13,     /* cu_seqlens[N] != T */
+    SGLA_ERR_INVALID_NUM_SEQS = 14,   /* num_seqs < 1 with cu_seqlens */
+    SGLA_ERR_NONFINITE_INPUT = 15,    /* NaN/inf in q, k, v or h0 (only with SGLA_FLAG_CHECK_FINITE) */
+    SGLA_ERR_UNSUPPORTED_SHAPE = 16,  /* the backend cannot do this K, V (e.g. CUDA: K, V in {64,128,256}) */
+    SGLA_ERR_BACKEND_UNAVAILABLE = 17,/* backend not compiled in, or no device present */
+    SGLA_ERR_INVALID_BACKEND = 18,    /* not a value of sgla_backend */
+    SGLA_ERR_INVALID_ARGUMENT = 19,   /* threads < 0, unknown flag bits, other bad field */
+    SGLA_ERR_OVERLAP = 20,            /* o or ht overlaps an input buffer */
+    SGLA_ERR_OUT_OF_MEMORY = 21,
+    SGLA_ERR_CUDA = 22,               /* the CUDA runtime reported an error; see sgla_last_error() */
+    SGLA_ERR_INTERNAL = 23
+} sgla_status;
+
+/* A fixed sentence for each status (never NULL; unknown codes say so). */
+const char *sgla_status_string(sgla_status s);
+/* The detail of the last error on this thread ("q is NULL", ...); "" if none. */
+const char *sgla_last_error(void);
+
+typedef enum sgla_dtype {
+    SGLA_F32 = 0,
+    SGLA_F16 = 1,
+    SGLA_BF16 = 2
+} sgla_dtype;
+
+/* Bytes per element of a dtype, 0 for an unknown one. */
+size_t sgla_dtype_size(sgla_dtype dt);
+const char *sgla_dtype_name(sgla_dtype dt);
+
+typedef enum sgla_backend {
+    SGLA_BACKEND_AUTO = 0,  /* fastest available for host pointers: cpu */
+    SGLA_BACKEND_REF_A = 1, /* fp64 token recurrence (the definition) */
+    SGLA_BACKEND_REF_B = 2, /* fp64 chunked, vectorised, three weight positions */
+    SGLA_BACKEND_REF_C = 3, /* fp64 mirror of the GPU kernel's control flow */
+    SGLA_BACKEND_REF_D = 4, /* fp64 factorised intra-chunk form: shows the hazard */
+    SGLA_BACKEND_CPU = 5,   /* chunked, SIMD, multi-threaded */
+    SGLA_BACKEND_CUDA = 6   /* tensor-core kernel; every pointer is a device pointer */
+} sgla_backend;
+
+const char *sgla_backend_name(sgla_backend b);
+/* 1 when the backend is compiled in and (for CUDA) a device is present. */
+int sgla_backend_available(sgla_backend b);
+
+/* Flags for sgla_forward_desc.flags. */
+#define SGLA_FLAG_CHECK_FINITE 0x1u  /* scan q, k, v, h0 for NaN/inf first (host pointers) */
+#define SGLA_FLAG_SKIP_VALUE_CHECK 0x2u /* trust g, g_gamma, cu_seqlens values (hot paths) */
+#define SGLA_FLAG_CHECK_DEVICE_VALUES 0x4u /* CUDA: copy g/g_gamma/cu_seqlens to the host and
+                                              check them (synchronises the stream) */
+#define SGLA_FLAG_ALL_ 0x7u
+
+/*
+ * One forward call.  Fill it with sgla_forward_desc_init() and set what you
+ * need.  Either g or g_gamma or neither (no decay); a constant alpha is
+ * g_gamma[h] = ln(alpha) for every h.
+ *
+ * Varlen: B = 1, cu_seqlens[num_seqs + 1] int64 offsets into T; each
+ * sequence has its own state, so h0/ht are [num_seqs, H, K, V].  Without
+ * cu_seqlens, N = B.
+ *
+ * ht may equal h0 (state updated in place: the decode step with T = 1).
+ * For SGLA_BACKEND_CUDA every pointer (cu_seqlens too) is device memory and
+ * the call is asynchronous on `stream`.
+ */
+typedef struct sgla_forward_desc {
+    const void *q;          /* [B,T,H,K] */
+    const void *k;          /* [B,T,H,K] */
+    const void *v;          /* [B,T,H,V] */
+    void *o;                /* [B,T,H,V], same dtype as q, k, v */
+    sgla_dtype dtype;       /* of q, k, v, o */
+    int64_t B, T, H, K, V;
+    const float *g;         /* [B,T,H] natural-log gates <= 0, or NULL */
+    const float *g_gamma;   /* [H] per-head constant log-decay <= 0, or NULL */
+    float scale;            /* multiplies q^T S; default 1 */
+    const float *h0;        /* [N,H,K,V] initial state, or NULL (zero) */
+    float *ht;              /* [N,H,K,V] final state out, or NULL */
+    const int64_t *cu_seqlens; /* [num_seqs+1], or NULL */
+    int64_t num_seqs;       /* N when cu_seqlens is given */
+    int64_t chunk;          /* chunk length C; default 64 */
+    int threads;            /* CPU threads; 0 = default (all cores) */
+    void *stream;           /* CUDA: a cudaStream_t; NULL = default stream */
+    unsigned flags;         /* SGLA_FLAG_* */
+} sgla_forward_desc;
+
+/* Zero everything, then scale = 1, chunk = 64, dtype = SGLA_F32. */
+void sgla_forward_desc_init(sgla_forward_desc *d);
+
+/* Number of sequences N (B, or num_seqs with cu_seqlens). */
+int64_t sgla_num_sequences(const sgla_forward_desc *d);
+
+/*
+ * The validation every backend runs first: sizes, overflow, pointers, dtype,
+ * chunk, gate exclusivity, scale; and unless SGLA_FLAG_SKIP_VALUE_CHECK, the
+ * values of g, g_gamma and cu_seqlens (read from host memory: pass
+ * values_on_host = 0 for device pointers and they are not read).
+ */
+sgla_status sgla_validate(const sgla_forward_desc *d, int values_on_host);
+
+/* Compute o (and ht) with the chosen backend. */
+sgla_status sgla_forward(const sgla_forward_desc *d, sgla_backend backend);
+
+/*
+ * The fp64 reference family, with fp64 outputs: o64 [B,T,H,V] (required),
+ * ht64 [N,H,K,V] (optional).  Inputs are read in d->dtype; o and ht in d are
+ * ignored.  kind is one of SGLA_BACKEND_REF_A..REF_D.
+ */
+sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kind,
+                           double *o64, double *ht64);
+
+/* IEEE binary16 and bfloat16 conversions: round to nearest even, subnormals,
+ * inf and NaN handled (NaN stays NaN). */
+uint16_t sgla_f32_to_f16(float x);
+float sgla_f16_to_f32(uint16_t h);
+uint16_t sgla_f32_to_bf16(float x);
+float sgla_bf16_to_f32(uint16_t b);
+/* Direct double -> half rounding (no double rounding through float). */
+uint16_t sgla_f64_to_f16(double x);
+uint16_t sgla_f64_to_bf16(double x);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SGLA_H */

@@ -1,0 +1,30 @@
+/* `sgla bench`: shared between the CPU bench (cmd_bench.c) and the CUDA
+ * bench (bench_cuda.c). */
+#ifndef SGLA_BENCH_H
+#define SGLA_BENCH_H
+
+#include <stdint.h>
+#include "sgla.h"
+
+enum { BENCH_GATE_NONE = 0, BENCH_GATE_GAMMA = 1, BENCH_GATE_G = 2 };
+
+typedef struct bench_args {
+    sgla_backend backend;
+    int nshapes;
+    int64_t shapes[32][5];  /* B, T, H, K, V */
+    sgla_dtype dtype;
+    int gate;               /* BENCH_GATE_* */
+    int threads;            /* CPU only; 0 = default */
+    int warmup, iters;      /* 0 = the bench's own default */
+    uint64_t seed;
+    int check;              /* also check against the fp64 reference on a slice */
+} bench_args;
+
+/* FLOPs of the chunked algorithm for one forward (counted as 2 per MAC):
+ * per chunk of C tokens and head, Q.K^T (C*C*K, half of it masked but
+ * computed), A.V (C*C*V), Q.S (C*K*V), K^T.V (C*K*V). */
+double bench_flops(int64_t B, int64_t T, int64_t H, int64_t K, int64_t V, int64_t C);
+
+int bench_cuda_run(const bench_args *a); /* tools/bench_cuda.c */
+
+#endif

@@ -1,0 +1,32 @@
+/* The sgla command-line tool: one file per sub-command, this header between
+ * them.  Each sub-command returns the process exit status:
+ * 0 success, 1 a check failed, 2 usage or input error. */
+#ifndef SGLA_CLI_H
+#define SGLA_CLI_H
+
+#include <stdint.h>
+#include "sgla.h"
+
+int sgla_cmd_verify(int argc, char **argv);  /* tools/cmd_verify.c */
+int sgla_cmd_tables(int argc, char **argv);  /* tools/cmd_tables.c */
+int sgla_cmd_run(int argc, char **argv);     /* tools/cmd_run.c */
+int sgla_cmd_plot(int argc, char **argv);    /* tools/cmd_plot.c */
+int sgla_cmd_bench(int argc, char **argv);   /* tools/cmd_bench.c */
+
+/* Strict parsers: the whole string must be a number; on failure print
+ * "sgla <cmd>: <what>: '<s>' is not ..." to stderr and return 0. */
+int cli_parse_i64(const char *cmd, const char *what, const char *s, int64_t *out);
+int cli_parse_double(const char *cmd, const char *what, const char *s, double *out);
+int cli_parse_u64(const char *cmd, const char *what, const char *s, uint64_t *out);
+/* "ref-a".."ref-d", "cpu", "cuda", "auto". */
+int cli_parse_backend(const char *cmd, const char *s, sgla_backend *out);
+/* "f32", "f16", "bf16". */
+int cli_parse_dtype(const char *cmd, const char *s, sgla_dtype *out);
+/* "B,T,H,K,V" (or "B,T,H,D" meaning K = V = D). */
+int cli_parse_shape(const char *cmd, const char *s, int64_t shape[5]);
+/* The value after a flag: argv[*i + 1], advancing *i; NULL (with a message) if missing. */
+const char *cli_value(const char *cmd, int argc, char **argv, int *i);
+/* Wall-clock seconds (monotonic). */
+double cli_now(void);
+
+#endif

@@ -1,8 +1,134 @@
-/* Placeholder: fp16/bf16 conversions land with the foundation. */
+/* IEEE binary16 and bfloat16 conversions by integer bit manipulation.
+ *
+ * All narrowing conversions go through one rounding routine that takes an
+ * exact value sig * 2^(E - top) (sig an integer whose leading bit is at
+ * position `top`, or smaller for an unnormalised input) and rounds it to
+ * nearest, ties to even, into a format with `mb` fraction bits and normal
+ * exponents emin..emax.  Because the source bits are used directly, the
+ * double -> half paths round once (no double rounding through float). */
 #include "sgla_internal.h"
-uint16_t sgla_f32_to_f16(float x) { (void)x; return 0; }
-float sgla_f16_to_f32(uint16_t h) { (void)h; return 0; }
-uint16_t sgla_f32_to_bf16(float x) { (void)x; return 0; }
-float sgla_bf16_to_f32(uint16_t b) { (void)b; return 0; }
-uint16_t sgla_f64_to_f16(double x) { (void)x; return 0; }
-uint16_t sgla_f64_to_bf16(double x) { (void)x; return 0; }
+
+#include <string.h>
+
+static uint32_t f32_bits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+static float f32_from_bits(uint32_t u)
+{
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+static uint64_t f64_bits(double x)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+/* Round sig * 2^(E - top) (finite, sign apart) to a 16-bit pattern with mb
+ * fraction bits and normal exponents emin..emax; inf on overflow. */
+static uint16_t half_round(uint16_t sign, uint64_t sig, int top, int E, int mb, int emin, int emax)
+{
+    const uint16_t inf = (uint16_t)(((1u << (15 - mb)) - 1u) << mb);
+    if (sig == 0) return sign;
+    if (E > emax) return (uint16_t)(sign | inf);
+    int shift, biased;
+    if (E >= emin) {
+        shift = top - mb;
+        biased = E - emin + 1;
+    } else {
+        /* Subnormal target: the quantum is fixed at 2^(emin - mb). */
+        shift = top - mb + (emin - E);
+        biased = 0;
+    }
+    /* Below half the smallest subnormal: rounds to a signed zero. */
+    if (shift > 63) return sign;
+    uint64_t q = sig >> shift;
+    uint64_t rem = sig & ((UINT64_C(1) << shift) - 1u);
+    uint64_t half = UINT64_C(1) << (shift - 1);
+    if (rem > half || (rem == half && (q & 1u))) q++;
+    /* q carries the implicit bit for normals, so adding it to (biased-1)
+     * lets a carry out of the fraction bump the exponent: the largest
+     * subnormal rounds up to the smallest normal, the largest finite up to
+     * inf. */
+    uint64_t r = biased ? ((uint64_t)(biased - 1) << mb) + q : q;
+    if (r >= inf) return (uint16_t)(sign | inf);
+    return (uint16_t)(sign | (uint16_t)r);
+}
+
+uint16_t sgla_f32_to_f16(float x)
+{
+    uint32_t u = f32_bits(x);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t e = (u >> 23) & 0xFFu, m = u & 0x7FFFFFu;
+    if (e == 0xFFu) /* NaN: quiet, keep sign and the top payload bits */
+        return (uint16_t)(sign | 0x7C00u | (m ? 0x0200u | (m >> 13) : 0u));
+    if (e == 0) return half_round(sign, m, 23, -126, 10, -14, 15);
+    return half_round(sign, m | 0x800000u, 23, (int)e - 127, 10, -14, 15);
+}
+
+uint16_t sgla_f64_to_f16(double x)
+{
+    uint64_t u = f64_bits(x);
+    uint16_t sign = (uint16_t)((u >> 48) & 0x8000u);
+    uint32_t e = (uint32_t)(u >> 52) & 0x7FFu;
+    uint64_t m = u & ((UINT64_C(1) << 52) - 1u);
+    if (e == 0x7FFu)
+        return (uint16_t)(sign | 0x7C00u | (m ? 0x0200u | (uint16_t)(m >> 42) : 0u));
+    if (e == 0) return half_round(sign, m, 52, -1022, 10, -14, 15);
+    return half_round(sign, m | (UINT64_C(1) << 52), 52, (int)e - 1023, 10, -14, 15);
+}
+
+uint16_t sgla_f32_to_bf16(float x)
+{
+    uint32_t u = f32_bits(x);
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+    uint32_t e = (u >> 23) & 0xFFu, m = u & 0x7FFFFFu;
+    if (e == 0xFFu)
+        return (uint16_t)(sign | 0x7F80u | (m ? 0x0040u | (m >> 16) : 0u));
+    if (e == 0) return half_round(sign, m, 23, -126, 7, -126, 127);
+    return half_round(sign, m | 0x800000u, 23, (int)e - 127, 7, -126, 127);
+}
+
+uint16_t sgla_f64_to_bf16(double x)
+{
+    uint64_t u = f64_bits(x);
+    uint16_t sign = (uint16_t)((u >> 48) & 0x8000u);
+    uint32_t e = (uint32_t)(u >> 52) & 0x7FFu;
+    uint64_t m = u & ((UINT64_C(1) << 52) - 1u);
+    if (e == 0x7FFu)
+        return (uint16_t)(sign | 0x7F80u | (m ? 0x0040u | (uint16_t)(m >> 45) : 0u));
+    if (e == 0) return half_round(sign, m, 52, -1022, 7, -126, 127);
+    return half_round(sign, m | (UINT64_C(1) << 52), 52, (int)e - 1023, 7, -126, 127);
+}
+
+float sgla_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+    if (e == 0x1Fu) /* inf, or NaN with its payload (quiet bit kept) */
+        return f32_from_bits(sign | 0x7F800000u | (m << 13));
+    if (e == 0) {
+        if (m == 0) return f32_from_bits(sign);
+        /* Subnormal m * 2^-24: normalise so the leading bit is implicit. */
+        int ex = -14;
+        while (!(m & 0x400u)) {
+            m <<= 1;
+            ex--;
+        }
+        return f32_from_bits(sign | ((uint32_t)(ex + 127) << 23) | ((m & 0x3FFu) << 13));
+    }
+    return f32_from_bits(sign | ((e - 15u + 127u) << 23) | (m << 13));
+}
+
+float sgla_bf16_to_f32(uint16_t b)
+{
+    /* bfloat16 is the top half of a binary32: exact. */
+    return f32_from_bits((uint32_t)b << 16);
+}

@@ -1,7 +1,531 @@
-/* Placeholder: the CPU backend lands with its issue. */
-#include "sgla_internal.h"
+/*
+ * The CPU backend: the chunked algorithm of SPEC §2 around the micro-kernels
+ * of cpu_kernels.h.  This file packs each chunk to fp32 (converting f16/bf16
+ * on load), builds the decay weights in the log domain, picks the SIMD level
+ * and spreads the work over threads.
+ *
+ * Per (sequence, head) and chunk of n <= C tokens, with the chunk-local
+ * cumulative log-gate b_r = g_1 + ... + g_r (restarting every chunk, summed
+ * in double):
+ *     A    = (Q Kt) ⊙ G,  G_ij = scale*exp(b_i - b_j) for j <= i, else 0
+ *     O    = diag(scale*exp(b)) (Q S) + A V        (S read before update)
+ *     S'   = exp(b_n) S + Kt (exp(b_n - b) ⊙ V)    (old state decayed, then added)
+ * The last as S' = fma(a, S, D) with D computed from zero, so a chunk's D is
+ * the same number whether the chunk runs in the sequential loop or in the
+ * split path (D per chunk in parallel, an elementwise scan across chunks,
+ * outputs in parallel).  Which path runs may depend on the thread count; the
+ * result never does.
+ *
+ * Threads: OpenMP over (sequence, head) items; when there are fewer items
+ * than threads, each item is split along its sequence as above.  A sequence
+ * of one token (decode) uses the single-pass recurrent kernel.
+ */
+#include "cpu_kernels.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* ---- SIMD level ------------------------------------------------------------ */
+
+static int forced_isa = SGLA_CPU_ISA_AUTO;
+static int forced_split = -1;
+
+const char *sgla_cpu_isa_name(int isa)
+{
+    switch (isa) {
+    case SGLA_CPU_ISA_SCALAR: return "scalar";
+    case SGLA_CPU_ISA_AVX2: return "avx2";
+    case SGLA_CPU_ISA_AVX512: return "avx512";
+    }
+    return "auto";
+}
+
+int sgla_cpu_isa_detect(void)
+{
+#if defined(SGLA_CPU_X86) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("fma"))
+        return SGLA_CPU_ISA_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return SGLA_CPU_ISA_AVX2; /* F16C comes with every AVX2 CPU that has FMA */
+#endif
+    return SGLA_CPU_ISA_SCALAR;
+}
+
+int sgla_cpu_force_isa(int isa)
+{
+    if (isa < SGLA_CPU_ISA_AUTO || isa > SGLA_CPU_ISA_AVX512) return 0;
+    if (isa != SGLA_CPU_ISA_AUTO && isa > sgla_cpu_isa_detect()) return 0;
+    forced_isa = isa;
+    return 1;
+}
+
+void sgla_cpu_force_split(int mode) { forced_split = mode; }
+
+int sgla_cpu_isa_current(void)
+{
+    int best = sgla_cpu_isa_detect();
+    if (forced_isa != SGLA_CPU_ISA_AUTO) return forced_isa;
+    const char *e = getenv("SGLA_CPU_ISA");
+    if (e && *e) {
+        int want = !strcmp(e, "scalar") ? SGLA_CPU_ISA_SCALAR
+                   : !strcmp(e, "avx2") ? SGLA_CPU_ISA_AVX2
+                   : !strcmp(e, "avx512") ? SGLA_CPU_ISA_AVX512
+                                          : best;
+        return want < best ? want : best;
+    }
+    return best;
+}
+
+static const sgla_cpu_kernels *kernels_for(int isa)
+{
+#ifdef SGLA_CPU_X86
+    if (isa == SGLA_CPU_ISA_AVX512 && sgla_cpu_kernels_avx512.qk) return &sgla_cpu_kernels_avx512;
+    if (isa == SGLA_CPU_ISA_AVX2 && sgla_cpu_kernels_avx2.qk) return &sgla_cpu_kernels_avx2;
+#endif
+    (void)isa;
+    return &sgla_cpu_kernels_scalar;
+}
+
+/* ---- scratch ------------------------------------------------------------ */
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+static void *amalloc(size_t bytes)
+{
+    size_t b = (size_t)round_up((int64_t)(bytes ? bytes : 1), 64);
+    return aligned_alloc(64, b);
+}
+
+/* Everything one thread needs for one chunk. */
+typedef struct scratch {
+    float *Q, *Kt, *Vp, *Vw, *O, *G, *A, *rs, *w, *x, *S;
+    double *b;
+} scratch;
+
+typedef struct plan {
+    const sgla_forward_desc *d;
+    const sgla_cpu_kernels *kr;
+    sgla_dtype out_dt;
+    void *o;
+    int C, K, V;
+    int ldc;   /* leading dimension of C-wide tables (Kt, G, A) */
+    int ldv;   /* of V-wide packed rows */
+    size_t es; /* input element size */
+    int gate;  /* 0 none, 1 gamma, 2 g */
+} plan;
+
+static size_t scratch_floats(const plan *p)
+{
+    size_t C = (size_t)p->C, K = (size_t)p->K, V = (size_t)p->V;
+    size_t mx = K > V ? K : V;
+    if ((size_t)p->C + 1 > mx) mx = (size_t)p->C + 1;
+    return C * K + K * (size_t)p->ldc + 3 * C * (size_t)p->ldv + 2 * C * (size_t)p->ldc +
+           2 * round_up((int64_t)C, 16) + round_up((int64_t)mx, 16) + K * V + 2 * round_up((int64_t)C + 1, 16) +
+           16 * 12;
+}
+
+static int scratch_alloc(const plan *p, scratch *s, float **mem)
+{
+    size_t C = (size_t)p->C, K = (size_t)p->K, V = (size_t)p->V;
+    size_t mx = K > V ? K : V;
+    if (C + 1 > mx) mx = C + 1;
+    float *m = amalloc(scratch_floats(p) * sizeof(float));
+    *mem = m;
+    if (!m) return 0;
+    size_t off = 0;
+#define TAKE(ptr, cnt)                                          \
+    do {                                                        \
+        ptr = m + off;                                          \
+        off += (size_t)round_up((int64_t)(cnt), 16);            \
+    } while (0)
+    TAKE(s->Q, C * K);
+    TAKE(s->Kt, K * (size_t)p->ldc);
+    TAKE(s->Vp, C * (size_t)p->ldv);
+    TAKE(s->Vw, C * (size_t)p->ldv);
+    TAKE(s->O, C * (size_t)p->ldv);
+    TAKE(s->G, C * (size_t)p->ldc);
+    TAKE(s->A, C * (size_t)p->ldc);
+    TAKE(s->rs, C);
+    TAKE(s->w, C);
+    TAKE(s->x, mx);
+    TAKE(s->S, K * V);
+    float *bd;
+    TAKE(bd, 2 * (C + 1));
+    s->b = (double *)(void *)bd;
+#undef TAKE
+    memset(s->G, 0, C * (size_t)p->ldc * sizeof(float));
+    return 1;
+}
+
+/* ---- gates ------------------------------------------------------------------ */
+
+/* Per (sequence, head) item: the constant gate tables (none / gamma) do not
+ * change from chunk to chunk, so they are built once per item. */
+typedef struct gates {
+    float a_full;   /* carry of a full chunk */
+    float e[1025];  /* e[d] = exp(d * gamma), d = 0..C (gamma case) */
+} gates;
+
+static float wexp(double x)
+{
+    float e = (float)exp(x);
+    return e < FLT_MIN ? 0.0f : e;
+}
+
+/* Build G (rows 0..n-1, zero above the diagonal), rs, w and return a for a
+ * chunk of n tokens starting at token t (batch row bb, head h). */
+static float chunk_gates(const plan *p, const scratch *s, int64_t bb, int64_t t, int64_t h, int n,
+                         const float *etab, int *g_built)
+{
+    const sgla_forward_desc *d = p->d;
+    const float scale = d->scale;
+    const int ldc = p->ldc;
+    if (p->gate == 0) {
+        if (!*g_built) {
+            for (int i = 0; i < p->C; i++) {
+                float *gr = s->G + (size_t)i * ldc;
+                for (int j = 0; j <= i; j++) gr[j] = scale;
+                s->rs[i] = scale;
+                s->w[i] = 1.0f;
+            }
+            *g_built = 1;
+        }
+        return 1.0f;
+    }
+    if (p->gate == 1) {
+        if (!*g_built) {
+            for (int i = 0; i < p->C; i++) {
+                float *gr = s->G + (size_t)i * ldc;
+                for (int j = 0; j <= i; j++) gr[j] = scale * etab[i - j];
+                s->rs[i] = scale * etab[i + 1];
+            }
+            *g_built = 1;
+        }
+        for (int i = 0; i < n; i++) s->w[i] = etab[n - 1 - i];
+        return etab[n];
+    }
+    /* data-dependent gate: chunk-local cumulative sum in double */
+    const float *g = d->g + ((bb * d->T + t) * d->H + h);
+    const int64_t gs = d->H;
+    double *b = s->b;
+    b[0] = 0.0;
+    for (int r = 1; r <= n; r++) b[r] = b[r - 1] + (double)g[(int64_t)(r - 1) * gs];
+    float *x = s->x;
+    for (int i = 0; i < n; i++) {
+        /* row i: exp(b_{i+1} - b_{j+1}) for j <= i; the rest of the row stays 0 */
+        float *gr = s->G + (size_t)i * ldc;
+        const double bi = b[i + 1];
+        for (int j = 0; j <= i; j++) gr[j] = (float)(bi - b[j + 1]);
+        p->kr->vexp(gr, gr, i + 1);
+        for (int j = 0; j <= i; j++) gr[j] *= scale;
+        x[i] = (float)bi;
+    }
+    p->kr->vexp(x, s->rs, n);
+    for (int i = 0; i < n; i++) s->rs[i] *= scale;
+    for (int i = 0; i < n; i++) x[i] = (float)(b[n] - b[i + 1]);
+    p->kr->vexp(x, s->w, n);
+    x[0] = (float)b[n];
+    float a;
+    p->kr->vexp(x, &a, 1);
+    return a;
+}
+
+/* ---- packing ------------------------------------------------------------------ */
+
+static const char *in_ptr(const void *base, size_t es, int64_t idx) { return (const char *)base + (size_t)idx * es; }
+
+/* Token t of batch row bb, head h: element offset of q/k (K) or v/o (V). */
+static int64_t tok_off(const sgla_forward_desc *d, int64_t bb, int64_t t, int64_t h, int64_t D)
+{
+    return ((bb * d->T + t) * d->H + h) * D;
+}
+
+static void pack_q(const plan *p, const scratch *s, int64_t bb, int64_t t, int64_t h, int n)
+{
+    const sgla_forward_desc *d = p->d;
+    for (int i = 0; i < n; i++)
+        p->kr->load(in_ptr(d->q, p->es, tok_off(d, bb, t + i, h, p->K)), d->dtype, s->Q + (size_t)i * p->K, p->K);
+}
+
+static void pack_kt(const plan *p, const scratch *s, int64_t bb, int64_t t, int64_t h, int n)
+{
+    const sgla_forward_desc *d = p->d;
+    const int K = p->K, ldc = p->ldc;
+    for (int i = 0; i < n; i++) {
+        p->kr->load(in_ptr(d->k, p->es, tok_off(d, bb, t + i, h, K)), d->dtype, s->x, K);
+        for (int c = 0; c < K; c++) s->Kt[(size_t)c * ldc + i] = s->x[c];
+    }
+}
+
+static void pack_v(const plan *p, const scratch *s, int64_t bb, int64_t t, int64_t h, int n)
+{
+    const sgla_forward_desc *d = p->d;
+    const int V = p->V, ldv = p->ldv;
+    for (int i = 0; i < n; i++) {
+        float *vr = s->Vp + (size_t)i * ldv;
+        p->kr->load(in_ptr(d->v, p->es, tok_off(d, bb, t + i, h, V)), d->dtype, vr, V);
+        if (p->gate) {
+            const float w = s->w[i];
+            float *vw = s->Vw + (size_t)i * ldv;
+            for (int c = 0; c < V; c++) vw[c] = vr[c] * w;
+        }
+    }
+}
+
+static void store_o(const plan *p, const scratch *s, int64_t bb, int64_t t, int64_t h, int n)
+{
+    const sgla_forward_desc *d = p->d;
+    const size_t oes = sgla_dtype_size(p->out_dt);
+    for (int i = 0; i < n; i++)
+        p->kr->store(s->O + (size_t)i * p->ldv, p->out_dt,
+                     (char *)p->o + (size_t)tok_off(d, bb, t + i, h, p->V) * oes, p->V);
+}
+
+/* One chunk's output from the state S at its start (ld V). */
+static void chunk_output(const plan *p, const scratch *s, const float *S, int n)
+{
+    p->kr->qk(n, p->K, s->Q, p->K, s->Kt, p->ldc, s->G, p->ldc, s->A, p->ldc);
+    p->kr->out(n, p->K, p->V, s->Q, p->K, s->rs, S, p->V, s->A, p->ldc, s->Vp, p->ldv, s->O, p->ldv);
+}
+
+static const float *vw_of(const plan *p, const scratch *s) { return p->gate ? s->Vw : s->Vp; }
+
+static void build_etab(const plan *p, int64_t h, float *etab)
+{
+    if (p->gate != 1) return;
+    const double gam = (double)p->d->g_gamma[h];
+    for (int i = 0; i <= p->C; i++) etab[i] = wexp(gam * (double)i);
+}
+
+/* ---- one (sequence, head) item, sequential over chunks ------------------------ */
+
+static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t h)
+{
+    const sgla_forward_desc *d = p->d;
+    int64_t bb, t0, t1;
+    sgla_seq_bounds(d, n_seq, &bb, &t0, &t1);
+    const size_t kv = (size_t)p->K * p->V;
+    const float *h0 = d->h0 ? d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
+    float *S = d->ht ? d->ht + ((size_t)n_seq * d->H + h) * kv : s->S;
+    if (!h0)
+        memset(S, 0, kv * sizeof(float));
+    else if (h0 != S)
+        memcpy(S, h0, kv * sizeof(float));
+    if (t1 == t0) return;
+
+    float etab[1025];
+    build_etab(p, h, etab);
+    int g_built = 0;
+
+    if (t1 - t0 == 1) { /* decode: one pass over the state */
+        float a = chunk_gates(p, s, bb, t0, h, 1, etab, &g_built);
+        pack_q(p, s, bb, t0, h, 1);
+        p->kr->load(in_ptr(d->k, p->es, tok_off(d, bb, t0, h, p->K)), d->dtype, s->x, p->K);
+        p->kr->load(in_ptr(d->v, p->es, tok_off(d, bb, t0, h, p->V)), d->dtype, s->Vp, p->V);
+        p->kr->decode(p->K, p->V, s->Q, s->x, s->Vp, s->rs[0], s->G[0], a, S, S, s->O);
+        store_o(p, s, bb, t0, h, 1);
+        return;
+    }
+    for (int64_t t = t0; t < t1; t += p->C) {
+        int n = (int)(t1 - t < p->C ? t1 - t : p->C);
+        float a = chunk_gates(p, s, bb, t, h, n, etab, &g_built);
+        pack_q(p, s, bb, t, h, n);
+        pack_kt(p, s, bb, t, h, n);
+        pack_v(p, s, bb, t, h, n);
+        chunk_output(p, s, S, n);
+        store_o(p, s, bb, t, h, n);
+        p->kr->state(n, p->K, p->V, s->Kt, p->ldc, vw_of(p, s), p->ldv, a, S, S, p->V);
+    }
+}
+
+/* ---- one item split along the sequence (called inside a parallel region) ---- */
+
+/* Sbuf holds nch states of K*V: first each chunk's D, then (after the scan)
+ * the state at the start of each chunk; carry[c] is chunk c's exp(b_n). */
+static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, float *Sbuf, float *carry)
+{
+    const sgla_forward_desc *d = p->d;
+    int64_t bb, t0, t1;
+    sgla_seq_bounds(d, n_seq, &bb, &t0, &t1);
+    const size_t kv = (size_t)p->K * p->V;
+    const int64_t nch = (t1 - t0 + p->C - 1) / p->C;
+    const float *h0 = d->h0 ? d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
+    float *ht = d->ht ? d->ht + ((size_t)n_seq * d->H + h) * kv : NULL;
+    float etab[1025];
+    build_etab(p, h, etab);
+    int g_built = 0;
+
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+    for (int64_t c = 0; c < nch; c++) {
+        int64_t t = t0 + c * p->C;
+        int n = (int)(t1 - t < p->C ? t1 - t : p->C);
+        carry[c] = chunk_gates(p, s, bb, t, h, n, etab, &g_built);
+        pack_kt(p, s, bb, t, h, n);
+        pack_v(p, s, bb, t, h, n);
+        p->kr->state(n, p->K, p->V, s->Kt, p->ldc, vw_of(p, s), p->ldv, 0.0f, NULL, Sbuf + (size_t)c * kv, p->V);
+    }
+    /* implicit barrier; scan across chunks, elementwise, in blocks of the state */
+    const int64_t blk = 1024;
+    const int64_t nblk = ((int64_t)kv + blk - 1) / blk;
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+    for (int64_t ib = 0; ib < nblk; ib++) {
+        int64_t e0 = ib * blk, cnt = (int64_t)kv - e0 < blk ? (int64_t)kv - e0 : blk;
+        float *cur = s->S; /* cnt <= K*V floats of this thread's state scratch */
+        if (h0)
+            memcpy(cur, h0 + e0, (size_t)cnt * sizeof(float));
+        else
+            memset(cur, 0, (size_t)cnt * sizeof(float));
+        /* chunk c: Sbuf[c] <- state at its start, cur <- fma(a_c, cur, D_c) */
+        for (int64_t c = 0; c < nch; c++) p->kr->scan(cnt, carry[c], cur, Sbuf + (size_t)c * kv + e0);
+        if (ht) memcpy(ht + e0, cur, (size_t)cnt * sizeof(float));
+    }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+    for (int64_t c = 0; c < nch; c++) {
+        int64_t t = t0 + c * p->C;
+        int n = (int)(t1 - t < p->C ? t1 - t : p->C);
+        (void)chunk_gates(p, s, bb, t, h, n, etab, &g_built);
+        pack_q(p, s, bb, t, h, n);
+        pack_kt(p, s, bb, t, h, n);
+        pack_v(p, s, bb, t, h, n);
+        chunk_output(p, s, Sbuf + (size_t)c * kv, n);
+        store_o(p, s, bb, t, h, n);
+    }
+}
+
+/* ---- entry points --------------------------------------------------------- */
+
+static int64_t item_chunks(const sgla_forward_desc *d, int64_t n, int C)
+{
+    int64_t bb, t0, t1;
+    sgla_seq_bounds(d, n, &bb, &t0, &t1);
+    return (t1 - t0 + C - 1) / C;
+}
+
+static int default_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, void *o_out)
+{
+    const int C = (int)d->chunk;
+    if (C < 1 || C > 1024) /* every chunk length the API accepts works here */
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_CHUNK, "CPU backend: chunk = %lld, must be in [1, 1024]",
+                         (long long)d->chunk);
+    if (d->K > 65536 || d->V > 65536)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CPU backend: K = %lld, V = %lld, each must be <= 65536",
+                         (long long)d->K, (long long)d->V);
+    plan p;
+    memset(&p, 0, sizeof p);
+    p.d = d;
+    p.kr = kernels_for(sgla_cpu_isa_current());
+    p.out_dt = out_dt;
+    p.o = o_out;
+    p.C = C;
+    p.K = (int)d->K;
+    p.V = (int)d->V;
+    p.ldc = (int)round_up(C, 16);
+    p.ldv = (int)round_up(p.V, 16);
+    p.es = sgla_dtype_size(d->dtype);
+    p.gate = d->g ? 2 : d->g_gamma ? 1 : 0;
+
+    const int64_t N = sgla_num_sequences(d);
+    const int64_t items = N * d->H;
+    int nth = d->threads > 0 ? d->threads : default_threads();
+    if (nth < 1) nth = 1;
+
+    /* Split along the sequence when there are fewer items than threads. */
+    int64_t max_chunks = 0;
+    for (int64_t n = 0; n < N; n++) {
+        int64_t nc = item_chunks(d, n, C);
+        if (nc > max_chunks) max_chunks = nc;
+    }
+    int split = forced_split >= 0 ? forced_split : (items < nth && nth > 1);
+    if (max_chunks < 2) split = 0;
+
+    const size_t kv = (size_t)p.K * p.V;
+    float *Sbuf = NULL, *carry = NULL;
+    if (split) {
+        Sbuf = amalloc((size_t)max_chunks * kv * sizeof(float));
+        carry = amalloc((size_t)max_chunks * sizeof(float));
+        if (!Sbuf || !carry) { /* same results without the split, just slower */
+            free(Sbuf);
+            free(carry);
+            Sbuf = carry = NULL;
+            split = 0;
+        }
+    }
+    if (items < nth && !split) nth = (int)(items > 0 ? items : 1);
+    if (!split && nth > items) nth = (int)(items > 0 ? items : 1);
+
+    int fail = 0;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nth) if (nth > 1)
+#endif
+    {
+        scratch s;
+        float *mem = NULL;
+        int ok = scratch_alloc(&p, &s, &mem);
+        if (!ok) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            fail = 1;
+        }
+#ifdef _OPENMP
+#pragma omp barrier
+#endif
+        int go = 1;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+        go = fail;
+        go = !go;
+        if (go) {
+            if (split) {
+                /* items of fewer than two chunks are not split: run them whole */
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+                for (int64_t it = 0; it < items; it++)
+                    if (item_chunks(d, it / d->H, C) < 2) item_sequential(&p, &s, it / d->H, it % d->H);
+                for (int64_t it = 0; it < items; it++)
+                    if (item_chunks(d, it / d->H, C) >= 2) item_split(&p, &s, it / d->H, it % d->H, Sbuf, carry);
+            } else {
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+                for (int64_t it = 0; it < items; it++) item_sequential(&p, &s, it / d->H, it % d->H);
+            }
+        }
+        free(mem);
+    }
+    free(Sbuf);
+    free(carry);
+    if (fail) return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU backend: per-thread scratch of %zu bytes",
+                               scratch_floats(&p) * sizeof(float));
+    return SGLA_OK;
+}
+
 sgla_status sgla_cpu_forward(const sgla_forward_desc *d)
 {
-    (void)d;
-    return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CPU backend not implemented yet");
+    return sgla_cpu_forward_out(d, d->dtype, d->o);
 }

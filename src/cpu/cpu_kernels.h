@@ -1,0 +1,92 @@
+/*
+ * CPU backend internals: the micro-kernel table each SIMD level fills, and
+ * the entry points the tests use to force a level or get fp32 output.
+ *
+ * THE MICRO-KERNEL CONTRACT (every level implements exactly this; the
+ * framework in cpu_forward.c does the packing, gates and threading).
+ *
+ * All matrices are fp32, row-major with the given leading dimension (in
+ * floats).  n is the number of tokens in the chunk (1..C), K and V the head
+ * dimensions.  Packed operands come from the framework:
+ *   Q  [n][K]   queries of the chunk                       (ldq)
+ *   Kt [K][n]   keys of the chunk, transposed              (ldkt)
+ *   Vp [n][V]   values                                     (ldv)
+ *   Vw [n][V]   values times the write weights exp(b_n - b_r) (ldv)
+ *   G  [n][n]   scale * exp(b_i - b_j) for j <= i, and 0 for j > i; the
+ *               framework never evaluates the masked entries (SPEC §2).
+ *   rs [n]      read weights scale * exp(b_i)
+ *   a           carry exp(b_n)
+ *
+ * qk:    A[i][j] = G[i][j] * sum_{p<K} Q[i][p] Kt[p][j]   for 0 <= j < n
+ *        (the decay mask fused in the epilogue; tiles wholly above the
+ *        diagonal are not computed, A is 0 there).
+ * out:   O[i][:] = rs[i] * sum_{p<K} Q[i][p] S[p][:]  then
+ *                  + sum_{j<=i} A[i][j] Vp[j][:]        (one accumulator,
+ *        the read weights fused between the two products; S is read only).
+ * state: D[p][:] = sum_{r<n} Kt[p][r] Vw[r][:]  (the write weights are in Vw)
+ *        Sout = fma(a, Sin, D) elementwise, or Sout = D when Sin == NULL.
+ *        Sin may equal Sout.  The accumulation order over r is fixed
+ *        (r = 0..n-1, one fma per term, from zero), so D is the same number
+ *        whichever thread computes it.
+ * scan:  for each of cnt elements: (s, d) <- (fma(a, s, d), s): d receives
+ *        the state at the chunk's start, s moves on (single rounding).
+ * decode:(one token) o[:] = fma(A11, v, rs * (q^T Sin)) with A11 = g11*(q.k);
+ *        Sout[p][:] = fma(a, Sin[p][:], k[p] * v[:]).  Sin may equal Sout;
+ *        the state is read and written once.
+ * vexp:  y = exp(x) for x <= 0 (x finite), results below FLT_MIN flushed
+ *        to 0 (they are < 1.2e-38 of the largest weight, 1); y may be x.
+ * load:  dst[0..cnt) = fp32 of src (f32/f16/bf16), exact.
+ * store: dst[0..cnt) = src rounded to dt, round to nearest even.
+ */
+#ifndef SGLA_CPU_KERNELS_H
+#define SGLA_CPU_KERNELS_H
+
+#include "sgla_internal.h"
+
+typedef struct sgla_cpu_kernels {
+    const char *name;
+    void (*qk)(int n, int K, const float *Q, int ldq, const float *Kt, int ldkt,
+               const float *G, int ldg, float *A, int lda);
+    void (*out)(int n, int K, int V, const float *Q, int ldq, const float *rs,
+                const float *S, int lds, const float *A, int lda, const float *Vp, int ldv,
+                float *O, int ldo);
+    void (*state)(int n, int K, int V, const float *Kt, int ldkt, const float *Vw, int ldv,
+                  float a, const float *Sin, float *Sout, int lds);
+    void (*scan)(int64_t cnt, float a, float *s, float *d);
+    void (*decode)(int K, int V, const float *q, const float *k, const float *v, float rs,
+                   float g11, float a, const float *Sin, float *Sout, float *o);
+    void (*vexp)(const float *x, float *y, int cnt);
+    void (*load)(const void *src, sgla_dtype dt, float *dst, int cnt);
+    void (*store)(const float *src, sgla_dtype dt, void *dst, int cnt);
+} sgla_cpu_kernels;
+
+extern const sgla_cpu_kernels sgla_cpu_kernels_scalar;
+#if defined(__x86_64__) || defined(__i386__)
+#define SGLA_CPU_X86 1
+extern const sgla_cpu_kernels sgla_cpu_kernels_avx2;
+extern const sgla_cpu_kernels sgla_cpu_kernels_avx512;
+#endif
+
+enum { SGLA_CPU_ISA_AUTO = 0, SGLA_CPU_ISA_SCALAR = 1, SGLA_CPU_ISA_AVX2 = 2, SGLA_CPU_ISA_AVX512 = 3 };
+
+/* Best level this CPU runs (SGLA_CPU_ISA_*). */
+int sgla_cpu_isa_detect(void);
+/* Force a level for the whole process (tests, bench); AUTO restores the
+ * default (SGLA_CPU_ISA=scalar|avx2|avx512 in the environment, else the
+ * best).  Returns 0 if the CPU cannot run the level (nothing changes). */
+int sgla_cpu_force_isa(int isa);
+/* The level the next call will use, and its name. */
+int sgla_cpu_isa_current(void);
+const char *sgla_cpu_isa_name(int isa);
+
+/* The CPU forward with the output written as out_dt into o_out (instead of
+ * d->dtype into d->o): lets the tests check the f16/bf16 input path against
+ * fp64 without the output rounding.  d must have been validated. */
+sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, void *o_out);
+
+/* Testing hook: the number of threads at which the sequence is split
+ * (work items < threads) can be forced: 1 = always split sequences with two
+ * or more chunks, 0 = never split, -1 = default rule. */
+void sgla_cpu_force_split(int mode);
+
+#endif

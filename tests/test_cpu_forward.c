@@ -1,0 +1,273 @@
+/* The CPU backend against fp64 over randomized shapes and every feature:
+ * gate forms, scale, h0/ht (in place too), partial chunks, varlen with empty
+ * sequences, K != V, odd sizes, chunk sizes, f16/bf16 inputs, each SIMD
+ * level forced in turn.  The fp64 answer is sgla_reference(REF_A) when the
+ * reference family is built, else a private token recurrence (below).
+ * Outputs are poisoned with NaN first: every element must be written, and a
+ * NaN anywhere fails the comparison. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu_kernels.h"
+#include "testutil.h"
+
+/* The definition, token by token, in double (S: K x V). */
+static void private_recurrence(const sgla_forward_desc *d, double *o64, double *ht64)
+{
+    const int64_t N = sgla_num_sequences(d), H = d->H, K = d->K, V = d->V;
+    double *S = malloc((size_t)(K * V) * sizeof(double));
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t h = 0; h < H; h++) {
+            int64_t b, t0, t1;
+            sgla_seq_bounds(d, n, &b, &t0, &t1);
+            for (int64_t i = 0; i < K * V; i++) S[i] = d->h0 ? d->h0[(n * H + h) * K * V + i] : 0.0;
+            for (int64_t t = t0; t < t1; t++) {
+                int64_t row = (b * d->T + t) * H + h;
+                double g = d->g ? d->g[row] : d->g_gamma ? d->g_gamma[h] : 0.0;
+                double al = exp(g);
+                for (int64_t p = 0; p < K; p++) {
+                    double kp = sgla_load(d->k, d->dtype, row * K + p);
+                    for (int64_t c = 0; c < V; c++)
+                        S[p * V + c] = al * S[p * V + c] + kp * sgla_load(d->v, d->dtype, row * V + c);
+                }
+                for (int64_t c = 0; c < V; c++) {
+                    double acc = 0;
+                    for (int64_t p = 0; p < K; p++) acc += sgla_load(d->q, d->dtype, row * K + p) * S[p * V + c];
+                    o64[row * V + c] = (double)d->scale * acc;
+                }
+            }
+            if (ht64)
+                for (int64_t i = 0; i < K * V; i++) ht64[(n * H + h) * K * V + i] = S[i];
+        }
+    free(S);
+}
+
+static int ref_is_private = -1;
+
+static void reference(const sgla_forward_desc *d, double *o64, double *ht64)
+{
+    if (ref_is_private != 1) {
+        sgla_status st = sgla_reference(d, SGLA_BACKEND_REF_A, o64, ht64);
+        if (st == SGLA_OK) {
+            ref_is_private = 0;
+            return;
+        }
+        if (ref_is_private == 0) TU_CHECK(0, "sgla_reference failed: %s", sgla_last_error());
+        ref_is_private = 1;
+        printf("note: sgla_reference unavailable (%s); using the private recurrence\n", sgla_last_error());
+    }
+    private_recurrence(d, o64, ht64);
+}
+
+typedef struct cfg {
+    int64_t B, T, H, K, V, C;
+    sgla_dtype dt;
+    int gate;          /* 0 none, 1 gamma, 2 g */
+    double glo, ghi;   /* log-gate range */
+    float scale;
+    int h0, ht, inplace;
+    int64_t nseq;      /* > 0: varlen with this many sequences (B = 1) */
+    int fp32_out;      /* f16/bf16 inputs, fp32 output (internal entry point) */
+    int threads;
+} cfg;
+
+static int64_t n_cases = 0;
+
+static void describe(const cfg *c, char *buf, size_t n)
+{
+    snprintf(buf, n, "B=%lld T=%lld H=%lld K=%lld V=%lld C=%lld %s gate=%d[%g,%g] scale=%g h0=%d ht=%d inplace=%d nseq=%lld fp32out=%d thr=%d isa=%s",
+             (long long)c->B, (long long)c->T, (long long)c->H, (long long)c->K, (long long)c->V, (long long)c->C,
+             sgla_dtype_name(c->dt), c->gate, c->glo, c->ghi, (double)c->scale, c->h0, c->ht, c->inplace,
+             (long long)c->nseq, c->fp32_out, c->threads, sgla_cpu_isa_name(sgla_cpu_isa_current()));
+}
+
+static void run_case(tu_rng *r, const cfg *c)
+{
+    char desc[400];
+    describe(c, desc, sizeof desc);
+    n_cases++;
+    const size_t es = sgla_dtype_size(c->dt);
+    const int64_t B = c->nseq > 0 ? 1 : c->B, T = c->T;
+    const int64_t nqk = B * T * c->H * c->K, nv = B * T * c->H * c->V;
+    const int64_t N = c->nseq > 0 ? c->nseq : B;
+    const int64_t ns = N * c->H * c->K * c->V;
+    void *q = malloc((size_t)(nqk + 1) * es), *k = malloc((size_t)(nqk + 1) * es);
+    void *v = malloc((size_t)(nv + 1) * es);
+    sgla_dtype odt = c->fp32_out ? SGLA_F32 : c->dt;
+    void *o = malloc((size_t)(nv + 1) * sgla_dtype_size(odt));
+    float *g = NULL, *gg = NULL, *h0 = NULL, *ht = NULL;
+    int64_t *cu = NULL;
+    double sd = 1.0 / sqrt((double)c->K);
+    tu_fill(r, q, c->dt, nqk, 1.0);
+    tu_fill(r, k, c->dt, nqk, sd);
+    tu_fill(r, v, c->dt, nv, 1.0);
+    if (c->gate == 2) {
+        g = malloc((size_t)(B * T * c->H + 1) * sizeof(float));
+        for (int64_t i = 0; i < B * T * c->H; i++) g[i] = (float)tu_uniform_range(r, c->glo, c->ghi);
+    } else if (c->gate == 1) {
+        gg = malloc((size_t)c->H * sizeof(float));
+        for (int64_t h = 0; h < c->H; h++) gg[h] = (float)tu_uniform_range(r, c->glo, c->ghi);
+    }
+    if (c->h0 || c->inplace) {
+        h0 = malloc((size_t)ns * sizeof(float));
+        for (int64_t i = 0; i < ns; i++) h0[i] = (float)(tu_normal(r) * 0.5);
+    }
+    if (c->ht || c->inplace) ht = c->inplace ? h0 : malloc((size_t)ns * sizeof(float));
+    if (c->nseq > 0) {
+        cu = malloc((size_t)(c->nseq + 1) * sizeof(int64_t));
+        cu[0] = 0;
+        for (int64_t i = 1; i < c->nseq; i++) cu[i] = tu_int(r, 0, T);
+        cu[c->nseq] = T;
+        for (int64_t i = 1; i < c->nseq; i++) /* sort */
+            for (int64_t j = i; j > 1 && cu[j] < cu[j - 1]; j--) {
+                int64_t t = cu[j]; cu[j] = cu[j - 1]; cu[j - 1] = t;
+            }
+        if (c->nseq >= 3) cu[2] = cu[1]; /* at least one empty sequence */
+    }
+    sgla_forward_desc d;
+    sgla_forward_desc_init(&d);
+    d.q = q; d.k = k; d.v = v; d.o = o; d.dtype = c->dt;
+    d.B = B; d.T = T; d.H = c->H; d.K = c->K; d.V = c->V;
+    d.g = g; d.g_gamma = gg; d.scale = c->scale; d.h0 = h0; d.ht = ht;
+    d.cu_seqlens = cu; d.num_seqs = c->nseq > 0 ? c->nseq : 0;
+    d.chunk = c->C; d.threads = c->threads;
+
+    double *o64 = malloc((size_t)(nv + 1) * sizeof(double));
+    double *ht64 = malloc((size_t)(ns + 1) * sizeof(double));
+    double *oc = malloc((size_t)(nv + 1) * sizeof(double));
+    double *htc = malloc((size_t)(ns + 1) * sizeof(double));
+    reference(&d, o64, ht64);
+
+    tu_poison(o, odt, nv);
+    if (ht && !c->inplace) tu_poison(ht, SGLA_F32, ns);
+    sgla_status st;
+    if (c->fp32_out) {
+        st = sgla_validate(&d, 1);
+        if (st == SGLA_OK) st = sgla_cpu_forward_out(&d, SGLA_F32, o);
+    } else {
+        st = sgla_forward(&d, SGLA_BACKEND_CPU);
+    }
+    TU_CHECK(st == SGLA_OK, "%s: status %d (%s)", desc, (int)st, sgla_last_error());
+    if (st == SGLA_OK) {
+        TU_CHECK(tu_count_poison(o, odt, nv) == 0, "%s: %lld output elements not written", desc,
+                 (long long)tu_count_poison(o, odt, nv));
+        tu_to_double(o, odt, nv, oc);
+        double tol = 1e-5;
+        if (odt == SGLA_F16) tol = 1e-3;
+        if (odt == SGLA_BF16) tol = 8e-3;
+        double rel = tu_rel_l2(oc, o64, nv), mx = tu_max_abs(oc, o64, nv);
+        double omax = 0;
+        for (int64_t i = 0; i < nv; i++) omax = fmax(omax, fabs(o64[i]));
+        /* per element: fp32 accumulation over <= T terms, bounded by the largest output */
+        double mtol = odt == SGLA_F32 ? 1e-5 * (omax + 1e-30) * 4 : tol * (omax + 1e-30) * 2;
+        TU_CHECK(rel <= tol || (nv > 0 && rel == 0), "%s: o rel L2 %.3e > %.1e", desc, rel, tol);
+        TU_CHECK(mx <= mtol, "%s: o max abs %.3e > %.3e", desc, mx, mtol);
+        if (odt != SGLA_F32) {
+            /* against the fp64 answer rounded once to the output type: within an ulp */
+            int64_t bad = 0;
+            for (int64_t i = 0; i < nv; i++) {
+                double rr = odt == SGLA_F16 ? sgla_f16_to_f32(sgla_f64_to_f16(o64[i]))
+                                            : sgla_bf16_to_f32(sgla_f64_to_bf16(o64[i]));
+                double ulp = odt == SGLA_F16 ? fmax(fabs(rr) * 0x1p-10, 0x1p-24) : fmax(fabs(rr) * 0x1p-7, 0x1p-133);
+                if (!(fabs(oc[i] - rr) <= ulp + 2e-5 * omax)) bad++;
+            }
+            TU_CHECK(bad == 0, "%s: %lld outputs differ from the rounded fp64 answer by more than an ulp", desc,
+                     (long long)bad);
+        }
+        if (ht) {
+            TU_CHECK(tu_count_poison(ht, SGLA_F32, ns) == 0, "%s: ht not fully written", desc);
+            tu_to_double(ht, SGLA_F32, ns, htc);
+            double hrel = tu_rel_l2(htc, ht64, ns);
+            TU_CHECK(hrel <= 1e-5 || (ns > 0 && hrel == 0), "%s: ht rel L2 %.3e", desc, hrel);
+        }
+    }
+    free(q); free(k); free(v); free(o); free(g); free(gg); free(h0);
+    if (!c->inplace) free(ht);
+    free(cu); free(o64); free(ht64); free(oc); free(htc);
+}
+
+static cfg random_cfg(tu_rng *r, int big)
+{
+    cfg c;
+    memset(&c, 0, sizeof c);
+    static const int64_t chunks[] = {16, 32, 64, 128, 16, 64};
+    c.C = chunks[tu_int(r, 0, 5)];
+    c.B = tu_int(r, 1, 2);
+    c.H = tu_int(r, 1, 3);
+    if (big) {
+        c.K = tu_int(r, 0, 1) ? 64 : tu_int(r, 1, 80);
+        c.V = tu_int(r, 0, 1) ? 64 : tu_int(r, 1, 80);
+    } else {
+        c.K = tu_int(r, 1, 24);
+        c.V = tu_int(r, 1, 24);
+    }
+    switch (tu_int(r, 0, 6)) {
+    case 0: c.T = 0; break;
+    case 1: c.T = 1; break;
+    case 2: c.T = c.C - 1; break;
+    case 3: c.T = c.C; break;
+    case 4: c.T = c.C + 1; break;
+    default: c.T = tu_int(r, 2, 3 * c.C + 7); break;
+    }
+    c.dt = (sgla_dtype)tu_int(r, 0, 2);
+    c.gate = (int)tu_int(r, 0, 2);
+    switch (tu_int(r, 0, 3)) {
+    case 0: c.glo = -1e-3; c.ghi = 0; break;
+    case 1: c.glo = -30; c.ghi = -25; break;
+    case 2: c.glo = -0.5; c.ghi = -0.001; break;
+    default: c.glo = -5; c.ghi = 0; break;
+    }
+    c.scale = tu_int(r, 0, 1) ? 1.0f : (float)tu_uniform_range(r, 0.05, 2.0);
+    c.h0 = (int)tu_int(r, 0, 1);
+    c.ht = (int)tu_int(r, 0, 1);
+    c.inplace = c.h0 && c.ht && tu_int(r, 0, 1);
+    if (tu_int(r, 0, 3) == 0) c.nseq = tu_int(r, 1, 5);
+    c.fp32_out = c.dt != SGLA_F32 && tu_int(r, 0, 1);
+    c.threads = (int)tu_int(r, 1, 3);
+    return c;
+}
+
+int main(void)
+{
+    uint64_t seed = tu_seed("test_cpu_forward");
+    tu_rng r;
+    tu_rng_init(&r, seed);
+    const int isas[] = {SGLA_CPU_ISA_SCALAR, SGLA_CPU_ISA_AVX2, SGLA_CPU_ISA_AVX512};
+    for (int ii = 0; ii < 3; ii++) {
+        if (!sgla_cpu_force_isa(isas[ii])) {
+            printf("isa %s: not available on this CPU, skipped\n", sgla_cpu_isa_name(isas[ii]));
+            continue;
+        }
+        /* fixed edge cases */
+        cfg c;
+        memset(&c, 0, sizeof c);
+        c.B = 2; c.H = 2; c.K = 5; c.V = 7; c.C = 16; c.scale = 0.7f; c.threads = 2;
+        c.dt = SGLA_F32; c.gate = 2; c.glo = -0.3; c.ghi = 0; c.h0 = 1; c.ht = 1;
+        const int64_t Ts[] = {0, 1, 15, 16, 17, 100};
+        for (int i = 0; i < 6; i++) {
+            c.T = Ts[i];
+            run_case(&r, &c);
+        }
+        c.inplace = 1; c.T = 1; c.B = 3; c.K = 32; c.V = 48; /* decode in place */
+        run_case(&r, &c);
+        c.gate = 1; c.T = 40; run_case(&r, &c);
+        c.gate = 0; c.T = 33; c.scale = 1.0f; c.inplace = 0; c.h0 = 0; run_case(&r, &c);
+        c.nseq = 4; c.T = 70; c.gate = 2; c.glo = -30; c.ghi = -29; run_case(&r, &c);
+        c.nseq = 0; c.B = 1; c.K = 64; c.V = 64; c.C = 64; c.T = 200; c.glo = -1e-4; c.ghi = 0; run_case(&r, &c);
+        c.dt = SGLA_F16; c.fp32_out = 1; run_case(&r, &c);
+        c.dt = SGLA_BF16; run_case(&r, &c);
+        c.fp32_out = 0; run_case(&r, &c);
+        c.dt = SGLA_F16; run_case(&r, &c);
+        /* random */
+        int nrand = 40;
+        for (int i = 0; i < nrand; i++) {
+            cfg rc = random_cfg(&r, i % 8 == 0);
+            run_case(&r, &rc);
+        }
+    }
+    sgla_cpu_force_isa(SGLA_CPU_ISA_AUTO);
+    printf("%lld cases\n", (long long)n_cases);
+    return tu_finish("test_cpu_forward");
+}

@@ -1,0 +1,118 @@
+/* Internal header of the fp64 reference family (src/ref/) and of the
+ * numeric experiments built on it: the one-chunk "fp16 storage, fp32
+ * accumulate" evaluation of verification level 3 and the tables of
+ * SPEC §4.  Not installed; used by the CLI (tools/) and the tests. */
+#ifndef SGLA_REF_H
+#define SGLA_REF_H
+
+#include <stdint.h>
+
+#include "sgla_internal.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the four references (each file implements one) -------------------- */
+
+sgla_status ref_a_forward(const sgla_forward_desc *d, double *o64, double *ht64);
+sgla_status ref_b_forward(const sgla_forward_desc *d, double *o64, double *ht64);
+sgla_status ref_c_forward(const sgla_forward_desc *d, double *o64, double *ht64);
+sgla_status ref_d_forward(const sgla_forward_desc *d, double *o64, double *ht64);
+
+/* ---- shared helpers (ref_common.c) ------------------------------------- */
+
+/* Natural-log gate of token t (absolute index into T) of batch row b, head h:
+ * g[b,t,h], g_gamma[h], or 0 without a gate. */
+double ref_gate(const sgla_forward_desc *d, int64_t b, int64_t t, int64_t h);
+
+/* Rows t0..t0+n-1 of q, k (n x K) and v (n x V) for batch row b, head h, as
+ * double; any pointer may be NULL to skip that tensor. */
+void ref_load_rows(const sgla_forward_desc *d, int64_t b, int64_t h, int64_t t0, int64_t n,
+                   double *q, double *k, double *v);
+
+/* Chunk-local cumulative log-gates: bc[r] = g_1 + ... + g_{r+1} (0-based r)
+ * for the n tokens starting at t0.  Restarts at every chunk by construction. */
+void ref_chunk_logcum(const sgla_forward_desc *d, int64_t b, int64_t h, int64_t t0, int64_t n,
+                      double *bc);
+
+/* S (K x V) <- h0[n,h] or zero. */
+void ref_state_init(const sgla_forward_desc *d, int64_t n, int64_t h, double *S);
+/* ht64[n,h] <- S when ht64 is given. */
+void ref_state_store(const sgla_forward_desc *d, int64_t n, int64_t h, const double *S, double *ht64);
+
+/* Number of chunks of a sequence of length len (0 for an empty one). */
+int64_t ref_num_chunks(int64_t len, int64_t chunk);
+
+/* ---- a small seeded generator for the experiments (splitmix64) ---------- */
+
+typedef struct ref_rng { uint64_t s; } ref_rng;
+void ref_rng_init(ref_rng *r, uint64_t seed);
+uint64_t ref_rng_next(ref_rng *r);
+double ref_rng_uniform(ref_rng *r);            /* [0, 1) */
+double ref_rng_normal(ref_rng *r);             /* N(0, 1), Box-Muller */
+
+/* ---- verification level 3: one chunk in fp16 storage (ref_fp16.c) ------- */
+
+typedef enum ref_l3_form {
+    REF_L3_RATIO_F16_TABLE = 0, /* ratio form, Gamma table stored in fp16 (the article's experiment) */
+    REF_L3_RATIO_F32_TABLE = 1, /* ratio form, Gamma table kept in fp32 (this library's rule) */
+    REF_L3_FACTORISED = 2,      /* (Q*alpha^i)(K*alpha^-j)^T with both operands stored in fp16 */
+    REF_L3_NUM_FORMS = 3
+} ref_l3_form;
+
+/* One chunk O = ((Q K^T) ⊙ Gamma) V, Gamma_ij = alpha^(i-j) for j <= i,
+ * evaluated in the given form.  q, k: C x D, v: C x D, row-major fp32 inputs;
+ * o: C x D result (fp32 values widened to double; NaN where the form fails).
+ * Returns SGLA_ERR_OUT_OF_MEMORY or SGLA_OK. */
+sgla_status ref_l3_chunk(const float *q, const float *k, const float *v, int C, int D, double alpha,
+                         ref_l3_form form, double *o);
+
+/* The same chunk in fp64 from the same fp32 inputs (the reference). */
+sgla_status ref_l3_chunk_exact(const float *q, const float *k, const float *v, int C, int D,
+                               double alpha, double *o);
+
+/* Median over `trials` random inputs (N(0,1) rounded to fp32, drawn from
+ * `seed`) of the rel L2 error of each form against fp64: med[REF_L3_NUM_FORMS].
+ * A form that gives NaN in any trial reports NaN.  Each alpha gets its own
+ * draws (the generator runs on across calls only through `seed`). */
+sgla_status ref_l3_median(double alpha, int C, int D, int trials, uint64_t seed,
+                          double med[REF_L3_NUM_FORMS]);
+
+/* ---- the tables of SPEC §4 (ref_tables.c) ------------------------------- */
+
+typedef enum ref_fp_class { REF_FP_NORMAL = 0, REF_FP_SUBNORMAL = 1, REF_FP_ZERO = 2, REF_FP_INF = 3 } ref_fp_class;
+const char *ref_fp_class_name(ref_fp_class c);
+/* Class of x after rounding to fp16 / fp32 (round to nearest even). */
+ref_fp_class ref_fp16_class(double x);
+ref_fp_class ref_fp32_class(double x);
+
+/* Factorised weight alpha^-j: the largest j >= 0 with alpha^-j <= limit
+ * (65504 for fp16, FLT_MAX for fp32).  alpha in (0, 1); returns -1 for a bad alpha. */
+int64_t ref_fact_max_exponent(double alpha, double limit);
+
+/* Effective memory length L = ln(1e-3) / ln(alpha). */
+double ref_memory_length(double alpha);
+
+/* Direct cumulative product of n gates alpha_t ~ U(lo, hi) drawn from seed,
+ * in fp16 (each product rounded to fp16) and fp32, against the log-domain
+ * cumulative sum (fp32) exponentiated in fp64.  Reports the first 1-based
+ * step where each cumprod becomes subnormal and zero (0: never), and the
+ * values at step n. */
+typedef struct ref_cumprod_result {
+    int64_t f16_subnormal, f16_zero, f32_subnormal, f32_zero;
+    double f16_at_n, f32_at_n, exact_at_n;  /* cumprods at step n, exact in fp64 */
+    double logsum_at_n;                     /* log-domain cumsum (fp32) at step n */
+    double logdom_rel_err;                  /* |exp(logsum) - exact| / exact at step n */
+} ref_cumprod_result;
+sgla_status ref_cumprod_compare(uint64_t seed, int64_t n, double lo, double hi, ref_cumprod_result *out);
+
+/* Largest 1/gamma_j = exp(-b_j) inside one chunk of C gates alpha_t ~ U(lo, hi)
+ * (the factorised weight under data-dependent gates). */
+double ref_fact_max_inverse_gamma(uint64_t seed, int64_t C, double lo, double hi);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

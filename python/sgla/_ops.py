@@ -1,0 +1,461 @@
+"""chunk_simple_gla / fused_recurrent_simple_gla over libsgla (ctypes).
+
+Array handling lives here; the C mirror lives in _lib.py.  NumPy and torch are
+imported lazily: a torch user does not need NumPy for the torch path and a
+NumPy user never imports torch.
+"""
+from __future__ import annotations
+
+import ctypes
+import sys
+
+from . import _lib
+from ._lib import Backend, DType, SglaError
+
+__all__ = ["chunk_simple_gla", "fused_recurrent_simple_gla", "backends", "resolve_backend"]
+
+_BACKEND_NAMES = {
+    "auto": Backend.AUTO, "ref-a": Backend.REF_A, "ref-b": Backend.REF_B,
+    "ref-c": Backend.REF_C, "ref-d": Backend.REF_D, "cpu": Backend.CPU, "cuda": Backend.CUDA,
+}
+
+
+def backends():
+    """Names of the backends usable in this process (compiled in and, for
+    "cuda", a device present), e.g. ["auto", "ref-a", ..., "cpu", "cuda"].
+
+    chunk_simple_gla picks "cpu" for host arrays (NumPy, CPU tensors) and
+    "cuda" for CUDA tensors unless ``backend=`` says otherwise.
+    """
+    return [n for n, b in _BACKEND_NAMES.items() if _lib.backend_available(b)]
+
+
+def resolve_backend(backend):
+    """A backend name ("cpu", "ref-a", ...), an sgla Backend or its int -> Backend."""
+    if isinstance(backend, Backend):
+        return backend
+    if isinstance(backend, str):
+        key = backend.strip().lower().replace("_", "-")
+        if key.startswith("sgla-backend-"):
+            key = key[len("sgla-backend-"):]
+        if key in _BACKEND_NAMES:
+            return _BACKEND_NAMES[key]
+        raise ValueError(f"backend={backend!r} is not one of {sorted(_BACKEND_NAMES)}")
+    if isinstance(backend, int) and not isinstance(backend, bool):
+        try:
+            return Backend(backend)
+        except ValueError:
+            raise ValueError(f"backend={backend!r} is not a value of sgla_backend (0..6)") from None
+    raise TypeError(f"backend must be a name such as 'cpu' or 'ref-a', got {type(backend).__name__}")
+
+
+# --------------------------------------------------------------------------
+# framework detection
+
+_KDL_CPU = 1
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def _is_torch(x):
+    t = _torch()
+    return t is not None and isinstance(x, t.Tensor)
+
+
+def _np():
+    try:
+        import numpy
+    except ImportError:  # pragma: no cover - numpy is there whenever arrays are
+        raise TypeError("sgla: NumPy is needed for NumPy/DLPack CPU inputs") from None
+    return numpy
+
+
+def _is_numpy(x):
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(x, np.ndarray)
+
+
+def _framework_of_q(q):
+    """'torch' or 'numpy'; DLPack producers are imported into one of them."""
+    if _is_torch(q):
+        return "torch"
+    if _is_numpy(q):
+        return "numpy"
+    if hasattr(q, "__dlpack__") and hasattr(q, "__dlpack_device__"):
+        dev = q.__dlpack_device__()[0]
+        if int(dev) == _KDL_CPU:
+            return "dlpack-cpu"
+        return "dlpack-device"
+    raise TypeError(
+        f"q must be a torch.Tensor, a numpy.ndarray or an array that supports DLPack, "
+        f"got {type(q).__module__}.{type(q).__name__}")
+
+
+# --------------------------------------------------------------------------
+# shape checks shared by both frameworks
+
+def _shape_checks(q, k, v, g, g_gamma, h0, cu, state_v_first):
+    qs, ks, vs = tuple(q.shape), tuple(k.shape), tuple(v.shape)
+    if len(qs) != 4:
+        raise ValueError(f"q must be 4-D [B, T, H, K], got shape {list(qs)}")
+    B, T, H, K = qs
+    if ks != qs:
+        raise ValueError(f"k must have q's shape [B, T, H, K] = {list(qs)}, got {list(ks)}")
+    if len(vs) != 4 or vs[:3] != qs[:3]:
+        raise ValueError(f"v must be [B, T, H, V] with q's B, T, H = {list(qs[:3])}, got {list(vs)}")
+    V = vs[3]
+    if g is not None and tuple(g.shape) != (B, T, H):
+        raise ValueError(f"g must be [B, T, H] = {[B, T, H]}, got {list(g.shape)}")
+    if g_gamma is not None and tuple(g_gamma.shape) != (H,):
+        raise ValueError(f"g_gamma must be [H] = [{H}], got {list(g_gamma.shape)}")
+    if cu is not None:
+        if len(cu.shape) != 1:
+            raise ValueError(f"cu_seqlens must be 1-D [N+1], got shape {list(cu.shape)}")
+        if B != 1:
+            raise ValueError(f"cu_seqlens needs B == 1 (flatten the batch into T), got B = {B}")
+        N = cu.shape[0] - 1
+        if N < 1:
+            raise ValueError(f"cu_seqlens must hold at least 2 offsets [0, ..., T], got {cu.shape[0]}")
+    else:
+        N = B
+    if h0 is not None:
+        want = (N, H, V, K) if state_v_first else (N, H, K, V)
+        if tuple(h0.shape) != want:
+            what = "[N, H, V, K]" if state_v_first else "[N, H, K, V]"
+            raise ValueError(f"initial_state must be {what} = {list(want)} "
+                             f"(N = {'len(cu_seqlens) - 1' if cu is not None else 'B'}), "
+                             f"got {list(h0.shape)}")
+    return B, T, H, K, V, N
+
+
+def _scale_of(scale, K):
+    if scale is None:
+        return K ** -0.5
+    try:
+        return float(scale)
+    except (TypeError, ValueError):
+        raise TypeError(f"scale must be a float or None, got {type(scale).__name__}") from None
+
+
+def _fill_desc(d, dtype, B, T, H, K, V, N, scale, chunk, threads, cu_present):
+    d.dtype = int(dtype)
+    d.B, d.T, d.H, d.K, d.V = B, T, H, K, V
+    d.scale = scale
+    d.num_seqs = N if cu_present else 0
+    if chunk is not None:
+        d.chunk = int(chunk)
+    d.threads = int(threads)
+
+
+def _call(d, backend):
+    st = _lib.sgla_forward(ctypes.byref(d), int(backend))
+    _lib.raise_for(st)
+
+
+# --------------------------------------------------------------------------
+# NumPy (and DLPack CPU producers, imported through numpy.from_dlpack)
+
+def _np_dtype_code(name, a):
+    np = _np()
+    dt = a.dtype
+    if dt == np.float32:
+        return DType.F32
+    if dt == np.float16:
+        return DType.F16
+    if dt.name == "bfloat16" and dt.itemsize == 2:  # ml_dtypes.bfloat16
+        return DType.BF16
+    raise TypeError(f"{name} has dtype {dt}; sgla takes float32, float16 or bfloat16 "
+                    f"(convert with .astype(numpy.float32))")
+
+
+def _np_in(name, x, dlpack):
+    np = _np()
+    if x is None:
+        return None
+    if not isinstance(x, np.ndarray):
+        if _is_torch(x):
+            if x.device.type != "cpu":
+                raise ValueError(f"{name} is on {x.device} but q is a host (NumPy) array")
+            x = x.detach().numpy() if x.dtype != _torch().bfloat16 else None
+            if x is None:
+                raise TypeError(f"{name} is a bfloat16 torch tensor but q is a NumPy array; "
+                                "pass torch tensors for all of q, k, v")
+        elif dlpack and hasattr(x, "__dlpack__"):
+            try:
+                x = np.from_dlpack(x)
+            except (BufferError, TypeError, RuntimeError) as e:
+                raise TypeError(f"{name}: cannot import through DLPack into NumPy: {e}") from None
+        else:
+            x = np.asarray(x)
+    if not x.dtype.isnative:
+        x = x.astype(x.dtype.newbyteorder("="))
+    return x
+
+
+def _np_f32(name, x):
+    np = _np()
+    if x is None:
+        return None
+    if not (np.issubdtype(x.dtype, np.floating) or x.dtype.name == "bfloat16"):
+        raise TypeError(f"{name} must be a floating-point array (it is used as fp32), got dtype {x.dtype}")
+    return np.ascontiguousarray(x, dtype=np.float32)
+
+
+def _forward_numpy(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backend,
+                   threads, chunk, state_v_first, dlpack):
+    np = _np()
+    q, k, v, g, g_gamma, h0, cu = (_np_in(n, x, dlpack) for n, x in (
+        ("q", q), ("k", k), ("v", v), ("g", g), ("g_gamma", g_gamma),
+        ("initial_state", h0), ("cu_seqlens", cu)))
+    B, T, H, K, V, N = _shape_checks(q, k, v, g, g_gamma, h0, cu, state_v_first)
+    dt = _np_dtype_code("q", q)
+    for name, x in (("k", k), ("v", v)):
+        if x.dtype != q.dtype:
+            raise TypeError(f"{name} has dtype {x.dtype} but q has {q.dtype}; q, k and v must share one dtype")
+    if backend is None:
+        be = Backend.CPU
+    else:
+        be = resolve_backend(backend)
+        if be == Backend.CUDA:
+            raise ValueError("backend='cuda' needs CUDA tensors (torch); q is a host (NumPy) array")
+    q, k, v = (np.ascontiguousarray(x) for x in (q, k, v))
+    g, g_gamma, h0 = _np_f32("g", g), _np_f32("g_gamma", g_gamma), _np_f32("initial_state", h0)
+    if h0 is not None and state_v_first:
+        h0 = np.ascontiguousarray(h0.transpose(0, 1, 3, 2))
+    if cu is not None:
+        if not np.issubdtype(cu.dtype, np.integer):
+            raise TypeError(f"cu_seqlens must be an integer array (int64), got dtype {cu.dtype}")
+        cu = np.ascontiguousarray(cu, dtype=np.int64)
+    o = np.empty((B, T, H, V), dtype=q.dtype)
+    ht = np.empty((N, H, K, V), dtype=np.float32) if output_final_state else None
+
+    d = _lib.new_desc()
+    _fill_desc(d, dt, B, T, H, K, V, N, _scale_of(scale, K), chunk, threads, cu is not None)
+    d.q, d.k, d.v, d.o = q.ctypes.data, k.ctypes.data, v.ctypes.data, o.ctypes.data
+    if g is not None:
+        d.g = g.ctypes.data
+    if g_gamma is not None:
+        d.g_gamma = g_gamma.ctypes.data
+    if h0 is not None:
+        d.h0 = h0.ctypes.data
+    if ht is not None:
+        d.ht = ht.ctypes.data
+    if cu is not None:
+        d.cu_seqlens = cu.ctypes.data
+    _call(d, be)
+    if ht is not None and state_v_first:
+        ht = np.ascontiguousarray(ht.transpose(0, 1, 3, 2))
+    return o, ht
+
+
+# --------------------------------------------------------------------------
+# torch (CPU and CUDA; DLPack device producers are imported through torch)
+
+def _torch_dtype_code(name, t):
+    torch = _torch()
+    if t.dtype == torch.float32:
+        return DType.F32
+    if t.dtype == torch.float16:
+        return DType.F16
+    if t.dtype == torch.bfloat16:
+        return DType.BF16
+    raise TypeError(f"{name} has dtype {t.dtype}; sgla takes torch.float32, torch.float16 or "
+                    f"torch.bfloat16")
+
+
+def _forward_torch(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backend,
+                   threads, chunk, state_v_first):
+    torch = _torch()
+    if not _is_torch(q):  # a DLPack producer on a device
+        q = torch.from_dlpack(q)
+    dev = q.device
+
+    def take(name, x, float32):
+        if x is None:
+            return None
+        if not isinstance(x, torch.Tensor):
+            if hasattr(x, "__dlpack__") and not _is_numpy(x):
+                x = torch.from_dlpack(x)
+            else:
+                x = torch.as_tensor(x, device=dev)
+        if x.device != dev:
+            raise ValueError(f"{name} is on {x.device} but q is on {dev}; "
+                             "all tensors must be on one device")
+        if float32:
+            if not x.is_floating_point():
+                raise TypeError(f"{name} must be a floating-point tensor (it is used as fp32), "
+                                f"got {x.dtype}")
+            x = x.to(torch.float32)
+        return x
+
+    k, v = take("k", k, False), take("v", v, False)
+    g, g_gamma = take("g", g, True), take("g_gamma", g_gamma, True)
+    h0 = take("initial_state", h0, True)
+    cu = take("cu_seqlens", cu, False)
+
+    if torch.is_grad_enabled() and any(
+            x is not None and x.requires_grad for x in (q, k, v, g, g_gamma, h0)):
+        raise NotImplementedError(
+            "sgla computes the forward only; it has no backward yet. Call it under "
+            "torch.no_grad() / torch.inference_mode() or pass detached tensors "
+            "(for training use fla.ops.simple_gla.chunk_simple_gla)")
+
+    B, T, H, K, V, N = _shape_checks(q, k, v, g, g_gamma, h0, cu, state_v_first)
+    dt = _torch_dtype_code("q", q)
+    for name, x in (("k", k), ("v", v)):
+        if x.dtype != q.dtype:
+            raise TypeError(f"{name} has dtype {x.dtype} but q has {q.dtype}; "
+                            "q, k and v must share one dtype")
+    if cu is not None:
+        if cu.is_floating_point() or cu.is_complex() or cu.dtype == torch.bool:
+            raise TypeError(f"cu_seqlens must be an integer tensor (torch.long), got {cu.dtype}")
+        cu = cu.to(torch.int64).contiguous()
+
+    on_cuda = dev.type == "cuda"
+    if not on_cuda and dev.type != "cpu":
+        raise ValueError(f"q is on {dev}; sgla runs on CPU tensors and CUDA tensors")
+    if backend is None:
+        be = Backend.CUDA if on_cuda else Backend.CPU
+    else:
+        be = resolve_backend(backend)
+        if on_cuda and be != Backend.CUDA:
+            raise ValueError(f"backend={backend!r} reads host memory but q is on {dev}; "
+                             "use backend='cuda' (the default for CUDA tensors)")
+        if not on_cuda and be == Backend.CUDA:
+            raise ValueError(f"backend='cuda' needs CUDA tensors; q is on {dev}")
+
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    g = g.contiguous() if g is not None else None
+    g_gamma = g_gamma.contiguous() if g_gamma is not None else None
+    if h0 is not None:
+        h0 = (h0.transpose(-1, -2) if state_v_first else h0).contiguous()
+    o = torch.empty((B, T, H, V), dtype=q.dtype, device=dev)
+    ht = torch.empty((N, H, K, V), dtype=torch.float32, device=dev) if output_final_state else None
+
+    d = _lib.new_desc()
+    _fill_desc(d, dt, B, T, H, K, V, N, _scale_of(scale, K), chunk, threads, cu is not None)
+    d.q, d.k, d.v, d.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()
+    if g is not None:
+        d.g = g.data_ptr()
+    if g_gamma is not None:
+        d.g_gamma = g_gamma.data_ptr()
+    if h0 is not None:
+        d.h0 = h0.data_ptr()
+    if ht is not None:
+        d.ht = ht.data_ptr()
+    if cu is not None:
+        d.cu_seqlens = cu.data_ptr()
+    if on_cuda:
+        # The kernel runs on the caller's current stream of q's device; the
+        # call is asynchronous (no synchronisation added).  Temporaries made
+        # above (contiguous copies, fp32 gates) were allocated on that same
+        # stream, so the caching allocator orders their reuse after it.
+        with torch.cuda.device(dev):
+            d.stream = torch.cuda.current_stream(dev).cuda_stream
+            _call(d, be)
+    else:
+        _call(d, be)
+    if ht is not None and state_v_first:
+        ht = ht.transpose(-1, -2).contiguous()
+    return o, ht
+
+
+# --------------------------------------------------------------------------
+# public entry points
+
+def _forward(q, k, v, g, g_gamma, scale, initial_state, output_final_state, cu_seqlens,
+             backend, threads, chunk, state_v_first):
+    fw = _framework_of_q(q)
+    if fw == "dlpack-device" and _torch() is None:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            raise TypeError("q lives on a device and torch is not installed: sgla imports "
+                            "device arrays through torch.from_dlpack") from None
+    if fw in ("torch", "dlpack-device"):
+        return _forward_torch(q, k, v, g, g_gamma, scale, initial_state, output_final_state,
+                              cu_seqlens, backend, threads, chunk, state_v_first)
+    return _forward_numpy(q, k, v, g, g_gamma, scale, initial_state, output_final_state,
+                          cu_seqlens, backend, threads, chunk, state_v_first,
+                          dlpack=(fw == "dlpack-cpu"))
+
+
+def _reject_kwargs(fn, kwargs):
+    if "head_first" in kwargs:
+        if kwargs.pop("head_first"):
+            raise ValueError(f"{fn}: head_first=True is not supported; inputs are [B, T, H, ...]")
+    kwargs.pop("cu_seqlens_cpu", None)  # fla's host copy of cu_seqlens: not needed here
+    if kwargs:
+        raise TypeError(f"{fn}() got unexpected keyword argument(s) {sorted(kwargs)}")
+
+
+def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=None,
+                     output_final_state=False, cu_seqlens=None, *, state_v_first=False,
+                     backend=None, threads=0, chunk=None, **kwargs):
+    r"""Causal linear attention with a scalar (per-head) decay; forward only.
+
+    The signature and meanings of ``fla.ops.simple_gla.chunk_simple_gla``::
+
+        S_t = exp(g_t) * S_{t-1} + k_t v_t^T,   o_t = scale * q_t^T S_t
+
+    Args:
+        q, k: ``[B, T, H, K]``; v: ``[B, T, H, V]``.  One dtype for all three:
+            float32, float16 or bfloat16.  torch tensors (CPU or CUDA), NumPy
+            arrays, or any DLPack producer (CPU ones through NumPy, device ones
+            through torch).  Non-contiguous inputs are copied to contiguous.
+        g: ``[B, T, H]`` natural-log gates (<= 0), or None.  Converted to fp32.
+        g_gamma: ``[H]`` per-head constant log-decay (<= 0), or None.
+            Converted to fp32.  At most one of g and g_gamma.
+        scale: multiplies q^T S; None means ``K ** -0.5``.
+        initial_state: ``[N, H, K, V]`` (N = B, or len(cu_seqlens) - 1), or
+            None for zero.  Converted to fp32.
+        output_final_state: also return the final state ``[N, H, K, V]`` fp32.
+        cu_seqlens: ``[N + 1]`` int64 offsets into T (int32 is converted);
+            needs B == 1; on CUDA it must be on q's device.
+
+    Keyword-only extras:
+        state_v_first: states are ``[N, H, V, K]`` (as in fla).
+        backend: None picks "cpu" for host arrays and "cuda" for CUDA tensors;
+            "ref-a" .. "ref-d" run the fp64 references (host only); see
+            :func:`sgla.backends`.
+        threads: CPU threads, 0 = all cores.
+        chunk: chunk length C (default 64).
+
+    Returns:
+        ``(o, final_state)``: o ``[B, T, H, V]`` in q's dtype, on q's device
+        (a NumPy array for NumPy input); final_state None unless requested.
+
+    On CUDA the kernel runs asynchronously on ``torch.cuda.current_stream()``;
+    gate and cu_seqlens values on the device are trusted, not checked (checking
+    them would synchronise).  Host calls check them: a positive gate raises
+    :class:`sgla.SglaError` with ``.status == Status.ERR_POSITIVE_GATE``.
+
+    Raises:
+        TypeError / ValueError naming the argument for wrong dtypes, devices or
+        shapes; :class:`sgla.SglaError` (a ValueError) for any C status;
+        NotImplementedError when autograd would need a backward.
+    """
+    _reject_kwargs("chunk_simple_gla", kwargs)
+    return _forward(q, k, v, g, g_gamma, scale, initial_state, output_final_state, cu_seqlens,
+                    backend, threads, chunk, state_v_first)
+
+
+def fused_recurrent_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=None,
+                               output_final_state=False, cu_seqlens=None, *, reverse=False,
+                               state_v_first=False, backend=None, threads=0, chunk=None,
+                               **kwargs):
+    r"""The signature of ``fla.ops.simple_gla.fused_recurrent_simple_gla``.
+
+    The C library has one forward entry point: it takes its token-recurrent
+    path for T = 1 (the decode step: state in, state out) and the chunked
+    path for T > 1.  Both compute the same function, so for T > 1 this is
+    the same computation as :func:`chunk_simple_gla`.  ``reverse=True`` is
+    not supported.  See :func:`chunk_simple_gla` for the arguments.
+    """
+    if reverse:
+        raise NotImplementedError("fused_recurrent_simple_gla: reverse=True is not supported by sgla")
+    _reject_kwargs("fused_recurrent_simple_gla", kwargs)
+    return _forward(q, k, v, g, g_gamma, scale, initial_state, output_final_state, cu_seqlens,
+                    backend, threads, chunk, state_v_first)

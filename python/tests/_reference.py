@@ -1,0 +1,56 @@
+"""An independent fp64 reference for the tests: the token recurrence straight
+from the definition, in NumPy, not calling the library.
+
+    S_t = exp(g_t) S_{t-1} + k_t v_t^T,   o_t = scale * q_t^T S_t
+"""
+import numpy as np
+
+
+def to64(x):
+    if x is None:
+        return None
+    if hasattr(x, "detach"):  # a torch tensor: exact upcast on its device, then host
+        import torch
+        return x.detach().to(torch.float64).cpu().numpy()
+    return np.asarray(x).astype(np.float64)
+
+
+def ref_forward(q, k, v, g=None, g_gamma=None, scale=None, h0=None, cu_seqlens=None):
+    """Returns (o [B,T,H,V], ht [N,H,K,V]) in fp64."""
+    q, k, v, g, g_gamma, h0 = (to64(x) for x in (q, k, v, g, g_gamma, h0))
+    B, T, H, K = q.shape
+    V = v.shape[-1]
+    if scale is None:
+        scale = K ** -0.5
+    logg = np.zeros((B, T, H))
+    if g is not None:
+        logg = g
+    elif g_gamma is not None:
+        logg = np.broadcast_to(g_gamma, (B, T, H))
+    if cu_seqlens is not None:
+        cu = [int(c) for c in (cu_seqlens.tolist() if hasattr(cu_seqlens, "tolist") else cu_seqlens)]
+        seqs = [(0, cu[i], cu[i + 1]) for i in range(len(cu) - 1)]
+    else:
+        seqs = [(b, 0, T) for b in range(B)]
+    o = np.zeros((B, T, H, V))
+    ht = np.zeros((len(seqs), H, K, V))
+    for n, (b, t0, t1) in enumerate(seqs):
+        S = h0[n].copy() if h0 is not None else np.zeros((H, K, V))
+        for t in range(t0, t1):
+            S = np.exp(logg[b, t])[:, None, None] * S + k[b, t][:, :, None] * v[b, t][:, None, :]
+            o[b, t] = scale * np.einsum("hk,hkv->hv", q[b, t], S)
+        ht[n] = S
+    return o, ht
+
+
+def rel_l2(x, ref):
+    x = to64(x)
+    ref = to64(ref)
+    assert x.shape == ref.shape, (x.shape, ref.shape)
+    if not np.all(np.isfinite(x)):
+        return float("inf")  # NaN never passes
+    den = np.linalg.norm(ref)
+    num = np.linalg.norm(x - ref)
+    if den == 0.0:
+        return float(num)
+    return float(num / den)

@@ -1,0 +1,226 @@
+"""torch tests: CPU tensors (run wherever torch is installed) and CUDA tensors
+(marked gpu: torch + a CUDA device + libsgla built with CUDA), against the
+independent fp64 recurrence and against flash-linear-attention."""
+import os
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import sgla  # noqa: E402
+from _reference import ref_forward, rel_l2  # noqa: E402
+
+TOL = {torch.float32: 1e-5, torch.float16: 1e-3, torch.bfloat16: 8e-3}
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+DT_IDS = ["f32", "f16", "bf16"]
+
+
+def rand_inputs(seed, B, T, H, K, V, dtype, device, gate="g", h0=True):
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(B, T, H, K, generator=gen).to(dtype).to(device)
+    k = torch.randn(B, T, H, K, generator=gen).to(dtype).to(device)
+    v = torch.randn(B, T, H, V, generator=gen).to(dtype).to(device)
+    g = gg = None
+    if gate == "g":
+        g = torch.nn.functional.logsigmoid(torch.randn(B, T, H, generator=gen) + 3.0).to(device)
+    elif gate == "g_gamma":
+        gg = torch.log(torch.rand(H, generator=gen) * 0.149 + 0.85).to(device)
+    s = torch.randn(B, H, K, V, generator=gen).to(device) if h0 else None
+    return q, k, v, g, gg, s
+
+
+def check(o, ht, ro, rht, dtype, what=""):
+    tol = TOL[dtype]
+    e_o = rel_l2(o, ro)
+    e_h = rel_l2(ht, rht) if ht is not None else 0.0
+    print(f"{what} o rel L2 {e_o:.3g}  ht rel L2 {e_h:.3g}  (tol {tol})")
+    assert e_o <= tol, f"o rel L2 {e_o:.3g} > {tol}"
+    assert e_h <= tol, f"ht rel L2 {e_h:.3g} > {tol}"
+
+
+# ---------------------------------------------------------------- CPU tensors
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=DT_IDS)
+@pytest.mark.parametrize("gate", ["none", "g", "g_gamma"])
+def test_cpu_tensors(dtype, gate):
+    q, k, v, g, gg, h0 = rand_inputs(1, 2, 90, 2, 16, 8, dtype, "cpu", gate)
+    o, ht = sgla.chunk_simple_gla(q, k, v, g=g, g_gamma=gg, initial_state=h0,
+                                  output_final_state=True)
+    assert isinstance(o, torch.Tensor) and o.dtype == dtype and o.device.type == "cpu"
+    assert ht.dtype == torch.float32 and ht.shape == (2, 2, 16, 8)
+    ro, rht = ref_forward(q, k, v, g, gg, None, h0)
+    check(o, ht, ro, rht, dtype)
+
+
+def test_cpu_tensor_varlen_noncontiguous_and_gate_dtype():
+    q, k, v, g, _, _ = rand_inputs(2, 1, 100, 3, 8, 12, torch.float32, "cpu")
+    qt = q.transpose(1, 2).contiguous().transpose(1, 2)  # same values, strided
+    assert not qt.is_contiguous()
+    cu = torch.tensor([0, 10, 10, 100], dtype=torch.int32)
+    h0 = torch.randn(3, 3, 8, 12)
+    o, ht = sgla.chunk_simple_gla(qt, k, v, g=g.to(torch.bfloat16), initial_state=h0,
+                                  output_final_state=True, cu_seqlens=cu)
+    ro, rht = ref_forward(q, k, v, g.to(torch.bfloat16), None, None, h0, cu)
+    check(o, ht, ro, rht, torch.float32)
+
+
+def test_autograd_refused():
+    q, k, v, g, _, _ = rand_inputs(3, 1, 8, 2, 8, 8, torch.float32, "cpu")
+    q.requires_grad_(True)
+    with pytest.raises(NotImplementedError, match="backward"):
+        sgla.chunk_simple_gla(q, k, v, g=g)
+    with torch.no_grad():
+        o, _ = sgla.chunk_simple_gla(q, k, v, g=g)
+    assert not o.requires_grad
+    with torch.inference_mode():
+        sgla.chunk_simple_gla(q.detach(), k, v, g=g)
+    sgla.chunk_simple_gla(q.detach(), k, v, g=g)  # grad mode on, nothing requires grad
+
+
+def test_cpu_errors():
+    q, k, v, g, _, _ = rand_inputs(4, 1, 8, 2, 8, 8, torch.float32, "cpu")
+    with pytest.raises(TypeError, match="^k has dtype"):
+        sgla.chunk_simple_gla(q, k.half(), v)
+    with pytest.raises(TypeError, match="^q has dtype"):
+        sgla.chunk_simple_gla(q.double(), k.double(), v.double())
+    with pytest.raises(TypeError, match="^cu_seqlens must be an integer"):
+        sgla.chunk_simple_gla(q, k, v, cu_seqlens=torch.tensor([0.0, 8.0]))
+    with pytest.raises(sgla.SglaError) as ei:
+        sgla.chunk_simple_gla(q, k, v, g=-g)
+    assert ei.value.status == sgla.Status.ERR_POSITIVE_GATE
+
+
+# ---------------------------------------------------------------- CUDA tensors
+
+GPU_SHAPES = [  # B, T, H, K, V (the CUDA backend takes K, V in {64, 128, 256})
+    (2, 300, 4, 64, 128),
+    (1, 1000, 2, 128, 64),
+    (3, 129, 2, 128, 128),
+    (1, 64, 2, 256, 128),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES, ids=DT_IDS)
+@pytest.mark.parametrize("gate", ["none", "g", "g_gamma"])
+@pytest.mark.parametrize("shape", GPU_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_cuda_vs_fp64(shape, gate, dtype):
+    B, T, H, K, V = shape
+    q, k, v, g, gg, h0 = rand_inputs(10, B, T, H, K, V, dtype, "cuda", gate)
+    o, ht = sgla.chunk_simple_gla(q, k, v, g=g, g_gamma=gg, initial_state=h0,
+                                  output_final_state=True)
+    assert o.device == q.device and o.dtype == dtype and ht.device == q.device
+    torch.cuda.synchronize()
+    ro, rht = ref_forward(q, k, v, g, gg, None, h0)
+    check(o, ht, ro, rht, dtype, f"{shape} {gate}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+def test_cuda_varlen(dtype):
+    H, K, V = 2, 64, 128
+    cu = torch.tensor([0, 0, 1, 65, 65, 300, 301], dtype=torch.int64, device="cuda")
+    N, T = len(cu) - 1, int(cu[-1])
+    q, k, v, g, _, _ = rand_inputs(11, 1, T, H, K, V, dtype, "cuda")
+    h0 = torch.randn(N, H, K, V, device="cuda")
+    o, ht = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0, output_final_state=True,
+                                  cu_seqlens=cu)
+    torch.cuda.synchronize()
+    ro, rht = ref_forward(q, k, v, g, None, None, h0, cu.cpu())
+    check(o, ht, ro, rht, dtype, "varlen")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", DTYPES, ids=DT_IDS)
+def test_cuda_decode_step(dtype):
+    B, H, K, V = 4, 8, 128, 128
+    q, k, v, g, _, h0 = rand_inputs(12, B, 1, H, K, V, dtype, "cuda")
+    o, ht = sgla.fused_recurrent_simple_gla(q, k, v, g=g, initial_state=h0,
+                                            output_final_state=True)
+    torch.cuda.synchronize()
+    ro, rht = ref_forward(q, k, v, g, None, None, h0)
+    check(o, ht, ro, rht, dtype, "decode")
+
+
+@pytest.mark.gpu
+def test_cuda_runs_on_current_stream():
+    q, k, v, g, _, h0 = rand_inputs(13, 2, 512, 4, 128, 64, torch.bfloat16, "cuda")
+    ref, _ = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0)
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        o, _ = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0)
+    s.synchronize()
+    assert torch.equal(o, ref)
+
+
+@pytest.mark.gpu
+def test_cuda_noncontiguous_and_errors():
+    q, k, v, g, _, h0 = rand_inputs(14, 1, 100, 2, 64, 64, torch.float16, "cuda")
+    o, _ = sgla.chunk_simple_gla(q.transpose(1, 2).contiguous().transpose(1, 2), k, v, g=g)
+    o2, _ = sgla.chunk_simple_gla(q, k, v, g=g)
+    torch.cuda.synchronize()
+    assert torch.equal(o, o2)
+    with pytest.raises(ValueError, match="^k is on cpu"):
+        sgla.chunk_simple_gla(q, k.cpu(), v)
+    with pytest.raises(ValueError, match="^cu_seqlens is on cpu"):
+        sgla.chunk_simple_gla(q, k, v, cu_seqlens=torch.tensor([0, 100]))
+    with pytest.raises(ValueError, match="reads host memory"):
+        sgla.chunk_simple_gla(q, k, v, backend="cpu")
+    qg = q.clone().requires_grad_(True)
+    with pytest.raises(NotImplementedError):
+        sgla.chunk_simple_gla(qg, k, v)
+
+
+def _fla():
+    try:
+        from fla.ops.simple_gla import chunk_simple_gla
+    except Exception as e:  # ImportError, or triton failing to initialise
+        pytest.skip(f"flash-linear-attention not importable: {e}")
+    return chunk_simple_gla
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("gate", ["g", "g_gamma"])
+@pytest.mark.parametrize("varlen", [False, True], ids=["batch", "varlen"])
+def test_cuda_vs_fla(dtype, gate, varlen):
+    fla_chunk = _fla()
+    B, T, H, K, V = 2, 512, 4, 128, 64
+    q, k, v, g, gg, h0 = rand_inputs(15, B, T, H, K, V, dtype, "cuda", gate)
+    cu = None
+    if varlen:
+        q, k, v = (x.reshape(1, B * T, H, -1) for x in (q, k, v))
+        g = g.reshape(1, B * T, H) if g is not None else None
+        cu = torch.tensor([0, 100, 100, 700, B * T], dtype=torch.long, device="cuda")
+        h0 = torch.randn(len(cu) - 1, H, K, V, device="cuda")
+    kw = dict(g=g, g_gamma=gg, initial_state=h0, output_final_state=True, cu_seqlens=cu)
+    with torch.no_grad():
+        o_f, ht_f = fla_chunk(q, k, v, **kw)
+    o_s, ht_s = sgla.chunk_simple_gla(q, k, v, **kw)
+    torch.cuda.synchronize()
+    ro, rht = ref_forward(q, k, v, g, gg, None, h0, cu.cpu() if cu is not None else None)
+    tol = TOL[dtype]
+    print(f"fla vs fp64: o {rel_l2(o_f, ro):.3g} ht {rel_l2(ht_f, rht):.3g}; "
+          f"sgla vs fp64: o {rel_l2(o_s, ro):.3g} ht {rel_l2(ht_s, rht):.3g}; "
+          f"sgla vs fla: o {rel_l2(o_s, o_f):.3g}")
+    assert o_s.shape == o_f.shape and o_s.dtype == o_f.dtype and ht_s.shape == ht_f.shape
+    check(o_s, ht_s, ro, rht, dtype, "sgla")
+    assert rel_l2(o_s, o_f) <= 2 * tol
+    assert rel_l2(ht_s, ht_f) <= 2 * tol
+
+
+@pytest.mark.gpu
+def test_readme_example():
+    """The README's example, as written there."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "README.md")) as f:
+        text = f.read()
+    start = text.index("```python\n") + len("```python\n")
+    code = text[start:text.index("```", start)]
+    ns = {}
+    exec(compile(code, "README.md", "exec"), ns)
+    assert ns["o"].shape == ns["v"].shape
+    assert np.isfinite(ns["o"].float().cpu().numpy()).all()

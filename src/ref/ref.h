@@ -95,13 +95,18 @@ int64_t ref_fact_max_exponent(double alpha, double limit);
 double ref_memory_length(double alpha);
 
 /* Direct cumulative product of n gates alpha_t ~ U(lo, hi) drawn from seed,
- * in fp16 (each product rounded to fp16) and fp32, against the log-domain
- * cumulative sum (fp32) exponentiated in fp64.  Reports the first 1-based
- * step where each cumprod becomes subnormal and zero (0: never), and the
- * values at step n. */
+ * against the log-domain cumulative sum.  Two ways to hold a cumprod in a
+ * narrow format: "step" does every multiply in the format (each product
+ * rounded), "store" keeps a wider running product (fp32 for fp16, fp64 for
+ * fp32) and rounds only what is stored.  For each, the first 1-based step
+ * where the value leaves the normal range (subnormal, or straight to zero)
+ * and where it is zero; 0 means never within n steps. */
 typedef struct ref_cumprod_result {
-    int64_t f16_subnormal, f16_zero, f32_subnormal, f32_zero;
-    double f16_at_n, f32_at_n, exact_at_n;  /* cumprods at step n, exact in fp64 */
+    int64_t f16_step_sub, f16_step_zero, f16_store_sub, f16_store_zero;
+    int64_t f32_step_sub, f32_step_zero, f32_store_sub, f32_store_zero;
+    double f16_step_at_n, f16_store_at_n;   /* values at step n */
+    double f32_step_at_n, f32_store_at_n;
+    double exact_at_n;                      /* product of the fp32 gates in fp64 */
     double logsum_at_n;                     /* log-domain cumsum (fp32) at step n */
     double logdom_rel_err;                  /* |exp(logsum) - exact| / exact at step n */
 } ref_cumprod_result;

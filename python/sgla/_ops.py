@@ -326,6 +326,13 @@ def _forward_torch(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backe
         if not on_cuda and be == Backend.CUDA:
             raise ValueError(f"backend='cuda' needs CUDA tensors; q is on {dev}")
 
+    if on_cuda and not _lib.backend_available(Backend.CUDA):
+        raise SglaError(
+            _lib.Status.ERR_BACKEND_UNAVAILABLE,
+            _lib.sgla_status_string(int(_lib.Status.ERR_BACKEND_UNAVAILABLE)).decode(),
+            f"q is on {dev} but {_lib.library_path} has no usable CUDA backend (built "
+            "without CUDA, or no device visible to it); install with "
+            "`SGLA_CUDA=1 pip install ./python` or set SGLA_LIBRARY to a CUDA build")
     q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
     g = g.contiguous() if g is not None else None
     g_gamma = g_gamma.contiguous() if g_gamma is not None else None

@@ -89,4 +89,12 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
  * or more chunks, 0 = never split, -1 = default rule. */
 void sgla_cpu_force_split(int mode);
 
+/* Micro-benchmarks for `sgla bench` (cpu_bench.c): seconds for reps rounds
+ * of the four per-chunk products on every thread; the FMA peak in GFLOP/s
+ * of the given level on `threads` threads; copy bandwidth in GB/s (bytes
+ * read + written). */
+double sgla_cpu_bench_kernels(int C, int K, int V, int threads, int reps);
+double sgla_cpu_bench_fma_peak(int threads, int isa);
+double sgla_cpu_bench_copy_bw(int threads, size_t bytes);
+
 #endif

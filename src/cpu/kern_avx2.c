@@ -1,3 +1,125 @@
-/* placeholder while the SIMD kernels are written: the scalar ones */
+/*
+ * AVX2 + FMA micro-kernels (8 lanes, F16C for f16): the shared source
+ * kern_simd.inc over 256-bit vectors, MR x NV = 6 x 2 vectors (12
+ * accumulators of 16 registers).  Column tails use maskload/maskstore.
+ * Contract: cpu_kernels.h.
+ */
 #include "cpu_kernels.h"
-const sgla_cpu_kernels sgla_cpu_kernels_avx2 = {0};
+
+#include <float.h>
+#include <immintrin.h>
+#include <string.h>
+
+#define VEC __m256
+#define MASK __m256i
+#define W 8
+#define MR 6
+#define NV 2
+#define SFX(x) x##_avx2
+#define V_ZERO() _mm256_setzero_ps()
+#define V_SET1(x) _mm256_set1_ps(x)
+#define V_LOAD(p) _mm256_loadu_ps(p)
+#define V_LOADM(p, m) _mm256_maskload_ps((p), (m))
+#define V_STORE(p, x) _mm256_storeu_ps((p), (x))
+#define V_STOREM(p, m, x) _mm256_maskstore_ps((p), (m), (x))
+#define V_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define V_MUL(a, b) _mm256_mul_ps((a), (b))
+#define V_ADD(a, b) _mm256_add_ps((a), (b))
+#define V_MASK(cnt) mask256(cnt)
+#define V_HSUM(x) hsum256(x)
+#define V_EXP(x) exp256(x)
+
+static inline __m256i mask256(int cnt)
+{
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(cnt), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+static inline float hsum256(__m256 x)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* exp(x) for x <= 0: as exp512; 2^n built in the exponent field, n < -126
+ * gives 0 (the result would be below FLT_MIN and is flushed anyway). */
+static inline __m256 exp256(__m256 x)
+{
+    x = _mm256_max_ps(x, _mm256_set1_ps(-104.0f));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 f = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    f = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), f);
+    __m256 p = _mm256_set1_ps(1.9875691500E-4f);
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.3981999507E-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(8.3334519073E-3f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(4.1665795894E-2f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.6666665459E-1f));
+    p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.0000001201E-1f));
+    __m256 f2 = _mm256_mul_ps(f, f);
+    __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, f2, f), _mm256_set1_ps(1.0f));
+    __m256i ni = _mm256_cvtps_epi32(n);
+    __m256i ok = _mm256_cmpgt_epi32(ni, _mm256_set1_epi32(-127));
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(ni, _mm256_set1_epi32(127)), 23);
+    __m256 two_n = _mm256_and_ps(_mm256_castsi256_ps(e), _mm256_castsi256_ps(ok));
+    y = _mm256_mul_ps(y, two_n);
+    __m256 big = _mm256_cmp_ps(y, _mm256_set1_ps(FLT_MIN), _CMP_GE_OQ);
+    return _mm256_and_ps(y, big);
+}
+
+#define QK_CASES QK_CASE(1, 1) QK_CASE(1, 2) QK_CASE(2, 1) QK_CASE(2, 2) QK_CASE(3, 1) QK_CASE(3, 2) QK_CASE(4, 1) QK_CASE(4, 2) QK_CASE(5, 1) QK_CASE(5, 2) QK_CASE(6, 1) QK_CASE(6, 2)
+#define OUT_CASES OUT_CASE(1, 1) OUT_CASE(1, 2) OUT_CASE(2, 1) OUT_CASE(2, 2) OUT_CASE(3, 1) OUT_CASE(3, 2) OUT_CASE(4, 1) OUT_CASE(4, 2) OUT_CASE(5, 1) OUT_CASE(5, 2) OUT_CASE(6, 1) OUT_CASE(6, 2)
+#define STATE_CASES STATE_CASE(1, 1) STATE_CASE(1, 2) STATE_CASE(2, 1) STATE_CASE(2, 2) STATE_CASE(3, 1) STATE_CASE(3, 2) STATE_CASE(4, 1) STATE_CASE(4, 2) STATE_CASE(5, 1) STATE_CASE(5, 2) STATE_CASE(6, 1) STATE_CASE(6, 2)
+#include "kern_simd.inc"
+
+static void load_avx2(const void *src, sgla_dtype dt, float *dst, int cnt)
+{
+    if (dt == SGLA_F32) {
+        memcpy(dst, src, (size_t)cnt * sizeof(float));
+        return;
+    }
+    const uint16_t *s = src;
+    int i = 0;
+    for (; i + 8 <= cnt; i += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(s + i));
+        __m256 x = dt == SGLA_F16 ? _mm256_cvtph_ps(h)
+                                  : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+        _mm256_storeu_ps(dst + i, x);
+    }
+    for (; i < cnt; i++) dst[i] = dt == SGLA_F16 ? sgla_f16_to_f32(s[i]) : sgla_bf16_to_f32(s[i]);
+}
+
+static void store_avx2(const float *src, sgla_dtype dt, void *dst, int cnt)
+{
+    if (dt == SGLA_F32) {
+        memcpy(dst, src, (size_t)cnt * sizeof(float));
+        return;
+    }
+    uint16_t *d = dst;
+    int i = 0;
+    for (; i + 8 <= cnt; i += 8) {
+        __m256 x = _mm256_loadu_ps(src + i);
+        __m128i h;
+        if (dt == SGLA_F16) {
+            h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        } else {
+            __m256i u = _mm256_castps_si256(x);
+            __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+            __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7FFF))), 16);
+            __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+            __m256i qn = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+            r = _mm256_blendv_epi8(r, qn, nan);
+            /* pack 8 x 32-bit (values < 2^16) to 16-bit */
+            __m128i lo = _mm256_castsi256_si128(r), hi = _mm256_extracti128_si256(r, 1);
+            h = _mm_packus_epi32(lo, hi);
+        }
+        _mm_storeu_si128((__m128i *)(d + i), h);
+    }
+    for (; i < cnt; i++) d[i] = dt == SGLA_F16 ? sgla_f32_to_f16(src[i]) : sgla_f32_to_bf16(src[i]);
+}
+
+const sgla_cpu_kernels sgla_cpu_kernels_avx2 = {
+    "avx2", qk_avx2, out_avx2, state_avx2, scan_avx2, decode_avx2,
+    vexp_avx2, load_avx2, store_avx2,
+};

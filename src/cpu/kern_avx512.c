@@ -1,3 +1,104 @@
-/* placeholder while the SIMD kernels are written: the scalar ones */
+/*
+ * AVX-512 micro-kernels (16 lanes; F, BW, VL, DQ, FMA, F16C): the shared
+ * source kern_simd.inc over 512-bit vectors, MR x NV = 8 x 2 vectors
+ * (16 accumulators of 32 registers).  Masked loads and stores handle column
+ * tails.  Contract: cpu_kernels.h.
+ */
 #include "cpu_kernels.h"
-const sgla_cpu_kernels sgla_cpu_kernels_avx512 = {0};
+
+#include <float.h>
+#include <immintrin.h>
+#include <string.h>
+
+#define VEC __m512
+#define MASK __mmask16
+#define W 16
+#define MR 8
+#define NV 2
+#define SFX(x) x##_avx512
+#define V_ZERO() _mm512_setzero_ps()
+#define V_SET1(x) _mm512_set1_ps(x)
+#define V_LOAD(p) _mm512_loadu_ps(p)
+#define V_LOADM(p, m) _mm512_maskz_loadu_ps((m), (p))
+#define V_STORE(p, x) _mm512_storeu_ps((p), (x))
+#define V_STOREM(p, m, x) _mm512_mask_storeu_ps((p), (m), (x))
+#define V_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define V_MUL(a, b) _mm512_mul_ps((a), (b))
+#define V_ADD(a, b) _mm512_add_ps((a), (b))
+#define V_MASK(cnt) ((__mmask16)((1u << (cnt)) - 1u))
+#define V_HSUM(x) _mm512_reduce_add_ps(x)
+#define V_EXP(x) exp512(x)
+
+/* exp(x) for x <= 0: Cody-Waite reduction by ln 2, the Cephes degree-6
+ * polynomial (about 1 ulp), 2^n by scalef; below FLT_MIN flushed to 0. */
+static inline __m512 exp512(__m512 x)
+{
+    x = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 f = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    f = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), f);
+    __m512 p = _mm512_set1_ps(1.9875691500E-4f);
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.3981999507E-3f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(8.3334519073E-3f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(4.1665795894E-2f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.6666665459E-1f));
+    p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.0000001201E-1f));
+    __m512 f2 = _mm512_mul_ps(f, f);
+    __m512 y = _mm512_add_ps(_mm512_fmadd_ps(p, f2, f), _mm512_set1_ps(1.0f));
+    y = _mm512_scalef_ps(y, n);
+    __mmask16 tiny = _mm512_cmp_ps_mask(y, _mm512_set1_ps(FLT_MIN), _CMP_LT_OQ);
+    return _mm512_mask_blend_ps(tiny, y, _mm512_setzero_ps());
+}
+
+#define QK_CASES QK_CASE(1, 1) QK_CASE(1, 2) QK_CASE(2, 1) QK_CASE(2, 2) QK_CASE(3, 1) QK_CASE(3, 2) QK_CASE(4, 1) QK_CASE(4, 2) QK_CASE(5, 1) QK_CASE(5, 2) QK_CASE(6, 1) QK_CASE(6, 2) QK_CASE(7, 1) QK_CASE(7, 2) QK_CASE(8, 1) QK_CASE(8, 2)
+#define OUT_CASES OUT_CASE(1, 1) OUT_CASE(1, 2) OUT_CASE(2, 1) OUT_CASE(2, 2) OUT_CASE(3, 1) OUT_CASE(3, 2) OUT_CASE(4, 1) OUT_CASE(4, 2) OUT_CASE(5, 1) OUT_CASE(5, 2) OUT_CASE(6, 1) OUT_CASE(6, 2) OUT_CASE(7, 1) OUT_CASE(7, 2) OUT_CASE(8, 1) OUT_CASE(8, 2)
+#define STATE_CASES STATE_CASE(1, 1) STATE_CASE(1, 2) STATE_CASE(2, 1) STATE_CASE(2, 2) STATE_CASE(3, 1) STATE_CASE(3, 2) STATE_CASE(4, 1) STATE_CASE(4, 2) STATE_CASE(5, 1) STATE_CASE(5, 2) STATE_CASE(6, 1) STATE_CASE(6, 2) STATE_CASE(7, 1) STATE_CASE(7, 2) STATE_CASE(8, 1) STATE_CASE(8, 2)
+#include "kern_simd.inc"
+
+static void load_avx512(const void *src, sgla_dtype dt, float *dst, int cnt)
+{
+    if (dt == SGLA_F32) {
+        memcpy(dst, src, (size_t)cnt * sizeof(float));
+        return;
+    }
+    const uint16_t *s = src;
+    int i = 0;
+    for (; i < cnt; i += 16) {
+        __mmask16 m = cnt - i >= 16 ? (__mmask16)0xFFFF : V_MASK(cnt - i);
+        __m256i h = _mm256_maskz_loadu_epi16(m, s + i);
+        __m512 x = dt == SGLA_F16 ? _mm512_cvtph_ps(h)
+                                  : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+        _mm512_mask_storeu_ps(dst + i, m, x);
+    }
+}
+
+static void store_avx512(const float *src, sgla_dtype dt, void *dst, int cnt)
+{
+    if (dt == SGLA_F32) {
+        memcpy(dst, src, (size_t)cnt * sizeof(float));
+        return;
+    }
+    uint16_t *d = dst;
+    for (int i = 0; i < cnt; i += 16) {
+        __mmask16 m = cnt - i >= 16 ? (__mmask16)0xFFFF : V_MASK(cnt - i);
+        __m512 x = _mm512_maskz_loadu_ps(m, src + i);
+        __m256i h;
+        if (dt == SGLA_F16) {
+            h = _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        } else { /* bf16: round to nearest even; NaN stays a (quiet) NaN */
+            __m512i u = _mm512_castps_si512(x);
+            __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+            __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7FFF))), 16);
+            __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+            __m512i qn = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+            h = _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, r, qn));
+        }
+        _mm256_mask_storeu_epi16(d + i, m, h);
+    }
+}
+
+const sgla_cpu_kernels sgla_cpu_kernels_avx512 = {
+    "avx512", qk_avx512, out_avx512, state_avx512, scan_avx512, decode_avx512,
+    vexp_avx512, load_avx512, store_avx512,
+};

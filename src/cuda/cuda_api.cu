@@ -1,0 +1,152 @@
+/* The CUDA backend's front: device query, shape/dtype/chunk checks, the
+ * optional device-value check, and dispatch to a kernel version.
+ * Version list (each file's top comment says what it tries):
+ *   1  fwd_tc_v1.cu  article's serial-in-block kernel, mma.sync, BV up to 128
+ * fp32 inputs always go to fwd_f32.cu (CUDA cores, exact-ish). */
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include "sgla_dev.cuh"
+#include "sgla_cuda.h"
+
+extern "C" sgla_status sgla_cuda_launch_tc_v1(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
+
+typedef sgla_status (*tc_launcher)(const sgla_kparams *, sgla_dtype, cudaStream_t);
+typedef struct version_entry {
+    tc_launcher fn;
+    const char *desc;
+} version_entry;
+
+static const version_entry versions[] = {
+    {sgla_cuda_launch_tc_v1, "v1: serial-in-block, mma.sync m16n8k16, BV=128@K128 (8 warps), 2-stage cp.async"},
+};
+#define NVERSIONS ((int)(sizeof versions / sizeof versions[0]))
+#define DEFAULT_VERSION 1
+
+extern "C" int sgla_cuda_num_versions(void) { return NVERSIONS; }
+extern "C" int sgla_cuda_default_version(void) { return DEFAULT_VERSION; }
+extern "C" const char *sgla_cuda_version_desc(int v)
+{
+    if (v == 0) v = DEFAULT_VERSION;
+    return v >= 1 && v <= NVERSIONS ? versions[v - 1].desc : "no such version";
+}
+
+extern "C" int sgla_cuda_available(void)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
+        return 0;
+    }
+    if (n < 1) {
+        sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "no CUDA device present");
+        return 0;
+    }
+    return 1;
+}
+
+static int is_aligned(const void *p, size_t a) { return ((uintptr_t)p % a) == 0; }
+
+/* SGLA_FLAG_CHECK_DEVICE_VALUES: copy g, g_gamma, cu_seqlens to the host and run
+ * the library's own value checks on the copies (synchronises the stream). */
+static sgla_status check_device_values(const sgla_forward_desc *d, cudaStream_t st)
+{
+    sgla_status rc = SGLA_OK;
+    float *hg = NULL, *hgg = NULL;
+    int64_t *hcu = NULL;
+    size_t ng = (size_t)(d->B * d->T * d->H);
+    cudaError_t e = cudaSuccess;
+    if (d->g && ng) {
+        hg = (float *)malloc(ng * sizeof(float));
+        if (!hg) return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "host copy of g (%zu floats)", ng);
+        e = cudaMemcpyAsync(hg, d->g, ng * sizeof(float), cudaMemcpyDeviceToHost, st);
+        if (e != cudaSuccess) { rc = sgla_fail(SGLA_ERR_CUDA, "cudaMemcpyAsync(g to host): %s", cudaGetErrorString(e)); goto done; }
+    }
+    if (d->g_gamma) {
+        hgg = (float *)malloc((size_t)d->H * sizeof(float));
+        if (!hgg) { rc = sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "host copy of g_gamma"); goto done; }
+        e = cudaMemcpyAsync(hgg, d->g_gamma, (size_t)d->H * sizeof(float), cudaMemcpyDeviceToHost, st);
+        if (e != cudaSuccess) { rc = sgla_fail(SGLA_ERR_CUDA, "cudaMemcpyAsync(g_gamma to host): %s", cudaGetErrorString(e)); goto done; }
+    }
+    if (d->cu_seqlens) {
+        hcu = (int64_t *)malloc((size_t)(d->num_seqs + 1) * sizeof(int64_t));
+        if (!hcu) { rc = sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "host copy of cu_seqlens"); goto done; }
+        e = cudaMemcpyAsync(hcu, d->cu_seqlens, (size_t)(d->num_seqs + 1) * sizeof(int64_t), cudaMemcpyDeviceToHost, st);
+        if (e != cudaSuccess) { rc = sgla_fail(SGLA_ERR_CUDA, "cudaMemcpyAsync(cu_seqlens to host): %s", cudaGetErrorString(e)); goto done; }
+    }
+    e = cudaStreamSynchronize(st);
+    if (e != cudaSuccess) { rc = sgla_fail(SGLA_ERR_CUDA, "cudaStreamSynchronize (device value check): %s", cudaGetErrorString(e)); goto done; }
+    {
+        sgla_forward_desc hd = *d;
+        hd.g = d->g ? (hg ? hg : d->g) : NULL;
+        hd.g_gamma = hgg;
+        hd.cu_seqlens = hcu;
+        hd.flags &= ~(SGLA_FLAG_CHECK_FINITE | SGLA_FLAG_SKIP_VALUE_CHECK);
+        rc = sgla_validate(&hd, 1);
+    }
+done:
+    free(hg);
+    free(hgg);
+    free(hcu);
+    return rc;
+}
+
+static sgla_status run_version(const sgla_forward_desc *d, int version)
+{
+    if (version == 0) version = DEFAULT_VERSION;
+    if (version < 1 || version > NVERSIONS)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA kernel version %d does not exist (1..%d)", version, NVERSIONS);
+    if (!((d->K == 64 || d->K == 128 || d->K == 256) && (d->V == 64 || d->V == 128 || d->V == 256)))
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: K = %lld, V = %lld; each must be 64, 128 or 256",
+                         (long long)d->K, (long long)d->V);
+    if (d->chunk != 64)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_CHUNK, "CUDA backend: chunk = %lld, only 64 is supported", (long long)d->chunk);
+    if (d->dtype != SGLA_F32 && d->dtype != SGLA_F16 && d->dtype != SGLA_BF16)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CUDA backend: dtype %d", (int)d->dtype);
+    if (d->T > 0 && !(is_aligned(d->q, 16) && is_aligned(d->k, 16) && is_aligned(d->v, 16) && is_aligned(d->o, 16)))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: q, k, v and o must be 16-byte aligned");
+    if ((d->h0 && !is_aligned(d->h0, 8)) || (d->ht && !is_aligned(d->ht, 8)))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: h0 and ht must be 8-byte aligned");
+    int64_t N = sgla_num_sequences(d);
+    if (N * d->H > 0x7fffffffLL)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: N*H = %lld exceeds the grid", (long long)(N * d->H));
+    cudaStream_t st = (cudaStream_t)d->stream;
+    if ((d->flags & SGLA_FLAG_CHECK_DEVICE_VALUES) && !(d->flags & SGLA_FLAG_SKIP_VALUE_CHECK)) {
+        sgla_status rc = check_device_values(d, st);
+        if (rc != SGLA_OK) return rc;
+    }
+    if (N * d->H == 0 || (d->T == 0 && !d->ht)) return SGLA_OK; /* nothing to write */
+
+    sgla_kparams p;
+    memset(&p, 0, sizeof p);
+    p.q = d->q;
+    p.k = d->k;
+    p.v = d->v;
+    p.o = d->o;
+    p.g = d->g;
+    p.g_gamma = d->g_gamma;
+    p.h0 = d->h0;
+    p.ht = d->ht;
+    p.cu = d->cu_seqlens;
+    p.T = d->T;
+    p.H = d->H;
+    p.K = d->K;
+    p.V = d->V;
+    p.N = N;
+    p.scale = d->scale;
+    p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
+    if (d->dtype == SGLA_F32) return sgla_cuda_launch_f32(&p, st);
+    return versions[version - 1].fn(&p, d->dtype, st);
+}
+
+extern "C" sgla_status sgla_cuda_forward(const sgla_forward_desc *d) { return run_version(d, 0); }
+
+extern "C" sgla_status sgla_cuda_forward_version(const sgla_forward_desc *d, int version)
+{
+    sgla_status st = sgla_validate(d, 0);
+    if (st != SGLA_OK) return st;
+    if (!sgla_cuda_available()) return SGLA_ERR_BACKEND_UNAVAILABLE;
+    return run_version(d, version);
+}

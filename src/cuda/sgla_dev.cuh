@@ -1,0 +1,153 @@
+/* Device-side helpers shared by the CUDA kernel versions: the kernel
+ * parameter block and thin inline-PTX wrappers (cp.async, ldmatrix,
+ * mma.sync).  CUDA C style: plain structs and functions. */
+#ifndef SGLA_DEV_CUH
+#define SGLA_DEV_CUH
+
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "sgla_internal.h"
+
+#define SGLA_LOG2E 1.4426950408889634f
+
+enum { SGLA_GATE_NONE = 0, SGLA_GATE_GAMMA = 1, SGLA_GATE_G = 2 };
+
+/* Everything a forward kernel needs; passed by value. */
+typedef struct sgla_kparams {
+    const void *q, *k, *v;
+    void *o;
+    const float *g;        /* [B,T,H] or NULL */
+    const float *g_gamma;  /* [H] or NULL */
+    const float *h0;       /* [N,H,K,V] or NULL */
+    float *ht;             /* [N,H,K,V] or NULL */
+    const int64_t *cu;     /* [N+1] or NULL */
+    int64_t T, H, K, V, N;
+    float scale;
+    int gmode;             /* SGLA_GATE_* */
+} sgla_kparams;
+
+/* Host-side launchers, one per kernel family (C linkage inside the backend). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+sgla_status sgla_cuda_launch_tc(const sgla_kparams *p, sgla_dtype dt, int version, cudaStream_t st);
+sgla_status sgla_cuda_launch_f32(const sgla_kparams *p, cudaStream_t st);
+#ifdef __cplusplus
+}
+#endif
+
+/* A CUDA call that must succeed; on failure record the call and the error. */
+#define SGLA_CUDA_TRY(call)                                                         \
+    do {                                                                            \
+        cudaError_t e_ = (call);                                                    \
+        if (e_ != cudaSuccess)                                                      \
+            return sgla_fail(SGLA_ERR_CUDA, "%s failed: %s (%s:%d)", #call,        \
+                             cudaGetErrorString(e_), __FILE__, __LINE__);           \
+    } while (0)
+
+#ifdef __CUDACC__
+
+static __device__ __forceinline__ uint32_t sgla_smem_u32(const void *p)
+{
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* 16-byte async copy; src_bytes = 0 zero-fills the destination. */
+static __device__ __forceinline__ void sgla_cp16(uint32_t dst, const void *src, int src_bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+                 : "memory");
+}
+static __device__ __forceinline__ void sgla_cp4(uint32_t dst, const void *src, int src_bytes)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+                 : "memory");
+}
+static __device__ __forceinline__ void sgla_cp_commit(void)
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+#define SGLA_CP_WAIT(n) asm volatile("cp.async.wait_group %0;\n" ::"n"(n) : "memory")
+
+static __device__ __forceinline__ void sgla_ldm_x4(uint32_t r[4], uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+static __device__ __forceinline__ void sgla_ldm_x4_t(uint32_t r[4], uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+/* D += A(16x16, row) * B(16x8, col); fp32 accumulators. */
+static __device__ __forceinline__ void sgla_mma_bf16(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+static __device__ __forceinline__ void sgla_mma_f16(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* Two floats to a packed pair (lo in the low half), and back. */
+static __device__ __forceinline__ uint32_t sgla_pack_bf16(float lo, float hi)
+{
+    __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    return *(uint32_t *)&h;
+}
+static __device__ __forceinline__ uint32_t sgla_pack_f16(float lo, float hi)
+{
+    __half2 h = __floats2half2_rn(lo, hi);
+    return *(uint32_t *)&h;
+}
+static __device__ __forceinline__ float2 sgla_unpack_bf16(uint32_t x)
+{
+    __nv_bfloat162 h = *(__nv_bfloat162 *)&x;
+    return __bfloat1622float2(h);
+}
+static __device__ __forceinline__ float2 sgla_unpack_f16(uint32_t x)
+{
+    __half2 h = *(__half2 *)&x;
+    return __half22float2(h);
+}
+
+static __device__ __forceinline__ float sgla_exp2(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+/* Sequence n's batch row and token range [t0, t1), clamped so that a bad
+ * cu_seqlens can never address outside the tensors. */
+static __device__ __forceinline__ void sgla_seq_range(const sgla_kparams *p, int64_t n, int64_t *b,
+                                                      int64_t *t0, int64_t *t1)
+{
+    if (p->cu) {
+        int64_t a = p->cu[n], e = p->cu[n + 1];
+        a = a < 0 ? 0 : (a > p->T ? p->T : a);
+        e = e < a ? a : (e > p->T ? p->T : e);
+        *b = 0;
+        *t0 = a;
+        *t1 = e;
+    } else {
+        *b = n;
+        *t0 = 0;
+        *t1 = p->T;
+    }
+}
+
+#endif /* __CUDACC__ */
+#endif

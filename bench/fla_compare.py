@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""sgla's CUDA forward against flash-linear-attention's chunk_simple_gla.
+
+Same shapes, same bf16 inputs [B, T, H, D] (K = V = D), both gate forms
+(g_gamma and data-dependent g).  Times both with triton.testing.do_bench
+(median; do_bench clears the L2 cache before every timed run), checks the two
+outputs agree (rel L2 between them, and each against an fp64 chunked
+reference on the last (batch, head) slice), and prints a table with the HBM
+floor (q, k, v read and o written once at 4.25 TB/s).
+
+Also measures the two ceilings first: a large device-to-device copy and a bf16
+matmul through torch.
+
+Our kernel is called through the python package (python/sgla, ctypes over
+libsgla.so; SGLA_LIBRARY points at the build).  Usage:
+    SGLA_LIBRARY=build-cuda/libsgla.so python3 bench/fla_compare.py [--shapes 8x4096x16x128,...]
+"""
+import argparse
+import math
+import os
+import sys
+import time
+
+import torch
+import triton
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+import sgla  # noqa: E402
+
+HBM = 4.25e12
+DEFAULT_SHAPES = "8x4096x16x128,4x8192x32x64,2x16384x8x256,64x1024x16x128,1x32768x16x128"
+
+
+def ceilings():
+    n = 1 << 30  # 1 GiB each way
+    a = torch.empty(n, dtype=torch.uint8, device="cuda")
+    b = torch.empty_like(a)
+    a.random_(0, 255)
+    ms = triton.testing.do_bench(lambda: b.copy_(a), warmup=50, rep=200, return_mode="median")
+    copy_tbs = 2 * n / (ms * 1e-3) / 1e12
+    del a, b
+    m = 8192
+    x = torch.randn(m, m, device="cuda", dtype=torch.bfloat16)
+    y = torch.randn(m, m, device="cuda", dtype=torch.bfloat16)
+    ms = triton.testing.do_bench(lambda: x @ y, warmup=50, rep=300, return_mode="median")
+    tflops = 2 * m ** 3 / (ms * 1e-3) / 1e12
+    del x, y
+    torch.cuda.empty_cache()
+    return copy_tbs, tflops
+
+
+def ref_slice(q, k, v, g, gamma, scale, C=64):
+    """fp64 chunked reference for one [T, D] slice (g: [T] natural-log or None)."""
+    q, k, v = q.double(), k.double(), v.double()
+    T, K = q.shape
+    V = v.shape[1]
+    S = torch.zeros(K, V, dtype=torch.float64, device=q.device)
+    o = torch.empty(T, V, dtype=torch.float64, device=q.device)
+    for s in range(0, T, C):
+        e = min(T, s + C)
+        n = e - s
+        if g is not None:
+            b = torch.cumsum(g[s:e].double(), 0)
+        elif gamma is not None:
+            b = gamma * torch.arange(1, n + 1, dtype=torch.float64, device=q.device)
+        else:
+            b = torch.zeros(n, dtype=torch.float64, device=q.device)
+        diff = b[:, None] - b[None, :]
+        mask = torch.tril(torch.ones(n, n, dtype=torch.bool, device=q.device))
+        gam = torch.where(mask, torch.exp(torch.where(mask, diff, torch.zeros_like(diff))), torch.zeros_like(diff))
+        qc, kc, vc = q[s:e], k[s:e], v[s:e]
+        o[s:e] = scale * ((qc * torch.exp(b)[:, None]) @ S + ((qc @ kc.T) * gam) @ vc)
+        S = math.exp(b[-1].item()) * S + (kc * torch.exp(b[-1] - b)[:, None]).T @ vc
+    return o
+
+
+def rel(a, b):
+    a, b = a.double(), b.double()
+    return ((a - b).norm() / b.norm()).item()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shapes", default=DEFAULT_SHAPES)
+    ap.add_argument("--gates", default="gamma,g")
+    ap.add_argument("--rep", type=int, default=200, help="do_bench rep (ms)")
+    ap.add_argument("--no-ceilings", action="store_true")
+    args = ap.parse_args()
+
+    torch.manual_seed(0)
+    dev = torch.cuda.get_device_name()
+    print(f"device: {dev}; torch {torch.__version__}; triton {triton.__version__}; sgla {sgla.__version__}")
+    if not args.no_ceilings:
+        copy_tbs, tflops = ceilings()
+        print(f"ceilings: device-to-device copy {copy_tbs:.2f} TB/s (read+write); bf16 matmul 8192^3 {tflops:.0f} TFLOP/s")
+    try:
+        from fla.ops.simple_gla import chunk_simple_gla as fla_chunk
+        import fla
+        print(f"fla {fla.__version__}: fla.ops.simple_gla.chunk_simple_gla")
+    except Exception as e:  # noqa: BLE001
+        fla_chunk = None
+        print(f"fla unavailable: {e!r}")
+
+    rows = []
+    for sh in args.shapes.split(","):
+        B, T, H, D = (int(x) for x in sh.split("x"))
+        q = torch.randn(B, T, H, D, device="cuda", dtype=torch.bfloat16)
+        k = torch.randn(B, T, H, D, device="cuda", dtype=torch.bfloat16)
+        v = torch.randn(B, T, H, D, device="cuda", dtype=torch.bfloat16)
+        scale = D ** -0.5
+        nbytes = 4 * B * T * H * D * 2
+        floor_ms = nbytes / HBM * 1e3
+        for gate in args.gates.split(","):
+            g = gg = None
+            if gate == "g":
+                g = -0.2 * torch.rand(B, T, H, device="cuda", dtype=torch.float32)
+            elif gate == "gamma":
+                gg = torch.tensor([math.log(1 - 2.0 ** -(5 + h % 8)) for h in range(H)], device="cuda",
+                                  dtype=torch.float32)
+            kw = dict(g=g, g_gamma=gg, scale=scale)
+            o_s, _ = sgla.chunk_simple_gla(q, k, v, **kw)
+            torch.cuda.synchronize()
+            # fp64 reference on the last slice
+            bq, hq = B - 1, H - 1
+            r = ref_slice(q[bq, :, hq], k[bq, :, hq], v[bq, :, hq], None if g is None else g[bq, :, hq],
+                          None if gg is None else gg[hq].item(), scale)
+            rel_s = rel(o_s[bq, :, hq], r)
+            ms_s = triton.testing.do_bench(lambda: sgla.chunk_simple_gla(q, k, v, **kw), warmup=25, rep=args.rep,
+                                           return_mode="median")
+            ms_f = rel_f = rel_sf = float("nan")
+            if fla_chunk is not None:
+                try:
+                    o_f, _ = fla_chunk(q, k, v, **kw)
+                    torch.cuda.synchronize()
+                    rel_f = rel(o_f[bq, :, hq], r)
+                    rel_sf = rel(o_s, o_f)
+                    ms_f = triton.testing.do_bench(lambda: fla_chunk(q, k, v, **kw), warmup=25, rep=args.rep,
+                                                   return_mode="median")
+                    del o_f
+                except Exception as e:  # noqa: BLE001
+                    print(f"fla failed on {sh} {gate}: {e!r}")
+            row = (sh, gate, ms_s, ms_f, floor_ms, ms_s / floor_ms, ms_f / ms_s, rel_s, rel_f, rel_sf)
+            rows.append(row)
+            print("row " + " ".join(str(x) for x in row), flush=True)
+            del o_s
+        del q, k, v
+        torch.cuda.empty_cache()
+
+    print()
+    print(f"{'BxTxHxD':<16} {'gate':<6} {'sgla ms':>8} {'fla ms':>8} {'floor':>7} {'sgla/fl':>7} {'fla/sgla':>8}"
+          f"  {'relL2 sgla':>10} {'relL2 fla':>10} {'sgla~fla':>9}")
+    for (sh, gate, ms_s, ms_f, fl, rs, rf, a, b_, c) in rows:
+        print(f"{sh:<16} {gate:<6} {ms_s:8.4f} {ms_f:8.4f} {fl:7.4f} {rs:7.2f} {rf:8.2f}  {a:10.2e} {b_:10.2e} {c:9.2e}")
+    bad = [r for r in rows if not (r[7] <= 8e-3)]
+    if bad:
+        print(f"FAIL: {len(bad)} sgla outputs off the fp64 reference by more than 8e-3")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -31,19 +31,20 @@
 /* The error figure: the article's experiment (SPEC §4 level 3). */
 #define ERR_C 64
 #define ERR_D 64
-#define ERR_TRIALS 20
+#define ERR_TRIALS 20 /* default; --trials changes it */
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: sgla plot --out DIR [--alpha A] [--chunk C] [--seed N]\n"
+            "usage: sgla plot --out DIR [--alpha A] [--chunk C] [--seed N] [--trials N]\n"
             "\n"
             "Write three self-contained SVG figures into DIR (created if missing):\n"
             "  decay.svg           the decay matrix Gamma_ij = alpha^(i-j) for j <= i, 0 above\n"
             "                      (--alpha, default 0.9; --chunk, default 16, at most 256)\n"
             "  error_vs_alpha.svg  rel L2 error of the ratio form and the factorised form of one\n"
             "                      chunk (C = %d, K = V = %d, fp16 storage, fp32 accumulation, median of\n"
-            "                      %d random inputs from --seed) against alpha, the NaN region marked\n"
+            "                      --trials random inputs, default %d, from --seed) against alpha, the\n"
+            "                      NaN region marked\n"
             "  bounds.svg          overflow of the factorised weight alpha^-(C-1) and underflow of the\n"
             "                      ratio form's smallest weight alpha^(C-1) against C, fp16 and fp32\n"
             "Exit status: 0 success, 2 bad arguments or a file that cannot be written.\n",
@@ -202,7 +203,7 @@ static const double art_alpha[5] = {0.99, 0.95, 0.90, 0.80, 0.50};
 static const double art_ratio[5] = {4.39e-4, 4.57e-4, 4.47e-4, 4.60e-4, 4.14e-4};
 static const double art_fact[5] = {4.15e-4, 4.14e-4, 4.15e-4, NAN, NAN};
 
-static int plot_error(const char *path, uint64_t seed, char *err, size_t el)
+static int plot_error(const char *path, uint64_t seed, int trials, char *err, size_t el)
 {
     /* alpha 0.50..0.99 by 0.01, then closer to 1. */
     enum { NA = 50 + 2 };
@@ -211,7 +212,7 @@ static int plot_error(const char *path, uint64_t seed, char *err, size_t el)
         cv[i].alpha = i < 50 ? 0.50 + 0.01 * i : (i == 50 ? 0.995 : 0.999);
         /* The same seed for every alpha: common random inputs make the
          * curves differ only through alpha. */
-        sgla_status st = ref_l3_median(cv[i].alpha, ERR_C, ERR_D, ERR_TRIALS, seed, cv[i].med);
+        sgla_status st = ref_l3_median(cv[i].alpha, ERR_C, ERR_D, trials, seed, cv[i].med);
         if (st != SGLA_OK) {
             snprintf(err, el, "error_vs_alpha: ref_l3_median(alpha = %.3f): %s (%s)", cv[i].alpha,
                      sgla_status_string(st), sgla_last_error());
@@ -245,7 +246,7 @@ static int plot_error(const char *path, uint64_t seed, char *err, size_t el)
              "One chunk in fp16 storage: ratio form vs factorised form");
     svg_text(&s, (L + PW) / 2 + 40, 50, 12.5, "middle", 0, 0, "#333333",
              "C = %d, K = V = %d, fp16 operands, fp32 accumulation; rel L2 against fp64, median of %d random inputs (seed %llu)",
-             ERR_C, ERR_D, ERR_TRIALS, (unsigned long long)seed);
+             ERR_C, ERR_D, trials, (unsigned long long)seed);
     svg_axis ax = {0.5, 1.0, L, L + PW, 0}, ay = {ylo, yhi, T + PH, T, 1};
 
     if (nan_hi > 0) svg_rect_alpha(&s, L, T, svg_map(&ax, nan_hi) - L, PH, "#d62728", 0.10);
@@ -506,6 +507,7 @@ int sgla_cmd_plot(int argc, char **argv)
     double alpha = 0.9;
     int64_t chunk = 16;
     uint64_t seed = 20261129;
+    int64_t trials = ERR_TRIALS;
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i], *v;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
@@ -525,6 +527,12 @@ int sgla_cmd_plot(int argc, char **argv)
                 fprintf(stderr, "sgla plot: --chunk: %s is not in [1, 256]\n", v);
                 return 2;
             }
+        } else if (!strcmp(f, "--trials")) {
+            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_i64(CMD, "--trials", v, &trials)) return 2;
+            if (trials < 1 || trials > 1000) {
+                fprintf(stderr, "sgla plot: --trials: %s is not in [1, 1000]\n", v);
+                return 2;
+            }
         } else if (!strcmp(f, "--seed")) {
             if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_u64(CMD, "--seed", v, &seed)) return 2;
         } else {
@@ -541,7 +549,7 @@ int sgla_cmd_plot(int argc, char **argv)
     if (join(path, sizeof path, out, "decay.svg", err, sizeof err) || plot_decay(path, alpha, (int)chunk, err, sizeof err))
         goto fail;
     printf("wrote %s\n", path);
-    if (join(path, sizeof path, out, "error_vs_alpha.svg", err, sizeof err) || plot_error(path, seed, err, sizeof err))
+    if (join(path, sizeof path, out, "error_vs_alpha.svg", err, sizeof err) || plot_error(path, seed, (int)trials, err, sizeof err))
         goto fail;
     printf("wrote %s\n", path);
     if (join(path, sizeof path, out, "bounds.svg", err, sizeof err) || plot_bounds(path, err, sizeof err)) goto fail;

@@ -1,0 +1,125 @@
+# CLI smoke tests, included by tests/CMakeLists.txt.
+#
+# The same file is also the checker those tests run (`cmake -P cli.cmake`):
+# it runs one command and checks its exit status, a regular expression on
+# its output, and files it must create — CTest's own properties cannot check
+# an exit status and a message together.
+#
+#   -DCMD=a|b|c        the command, '|'-separated (';' would split in add_test)
+#   -DEXPECT_RC=n      required exit status (default 0)
+#   -DEXPECT_RE=re     regular expression the stdout+stderr must match
+#   -DEXPECT_FILES=f|g files that must exist afterwards (removed first)
+
+if(CMAKE_SCRIPT_MODE_FILE)
+  string(REPLACE "|" ";" cmd "${CMD}")
+  if(NOT DEFINED EXPECT_RC)
+    set(EXPECT_RC 0)
+  endif()
+  if(DEFINED EXPECT_FILES)
+    string(REPLACE "|" ";" files "${EXPECT_FILES}")
+    foreach(f ${files})
+      file(REMOVE "${f}")
+    endforeach()
+  endif()
+  execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("${out}${err}")
+  if(NOT "${rc}" STREQUAL "${EXPECT_RC}")
+    message(FATAL_ERROR "exit status ${rc}, expected ${EXPECT_RC}")
+  endif()
+  if(DEFINED EXPECT_RE AND NOT "${out}${err}" MATCHES "${EXPECT_RE}")
+    message(FATAL_ERROR "output does not match '${EXPECT_RE}'")
+  endif()
+  if(DEFINED EXPECT_FILES)
+    foreach(f ${files})
+      if(NOT EXISTS "${f}")
+        message(FATAL_ERROR "expected file ${f} was not written")
+      endif()
+    endforeach()
+  endif()
+  return()
+endif()
+
+set(_sgla $<TARGET_FILE:sgla_cli>)
+set(_data ${CMAKE_CURRENT_SOURCE_DIR}/data)
+set(_out ${CMAKE_CURRENT_BINARY_DIR}/cli_out)
+file(MAKE_DIRECTORY ${_out})
+
+# sgla_cli_test(NAME cmd-args-with-| [RC n] [RE regex] [FILES f|g])
+function(sgla_cli_test name args)
+  cmake_parse_arguments(A "" "RC;RE;FILES" "" ${ARGN})
+  set(defs "-DCMD=${_sgla}|${args}")
+  if(DEFINED A_RC)
+    list(APPEND defs "-DEXPECT_RC=${A_RC}")
+  endif()
+  if(DEFINED A_RE)
+    list(APPEND defs "-DEXPECT_RE=${A_RE}")
+  endif()
+  if(DEFINED A_FILES)
+    list(APPEND defs "-DEXPECT_FILES=${A_FILES}")
+  endif()
+  add_test(NAME ${name} COMMAND ${CMAKE_COMMAND} ${defs} -P ${CMAKE_CURRENT_LIST_FILE})
+  set_tests_properties(${name} PROPERTIES LABELS "cpu;cli")
+endfunction()
+
+# test_cli_run (a test_*.c, so already a target) drives the CLI and reads its
+# .npy output: it needs the reader, the data and the executable's path.
+if(TARGET test_cli_run)
+  target_sources(test_cli_run PRIVATE ${PROJECT_SOURCE_DIR}/tools/npy.c)
+  target_include_directories(test_cli_run PRIVATE ${PROJECT_SOURCE_DIR}/tools)
+  target_compile_definitions(test_cli_run PRIVATE SGLA_TEST_DATA_DIR="${_data}" SGLA_CLI="${_sgla}")
+  add_dependencies(test_cli_run sgla_cli)
+  set_tests_properties(test_cli_run PROPERTIES LABELS "cpu;cli")
+endif()
+
+# ---- front end and --help everywhere ----------------------------------------
+sgla_cli_test(cli_help "--help" RE "usage: sgla <command>")
+sgla_cli_test(cli_version "version" RE "sgla [0-9]+\\.[0-9]+\\.[0-9]+")
+sgla_cli_test(cli_no_command "" RC 2 RE "usage")
+sgla_cli_test(cli_unknown_command "frobnicate" RC 2 RE "unknown command 'frobnicate'")
+foreach(c verify tables run plot bench)
+  sgla_cli_test(cli_help_${c} "${c}|--help" RE "usage: sgla ${c}")
+endforeach()
+
+# ---- sgla run -------------------------------------------------------------
+set(_qkv "--q|${_data}/run_q.npy|--k|${_data}/run_k.npy|--v|${_data}/run_v.npy")
+foreach(b ref-a ref-b ref-c ref-d cpu auto)
+  sgla_cli_test(cli_run_${b} "run|${_qkv}|--g|${_data}/run_g.npy|--h0|${_data}/run_h0.npy|--chunk|3|--scale|0.5|--backend|${b}|--o|${_out}/o_${b}.npy|--ht|${_out}/ht_${b}.npy"
+    RE "s wall" FILES "${_out}/o_${b}.npy|${_out}/ht_${b}.npy")
+endforeach()
+sgla_cli_test(cli_run_f16_alpha "run|--q|${_data}/run_q16.npy|--k|${_data}/run_k16.npy|--v|${_data}/run_v16.npy|--alpha|0.9|--backend|ref-b|--o|${_out}/o16.npy"
+  RE "f16" FILES "${_out}/o16.npy")
+sgla_cli_test(cli_run_varlen "run|--q|${_data}/var_q.npy|--k|${_data}/var_k.npy|--v|${_data}/var_v.npy|--cu-seqlens|${_data}/var_cu.npy|--h0|${_data}/var_h0.npy|--g-gamma|${_data}/run_gg.npy|--chunk|2|--backend|ref-c|--o|${_out}/o_var.npy|--ht|${_out}/ht_var.npy"
+  RE "varlen" FILES "${_out}/o_var.npy|${_out}/ht_var.npy")
+# errors: exit 2 and a message naming the problem
+sgla_cli_test(cli_run_missing_file "run|--q|${_out}/no_such_q.npy|--k|${_data}/run_k.npy|--v|${_data}/run_v.npy|--o|${_out}/x.npy"
+  RC 2 RE "--q: .*no_such_q.npy: cannot open")
+sgla_cli_test(cli_run_no_output "run|${_qkv}" RC 2 RE "--o is required")
+sgla_cli_test(cli_run_unknown_flag "run|${_qkv}|--o|${_out}/x.npy|--bogus" RC 2 RE "unknown option '--bogus'")
+sgla_cli_test(cli_run_fortran "run|--q|${_data}/run_q.npy|--k|${_data}/np_fortran.npy|--v|${_data}/run_v.npy|--o|${_out}/x.npy"
+  RC 2 RE "np_fortran.npy.*Fortran")
+sgla_cli_test(cli_run_shape_mismatch "run|--q|${_data}/run_q.npy|--k|${_data}/var_k.npy|--v|${_data}/run_v.npy|--o|${_out}/x.npy"
+  RC 2 RE "--k: .*var_k.npy: shape \\(1, 9, 2, 3\\), expected \\(2, 7, 2, 3\\)")
+sgla_cli_test(cli_run_dtype_mismatch "run|--q|${_data}/run_q.npy|--k|${_data}/run_k16.npy|--v|${_data}/run_v.npy|--o|${_out}/x.npy"
+  RC 2 RE "share a dtype")
+sgla_cli_test(cli_run_two_gates "run|${_qkv}|--alpha|0.9|--g-gamma|${_data}/run_gg.npy|--o|${_out}/x.npy"
+  RC 2 RE "at most one of")
+sgla_cli_test(cli_run_bad_alpha "run|${_qkv}|--alpha|1.5|--o|${_out}/x.npy" RC 2 RE "--alpha: 1.5 is not in")
+sgla_cli_test(cli_run_bad_chunk "run|${_qkv}|--chunk|0|--backend|ref-a|--o|${_out}/x.npy"
+  RC 2 RE "unsupported chunk size")
+sgla_cli_test(cli_run_bad_backend "run|${_qkv}|--backend|gpu|--o|${_out}/x.npy" RC 2 RE "--backend: 'gpu'")
+sgla_cli_test(cli_run_cu_batch "run|${_qkv}|--cu-seqlens|${_data}/var_cu.npy|--o|${_out}/x.npy" RC 2 RE "needs B = 1")
+sgla_cli_test(cli_run_gate_shape "run|${_qkv}|--g|${_data}/run_h0.npy|--o|${_out}/x.npy" RC 2 RE "--g: .*expected 3")
+if(NOT SGLA_HAVE_CUDA)
+  sgla_cli_test(cli_run_cuda_unavailable "run|${_qkv}|--backend|cuda|--o|${_out}/x.npy" RC 2 RE "not available")
+endif()
+
+# ---- sgla plot --------------------------------------------------------------
+set(_plots ${CMAKE_CURRENT_BINARY_DIR}/plots)
+sgla_cli_test(cli_plot "plot|--out|${_plots}|--trials|3"
+  FILES "${_plots}/decay.svg|${_plots}/error_vs_alpha.svg|${_plots}/bounds.svg")
+sgla_cli_test(cli_plot_bad_alpha "plot|--out|${_plots}|--alpha|0" RC 2 RE "--alpha: 0 is not in")
+sgla_cli_test(cli_plot_no_out "plot" RC 2 RE "--out DIR is required")
+
+# ---- the other sub-commands -------------------------------------------------
+sgla_cli_test(cli_tables "tables")
+sgla_cli_test(cli_verify "verify")

@@ -1,0 +1,242 @@
+/* `sgla run` end to end: run the CLI on .npy files, read o and ht back and
+ * compare them with the fp64 reference computed here from the same files,
+ * for every backend, f32/f16/f8 inputs, every gate form, varlen, T = 0, and
+ * the error exits.  SGLA_CLI (the sgla executable) and SGLA_TEST_DATA_DIR
+ * come from tests/cli.cmake. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "npy.h"
+#include "testutil.h"
+
+#ifndef SGLA_CLI
+#error "SGLA_CLI must name the sgla executable"
+#endif
+
+static const char *dp(const char *name)
+{
+    /* a ring, so one run_case initializer can hold several at once */
+    static char buf[16][1024];
+    static int k;
+    k = (k + 1) % 16;
+    snprintf(buf[k], sizeof buf[k], "%s/%s", SGLA_TEST_DATA_DIR, name);
+    return buf[k];
+}
+
+/* Run `sgla run <args>`, stderr to a file; returns the exit status. */
+static int run_cli(const char *args, char *errbuf, size_t errcap)
+{
+    char cmd[8192];
+    const char *errfile = "test_cli_run.stderr";
+    snprintf(cmd, sizeof cmd, "'%s' run %s > /dev/null 2> %s", SGLA_CLI, args, errfile);
+    int st = system(cmd);
+    errbuf[0] = '\0';
+    FILE *f = fopen(errfile, "r");
+    if (f) {
+        size_t n = fread(errbuf, 1, errcap - 1, f);
+        errbuf[n] = '\0';
+        fclose(f);
+    }
+    remove(errfile);
+    return st == -1 ? -1 : (WIFEXITED(st) ? WEXITSTATUS(st) : 128);
+}
+
+static npy_array must_read(const char *path)
+{
+    npy_array a;
+    char err[512];
+    if (npy_read(path, &a, err, sizeof err)) {
+        fprintf(stderr, "FAIL reading %s: %s\n", path, err);
+        memset(&a, 0, sizeof a);
+    }
+    return a;
+}
+
+static void to_f64(const npy_array *a, double *out)
+{
+    for (int64_t i = 0; i < a->count; i++) {
+        switch (a->dtype) {
+        case NPY_F16: out[i] = sgla_f16_to_f32(((const uint16_t *)a->data)[i]); break;
+        case NPY_F32: out[i] = ((const float *)a->data)[i]; break;
+        case NPY_F64: out[i] = ((const double *)a->data)[i]; break;
+        default: out[i] = NAN;
+        }
+    }
+}
+
+typedef struct run_case {
+    const char *name;
+    const char *q, *k, *v, *g, *gg, *h0, *cu; /* data file names (NULL: absent) */
+    double alpha;                             /* > 0: --alpha */
+    double scale;
+    int chunk;
+    const char *backend;
+    double tol;       /* rel L2 bound for o against fp64 */
+    npy_dtype o_dtype; /* expected dtype of o */
+} run_case;
+
+/* fp64 reference of the case from the same files (f8 inputs rounded to f32
+ * as the CLI documents). */
+static int reference(const run_case *c, double **o64, double **ht64, int64_t *nv, int64_t *ns)
+{
+    npy_array q = must_read(c->q), k = must_read(c->k), v = must_read(c->v);
+    npy_array g = {0}, gg = {0}, h0 = {0}, cu = {0};
+    if (c->g) g = must_read(c->g);
+    if (c->gg) gg = must_read(c->gg);
+    if (c->h0) h0 = must_read(c->h0);
+    if (c->cu) cu = must_read(c->cu);
+    int ok = q.data && k.data && v.data;
+    float *fq = NULL, *fk = NULL, *fv = NULL;
+    sgla_forward_desc d;
+    sgla_forward_desc_init(&d);
+    if (ok && q.dtype == NPY_F64) {
+        fq = malloc((size_t)q.count * 4 + 4);
+        fk = malloc((size_t)k.count * 4 + 4);
+        fv = malloc((size_t)v.count * 4 + 4);
+        for (int64_t i = 0; i < q.count; i++) fq[i] = (float)((double *)q.data)[i];
+        for (int64_t i = 0; i < k.count; i++) fk[i] = (float)((double *)k.data)[i];
+        for (int64_t i = 0; i < v.count; i++) fv[i] = (float)((double *)v.data)[i];
+        d.q = fq, d.k = fk, d.v = fv, d.dtype = SGLA_F32;
+    } else {
+        d.q = q.data, d.k = k.data, d.v = v.data, d.dtype = q.dtype == NPY_F16 ? SGLA_F16 : SGLA_F32;
+    }
+    d.B = q.shape[0], d.T = q.shape[1], d.H = q.shape[2], d.K = q.shape[3], d.V = v.shape[3];
+    float ag[16];
+    if (c->alpha > 0) {
+        for (int h = 0; h < 16; h++) ag[h] = (float)log(c->alpha);
+        d.g_gamma = ag;
+    }
+    if (gg.data) d.g_gamma = gg.data;
+    d.g = g.data;
+    d.h0 = h0.data;
+    d.cu_seqlens = cu.data;
+    d.num_seqs = cu.data ? cu.count - 1 : 0;
+    d.scale = (float)c->scale;
+    d.chunk = c->chunk;
+    *nv = d.B * d.T * d.H * d.V;
+    *ns = sgla_num_sequences(&d) * d.H * d.K * d.V;
+    *o64 = malloc((size_t)*nv * 8 + 8);
+    /* sgla_reference ignores o but validation still wants a non-NULL one */
+    void *o_scratch = malloc((size_t)*nv * 4 + 4);
+    d.o = o_scratch;
+    *ht64 = malloc((size_t)*ns * 8 + 8);
+    sgla_status st = ok ? sgla_reference(&d, SGLA_BACKEND_REF_A, *o64, *ht64) : SGLA_ERR_INTERNAL;
+    TU_CHECK(st == SGLA_OK, "%s: in-process reference: %s (%s)", c->name, sgla_status_string(st), sgla_last_error());
+    npy_free(&q), npy_free(&k), npy_free(&v), npy_free(&g), npy_free(&gg), npy_free(&h0), npy_free(&cu);
+    free(fq), free(fk), free(fv), free(o_scratch);
+    return st == SGLA_OK;
+}
+
+static void check_case(const run_case *c)
+{
+    char args[6000], err[4096];
+    int n = snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --scale %.17g --chunk %d --backend %s --o o_%s.npy --ht ht_%s.npy",
+                     c->q, c->k, c->v, c->scale, c->chunk, c->backend, c->name, c->name);
+    if (c->g) n += snprintf(args + n, sizeof args - n, " --g '%s'", c->g);
+    if (c->gg) n += snprintf(args + n, sizeof args - n, " --g-gamma '%s'", c->gg);
+    if (c->alpha > 0) n += snprintf(args + n, sizeof args - n, " --alpha %.17g", c->alpha);
+    if (c->h0) n += snprintf(args + n, sizeof args - n, " --h0 '%s'", c->h0);
+    if (c->cu) n += snprintf(args + n, sizeof args - n, " --cu-seqlens '%s'", c->cu);
+    int rc = run_cli(args, err, sizeof err);
+    TU_CHECK(rc == 0, "%s: sgla run exited %d: %s", c->name, rc, err);
+    if (rc) return;
+
+    double *r_o = NULL, *r_ht = NULL;
+    int64_t nv, ns;
+    if (!reference(c, &r_o, &r_ht, &nv, &ns)) goto done;
+    char path[256];
+    snprintf(path, sizeof path, "o_%s.npy", c->name);
+    npy_array o = must_read(path);
+    snprintf(path, sizeof path, "ht_%s.npy", c->name);
+    npy_array ht = must_read(path);
+    TU_CHECK(o.dtype == c->o_dtype, "%s: o has dtype %s, expected %s", c->name, npy_dtype_descr(o.dtype),
+             npy_dtype_descr(c->o_dtype));
+    TU_CHECK(ht.dtype == NPY_F32 && ht.ndim == 4, "%s: ht must be 4-d <f4", c->name);
+    TU_CHECK(o.count == nv && ht.count == ns, "%s: o has %lld elements (want %lld), ht %lld (want %lld)", c->name,
+             (long long)o.count, (long long)nv, (long long)ht.count, (long long)ns);
+    if (o.count == nv && ht.count == ns && o.data && ht.data) {
+        double *x = malloc((size_t)(nv + ns) * 8 + 8);
+        to_f64(&o, x);
+        to_f64(&ht, x + nv);
+        double eo = nv ? tu_rel_l2(x, r_o, nv) : 0, eh = ns ? tu_rel_l2(x + nv, r_ht, ns) : 0;
+        /* the state is fp32 out of every backend */
+        TU_CHECK(eo <= c->tol, "%s: o rel L2 %.3g > %.1g", c->name, eo, c->tol);
+        TU_CHECK(eh <= fmax(c->tol, 1e-5), "%s: ht rel L2 %.3g", c->name, eh);
+        printf("%-14s %-6s o rel L2 %.2e  ht rel L2 %.2e\n", c->name, c->backend, eo, eh);
+        free(x);
+    }
+    npy_free(&o);
+    npy_free(&ht);
+done:
+    free(r_o);
+    free(r_ht);
+}
+
+/* Write an f8 copy and a T = 0 copy of the f32 fixtures. */
+static void make_derived(void)
+{
+    const char *names[3] = {"run_q.npy", "run_k.npy", "run_v.npy"};
+    const char *f8[3] = {"f8_q.npy", "f8_k.npy", "f8_v.npy"};
+    const char *t0[3] = {"t0_q.npy", "t0_k.npy", "t0_v.npy"};
+    char err[512];
+    for (int i = 0; i < 3; i++) {
+        npy_array a = must_read(dp(names[i]));
+        if (!a.data) continue;
+        double *d = malloc((size_t)a.count * 8);
+        for (int64_t j = 0; j < a.count; j++) d[j] = ((float *)a.data)[j];
+        TU_CHECK(!npy_write(f8[i], NPY_F64, a.ndim, a.shape, d, err, sizeof err), "%s", err);
+        int64_t sh[4] = {a.shape[0], 0, a.shape[2], a.shape[3]};
+        TU_CHECK(!npy_write(t0[i], NPY_F32, 4, sh, NULL, err, sizeof err), "%s", err);
+        free(d);
+        npy_free(&a);
+    }
+}
+
+int main(void)
+{
+    make_derived();
+    static const char *backends[] = {"ref-a", "ref-b", "ref-c", "ref-d", "cpu", "auto"};
+    for (size_t b = 0; b < sizeof backends / sizeof backends[0]; b++) {
+        int is_ref = backends[b][0] == 'r';
+        char name[32];
+        snprintf(name, sizeof name, "g_%s", backends[b]);
+        run_case c = {name, dp("run_q.npy"), dp("run_k.npy"), dp("run_v.npy"), dp("run_g.npy"), NULL,
+                      dp("run_h0.npy"), NULL, 0, 0.5, 3, backends[b], is_ref ? 1e-6 : 1e-5, NPY_F32};
+        check_case(&c);
+        snprintf(name, sizeof name, "var_%s", backends[b]);
+        run_case v = {name, dp("var_q.npy"), dp("var_k.npy"), dp("var_v.npy"), NULL, dp("run_gg.npy"),
+                      dp("var_h0.npy"), dp("var_cu.npy"), 0, 1.0, 2, backends[b], is_ref ? 1e-6 : 1e-5, NPY_F32};
+        check_case(&v);
+        snprintf(name, sizeof name, "f16_%s", backends[b]);
+        run_case h = {name, dp("run_q16.npy"), dp("run_k16.npy"), dp("run_v16.npy"), NULL, NULL, NULL, NULL,
+                      0.9, 1.0, 4, backends[b], 1e-3, NPY_F16};
+        check_case(&h);
+    }
+    run_case f8 = {"f8_ref", "f8_q.npy", "f8_k.npy", "f8_v.npy", dp("run_g.npy"), NULL, NULL, NULL,
+                   0, 1.0, 64, "ref-b", 1e-12, NPY_F64};
+    check_case(&f8);
+    run_case f8c = {"f8_cpu", "f8_q.npy", "f8_k.npy", "f8_v.npy", NULL, NULL, dp("run_h0.npy"), NULL,
+                    1.0, 1.0, 64, "cpu", 1e-5, NPY_F64};
+    check_case(&f8c);
+    run_case t0 = {"t0", "t0_q.npy", "t0_k.npy", "t0_v.npy", NULL, NULL, dp("run_h0.npy"), NULL,
+                   0.5, 1.0, 64, "ref-a", 1e-6, NPY_F32};
+    check_case(&t0);
+
+    /* error exits: status 2 and a line naming the problem */
+    char err[4096];
+    int rc = run_cli("--q missing.npy --k missing.npy --v missing.npy --o o_x.npy", err, sizeof err);
+    TU_CHECK(rc == 2 && strstr(err, "missing.npy") && strstr(err, "cannot open"), "missing file: rc %d, '%s'", rc, err);
+    char args[4096];
+    snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --g '%s' --o o_x.npy", dp("run_q.npy"), dp("run_k.npy"),
+             dp("run_v.npy"), dp("run_gg.npy"));
+    rc = run_cli(args, err, sizeof err);
+    TU_CHECK(rc == 2 && strstr(err, "--g") && strstr(err, "run_gg.npy"), "wrong gate rank: rc %d, '%s'", rc, err);
+    FILE *f = fopen("o_x.npy", "rb");
+    TU_CHECK(f == NULL, "o was written although the run failed");
+    if (f) fclose(f);
+    return tu_finish("test_cli_run");
+}

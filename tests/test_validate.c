@@ -1,0 +1,222 @@
+/* Every validation status of sgla.h with an input that triggers it, through
+ * sgla_validate, sgla_forward and sgla_reference; on every error the outputs
+ * must be untouched (poisoned before, compared byte for byte after).
+ *
+ * Not triggered here: SGLA_ERR_OUT_OF_MEMORY (no portable way to make
+ * malloc fail; under ASan a huge request aborts instead of returning NULL),
+ * SGLA_ERR_CUDA and SGLA_ERR_INTERNAL (no bad input reaches them), and
+ * SGLA_ERR_UNSUPPORTED_SHAPE unless a CUDA device is present. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+enum { B = 1, T = 6, H = 2, K = 3, V = 3 };
+#define NQK (B * T * H * K)
+#define NV (B * T * H * V)
+#define NS (B * H * K * V)
+
+static float q[NQK], k[NQK], v[NV], g[B * T * H], gg[H], h0[NS];
+static float o[NV], ht[NS];
+static unsigned char o_snap[sizeof o], ht_snap[sizeof ht];
+
+static void base(sgla_forward_desc *d)
+{
+    sgla_forward_desc_init(d);
+    d->q = q, d->k = k, d->v = v, d->o = o, d->ht = ht, d->h0 = h0;
+    d->B = B, d->T = T, d->H = H, d->K = K, d->V = V;
+    d->chunk = 4;
+}
+
+static void poison(void)
+{
+    tu_poison(o, SGLA_F32, NV);
+    tu_poison(ht, SGLA_F32, NS);
+    memcpy(o_snap, o, sizeof o);
+    memcpy(ht_snap, ht, sizeof ht);
+}
+
+static int untouched(void) { return !memcmp(o_snap, o, sizeof o) && !memcmp(ht_snap, ht, sizeof ht); }
+
+/* Expect `want` from sgla_validate (host values), sgla_forward on a
+ * reference and the CPU backend, and sgla_reference; outputs untouched. */
+static void expect(const char *what, const sgla_forward_desc *d, sgla_status want)
+{
+    static const sgla_backend backends[] = {SGLA_BACKEND_REF_A, SGLA_BACKEND_REF_D, SGLA_BACKEND_CPU,
+                                            SGLA_BACKEND_AUTO};
+    sgla_status st = sgla_validate(d, 1);
+    TU_CHECK(st == want, "%s: sgla_validate gave %d (%s), want %d", what, (int)st, sgla_status_string(st), (int)want);
+    if (want != SGLA_OK) TU_CHECK(sgla_last_error()[0] != '\0', "%s: no detail in sgla_last_error()", what);
+    for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
+        poison();
+        st = sgla_forward(d, backends[i]);
+        TU_CHECK(st == want, "%s: sgla_forward(%s) gave %d (%s), want %d", what, sgla_backend_name(backends[i]),
+                 (int)st, sgla_status_string(st), (int)want);
+        if (want != SGLA_OK) TU_CHECK(untouched(), "%s: sgla_forward(%s) wrote an output", what,
+                                      sgla_backend_name(backends[i]));
+    }
+    double o64[NV], ht64[NS];
+    for (int i = 0; i < NV; i++) o64[i] = -7.0;
+    st = sgla_reference(d, SGLA_BACKEND_REF_B, o64, ht64);
+    TU_CHECK(st == want, "%s: sgla_reference gave %d, want %d", what, (int)st, (int)want);
+    if (want != SGLA_OK) {
+        int same = 1;
+        for (int i = 0; i < NV; i++) same &= o64[i] == -7.0;
+        TU_CHECK(same, "%s: sgla_reference wrote o64", what);
+    }
+}
+
+static void statuses(void)
+{
+    sgla_forward_desc d;
+    int64_t cu[4];
+
+    base(&d);
+    expect("valid", &d, SGLA_OK);
+
+    poison();
+    TU_CHECK(sgla_validate(NULL, 1) == SGLA_ERR_NULL_POINTER, "NULL desc: validate");
+    TU_CHECK(sgla_forward(NULL, SGLA_BACKEND_REF_A) == SGLA_ERR_NULL_POINTER, "NULL desc: forward");
+    TU_CHECK(sgla_reference(NULL, SGLA_BACKEND_REF_A, NULL, NULL) == SGLA_ERR_NULL_POINTER, "NULL desc: reference");
+    TU_CHECK(untouched(), "NULL desc: outputs written");
+
+    base(&d), d.q = NULL, expect("q NULL", &d, SGLA_ERR_NULL_POINTER);
+    base(&d), d.k = NULL, expect("k NULL", &d, SGLA_ERR_NULL_POINTER);
+    base(&d), d.v = NULL, expect("v NULL", &d, SGLA_ERR_NULL_POINTER);
+    base(&d), d.o = NULL;
+    TU_CHECK(sgla_validate(&d, 1) == SGLA_ERR_NULL_POINTER, "o NULL");
+    base(&d);
+    {
+        double ht64[NS];
+        TU_CHECK(sgla_reference(&d, SGLA_BACKEND_REF_A, NULL, ht64) == SGLA_ERR_NULL_POINTER, "o64 NULL");
+    }
+    /* T = 0 needs no data pointers at all */
+    base(&d), d.T = 0, d.q = d.k = d.v = NULL, d.o = NULL, d.g = NULL;
+    expect("T = 0 without data", &d, SGLA_OK);
+
+    base(&d), d.B = 0, expect("B = 0", &d, SGLA_ERR_INVALID_SIZE);
+    base(&d), d.T = -1, expect("T = -1", &d, SGLA_ERR_INVALID_SIZE);
+    base(&d), d.H = 0, expect("H = 0", &d, SGLA_ERR_INVALID_SIZE);
+    base(&d), d.K = -3, expect("K < 0", &d, SGLA_ERR_INVALID_SIZE);
+    base(&d), d.V = 0, expect("V = 0", &d, SGLA_ERR_INVALID_SIZE);
+
+    base(&d), d.B = d.T = d.H = d.K = (int64_t)1 << 20;
+    expect("B*T*H*K overflows", &d, SGLA_ERR_SIZE_OVERFLOW);
+    base(&d), d.T = (int64_t)1 << 40, d.K = (int64_t)1 << 22;
+    expect("byte size overflows", &d, SGLA_ERR_SIZE_OVERFLOW);
+    base(&d), d.T = 0, d.B = 1 << 10, d.K = d.V = (int64_t)1 << 31, d.H = 1;
+    expect("state size overflows", &d, SGLA_ERR_SIZE_OVERFLOW);
+
+    base(&d), d.g = g, d.g_gamma = gg, expect("both gates", &d, SGLA_ERR_BOTH_GATES);
+
+    base(&d), d.g = g, g[5] = 0.25f, expect("positive g", &d, SGLA_ERR_POSITIVE_GATE), g[5] = -0.1f;
+    base(&d), d.g_gamma = gg, gg[1] = 1e-6f, expect("positive g_gamma", &d, SGLA_ERR_POSITIVE_GATE), gg[1] = -0.2f;
+    base(&d), d.g = g, g[0] = NAN, expect("NaN g", &d, SGLA_ERR_NONFINITE_GATE), g[0] = -0.1f;
+    base(&d), d.g = g, g[T * H - 1] = -INFINITY, expect("-inf g", &d, SGLA_ERR_NONFINITE_GATE), g[T * H - 1] = -0.1f;
+    base(&d), d.g_gamma = gg, gg[0] = INFINITY, expect("inf g_gamma", &d, SGLA_ERR_NONFINITE_GATE), gg[0] = -0.2f;
+    /* the value checks can be skipped on purpose (hot paths) */
+    base(&d), d.g = g, g[2] = 0.5f, d.flags = SGLA_FLAG_SKIP_VALUE_CHECK;
+    TU_CHECK(sgla_validate(&d, 1) == SGLA_OK, "SKIP_VALUE_CHECK skips the gate values");
+    g[2] = -0.1f;
+
+    base(&d), d.scale = NAN, expect("NaN scale", &d, SGLA_ERR_INVALID_SCALE);
+    base(&d), d.scale = -INFINITY, expect("inf scale", &d, SGLA_ERR_INVALID_SCALE);
+
+    base(&d), d.dtype = (sgla_dtype)7, expect("dtype 7", &d, SGLA_ERR_UNSUPPORTED_DTYPE);
+    base(&d), d.dtype = (sgla_dtype)-1, expect("dtype -1", &d, SGLA_ERR_UNSUPPORTED_DTYPE);
+
+    base(&d), d.chunk = 0, expect("chunk 0", &d, SGLA_ERR_UNSUPPORTED_CHUNK);
+    base(&d), d.chunk = 1025, expect("chunk 1025", &d, SGLA_ERR_UNSUPPORTED_CHUNK);
+    base(&d), d.chunk = 1024, expect("chunk 1024", &d, SGLA_OK);
+
+    cu[0] = 0, cu[1] = 2, cu[2] = 2, cu[3] = T;
+    base(&d), d.cu_seqlens = cu, d.num_seqs = 3, d.ht = NULL, d.h0 = NULL;
+    expect("valid varlen", &d, SGLA_OK);
+    base(&d), d.cu_seqlens = cu, d.num_seqs = 3, d.B = 2, d.ht = NULL, d.h0 = NULL;
+    expect("cu_seqlens with B = 2", &d, SGLA_ERR_CU_SEQLENS_BATCH);
+    base(&d), d.cu_seqlens = cu, d.num_seqs = 0, expect("num_seqs 0", &d, SGLA_ERR_INVALID_NUM_SEQS);
+    base(&d), d.cu_seqlens = cu, d.num_seqs = -2, expect("num_seqs < 0", &d, SGLA_ERR_INVALID_NUM_SEQS);
+    base(&d), d.cu_seqlens = cu, d.num_seqs = 3, d.ht = NULL, d.h0 = NULL;
+    cu[0] = 1, expect("cu_seqlens[0] = 1", &d, SGLA_ERR_CU_SEQLENS_START), cu[0] = 0;
+    cu[2] = 1, expect("cu_seqlens decreasing", &d, SGLA_ERR_CU_SEQLENS_DECREASING), cu[2] = 2;
+    cu[3] = T - 1, expect("cu_seqlens end != T", &d, SGLA_ERR_CU_SEQLENS_END), cu[3] = T;
+
+    base(&d), d.flags = SGLA_FLAG_CHECK_FINITE;
+    expect("finite inputs with CHECK_FINITE", &d, SGLA_OK);
+    q[4] = NAN, expect("NaN q", &d, SGLA_ERR_NONFINITE_INPUT), q[4] = 0.5f;
+    k[NQK - 1] = INFINITY, expect("inf k", &d, SGLA_ERR_NONFINITE_INPUT), k[NQK - 1] = 0.5f;
+    v[0] = -INFINITY, expect("inf v", &d, SGLA_ERR_NONFINITE_INPUT), v[0] = 0.5f;
+    h0[3] = NAN, expect("NaN h0", &d, SGLA_ERR_NONFINITE_INPUT);
+    d.flags = 0;
+    TU_CHECK(sgla_validate(&d, 1) == SGLA_OK, "NaN h0 passes without CHECK_FINITE");
+    h0[3] = 0.0f;
+
+    base(&d), d.threads = -1, expect("threads -1", &d, SGLA_ERR_INVALID_ARGUMENT);
+    base(&d), d.flags = 0x80u, expect("unknown flag", &d, SGLA_ERR_INVALID_ARGUMENT);
+
+    /* Overlaps: o on an input, ht on o, ht partly on h0; ht == h0 is allowed. */
+    base(&d), d.o = (void *)q, expect("o == q", &d, SGLA_ERR_OVERLAP);
+    base(&d), d.o = (void *)(v + 5), d.v = v, expect("o overlaps v", &d, SGLA_ERR_OVERLAP);
+    {
+        static float big[NV + NS];
+        base(&d), d.o = big, d.ht = big + NV - 1;
+        TU_CHECK(sgla_validate(&d, 1) == SGLA_ERR_OVERLAP, "ht overlaps o");
+    }
+    base(&d), d.ht = h0 + 1, expect("ht partly overlaps h0", &d, SGLA_ERR_OVERLAP);
+
+    /* Backends */
+    base(&d);
+    poison();
+    TU_CHECK(sgla_forward(&d, (sgla_backend)42) == SGLA_ERR_INVALID_BACKEND, "backend 42");
+    TU_CHECK(sgla_forward(&d, (sgla_backend)-1) == SGLA_ERR_INVALID_BACKEND, "backend -1");
+    {
+        double o64[NV];
+        TU_CHECK(sgla_reference(&d, SGLA_BACKEND_CPU, o64, NULL) == SGLA_ERR_INVALID_BACKEND, "reference kind cpu");
+    }
+    TU_CHECK(untouched(), "invalid backend: outputs written");
+    if (!sgla_backend_available(SGLA_BACKEND_CUDA)) {
+        TU_CHECK(sgla_forward(&d, SGLA_BACKEND_CUDA) == SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA unavailable");
+        TU_CHECK(untouched(), "CUDA unavailable: outputs written");
+        printf("test_validate: no CUDA device: SGLA_ERR_UNSUPPORTED_SHAPE not reachable, skipped\n");
+    } else {
+        /* K = 3 is no CUDA shape; the backend must refuse before touching memory. */
+        TU_CHECK(sgla_forward(&d, SGLA_BACKEND_CUDA) == SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA K = 3");
+    }
+}
+
+static void strings(void)
+{
+    const char *seen[SGLA_ERR_INTERNAL + 1];
+    for (int s = 0; s <= SGLA_ERR_INTERNAL; s++) {
+        seen[s] = sgla_status_string((sgla_status)s);
+        TU_CHECK(seen[s] && seen[s][0], "status %d has no string", s);
+        for (int t = 0; t < s; t++) TU_CHECK(strcmp(seen[s], seen[t]) != 0, "statuses %d and %d share a string", s, t);
+    }
+    TU_CHECK(strstr(sgla_status_string((sgla_status)999), "unknown") != NULL, "unknown status code");
+    sgla_forward_desc d;
+    base(&d);
+    d.K = 0;
+    sgla_validate(&d, 1);
+    TU_CHECK(strstr(sgla_last_error(), "K") != NULL, "last error names K: '%s'", sgla_last_error());
+    base(&d);
+    sgla_validate(&d, 1);
+    TU_CHECK(sgla_last_error()[0] == '\0', "last error cleared on success");
+}
+
+int main(void)
+{
+    uint64_t seed = tu_seed("test_validate");
+    tu_rng r;
+    tu_rng_init(&r, seed);
+    tu_fill(&r, q, SGLA_F32, NQK, 1.0);
+    tu_fill(&r, k, SGLA_F32, NQK, 1.0);
+    tu_fill(&r, v, SGLA_F32, NV, 1.0);
+    tu_fill(&r, h0, SGLA_F32, NS, 1.0);
+    for (int i = 0; i < B * T * H; i++) g[i] = (float)-tu_uniform(&r);
+    for (int i = 0; i < H; i++) gg[i] = -0.2f;
+    statuses();
+    strings();
+    return tu_finish("test_validate");
+}

@@ -3,11 +3,11 @@
 # (memcheck, racecheck) on the small case, `sgla bench --backend cuda`, and
 # bench/fla_compare.py; logs under $OUT, a short summary printed last.
 # Needs the build carried in build-cuda/ (and .whl/ for fla).
-#   run: bash bench/device_run.sh [quick]     carry: ["build-cuda", ".whl"]
+#   run: bash bench/device_run.sh [quick]     carry: [".devbin", ".whl"] (bench/stage_devbin.sh copies the build there)
 set -u
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
-BD=build-cuda
+BD=${SGLA_BUILD:-.devbin}
 MODE=${1:-full}
 export PYTHONUNBUFFERED=1
 SUM=$OUT/summary.txt
@@ -17,6 +17,7 @@ note() { echo "$*" | tee -a "$SUM"; }
 note "== $(date -u +%FT%TZ) $(git rev-parse --short HEAD 2>/dev/null) pwd=$(pwd) mode=$MODE"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader 2>&1 | tee -a "$SUM"
 
+if ldd $BD/sgla 2>/dev/null | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/$BD/lib:${LD_LIBRARY_PATH:-}; note "using carried libs"; fi
 if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site || note "fla wheel install failed"

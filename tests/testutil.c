@@ -113,7 +113,7 @@ int64_t tu_count_poison(const void *p, sgla_dtype dt, int64_t n)
 {
     int64_t c = 0;
     for (int64_t i = 0; i < n; i++) {
-        double x;
+        double x = 0.0;
         tu_to_double((const char *)p + (size_t)i * sgla_dtype_size(dt), dt, 1, &x);
         if (isnan(x)) c++;
     }

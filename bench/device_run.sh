@@ -27,18 +27,18 @@ SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /
 # 1. correctness: the GPU tests (CPU-heavy fp64 reference) and the sanitizers, side by side
 t0=$(date +%s)
 ( for t in $BD/tests/test_gpu_*; do
-    timeout 300 $t > $OUT/test_$(basename $t).log 2>&1; echo "$(basename $t) rc=$?" ; done ) > $OUT/tests_rc.txt &
+    timeout 300 $t > $OUT/test_$(basename $t).log 2>&1; echo "$(basename $t) rc=$?" ; done ) > /tmp/tests_rc.txt &
 P1=$!
 if [ -n "$SAN" ]; then
   ( for tool in memcheck racecheck; do
       SGLA_GPU_SMALL=1 timeout 240 $SAN --tool $tool --error-exitcode 1 $BD/tests/test_gpu_forward > $OUT/san_$tool.log 2>&1
-      echo "sanitize_$tool rc=$?"; done ) > $OUT/san_rc.txt &
+      echo "sanitize_$tool rc=$?"; done ) > /tmp/san_rc.txt &
   P2=$!
 else
-  echo "compute-sanitizer not found" > $OUT/san_rc.txt; P2=
+  echo "compute-sanitizer not found" > /tmp/san_rc.txt; P2=
 fi
 wait $P1; [ -n "$P2" ] && wait $P2
-cat $OUT/tests_rc.txt $OUT/san_rc.txt | tee -a "$SUM"
+cat /tmp/tests_rc.txt /tmp/san_rc.txt | tee -a "$SUM"
 grep -h "FAIL\|passed\|configurations" $OUT/test_*.log | tail -15 | tee -a "$SUM"
 tail -3 $OUT/san_memcheck.log $OUT/san_racecheck.log 2>/dev/null | tee -a "$SUM"
 note "correctness took $(( $(date +%s) - t0 )) s"

@@ -39,7 +39,7 @@ static void usage(FILE *f)
             "as a decode step in place.\n"
             "\n"
             "Columns:\n"
-            "  ms       median wall time of one sgla_forward call\n"
+            "  ms       median wall time of one sgla_forward call (min ms: the fastest run)\n"
             "  GFLOP/s  FLOPs of the chunked algorithm / time, 2 per multiply-add: per head and\n"
             "           chunk of n tokens 2*(n*n*K [Q.K^T, half masked, counted whole] + n*n*V\n"
             "           [scores x V] + n*K*V [Q.S] + n*K*V [K^T.V]); the last chunk is partial\n"
@@ -160,14 +160,14 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
         }
         if (i >= warm) times[i - warm] = dt;
     }
-    double t = median(times, iters);
+    double t = median(times, iters), tmin = times[0]; /* sorted by median() */
     free(times);
     double fl = bench_flops(B, T, H, K, V, chunk);
     char shape[64];
     snprintf(shape, sizeof shape, "%lld,%lld,%lld,%lld,%lld", (long long)B, (long long)T, (long long)H,
              (long long)K, (long long)V);
-    printf("%-20s %-5s %-6s %9.3f %9.1f %6.1f%%", shape, sgla_dtype_name(a->dtype),
-           a->gate == BENCH_GATE_G ? "g" : a->gate == BENCH_GATE_GAMMA ? "gamma" : "none", t * 1e3,
+    printf("%-20s %-5s %-6s %9.3f %9.3f %9.1f %6.1f%%", shape, sgla_dtype_name(a->dtype),
+           a->gate == BENCH_GATE_G ? "g" : a->gate == BENCH_GATE_GAMMA ? "gamma" : "none", t * 1e3, tmin * 1e3,
            fl / t * 1e-9, peak > 0 ? 100.0 * fl / t * 1e-9 / peak : 0.0);
     if (decode) {
         double bytes = 2.0 * (double)ns * 4.0 + (double)(2 * nqk + 2 * nv) * (double)es;
@@ -276,7 +276,7 @@ int sgla_cmd_bench(int argc, char **argv)
     }
     printf("sgla bench: backend cpu, isa %s, %d thread%s, chunk %lld; FMA peak %.1f GFLOP/s, copy %.1f GB/s\n",
            sgla_cpu_isa_name(cur), nth, nth == 1 ? "" : "s", (long long)chunk, peak, copy_bw);
-    printf("%-20s %-5s %-6s %9s %9s %7s\n", "B,T,H,K,V", "dtype", "gate", "ms", "GFLOP/s", "%peak");
+    printf("%-20s %-5s %-6s %9s %9s %9s %7s\n", "B,T,H,K,V", "dtype", "gate", "ms", "min ms", "GFLOP/s", "%peak");
     int rc = 0;
     if (a.nshapes == 0) {
         static const int64_t def[][5] = {{1, 4096, 16, 128, 128}, {1, 16384, 8, 128, 128}, {4, 2048, 16, 64, 64},
@@ -289,7 +289,7 @@ int sgla_cmd_bench(int argc, char **argv)
         int reps = 200;
         double t = sgla_cpu_bench_kernels(64, 128, 128, nth, reps);
         double fl = bench_flops(1, 64, 1, 128, 128, 64) * reps * nth;
-        printf("%-20s %-5s %-6s %9.3f %9.1f %6.1f%%\n", "kernels C=64 K=V=128", "f32", "-", t * 1e3 / reps,
+        printf("%-20s %-5s %-6s %9.3f %9s %9.1f %6.1f%%\n", "kernels C=64 K=V=128", "f32", "-", t * 1e3 / reps, "",
                fl / t * 1e-9, peak > 0 ? 100.0 * fl / t * 1e-9 / peak : 0.0);
     } else {
         for (int i = 0; i < a.nshapes; i++) {

@@ -120,6 +120,7 @@ typedef struct plan {
     int ldv;   /* of V-wide packed rows */
     size_t es; /* input element size */
     int gate;  /* 0 none, 1 gamma, 2 g */
+    int hg;    /* heads per item (sequential path) */
 } plan;
 
 static size_t scratch_floats(const plan *p)
@@ -128,7 +129,7 @@ static size_t scratch_floats(const plan *p)
     size_t mx = K > V ? K : V;
     if ((size_t)p->C + 1 > mx) mx = (size_t)p->C + 1;
     return C * K + K * (size_t)p->ldc + 3 * C * (size_t)p->ldv + 2 * C * (size_t)p->ldc +
-           2 * round_up((int64_t)C, 16) + round_up((int64_t)mx, 16) + K * V + 2 * round_up((int64_t)C + 1, 16) +
+           2 * round_up((int64_t)C, 16) + round_up((int64_t)mx, 16) + K * V * (size_t)p->hg + 2 * round_up((int64_t)C + 1, 16) +
            16 * 12;
 }
 
@@ -156,7 +157,7 @@ static int scratch_alloc(const plan *p, scratch *s, float **mem)
     TAKE(s->rs, C);
     TAKE(s->w, C);
     TAKE(s->x, mx);
-    TAKE(s->S, K * V);
+    TAKE(s->S, K * V * (size_t)p->hg);
     float *bd;
     TAKE(bd, 2 * (C + 1));
     s->b = (double *)(void *)bd;
@@ -290,10 +291,31 @@ static void store_o(const plan *p, const scratch *s, int64_t bb, int64_t t, int6
 }
 
 /* One chunk's output from the state S at its start (ld V). */
-static void chunk_output(const plan *p, const scratch *s, const float *S, int n)
+static void chunk_output(const plan *p, const scratch *s, const float *S, int n, sgla_pf *pf)
 {
-    p->kr->qk(n, p->K, s->Q, p->K, s->Kt, p->ldc, s->G, p->ldc, s->A, p->ldc);
-    p->kr->out(n, p->K, p->V, s->Q, p->K, s->rs, S, p->V, s->A, p->ldc, s->Vp, p->ldv, s->O, p->ldv);
+    p->kr->qk(n, p->K, s->Q, p->K, s->Kt, p->ldc, s->G, p->ldc, s->A, p->ldc, pf);
+    p->kr->out(n, p->K, p->V, s->Q, p->K, s->rs, S, p->V, s->A, p->ldc, s->Vp, p->ldv, s->O, p->ldv, pf);
+}
+
+/* Load the prefetch cursor with the rows of (head h, chunk at t, n tokens). */
+static void pf_setup(const plan *p, sgla_pf *pf, int64_t bb, int64_t t, int64_t h, int n)
+{
+    const sgla_forward_desc *d = p->d;
+    const size_t oes = sgla_dtype_size(p->out_dt);
+    memset(pf, 0, sizeof *pf);
+    const void *bases[4] = {d->q, d->k, d->v, p->o};
+    const int64_t D[4] = {p->K, p->K, p->V, p->V};
+    int total = 0;
+    for (int i = 0; i < 4; i++) {
+        const size_t es = i == 3 ? oes : p->es;
+        pf->base[i] = (const char *)bases[i] + (size_t)tok_off(d, bb, t, h, D[i]) * es;
+        pf->stride[i] = (int64_t)d->H * D[i] * (int64_t)es;
+        pf->rows[i] = n;
+        pf->bytes[i] = (int)(D[i] * (int64_t)es);
+        total += n * ((pf->bytes[i] + 63) / 64);
+    }
+    pf->nsets = n > 0 ? 4 : 0;
+    pf->per_tile = (total + 47) / 48;
 }
 
 static const float *vw_of(const plan *p, const scratch *s) { return p->gate ? s->Vw : s->Vp; }
@@ -305,44 +327,64 @@ static void build_etab(const plan *p, int64_t h, float *etab)
     for (int i = 0; i <= p->C; i++) etab[i] = wexp(gam * (double)i);
 }
 
-/* ---- one (sequence, head) item, sequential over chunks ------------------------ */
+/* ---- one item: a sequence and a group of heads, sequential over chunks ----- */
 
-static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t h)
+/* Heads [hb, he) of sequence n_seq, chunk by chunk and, inside a chunk, head
+ * by head: a token's rows of these heads are contiguous in q, k, v and o,
+ * so each chunk reads and writes whole runs of (he - hb) * K elements
+ * instead of one row per page.  The arithmetic of each (sequence, head) is
+ * the same whatever the grouping. */
+static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb, int64_t he)
 {
     const sgla_forward_desc *d = p->d;
     int64_t bb, t0, t1;
     sgla_seq_bounds(d, n_seq, &bb, &t0, &t1);
     const size_t kv = (size_t)p->K * p->V;
-    const float *h0 = d->h0 ? d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
-    float *S = d->ht ? d->ht + ((size_t)n_seq * d->H + h) * kv : s->S;
-    if (!h0)
-        memset(S, 0, kv * sizeof(float));
-    else if (h0 != S)
-        memcpy(S, h0, kv * sizeof(float));
+    for (int64_t h = hb; h < he; h++) {
+        const float *h0 = d->h0 ? d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
+        float *S = d->ht ? d->ht + ((size_t)n_seq * d->H + h) * kv : s->S + (size_t)(h - hb) * kv;
+        if (!h0)
+            memset(S, 0, kv * sizeof(float));
+        else if (h0 != S)
+            memcpy(S, h0, kv * sizeof(float));
+    }
     if (t1 == t0) return;
 
     float etab[1025];
-    build_etab(p, h, etab);
-    int g_built = 0;
-
-    if (t1 - t0 == 1) { /* decode: one pass over the state */
-        float a = chunk_gates(p, s, bb, t0, h, 1, etab, &g_built);
-        pack_q(p, s, bb, t0, h, 1);
-        p->kr->load(in_ptr(d->k, p->es, tok_off(d, bb, t0, h, p->K)), d->dtype, s->x, p->K);
-        p->kr->load(in_ptr(d->v, p->es, tok_off(d, bb, t0, h, p->V)), d->dtype, s->Vp, p->V);
-        p->kr->decode(p->K, p->V, s->Q, s->x, s->Vp, s->rs[0], s->G[0], a, S, S, s->O);
-        store_o(p, s, bb, t0, h, 1);
+    if (t1 - t0 == 1) { /* decode: one pass over each state */
+        for (int64_t h = hb; h < he; h++) {
+            float *S = d->ht ? d->ht + ((size_t)n_seq * d->H + h) * kv : s->S + (size_t)(h - hb) * kv;
+            int g_built = 0;
+            build_etab(p, h, etab);
+            float a = chunk_gates(p, s, bb, t0, h, 1, etab, &g_built);
+            pack_q(p, s, bb, t0, h, 1);
+            p->kr->load(in_ptr(d->k, p->es, tok_off(d, bb, t0, h, p->K)), d->dtype, s->x, p->K);
+            p->kr->load(in_ptr(d->v, p->es, tok_off(d, bb, t0, h, p->V)), d->dtype, s->Vp, p->V);
+            p->kr->decode(p->K, p->V, s->Q, s->x, s->Vp, s->rs[0], s->G[0], a, S, S, s->O);
+            store_o(p, s, bb, t0, h, 1);
+        }
         return;
     }
     for (int64_t t = t0; t < t1; t += p->C) {
-        int n = (int)(t1 - t < p->C ? t1 - t : p->C);
-        float a = chunk_gates(p, s, bb, t, h, n, etab, &g_built);
-        pack_q(p, s, bb, t, h, n);
-        pack_kt(p, s, bb, t, h, n);
-        pack_v(p, s, bb, t, h, n);
-        chunk_output(p, s, S, n);
-        store_o(p, s, bb, t, h, n);
-        p->kr->state(n, p->K, p->V, s->Kt, p->ldc, vw_of(p, s), p->ldv, a, S, S, p->V);
+        const int n = (int)(t1 - t < p->C ? t1 - t : p->C);
+        const int64_t tn = t + p->C;
+        const int nn = (int)(t1 - tn < p->C ? t1 - tn : p->C);
+        for (int64_t h = hb; h < he; h++) {
+            float *S = d->ht ? d->ht + ((size_t)n_seq * d->H + h) * kv : s->S + (size_t)(h - hb) * kv;
+            int g_built = 0;
+            build_etab(p, h, etab);
+            float a = chunk_gates(p, s, bb, t, h, n, etab, &g_built);
+            pack_q(p, s, bb, t, h, n);
+            pack_kt(p, s, bb, t, h, n);
+            pack_v(p, s, bb, t, h, n);
+            /* prefetch the next (head, chunk) of this loop while computing */
+            sgla_pf pf, *pfp = getenv("NOPF") ? NULL : &pf;
+            const int64_t ph = h + 1 < he ? h + 1 : hb, pt = h + 1 < he ? t : tn;
+            pf_setup(p, &pf, bb, pt, ph, h + 1 < he ? n : (nn > 0 ? nn : 0));
+            chunk_output(p, s, S, n, pfp);
+            store_o(p, s, bb, t, h, n);
+            p->kr->state(n, p->K, p->V, s->Kt, p->ldc, vw_of(p, s), p->ldv, a, S, S, p->V, pfp);
+        }
     }
 }
 
@@ -372,7 +414,7 @@ static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, floa
         carry[c] = chunk_gates(p, s, bb, t, h, n, etab, &g_built);
         pack_kt(p, s, bb, t, h, n);
         pack_v(p, s, bb, t, h, n);
-        p->kr->state(n, p->K, p->V, s->Kt, p->ldc, vw_of(p, s), p->ldv, 0.0f, NULL, Sbuf + (size_t)c * kv, p->V);
+        p->kr->state(n, p->K, p->V, s->Kt, p->ldc, vw_of(p, s), p->ldv, 0.0f, NULL, Sbuf + (size_t)c * kv, p->V, NULL);
     }
     /* implicit barrier; scan across chunks, elementwise, in blocks of the state */
     const int64_t blk = 1024;
@@ -401,7 +443,7 @@ static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, floa
         pack_q(p, s, bb, t, h, n);
         pack_kt(p, s, bb, t, h, n);
         pack_v(p, s, bb, t, h, n);
-        chunk_output(p, s, Sbuf + (size_t)c * kv, n);
+        chunk_output(p, s, Sbuf + (size_t)c * kv, n, NULL);
         store_o(p, s, bb, t, h, n);
     }
 }
@@ -473,8 +515,19 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
             split = 0;
         }
     }
-    if (items < nth && !split) nth = (int)(items > 0 ? items : 1);
-    if (!split && nth > items) nth = (int)(items > 0 ? items : 1);
+    /* Heads per item on the sequential path: as many as keep the states in
+     * about 1 MiB of cache, fewer while that leaves too few items. */
+    const int64_t kvb = (int64_t)kv * 4;
+    int64_t hg = (int64_t)(1 << 20) / (kvb > 0 ? kvb : 1);
+    if (hg < 1) hg = 1;
+    if (hg > d->H) hg = d->H;
+    const char *gm = getenv("GMUL");
+    int64_t gmul = gm ? atoi(gm) : 2;
+    while (hg > 1 && N * ((d->H + hg - 1) / hg) < gmul * nth) hg = (hg + 1) / 2;
+    if (split) hg = 1;
+    const int64_t ngroups = (d->H + hg - 1) / hg, gitems = N * ngroups;
+    p.hg = (int)hg;
+    if (!split && nth > gitems) nth = (int)(gitems > 0 ? gitems : 1);
 
     int fail = 0;
 #ifdef _OPENMP
@@ -506,14 +559,17 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
 #pragma omp for schedule(dynamic, 1)
 #endif
                 for (int64_t it = 0; it < items; it++)
-                    if (item_chunks(d, it / d->H, C) < 2) item_sequential(&p, &s, it / d->H, it % d->H);
+                    if (item_chunks(d, it / d->H, C) < 2) item_sequential(&p, &s, it / d->H, it % d->H, it % d->H + 1);
                 for (int64_t it = 0; it < items; it++)
                     if (item_chunks(d, it / d->H, C) >= 2) item_split(&p, &s, it / d->H, it % d->H, Sbuf, carry);
             } else {
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-                for (int64_t it = 0; it < items; it++) item_sequential(&p, &s, it / d->H, it % d->H);
+                for (int64_t it = 0; it < gitems; it++) {
+                    const int64_t n = it / ngroups, hb = (it % ngroups) * hg;
+                    item_sequential(&p, &s, n, hb, hb + hg < d->H ? hb + hg : d->H);
+                }
             }
         }
         free(mem);

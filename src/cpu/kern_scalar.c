@@ -14,9 +14,10 @@
 #include <string.h>
 
 static void qk_scalar(int n, int K, const float *Q, int ldq, const float *Kt, int ldkt,
-                      const float *G, int ldg, float *A, int lda)
+                      const float *G, int ldg, float *A, int lda, sgla_pf *pf)
 {
     for (int i = 0; i < n; i++) {
+        sgla_pf_tile(pf);
         float *ar = A + (size_t)i * lda;
         for (int j = 0; j < n; j++) ar[j] = 0.0f;
         for (int p = 0; p < K; p++) {
@@ -31,9 +32,10 @@ static void qk_scalar(int n, int K, const float *Q, int ldq, const float *Kt, in
 
 static void out_scalar(int n, int K, int V, const float *Q, int ldq, const float *rs,
                        const float *S, int lds, const float *A, int lda, const float *Vp, int ldv,
-                       float *O, int ldo)
+                       float *O, int ldo, sgla_pf *pf)
 {
     for (int i = 0; i < n; i++) {
+        sgla_pf_tile(pf);
         float *orow = O + (size_t)i * ldo;
         for (int c = 0; c < V; c++) orow[c] = 0.0f;
         for (int p = 0; p < K; p++) {
@@ -52,10 +54,11 @@ static void out_scalar(int n, int K, int V, const float *Q, int ldq, const float
 }
 
 static void state_scalar(int n, int K, int V, const float *Kt, int ldkt, const float *Vw, int ldv,
-                         float a, const float *Sin, float *Sout, int lds)
+                         float a, const float *Sin, float *Sout, int lds, sgla_pf *pf)
 {
     float acc[256];
     for (int p = 0; p < K; p++) {
+        sgla_pf_tile(pf);
         const float *kr = Kt + (size_t)p * ldkt;
         for (int c0 = 0; c0 < V; c0 += 256) {
             int nc = V - c0 < 256 ? V - c0 : 256;

@@ -1,0 +1,146 @@
+/* The CPU backend gives bitwise identical o and ht whatever the thread
+ * count and whichever path runs: per (sequence, head) items, head groups,
+ * and the sequence split (chunk states, a scan across chunks, outputs),
+ * also forced on.  Each SIMD level in turn; varlen with empty and one-token
+ * sequences; in place.  Also: T = 0 leaves o alone and copies h0 to ht;
+ * chunk sizes out of range are refused with a message. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/cpu_kernels.h"
+#include "testutil.h"
+
+typedef struct bufs {
+    float *q, *k, *v, *o, *g, *h0, *ht;
+    int64_t *cu;
+} bufs;
+
+static void run(const sgla_forward_desc *tmpl, int threads, int split, float *o, float *ht, const float *h0_src,
+                int64_t ns, int inplace, sgla_status *st)
+{
+    sgla_forward_desc d = *tmpl;
+    d.threads = threads;
+    d.o = o;
+    if (inplace) {
+        memcpy(ht, h0_src, (size_t)ns * sizeof(float));
+        d.h0 = ht;
+    }
+    d.ht = ht;
+    sgla_cpu_force_split(split);
+    *st = sgla_forward(&d, SGLA_BACKEND_CPU);
+    sgla_cpu_force_split(-1);
+}
+
+static void check_case(tu_rng *r, int64_t B, int64_t T, int64_t H, int64_t K, int64_t V, int64_t C, int gate,
+                       int64_t nseq, int inplace)
+{
+    const int64_t Bx = nseq > 0 ? 1 : B, N = nseq > 0 ? nseq : B;
+    const int64_t nqk = Bx * T * H * K, nv = Bx * T * H * V, ns = N * H * K * V;
+    float *q = malloc((size_t)(nqk + 1) * 4), *k = malloc((size_t)(nqk + 1) * 4), *v = malloc((size_t)(nv + 1) * 4);
+    float *g = malloc((size_t)(Bx * T * H + 1) * 4), *gg = malloc((size_t)H * 4), *h0 = malloc((size_t)ns * 4);
+    int64_t *cu = NULL;
+    tu_fill(r, q, SGLA_F32, nqk, 1.0);
+    tu_fill(r, k, SGLA_F32, nqk, 0.2);
+    tu_fill(r, v, SGLA_F32, nv, 1.0);
+    for (int64_t i = 0; i < Bx * T * H; i++) g[i] = (float)tu_uniform_range(r, -0.3, 0);
+    for (int64_t i = 0; i < H; i++) gg[i] = (float)tu_uniform_range(r, -0.1, 0);
+    tu_fill(r, h0, SGLA_F32, ns, 0.5);
+    if (nseq > 0) {
+        cu = malloc((size_t)(nseq + 1) * sizeof(int64_t));
+        cu[0] = 0;
+        for (int64_t i = 1; i <= nseq; i++) cu[i] = T * i / nseq;
+        if (nseq >= 3) { cu[1] = 0; cu[2] = 1; } /* one empty, one single-token sequence */
+    }
+    sgla_forward_desc d;
+    sgla_forward_desc_init(&d);
+    d.q = q; d.k = k; d.v = v; d.dtype = SGLA_F32;
+    d.B = Bx; d.T = T; d.H = H; d.K = K; d.V = V; d.chunk = C;
+    d.g = gate == 2 ? g : NULL;
+    d.g_gamma = gate == 1 ? gg : NULL;
+    d.scale = 0.5f;
+    d.h0 = h0;
+    d.cu_seqlens = cu;
+    d.num_seqs = nseq;
+
+    float *o_ref = malloc((size_t)(nv + 1) * 4), *ht_ref = malloc((size_t)ns * 4);
+    float *o = malloc((size_t)(nv + 1) * 4), *ht = malloc((size_t)ns * 4);
+    sgla_status st;
+    tu_poison(o_ref, SGLA_F32, nv);
+    run(&d, 1, 0, o_ref, ht_ref, h0, ns, inplace, &st);
+    TU_CHECK(st == SGLA_OK, "threads=1: %s", sgla_last_error());
+    TU_CHECK(tu_count_poison(o_ref, SGLA_F32, nv) == 0 && tu_count_poison(ht_ref, SGLA_F32, ns) == 0,
+             "T=%lld H=%lld: output not fully written or NaN", (long long)T, (long long)H);
+    const int threads[] = {1, 2, 3, 4, 7};
+    for (int ti = 0; ti < 5; ti++)
+        for (int split = -1; split <= 1; split++) {
+            if (threads[ti] == 1 && split != 1) continue;
+            tu_poison(o, SGLA_F32, nv);
+            tu_poison(ht, SGLA_F32, ns);
+            run(&d, threads[ti], split, o, ht, h0, ns, inplace, &st);
+            TU_CHECK(st == SGLA_OK, "threads=%d split=%d: %s", threads[ti], split, sgla_last_error());
+            TU_CHECK(memcmp(o, o_ref, (size_t)nv * 4) == 0 && memcmp(ht, ht_ref, (size_t)ns * 4) == 0,
+                     "isa=%s B=%lld T=%lld H=%lld K=%lld V=%lld C=%lld gate=%d nseq=%lld inplace=%d: threads=%d "
+                     "split=%d differs from threads=1",
+                     sgla_cpu_isa_name(sgla_cpu_isa_current()), (long long)B, (long long)T, (long long)H,
+                     (long long)K, (long long)V, (long long)C, gate, (long long)nseq, inplace, threads[ti], split);
+        }
+    free(q); free(k); free(v); free(g); free(gg); free(h0); free(cu);
+    free(o_ref); free(ht_ref); free(o); free(ht);
+}
+
+int main(void)
+{
+    uint64_t seed = tu_seed("test_cpu_threads");
+    tu_rng r;
+    tu_rng_init(&r, seed);
+    const int isas[] = {SGLA_CPU_ISA_SCALAR, SGLA_CPU_ISA_AVX2, SGLA_CPU_ISA_AVX512};
+    for (int ii = 0; ii < 3; ii++) {
+        if (!sgla_cpu_force_isa(isas[ii])) continue;
+        check_case(&r, 1, 300, 1, 16, 24, 32, 2, 0, 0);   /* one item: the split path */
+        check_case(&r, 1, 257, 1, 9, 5, 16, 1, 0, 1);     /* in place, partial chunk */
+        check_case(&r, 2, 130, 3, 16, 16, 64, 0, 0, 0);   /* few items */
+        check_case(&r, 1, 200, 2, 8, 12, 16, 2, 5, 0);    /* varlen: empty, one token, long */
+        check_case(&r, 1, 1, 4, 32, 32, 64, 2, 0, 1);     /* decode in place */
+        check_case(&r, 3, 1, 5, 16, 8, 64, 1, 0, 1);
+        for (int i = 0; i < 4; i++)
+            check_case(&r, tu_int(&r, 1, 2), tu_int(&r, 1, 150), tu_int(&r, 1, 4), tu_int(&r, 1, 20),
+                       tu_int(&r, 1, 20), 16 << tu_int(&r, 0, 2), (int)tu_int(&r, 0, 2), tu_int(&r, 0, 1) ? 0 : 3,
+                       (int)tu_int(&r, 0, 1));
+    }
+    sgla_cpu_force_isa(SGLA_CPU_ISA_AUTO);
+
+    /* T = 0: nothing to write in o, ht = h0 */
+    {
+        float h0[2 * 3 * 4], ht[2 * 3 * 4];
+        for (int i = 0; i < 24; i++) h0[i] = (float)i;
+        tu_poison(ht, SGLA_F32, 24);
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.B = 2; d.T = 0; d.H = 1; d.K = 3; d.V = 4; d.h0 = h0; d.ht = ht;
+        sgla_status st = sgla_forward(&d, SGLA_BACKEND_CPU);
+        TU_CHECK(st == SGLA_OK, "T=0: %s", sgla_last_error());
+        TU_CHECK(memcmp(h0, ht, sizeof h0) == 0, "T=0: ht != h0");
+        d.h0 = NULL;
+        st = sgla_forward(&d, SGLA_BACKEND_CPU);
+        int zero = 1;
+        for (int i = 0; i < 24; i++) zero &= ht[i] == 0.0f;
+        TU_CHECK(st == SGLA_OK && zero, "T=0 without h0: ht must be 0");
+    }
+    /* chunk sizes: any in [1, 1024]; outside refused with a message */
+    {
+        float q[8 * 2] = {0}, k[8 * 2] = {0}, v[8 * 2] = {0}, o[8 * 2];
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.q = q; d.k = k; d.v = v; d.o = o; d.B = 1; d.T = 8; d.H = 1; d.K = 2; d.V = 2;
+        d.chunk = 2048;
+        sgla_status st = sgla_forward(&d, SGLA_BACKEND_CPU);
+        TU_CHECK(st == SGLA_ERR_UNSUPPORTED_CHUNK && strstr(sgla_last_error(), "chunk"), "chunk 2048: %d %s", (int)st,
+                 sgla_last_error());
+        d.chunk = 3;
+        st = sgla_forward(&d, SGLA_BACKEND_CPU);
+        TU_CHECK(st == SGLA_OK, "chunk 3: %s", sgla_last_error());
+    }
+    return tu_finish("test_cpu_threads");
+}

@@ -74,8 +74,8 @@ sgla_status ref_l3_chunk_exact(const float *q, const float *k, const float *v, i
 
 /* Median over `trials` random inputs (N(0,1) rounded to fp32, drawn from
  * `seed`) of the rel L2 error of each form against fp64: med[REF_L3_NUM_FORMS].
- * A form that gives NaN in any trial reports NaN.  Each alpha gets its own
- * draws (the generator runs on across calls only through `seed`). */
+ * A form that gives NaN in any trial reports NaN.  The draws depend only on
+ * seed (callers pass a different seed per alpha). */
 sgla_status ref_l3_median(double alpha, int C, int D, int trials, uint64_t seed,
                           double med[REF_L3_NUM_FORMS]);
 

@@ -35,7 +35,7 @@ const char *sgla_version(void);
 
 typedef enum sgla_status {
     SGLA_OK = 0,
-    SGLA_ERR_NULL_POINTER = 1,        /* desc, q, k, v or o is NULL, or cu_seqlens without num_seqs */
+    SGLA_ERR_NULL_POINTER = 1,        /* desc, q, k, v or o is NULL (when T > 0) */
     SGLA_ERR_INVALID_SIZE = 2,        /* B, H, K or V < 1, or T < 0 */
     SGLA_ERR_SIZE_OVERFLOW = 3,       /* an element count or byte size overflows int64/size_t */
     SGLA_ERR_BOTH_GATES = 4,          /* g and g_gamma both given */

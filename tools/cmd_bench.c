@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -39,7 +40,8 @@ static void usage(FILE *f)
             "as a decode step in place.\n"
             "\n"
             "Columns:\n"
-            "  ms       median wall time of one sgla_forward call (min ms: the fastest run)\n"
+            "  ms       median wall time of one sgla_forward call (min ms: the fastest run;\n"
+            "           cpu ms: process CPU time per call / threads, a guide when the machine is busy)\n"
             "  GFLOP/s  FLOPs of the chunked algorithm / time, 2 per multiply-add: per head and\n"
             "           chunk of n tokens 2*(n*n*K [Q.K^T, half masked, counted whole] + n*n*V\n"
             "           [scores x V] + n*K*V [Q.S] + n*K*V [K^T.V]); the last chunk is partial\n"
@@ -101,7 +103,17 @@ static void fill(uint64_t *s, void *p, sgla_dtype dt, int64_t n, double sd)
     }
 }
 
-static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk, double peak, double copy_bw)
+/* CPU seconds of the whole process (all threads): with other work on the
+ * machine, cpu/threads is what the call would take alone, roughly. */
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk, double peak, double copy_bw,
+                           int nth)
 {
     const int64_t B = sh[0], T = sh[1], H = sh[2], K = sh[3], V = sh[4];
     const int decode = T == 1;
@@ -146,10 +158,13 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
         rc = 2;
         goto done;
     }
+    double cpu_total = 0;
     for (int i = 0; i < warm + iters; i++) {
+        double c0 = cpu_now();
         double t0 = cli_now();
         sgla_status s = sgla_forward(&d, SGLA_BACKEND_CPU);
         double dt = cli_now() - t0;
+        if (i >= warm) cpu_total += cpu_now() - c0;
         if (s != SGLA_OK) {
             fprintf(stderr, "sgla bench: forward failed on %lld,%lld,%lld,%lld,%lld: %s (%s)\n", (long long)B,
                     (long long)T, (long long)H, (long long)K, (long long)V, sgla_status_string(s),
@@ -166,9 +181,9 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
     char shape[64];
     snprintf(shape, sizeof shape, "%lld,%lld,%lld,%lld,%lld", (long long)B, (long long)T, (long long)H,
              (long long)K, (long long)V);
-    printf("%-20s %-5s %-6s %9.3f %9.3f %9.1f %6.1f%%", shape, sgla_dtype_name(a->dtype),
+    printf("%-20s %-5s %-6s %9.3f %9.3f %9.3f %9.1f %6.1f%%", shape, sgla_dtype_name(a->dtype),
            a->gate == BENCH_GATE_G ? "g" : a->gate == BENCH_GATE_GAMMA ? "gamma" : "none", t * 1e3, tmin * 1e3,
-           fl / t * 1e-9, peak > 0 ? 100.0 * fl / t * 1e-9 / peak : 0.0);
+           cpu_total / iters / nth * 1e3, fl / t * 1e-9, peak > 0 ? 100.0 * fl / t * 1e-9 / peak : 0.0);
     if (decode) {
         double bytes = 2.0 * (double)ns * 4.0 + (double)(2 * nqk + 2 * nv) * (double)es;
         double gbs = bytes / t * 1e-9;
@@ -276,24 +291,25 @@ int sgla_cmd_bench(int argc, char **argv)
     }
     printf("sgla bench: backend cpu, isa %s, %d thread%s, chunk %lld; FMA peak %.1f GFLOP/s, copy %.1f GB/s\n",
            sgla_cpu_isa_name(cur), nth, nth == 1 ? "" : "s", (long long)chunk, peak, copy_bw);
-    printf("%-20s %-5s %-6s %9s %9s %9s %7s\n", "B,T,H,K,V", "dtype", "gate", "ms", "min ms", "GFLOP/s", "%peak");
+    printf("%-20s %-5s %-6s %9s %9s %9s %9s %7s\n", "B,T,H,K,V", "dtype", "gate", "ms", "min ms", "cpu ms", "GFLOP/s",
+           "%peak");
     int rc = 0;
     if (a.nshapes == 0) {
         static const int64_t def[][5] = {{1, 4096, 16, 128, 128}, {1, 16384, 8, 128, 128}, {4, 2048, 16, 64, 64},
                                          {1, 8192, 1, 128, 128},  {64, 1, 16, 128, 128}};
         for (size_t i = 0; i < sizeof def / sizeof def[0]; i++) {
-            int r = bench_cpu_shape(&a, def[i], chunk, peak, copy_bw);
+            int r = bench_cpu_shape(&a, def[i], chunk, peak, copy_bw, nth);
             if (r > rc) rc = r;
         }
         /* the per-chunk products alone */
         int reps = 200;
         double t = sgla_cpu_bench_kernels(64, 128, 128, nth, reps);
         double fl = bench_flops(1, 64, 1, 128, 128, 64) * reps * nth;
-        printf("%-20s %-5s %-6s %9.3f %9s %9.1f %6.1f%%\n", "kernels C=64 K=V=128", "f32", "-", t * 1e3 / reps, "",
+        printf("%-20s %-5s %-6s %9.3f %9s %9s %9.1f %6.1f%%\n", "kernels C=64 K=V=128", "f32", "-", t * 1e3 / reps, "", "",
                fl / t * 1e-9, peak > 0 ? 100.0 * fl / t * 1e-9 / peak : 0.0);
     } else {
         for (int i = 0; i < a.nshapes; i++) {
-            int r = bench_cpu_shape(&a, a.shapes[i], chunk, peak, copy_bw);
+            int r = bench_cpu_shape(&a, a.shapes[i], chunk, peak, copy_bw, nth);
             if (r > rc) rc = r;
         }
     }

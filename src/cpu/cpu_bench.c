@@ -46,7 +46,7 @@ double sgla_cpu_bench_kernels(int C, int K, int V, int threads, int reps)
         if (Q && Kt && Vp && G && A && O && S && rs) {
             for (int i = 0; i < C; i++)
                 for (int j = i + 1; j < ldc; j++) G[(size_t)i * ldc + j] = 0;
-            kr->qk(C, K, Q, K, Kt, ldc, G, ldc, A, ldc, NULL); /* warm */
+            kr->qk(C, K, Q, K, Kt, ldc, G, ldc, A, ldc); /* warm */
 #ifdef _OPENMP
 #pragma omp barrier
 #pragma omp master
@@ -56,9 +56,9 @@ double sgla_cpu_bench_kernels(int C, int K, int V, int threads, int reps)
 #pragma omp barrier
 #endif
             for (int r = 0; r < reps; r++) {
-                kr->qk(C, K, Q, K, Kt, ldc, G, ldc, A, ldc, NULL);
-                kr->out(C, K, V, Q, K, rs, S, V, A, ldc, Vp, ldv, O, ldv, NULL);
-                kr->state(C, K, V, Kt, ldc, Vp, ldv, 0.999f, S, S, V, NULL);
+                kr->qk(C, K, Q, K, Kt, ldc, G, ldc, A, ldc);
+                kr->out(C, K, V, Q, K, rs, S, V, A, ldc, Vp, ldv, O, ldv);
+                kr->state(C, K, V, Kt, ldc, Vp, ldv, 0.999f, S, S, V);
             }
 #ifdef _OPENMP
 #pragma omp barrier

@@ -106,7 +106,9 @@ static void *amalloc(size_t bytes)
 
 /* Everything one thread needs for one chunk. */
 typedef struct scratch {
-    float *Q, *Kt, *Vp, *Vw, *O, *G, *A, *rs, *w, *x, *S;
+    float *Q, *Kp, *Vp, *O;       /* the current head's slot of the group buffers */
+    float *Qg, *Kg, *Vg, *Og;     /* hg slots: [hg][C][K] / [hg][C][ldv] */
+    float *Kt, *Vw, *G, *A, *rs, *w, *x, *S;
     double *b;
 } scratch;
 
@@ -116,8 +118,12 @@ typedef struct plan {
     sgla_dtype out_dt;
     void *o;
     int C, K, V;
-    int ldc;   /* leading dimension of C-wide tables (Kt, G, A) */
-    int ldv;   /* of V-wide packed rows */
+    /* Leading dimensions of the packed operands, padded by 16 floats past a
+     * multiple of 16: a power-of-two row stride maps every row of a panel to
+     * the same few L1 sets (measured: 512-byte rows evict each other). */
+    int ldc;   /* C-wide tables (Kt, G, A) */
+    int ldk;   /* K-wide rows (Q, K) */
+    int ldv;   /* V-wide rows (V, Vw, O) and the working state [K][ldv] */
     size_t es; /* input element size */
     int gate;  /* 0 none, 1 gamma, 2 g */
     int hg;    /* heads per item (sequential path) */
@@ -128,9 +134,10 @@ static size_t scratch_floats(const plan *p)
     size_t C = (size_t)p->C, K = (size_t)p->K, V = (size_t)p->V;
     size_t mx = K > V ? K : V;
     if ((size_t)p->C + 1 > mx) mx = (size_t)p->C + 1;
-    return C * K + K * (size_t)p->ldc + 3 * C * (size_t)p->ldv + 2 * C * (size_t)p->ldc +
-           2 * round_up((int64_t)C, 16) + round_up((int64_t)mx, 16) + K * V * (size_t)p->hg + 2 * round_up((int64_t)C + 1, 16) +
-           16 * 12;
+    const size_t hg = (size_t)p->hg;
+    return 2 * hg * C * (size_t)p->ldk + K * (size_t)p->ldc + (2 * hg + 1) * C * (size_t)p->ldv + 2 * C * (size_t)p->ldc +
+           2 * round_up((int64_t)C, 16) + round_up((int64_t)mx, 16) + K * (size_t)p->ldv * (size_t)p->hg + 2 * round_up((int64_t)C + 1, 16) +
+           16 * 13;
 }
 
 static int scratch_alloc(const plan *p, scratch *s, float **mem)
@@ -147,22 +154,28 @@ static int scratch_alloc(const plan *p, scratch *s, float **mem)
         ptr = m + off;                                          \
         off += (size_t)round_up((int64_t)(cnt), 16);            \
     } while (0)
-    TAKE(s->Q, C * K);
+    const size_t hg = (size_t)p->hg;
+    TAKE(s->Qg, hg * C * (size_t)p->ldk);
+    TAKE(s->Kg, hg * C * (size_t)p->ldk);
     TAKE(s->Kt, K * (size_t)p->ldc);
-    TAKE(s->Vp, C * (size_t)p->ldv);
+    TAKE(s->Vg, hg * C * (size_t)p->ldv);
     TAKE(s->Vw, C * (size_t)p->ldv);
-    TAKE(s->O, C * (size_t)p->ldv);
+    TAKE(s->Og, hg * C * (size_t)p->ldv);
     TAKE(s->G, C * (size_t)p->ldc);
     TAKE(s->A, C * (size_t)p->ldc);
     TAKE(s->rs, C);
     TAKE(s->w, C);
     TAKE(s->x, mx);
-    TAKE(s->S, K * V * (size_t)p->hg);
+    TAKE(s->S, K * (size_t)p->ldv * (size_t)p->hg);
     float *bd;
     TAKE(bd, 2 * (C + 1));
     s->b = (double *)(void *)bd;
 #undef TAKE
     memset(s->G, 0, C * (size_t)p->ldc * sizeof(float));
+    s->Q = s->Qg;
+    s->Kp = s->Kg;
+    s->Vp = s->Vg;
+    s->O = s->Og;
     return 1;
 }
 
@@ -253,16 +266,28 @@ static void pack_q(const plan *p, const scratch *s, int64_t bb, int64_t t, int64
 {
     const sgla_forward_desc *d = p->d;
     for (int i = 0; i < n; i++)
-        p->kr->load(in_ptr(d->q, p->es, tok_off(d, bb, t + i, h, p->K)), d->dtype, s->Q + (size_t)i * p->K, p->K);
+        p->kr->load(in_ptr(d->q, p->es, tok_off(d, bb, t + i, h, p->K)), d->dtype, s->Q + (size_t)i * p->ldk, p->K);
 }
 
 static void pack_kt(const plan *p, const scratch *s, int64_t bb, int64_t t, int64_t h, int n)
 {
     const sgla_forward_desc *d = p->d;
-    const int K = p->K, ldc = p->ldc;
+    const int K = p->K;
+    for (int i = 0; i < n; i++)
+        p->kr->load(in_ptr(d->k, p->es, tok_off(d, bb, t + i, h, K)), d->dtype, s->Kp + (size_t)i * p->ldk, K);
+    p->kr->trans(n, K, s->Kp, p->ldk, s->Kt, p->ldc);
+}
+
+/* Vw = w ⊙ Vp (the write weights), when there is a gate. */
+static void weight_v(const plan *p, const scratch *s, int n)
+{
+    if (!p->gate) return;
+    const int V = p->V, ldv = p->ldv;
     for (int i = 0; i < n; i++) {
-        p->kr->load(in_ptr(d->k, p->es, tok_off(d, bb, t + i, h, K)), d->dtype, s->x, K);
-        for (int c = 0; c < K; c++) s->Kt[(size_t)c * ldc + i] = s->x[c];
+        const float w = s->w[i];
+        const float *vr = s->Vp + (size_t)i * ldv;
+        float *vw = s->Vw + (size_t)i * ldv;
+        for (int c = 0; c < V; c++) vw[c] = vr[c] * w;
     }
 }
 
@@ -270,15 +295,9 @@ static void pack_v(const plan *p, const scratch *s, int64_t bb, int64_t t, int64
 {
     const sgla_forward_desc *d = p->d;
     const int V = p->V, ldv = p->ldv;
-    for (int i = 0; i < n; i++) {
-        float *vr = s->Vp + (size_t)i * ldv;
-        p->kr->load(in_ptr(d->v, p->es, tok_off(d, bb, t + i, h, V)), d->dtype, vr, V);
-        if (p->gate) {
-            const float w = s->w[i];
-            float *vw = s->Vw + (size_t)i * ldv;
-            for (int c = 0; c < V; c++) vw[c] = vr[c] * w;
-        }
-    }
+    for (int i = 0; i < n; i++)
+        p->kr->load(in_ptr(d->v, p->es, tok_off(d, bb, t + i, h, V)), d->dtype, s->Vp + (size_t)i * ldv, V);
+    weight_v(p, s, n);
 }
 
 static void store_o(const plan *p, const scratch *s, int64_t bb, int64_t t, int64_t h, int n)
@@ -290,32 +309,27 @@ static void store_o(const plan *p, const scratch *s, int64_t bb, int64_t t, int6
                      (char *)p->o + (size_t)tok_off(d, bb, t + i, h, p->V) * oes, p->V);
 }
 
-/* One chunk's output from the state S at its start (ld V). */
-static void chunk_output(const plan *p, const scratch *s, const float *S, int n, sgla_pf *pf)
+/* One chunk's output from the state S at its start ([K][ldv]). */
+static void chunk_output(const plan *p, const scratch *s, const float *S, int n)
 {
-    p->kr->qk(n, p->K, s->Q, p->K, s->Kt, p->ldc, s->G, p->ldc, s->A, p->ldc, pf);
-    p->kr->out(n, p->K, p->V, s->Q, p->K, s->rs, S, p->V, s->A, p->ldc, s->Vp, p->ldv, s->O, p->ldv, pf);
+    p->kr->qk(n, p->K, s->Q, p->ldk, s->Kt, p->ldc, s->G, p->ldc, s->A, p->ldc);
+    p->kr->out(n, p->K, p->V, s->Q, p->ldk, s->rs, S, p->ldv, s->A, p->ldc, s->Vp, p->ldv, s->O, p->ldv);
 }
 
-/* Load the prefetch cursor with the rows of (head h, chunk at t, n tokens). */
-static void pf_setup(const plan *p, sgla_pf *pf, int64_t bb, int64_t t, int64_t h, int n)
+/* Working state (ld ldv) <- h0 (ld V) or 0; ht (ld V) <- working state. */
+static void state_in(const plan *p, float *S, const float *h0)
 {
-    const sgla_forward_desc *d = p->d;
-    const size_t oes = sgla_dtype_size(p->out_dt);
-    memset(pf, 0, sizeof *pf);
-    const void *bases[4] = {d->q, d->k, d->v, p->o};
-    const int64_t D[4] = {p->K, p->K, p->V, p->V};
-    int total = 0;
-    for (int i = 0; i < 4; i++) {
-        const size_t es = i == 3 ? oes : p->es;
-        pf->base[i] = (const char *)bases[i] + (size_t)tok_off(d, bb, t, h, D[i]) * es;
-        pf->stride[i] = (int64_t)d->H * D[i] * (int64_t)es;
-        pf->rows[i] = n;
-        pf->bytes[i] = (int)(D[i] * (int64_t)es);
-        total += n * ((pf->bytes[i] + 63) / 64);
+    for (int r = 0; r < p->K; r++) {
+        if (h0)
+            memcpy(S + (size_t)r * p->ldv, h0 + (size_t)r * p->V, (size_t)p->V * sizeof(float));
+        else
+            memset(S + (size_t)r * p->ldv, 0, (size_t)p->V * sizeof(float));
     }
-    pf->nsets = n > 0 ? 4 : 0;
-    pf->per_tile = (total + 47) / 48;
+}
+
+static void state_out(const plan *p, float *ht, const float *S)
+{
+    for (int r = 0; r < p->K; r++) memcpy(ht + (size_t)r * p->V, S + (size_t)r * p->ldv, (size_t)p->V * sizeof(float));
 }
 
 static const float *vw_of(const plan *p, const scratch *s) { return p->gate ? s->Vw : s->Vp; }
@@ -325,6 +339,16 @@ static void build_etab(const plan *p, int64_t h, float *etab)
     if (p->gate != 1) return;
     const double gam = (double)p->d->g_gamma[h];
     for (int i = 0; i <= p->C; i++) etab[i] = wexp(gam * (double)i);
+}
+
+/* Point the per-head views at slot j of the group buffers. */
+static void use_slot(const plan *p, scratch *s, int64_t j)
+{
+    const size_t C = (size_t)p->C;
+    s->Q = s->Qg + (size_t)j * C * (size_t)p->ldk;
+    s->Kp = s->Kg + (size_t)j * C * (size_t)p->ldk;
+    s->Vp = s->Vg + (size_t)j * C * (size_t)p->ldv;
+    s->O = s->Og + (size_t)j * C * (size_t)p->ldv;
 }
 
 /* ---- one item: a sequence and a group of heads, sequential over chunks ----- */
@@ -339,21 +363,17 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
     const sgla_forward_desc *d = p->d;
     int64_t bb, t0, t1;
     sgla_seq_bounds(d, n_seq, &bb, &t0, &t1);
-    const size_t kv = (size_t)p->K * p->V;
-    for (int64_t h = hb; h < he; h++) {
-        const float *h0 = d->h0 ? d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
-        float *S = d->ht ? d->ht + ((size_t)n_seq * d->H + h) * kv : s->S + (size_t)(h - hb) * kv;
-        if (!h0)
-            memset(S, 0, kv * sizeof(float));
-        else if (h0 != S)
-            memcpy(S, h0, kv * sizeof(float));
-    }
-    if (t1 == t0) return;
-
+    const size_t kv = (size_t)p->K * p->V, pkv = (size_t)p->K * p->ldv;
     float etab[1025];
-    if (t1 - t0 == 1) { /* decode: one pass over each state */
+    if (t1 - t0 <= 1) { /* empty, or decode: one pass over each state, in place in ht */
         for (int64_t h = hb; h < he; h++) {
-            float *S = d->ht ? d->ht + ((size_t)n_seq * d->H + h) * kv : s->S + (size_t)(h - hb) * kv;
+            const float *h0 = d->h0 ? d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
+            float *S = d->ht ? d->ht + ((size_t)n_seq * d->H + h) * kv : s->S;
+            if (!h0)
+                memset(S, 0, kv * sizeof(float));
+            else if (h0 != S)
+                memcpy(S, h0, kv * sizeof(float));
+            if (t1 == t0) continue;
             int g_built = 0;
             build_etab(p, h, etab);
             float a = chunk_gates(p, s, bb, t0, h, 1, etab, &g_built);
@@ -365,27 +385,50 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
         }
         return;
     }
+    for (int64_t h = hb; h < he; h++)
+        state_in(p, s->S + (size_t)(h - hb) * pkv, d->h0 ? d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL);
+
+    const sgla_dtype dt = d->dtype;
+    const size_t oes = sgla_dtype_size(p->out_dt);
+    const int K = p->K, V = p->V, ldv = p->ldv, ldk = p->ldk;
+    const size_t CK = (size_t)p->C * ldk, CV = (size_t)p->C * ldv;
     for (int64_t t = t0; t < t1; t += p->C) {
         const int n = (int)(t1 - t < p->C ? t1 - t : p->C);
-        const int64_t tn = t + p->C;
-        const int nn = (int)(t1 - tn < p->C ? t1 - tn : p->C);
+        /* gather: the group's rows of q, k, v in memory order, so the reads
+         * stream through whole runs of (he - hb) * K elements */
+        for (int i = 0; i < n; i++)
+            for (int64_t h = hb; h < he; h++)
+                p->kr->load(in_ptr(d->q, p->es, tok_off(d, bb, t + i, h, K)), dt,
+                            s->Qg + (size_t)(h - hb) * CK + (size_t)i * ldk, K);
+        for (int i = 0; i < n; i++)
+            for (int64_t h = hb; h < he; h++)
+                p->kr->load(in_ptr(d->k, p->es, tok_off(d, bb, t + i, h, K)), dt,
+                            s->Kg + (size_t)(h - hb) * CK + (size_t)i * ldk, K);
+        for (int i = 0; i < n; i++)
+            for (int64_t h = hb; h < he; h++)
+                p->kr->load(in_ptr(d->v, p->es, tok_off(d, bb, t + i, h, V)), dt,
+                            s->Vg + (size_t)(h - hb) * CV + (size_t)i * ldv, V);
         for (int64_t h = hb; h < he; h++) {
-            float *S = d->ht ? d->ht + ((size_t)n_seq * d->H + h) * kv : s->S + (size_t)(h - hb) * kv;
+            float *S = s->S + (size_t)(h - hb) * pkv;
             int g_built = 0;
+            use_slot(p, s, h - hb);
             build_etab(p, h, etab);
             float a = chunk_gates(p, s, bb, t, h, n, etab, &g_built);
-            pack_q(p, s, bb, t, h, n);
-            pack_kt(p, s, bb, t, h, n);
-            pack_v(p, s, bb, t, h, n);
-            /* prefetch the next (head, chunk) of this loop while computing */
-            sgla_pf pf, *pfp = getenv("NOPF") ? NULL : &pf;
-            const int64_t ph = h + 1 < he ? h + 1 : hb, pt = h + 1 < he ? t : tn;
-            pf_setup(p, &pf, bb, pt, ph, h + 1 < he ? n : (nn > 0 ? nn : 0));
-            chunk_output(p, s, S, n, pfp);
-            store_o(p, s, bb, t, h, n);
-            p->kr->state(n, p->K, p->V, s->Kt, p->ldc, vw_of(p, s), p->ldv, a, S, S, p->V, pfp);
+            p->kr->trans(n, K, s->Kp, ldk, s->Kt, p->ldc);
+            weight_v(p, s, n);
+            chunk_output(p, s, S, n);
+            p->kr->state(n, K, V, s->Kt, p->ldc, vw_of(p, s), ldv, a, S, S, ldv);
         }
+        /* scatter the outputs in memory order */
+        for (int i = 0; i < n; i++)
+            for (int64_t h = hb; h < he; h++)
+                p->kr->store(s->Og + (size_t)(h - hb) * CV + (size_t)i * ldv, p->out_dt,
+                             (char *)p->o + (size_t)tok_off(d, bb, t + i, h, V) * oes, V);
     }
+    use_slot(p, s, 0);
+    if (d->ht)
+        for (int64_t h = hb; h < he; h++)
+            state_out(p, d->ht + ((size_t)n_seq * d->H + h) * kv, s->S + (size_t)(h - hb) * pkv);
 }
 
 /* ---- one item split along the sequence (called inside a parallel region) ---- */
@@ -397,7 +440,7 @@ static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, floa
     const sgla_forward_desc *d = p->d;
     int64_t bb, t0, t1;
     sgla_seq_bounds(d, n_seq, &bb, &t0, &t1);
-    const size_t kv = (size_t)p->K * p->V;
+    const size_t kv = (size_t)p->K * p->V, pkv = (size_t)p->K * p->ldv;
     const int64_t nch = (t1 - t0 + p->C - 1) / p->C;
     const float *h0 = d->h0 ? d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
     float *ht = d->ht ? d->ht + ((size_t)n_seq * d->H + h) * kv : NULL;
@@ -414,24 +457,27 @@ static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, floa
         carry[c] = chunk_gates(p, s, bb, t, h, n, etab, &g_built);
         pack_kt(p, s, bb, t, h, n);
         pack_v(p, s, bb, t, h, n);
-        p->kr->state(n, p->K, p->V, s->Kt, p->ldc, vw_of(p, s), p->ldv, 0.0f, NULL, Sbuf + (size_t)c * kv, p->V, NULL);
+        p->kr->state(n, p->K, p->V, s->Kt, p->ldc, vw_of(p, s), p->ldv, 0.0f, NULL, Sbuf + (size_t)c * pkv, p->ldv);
     }
     /* implicit barrier; scan across chunks, elementwise, in blocks of the state */
-    const int64_t blk = 1024;
-    const int64_t nblk = ((int64_t)kv + blk - 1) / blk;
+    /* rows of the state in blocks; per element (s, D_c) -> (fma(a_c, s, D_c), s) */
+    const int64_t rblk = 8;
+    const int64_t nblk = (p->K + rblk - 1) / rblk;
 #ifdef _OPENMP
 #pragma omp for schedule(static)
 #endif
     for (int64_t ib = 0; ib < nblk; ib++) {
-        int64_t e0 = ib * blk, cnt = (int64_t)kv - e0 < blk ? (int64_t)kv - e0 : blk;
-        float *cur = s->S; /* cnt <= K*V floats of this thread's state scratch */
-        if (h0)
-            memcpy(cur, h0 + e0, (size_t)cnt * sizeof(float));
-        else
-            memset(cur, 0, (size_t)cnt * sizeof(float));
-        /* chunk c: Sbuf[c] <- state at its start, cur <- fma(a_c, cur, D_c) */
-        for (int64_t c = 0; c < nch; c++) p->kr->scan(cnt, carry[c], cur, Sbuf + (size_t)c * kv + e0);
-        if (ht) memcpy(ht + e0, cur, (size_t)cnt * sizeof(float));
+        const int64_t r0 = ib * rblk, r1 = r0 + rblk < p->K ? r0 + rblk : p->K;
+        float *cur = s->S; /* (r1 - r0) rows of V floats: within the state scratch */
+        for (int64_t r = r0; r < r1; r++) {
+            float *cr = cur + (size_t)(r - r0) * p->V;
+            if (h0)
+                memcpy(cr, h0 + (size_t)r * p->V, (size_t)p->V * sizeof(float));
+            else
+                memset(cr, 0, (size_t)p->V * sizeof(float));
+            for (int64_t c = 0; c < nch; c++) p->kr->scan(p->V, carry[c], cr, Sbuf + (size_t)c * pkv + (size_t)r * p->ldv);
+            if (ht) memcpy(ht + (size_t)r * p->V, cr, (size_t)p->V * sizeof(float));
+        }
     }
 #ifdef _OPENMP
 #pragma omp for schedule(static)
@@ -443,7 +489,7 @@ static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, floa
         pack_q(p, s, bb, t, h, n);
         pack_kt(p, s, bb, t, h, n);
         pack_v(p, s, bb, t, h, n);
-        chunk_output(p, s, Sbuf + (size_t)c * kv, n, NULL);
+        chunk_output(p, s, Sbuf + (size_t)c * pkv, n);
         store_o(p, s, bb, t, h, n);
     }
 }
@@ -484,8 +530,9 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
     p.C = C;
     p.K = (int)d->K;
     p.V = (int)d->V;
-    p.ldc = (int)round_up(C, 16);
-    p.ldv = (int)round_up(p.V, 16);
+    p.ldc = (int)round_up(C, 16) + 16;
+    p.ldk = (int)round_up(p.K, 16) + 16;
+    p.ldv = (int)round_up(p.V, 16) + 16;
     p.es = sgla_dtype_size(d->dtype);
     p.gate = d->g ? 2 : d->g_gamma ? 1 : 0;
 
@@ -503,10 +550,9 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
     int split = forced_split >= 0 ? forced_split : (items < nth && nth > 1);
     if (max_chunks < 2) split = 0;
 
-    const size_t kv = (size_t)p.K * p.V;
     float *Sbuf = NULL, *carry = NULL;
     if (split) {
-        Sbuf = amalloc((size_t)max_chunks * kv * sizeof(float));
+        Sbuf = amalloc((size_t)max_chunks * (size_t)p.K * (size_t)p.ldv * sizeof(float));
         carry = amalloc((size_t)max_chunks * sizeof(float));
         if (!Sbuf || !carry) { /* same results without the split, just slower */
             free(Sbuf);
@@ -515,10 +561,12 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
             split = 0;
         }
     }
-    /* Heads per item on the sequential path: as many as keep the states in
-     * about 1 MiB of cache, fewer while that leaves too few items. */
-    const int64_t kvb = (int64_t)kv * 4;
-    int64_t hg = (int64_t)(1 << 20) / (kvb > 0 ? kvb : 1);
+    /* Heads per item on the sequential path: as many as keep the group's
+     * packed chunk and states in about 1 MiB of cache, fewer while that
+     * leaves fewer than two items per thread. */
+    const int64_t per_head = 4 * ((int64_t)p.K * p.ldv + 2 * (int64_t)C * (p.ldk + p.ldv));
+    const char *bm = getenv("GBUDGET");
+    int64_t hg = (int64_t)(bm ? atoi(bm) : 1024) * 1024 / per_head;
     if (hg < 1) hg = 1;
     if (hg > d->H) hg = d->H;
     const char *gm = getenv("GMUL");

@@ -35,10 +35,7 @@
  *        the state is read and written once.
  * vexp:  y = exp(x) for x <= 0 (x finite), results below FLT_MIN flushed
  *        to 0 (they are < 1.2e-38 of the largest weight, 1); y may be x.
- * pf:    every product takes an optional prefetch cursor (NULL: none) and
- *        calls sgla_pf_tile(pf) once per register tile: the framework
- *        loads it with the rows of the next (head, chunk), so their memory
- *        latency hides behind this chunk's arithmetic.
+ * trans: dst[c][i] = src[i][c] for i < n, c < K (packing Kt).
  * load:  dst[0..cnt) = fp32 of src (f32/f16/bf16), exact.
  * store: dst[0..cnt) = src rounded to dt, round to nearest even.
  */
@@ -47,49 +44,20 @@
 
 #include "sgla_internal.h"
 
-/* Up to four sets of rows (base, stride in bytes, rows, bytes per row);
- * sgla_pf_tile issues `per_tile` cache-line prefetches from where the last
- * call stopped.  Set 3 is prefetched for writing. */
-typedef struct sgla_pf {
-    const char *base[4];
-    int64_t stride[4];
-    int rows[4], bytes[4];
-    int nsets, set, row, off, per_tile;
-} sgla_pf;
-
-static inline void sgla_pf_tile(sgla_pf *pf)
-{
-    if (!pf) return;
-    for (int c = pf->per_tile; c > 0 && pf->set < pf->nsets; c--) {
-        const char *a = pf->base[pf->set] + (int64_t)pf->row * pf->stride[pf->set] + pf->off;
-        if (pf->set == 3)
-            __builtin_prefetch(a, 1, 2);
-        else
-            __builtin_prefetch(a, 0, 2);
-        pf->off += 64;
-        if (pf->off >= pf->bytes[pf->set]) {
-            pf->off = 0;
-            if (++pf->row >= pf->rows[pf->set]) {
-                pf->row = 0;
-                pf->set++;
-            }
-        }
-    }
-}
-
 typedef struct sgla_cpu_kernels {
     const char *name;
     void (*qk)(int n, int K, const float *Q, int ldq, const float *Kt, int ldkt,
-               const float *G, int ldg, float *A, int lda, sgla_pf *pf);
+               const float *G, int ldg, float *A, int lda);
     void (*out)(int n, int K, int V, const float *Q, int ldq, const float *rs,
                 const float *S, int lds, const float *A, int lda, const float *Vp, int ldv,
-                float *O, int ldo, sgla_pf *pf);
+                float *O, int ldo);
     void (*state)(int n, int K, int V, const float *Kt, int ldkt, const float *Vw, int ldv,
-                  float a, const float *Sin, float *Sout, int lds, sgla_pf *pf);
+                  float a, const float *Sin, float *Sout, int lds);
     void (*scan)(int64_t cnt, float a, float *s, float *d);
     void (*decode)(int K, int V, const float *q, const float *k, const float *v, float rs,
                    float g11, float a, const float *Sin, float *Sout, float *o);
     void (*vexp)(const float *x, float *y, int cnt);
+    void (*trans)(int n, int K, const float *src, int lds, float *dst, int ldd);
     void (*load)(const void *src, sgla_dtype dt, float *dst, int cnt);
     void (*store)(const float *src, sgla_dtype dt, void *dst, int cnt);
 } sgla_cpu_kernels;

@@ -8,6 +8,7 @@
 
 #include <float.h>
 #include <immintrin.h>
+#include <stdint.h>
 #include <string.h>
 
 #define VEC __m512
@@ -76,7 +77,16 @@ static void load_avx512(const void *src, sgla_dtype dt, float *dst, int cnt)
 static void store_avx512(const float *src, sgla_dtype dt, void *dst, int cnt)
 {
     if (dt == SGLA_F32) {
-        memcpy(dst, src, (size_t)cnt * sizeof(float));
+        /* o is written once and not read back here: streaming stores skip
+         * the read-for-ownership of every line (whole aligned lines only) */
+        float *d = dst;
+        int i = 0;
+        if (((uintptr_t)d & 63) == 0 && cnt >= 16) {
+            for (; i + 16 <= cnt; i += 16) _mm512_stream_ps(d + i, _mm512_loadu_ps(src + i));
+            _mm_sfence();
+        }
+        for (; i + 16 <= cnt; i += 16) _mm512_storeu_ps(d + i, _mm512_loadu_ps(src + i));
+        if (i < cnt) _mm512_mask_storeu_ps(d + i, V_MASK(cnt - i), _mm512_maskz_loadu_ps(V_MASK(cnt - i), src + i));
         return;
     }
     uint16_t *d = dst;
@@ -100,5 +110,5 @@ static void store_avx512(const float *src, sgla_dtype dt, void *dst, int cnt)
 
 const sgla_cpu_kernels sgla_cpu_kernels_avx512 = {
     "avx512", qk_avx512, out_avx512, state_avx512, scan_avx512, decode_avx512,
-    vexp_avx512, load_avx512, store_avx512,
+    vexp_avx512, trans_avx512, load_avx512, store_avx512,
 };

@@ -14,10 +14,9 @@
 #include <string.h>
 
 static void qk_scalar(int n, int K, const float *Q, int ldq, const float *Kt, int ldkt,
-                      const float *G, int ldg, float *A, int lda, sgla_pf *pf)
+                      const float *G, int ldg, float *A, int lda)
 {
     for (int i = 0; i < n; i++) {
-        sgla_pf_tile(pf);
         float *ar = A + (size_t)i * lda;
         for (int j = 0; j < n; j++) ar[j] = 0.0f;
         for (int p = 0; p < K; p++) {
@@ -32,10 +31,9 @@ static void qk_scalar(int n, int K, const float *Q, int ldq, const float *Kt, in
 
 static void out_scalar(int n, int K, int V, const float *Q, int ldq, const float *rs,
                        const float *S, int lds, const float *A, int lda, const float *Vp, int ldv,
-                       float *O, int ldo, sgla_pf *pf)
+                       float *O, int ldo)
 {
     for (int i = 0; i < n; i++) {
-        sgla_pf_tile(pf);
         float *orow = O + (size_t)i * ldo;
         for (int c = 0; c < V; c++) orow[c] = 0.0f;
         for (int p = 0; p < K; p++) {
@@ -54,11 +52,10 @@ static void out_scalar(int n, int K, int V, const float *Q, int ldq, const float
 }
 
 static void state_scalar(int n, int K, int V, const float *Kt, int ldkt, const float *Vw, int ldv,
-                         float a, const float *Sin, float *Sout, int lds, sgla_pf *pf)
+                         float a, const float *Sin, float *Sout, int lds)
 {
     float acc[256];
     for (int p = 0; p < K; p++) {
-        sgla_pf_tile(pf);
         const float *kr = Kt + (size_t)p * ldkt;
         for (int c0 = 0; c0 < V; c0 += 256) {
             int nc = V - c0 < 256 ? V - c0 : 256;
@@ -116,6 +113,12 @@ static void vexp_scalar(const float *x, float *y, int cnt)
     }
 }
 
+static void trans_scalar(int n, int K, const float *src, int lds, float *dst, int ldd)
+{
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < K; c++) dst[(size_t)c * ldd + i] = src[(size_t)i * lds + c];
+}
+
 static void load_scalar(const void *src, sgla_dtype dt, float *dst, int cnt)
 {
     switch (dt) {
@@ -144,5 +147,5 @@ static void store_scalar(const float *src, sgla_dtype dt, void *dst, int cnt)
 
 const sgla_cpu_kernels sgla_cpu_kernels_scalar = {
     "scalar", qk_scalar, out_scalar, state_scalar, scan_scalar, decode_scalar,
-    vexp_scalar, load_scalar, store_scalar,
+    vexp_scalar, trans_scalar, load_scalar, store_scalar,
 };

@@ -27,11 +27,11 @@ SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /
 # 1. correctness: the GPU tests (CPU-heavy fp64 reference) and the sanitizers, side by side
 t0=$(date +%s)
 ( for t in $BD/tests/test_gpu_*; do
-    timeout 300 $t > $OUT/test_$(basename $t).log 2>&1; echo "$(basename $t) rc=$?" ; done ) > /tmp/tests_rc.txt &
+    SGLA_CUDA_VERSION=all timeout 300 $t > $OUT/test_$(basename $t).log 2>&1; echo "$(basename $t) rc=$?" ; done ) > /tmp/tests_rc.txt &
 P1=$!
 if [ -n "$SAN" ]; then
   ( for tool in memcheck racecheck; do
-      SGLA_GPU_SMALL=1 timeout 240 $SAN --tool $tool --error-exitcode 1 $BD/tests/test_gpu_forward > $OUT/san_$tool.log 2>&1
+      SGLA_CUDA_VERSION=all SGLA_GPU_SMALL=1 timeout 240 $SAN --tool $tool --error-exitcode 1 $BD/tests/test_gpu_forward > $OUT/san_$tool.log 2>&1
       echo "sanitize_$tool rc=$?"; done ) > /tmp/san_rc.txt &
   P2=$!
 else

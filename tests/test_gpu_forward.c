@@ -8,7 +8,8 @@
  * <= 4 x that times max |ref|.
  *
  * SGLA_GPU_SMALL=1 runs a few small configurations only (for the sanitizers).
- * SGLA_CUDA_VERSION=n checks kernel version n (0 = default); SGLA_CUDA_VERSION=all
+ * SGLA_CUDA_VERSION=n checks kernel version n (0 = default, the default when unset);
+ * SGLA_CUDA_VERSION=all
  * checks every version. */
 #include <math.h>
 #include <stdio.h>
@@ -197,17 +198,18 @@ static void error_paths(void)
 {
     const int64_t B = 1, T = 70, H = 2, K = 64, V = 64;
     size_t n = (size_t)(B * T * H * K);
-    uint16_t *dq = dalloc(n * 2), *dout = dalloc(n * 2);
+    /* room for the V = 96 probe so that validation sees no overlap */
+    uint16_t *dq = dalloc(n * 2 * 3), *dout = dalloc(n * 2 * 3);
     float *dg = dalloc((size_t)(B * T * H) * 4);
     CK(cudaMemset(dq, 0, n * 2));
-    CK(cudaMemset(dout, 0xff, n * 2)); /* NaN pattern */
+    CK(cudaMemset(dout, 0xff, n * 2 * 3)); /* NaN pattern */
     float *hg = malloc((size_t)(B * T * H) * 4);
     for (int64_t i = 0; i < B * T * H; i++) hg[i] = -0.1f;
     hg[17] = 0.5f; /* positive: invalid */
     CK(cudaMemcpy(dg, hg, (size_t)(B * T * H) * 4, cudaMemcpyHostToDevice));
     sgla_forward_desc d;
     sgla_forward_desc_init(&d);
-    d.q = dq; d.k = dq; d.v = dq; d.o = dout; d.dtype = SGLA_BF16;
+    d.q = dq; d.k = dq; d.v = dq + n; d.o = dout; d.dtype = SGLA_BF16;
     d.B = B; d.T = T; d.H = H; d.K = K; d.V = V; d.stream = stream;
     sgla_status st;
     d.K = 32;

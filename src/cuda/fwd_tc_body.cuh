@@ -8,6 +8,11 @@
  *   TC_RW,TC_CW  phase-2 warp grid over the K x TC_BV state (RW * CW == NW)
  *   TC_BF16      1: bf16 operands, 0: fp16
  *   TC_STAGES    cp.async pipeline depth (2 or 3)
+ *   TC_QREG      (optional, default 0) 1: a warp loads its Q rows' fragments
+ *                once per chunk into registers for both Q.S and Q.K^T
+ *   TC_OQ        (optional, default 0) 1: stage o through the warp's own rows of
+ *                the Q tile instead of a separate buffer (needs TC_QREG and
+ *                NW == 4, so that no other warp reads those rows)
  *
  * One block per (sequence x head, V-block); the sequence is walked chunk by
  * chunk (C = 64) inside the block; the K x BV state lives in fp32 registers
@@ -28,6 +33,15 @@
  *   then S is rounded into shared memory for the next chunk.
  */
 
+#ifndef TC_QREG
+#define TC_QREG 0
+#endif
+#ifndef TC_OQ
+#define TC_OQ 0
+#endif
+#if TC_OQ && !(TC_QREG && TC_NW == 4)
+#error "TC_OQ needs TC_QREG and 4 warps"
+#endif
 #define TC_NT (TC_NW * 32)
 #define TC_CG (TC_NW / 4)
 #define TC_P1C (TC_BV / TC_CG)
@@ -70,8 +84,12 @@ __global__ void __launch_bounds__(TC_NT, 1) TC_NAME(const sgla_kparams p)
     uint16_t *st_base = (uint16_t *)tc_smem;
     float *g_s = (float *)(tc_smem + TC_STAGES * TC_STAGE_ELEMS * 2); /* [STAGES][64] */
     uint16_t *S_s = (uint16_t *)(g_s + TC_STAGES * 64);               /* [KD][LDV] */
-    uint16_t *O_s = S_s + TC_KD * TC_LDV;                              /* [64][LDV] */
-    float *b_s = (float *)(O_s + 64 * TC_LDV);                         /* [NW][64] */
+#if TC_OQ
+    float *b_s = (float *)(S_s + TC_KD * TC_LDV); /* [NW][64]; o staged in the Q tile */
+#else
+    uint16_t *O_s = S_s + TC_KD * TC_LDV;         /* [64][LDV] */
+    float *b_s = (float *)(O_s + 64 * TC_LDV);    /* [NW][64] */
+#endif
     float *bw = b_s + warp * 64;
 
 #define TC_LOAD_CHUNK(cc, ss)                                                                  \
@@ -189,10 +207,19 @@ __global__ void __launch_bounds__(TC_NT, 1) TC_NAME(const sgla_kparams p)
         const uint32_t qa_base = sgla_smem_u32(qs + (qrow + (lane & 15)) * TC_LDQ + (lane >> 4) * 8);
         const uint32_t sb_base =
             sgla_smem_u32(S_s + ((lane & 7) + ((lane >> 3) & 1) * 8) * TC_LDV + oc0 + (lane >> 4) * 8);
+#if TC_QREG
+        uint32_t qf[TC_KD / 16][4];
+#pragma unroll
+        for (int kk = 0; kk < TC_KD / 16; kk++) sgla_ldm_x4(qf[kk], qa_base + kk * 32);
+#define TC_QFRAG(kk, a) const uint32_t *a = qf[kk]
+#else
+#define TC_QFRAG(kk, a) \
+    uint32_t a[4];      \
+    sgla_ldm_x4(a, qa_base + (kk) * 32)
+#endif
 #pragma unroll
         for (int kk = 0; kk < TC_KD / 16; kk++) {
-            uint32_t a[4];
-            sgla_ldm_x4(a, qa_base + kk * 32);
+            TC_QFRAG(kk, a);
 #pragma unroll
             for (int j = 0; j < TC_P1C / 16; j++) {
                 uint32_t bb[4];
@@ -226,8 +253,8 @@ __global__ void __launch_bounds__(TC_NT, 1) TC_NAME(const sgla_kparams p)
             for (int e = 0; e < 4; e++) sc[0][e] = sc[1][e] = 0.f;
 #pragma unroll
             for (int kk = 0; kk < TC_KD / 16; kk++) {
-                uint32_t a[4], bk[4];
-                sgla_ldm_x4(a, qa_base + kk * 32);
+                TC_QFRAG(kk, a);
+                uint32_t bk[4];
                 sgla_ldm_x4(bk, kb_base + (kb * 16 * TC_LDQ + kk * 16) * 2);
                 TC_MMA(sc[0], a, bk[0], bk[1]);
                 TC_MMA(sc[1], a, bk[2], bk[3]);
@@ -262,18 +289,25 @@ __global__ void __launch_bounds__(TC_NT, 1) TC_NAME(const sgla_kparams p)
             }
         }
         /* o = scale * acc, staged through this warp's own smem tile for 16-byte stores */
+#if TC_OQ
+        uint16_t *O_s = (uint16_t *)qs - oc0; /* rows qrow.. of the Q tile, stride LDQ */
+        __syncwarp();                          /* every lane's ldmatrix of these rows is done */
+#define TC_LDO TC_LDQ
+#else
+#define TC_LDO TC_LDV
+#endif
 #pragma unroll
         for (int j = 0; j < TC_P1C / 8; j++) {
             const int cc = oc0 + 8 * j + 2 * tig;
-            *(uint32_t *)(O_s + i0 * TC_LDV + cc) = TC_PACK(acc[j][0] * p.scale, acc[j][1] * p.scale);
-            *(uint32_t *)(O_s + i1 * TC_LDV + cc) = TC_PACK(acc[j][2] * p.scale, acc[j][3] * p.scale);
+            *(uint32_t *)(O_s + i0 * TC_LDO + cc) = TC_PACK(acc[j][0] * p.scale, acc[j][1] * p.scale);
+            *(uint32_t *)(O_s + i1 * TC_LDO + cc) = TC_PACK(acc[j][2] * p.scale, acc[j][3] * p.scale);
         }
         __syncwarp();
 #pragma unroll
         for (int i = lane; i < 16 * (TC_P1C / 8); i += 32) {
             const int rr = qrow + i / (TC_P1C / 8), c8 = oc0 + (i % (TC_P1C / 8)) * 8;
             if (rr < cl)
-                *(uint4 *)(og + (c * 64 + rr) * sv + c8) = *(const uint4 *)(O_s + rr * TC_LDV + c8);
+                *(uint4 *)(og + (c * 64 + rr) * sv + c8) = *(const uint4 *)(O_s + rr * TC_LDO + c8);
         }
 
         /* ---- phase 2: S = exp2(b_last) S + (K * exp2(b_last - b))^T V ---- */
@@ -340,6 +374,10 @@ __global__ void __launch_bounds__(TC_NT, 1) TC_NAME(const sgla_kparams p)
     }
 }
 
+#undef TC_QFRAG
+#undef TC_LDO
+#undef TC_QREG
+#undef TC_OQ
 #undef TC_LOAD_CHUNK
 #undef TC_STORE_S
 #undef TC_MMA

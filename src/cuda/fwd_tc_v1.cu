@@ -93,43 +93,14 @@
 #define TC_STAGES 2
 #include "fwd_tc_body.cuh"
 
-typedef void (*tc_kernel_fn)(const sgla_kparams);
-typedef struct tc_cfg {
-    int kd, bv, nw, stages;
-    tc_kernel_fn bf16, f16;
-    const char *name;
-} tc_cfg;
+#include "fwd_tc_launch.cuh"
 
 static const tc_cfg v1_cfgs[] = {
-    {64, 64, 4, 2, fwd_v1_k64_b64_bf16, fwd_v1_k64_b64_f16, "k64_b64"},
-    {128, 64, 4, 2, fwd_v1_k128_b64_bf16, fwd_v1_k128_b64_f16, "k128_b64"},
-    {128, 128, 8, 2, fwd_v1_k128_b128_bf16, fwd_v1_k128_b128_f16, "k128_b128"},
-    {256, 64, 8, 2, fwd_v1_k256_b64_bf16, fwd_v1_k256_b64_f16, "k256_b64"},
+    {64, 64, 4, 2, 0, fwd_v1_k64_b64_bf16, fwd_v1_k64_b64_f16, "v1_k64_b64"},
+    {128, 64, 4, 2, 0, fwd_v1_k128_b64_bf16, fwd_v1_k128_b64_f16, "v1_k128_b64"},
+    {128, 128, 8, 2, 0, fwd_v1_k128_b128_bf16, fwd_v1_k128_b128_f16, "v1_k128_b128"},
+    {256, 64, 8, 2, 0, fwd_v1_k256_b64_bf16, fwd_v1_k256_b64_f16, "v1_k256_b64"},
 };
-
-static size_t tc_smem_bytes(const tc_cfg *c)
-{
-    size_t ldq = (size_t)c->kd + 8, ldv = (size_t)c->bv + 8;
-    size_t stage = (2 * 64 * ldq + 64 * ldv) * 2;
-    return c->stages * stage + c->stages * 64 * 4 + c->kd * ldv * 2 + 64 * ldv * 2 + c->nw * 64 * 4;
-}
-
-static sgla_status tc_launch(const tc_cfg *c, const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
-{
-    tc_kernel_fn fn = dt == SGLA_BF16 ? c->bf16 : c->f16;
-    size_t smem = tc_smem_bytes(c);
-    cudaError_t e = cudaFuncSetAttribute((const void *)fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess)
-        return sgla_fail(SGLA_ERR_CUDA, "cudaFuncSetAttribute(fwd_v1_%s, %zu bytes smem): %s", c->name, smem,
-                         cudaGetErrorString(e));
-    dim3 grid((unsigned)(p->N * p->H), (unsigned)(p->V / c->bv));
-    fn<<<grid, c->nw * 32, smem, st>>>(*p);
-    e = cudaGetLastError();
-    if (e != cudaSuccess)
-        return sgla_fail(SGLA_ERR_CUDA, "launch of fwd_v1_%s (grid %u x %u, %zu bytes smem): %s", c->name, grid.x,
-                         grid.y, smem, cudaGetErrorString(e));
-    return SGLA_OK;
-}
 
 extern "C" sgla_status sgla_cuda_launch_tc_v1(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
@@ -137,5 +108,5 @@ extern "C" sgla_status sgla_cuda_launch_tc_v1(const sgla_kparams *p, sgla_dtype 
     if (p->K == 64) c = &v1_cfgs[0];
     else if (p->K == 128) c = p->V == 64 ? &v1_cfgs[1] : &v1_cfgs[2];
     else c = &v1_cfgs[3];
-    return tc_launch(c, p, dt, st);
+    return sgla_tc_launch(c, p, dt, st);
 }

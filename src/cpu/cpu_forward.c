@@ -233,15 +233,9 @@ static float chunk_gates(const plan *p, const scratch *s, int64_t bb, int64_t t,
     b[0] = 0.0;
     for (int r = 1; r <= n; r++) b[r] = b[r - 1] + (double)g[(int64_t)(r - 1) * gs];
     float *x = s->x;
-    for (int i = 0; i < n; i++) {
-        /* row i: exp(b_{i+1} - b_{j+1}) for j <= i; the rest of the row stays 0 */
-        float *gr = s->G + (size_t)i * ldc;
-        const double bi = b[i + 1];
-        for (int j = 0; j <= i; j++) gr[j] = (float)(bi - b[j + 1]);
-        p->kr->vexp(gr, gr, i + 1);
-        for (int j = 0; j <= i; j++) gr[j] *= scale;
-        x[i] = (float)bi;
-    }
+    /* row i: scale * exp(b_{i+1} - b_{j+1}) for j <= i; the rest stays 0 */
+    p->kr->gmask(n, b, scale, s->G, ldc);
+    for (int i = 0; i < n; i++) x[i] = (float)b[i + 1];
     p->kr->vexp(x, s->rs, n);
     for (int i = 0; i < n; i++) s->rs[i] *= scale;
     for (int i = 0; i < n; i++) x[i] = (float)(b[n] - b[i + 1]);
@@ -572,7 +566,7 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
     const char *gm = getenv("GMUL");
     int64_t gmul = gm ? atoi(gm) : 2;
     while (hg > 1 && N * ((d->H + hg - 1) / hg) < gmul * nth) hg = (hg + 1) / 2;
-    if (split) hg = 1;
+    if (split || max_chunks < 2) hg = 1; /* decode / short sequences use one slot */
     const int64_t ngroups = (d->H + hg - 1) / hg, gitems = N * ngroups;
     p.hg = (int)hg;
     if (!split && nth > gitems) nth = (int)(gitems > 0 ? gitems : 1);

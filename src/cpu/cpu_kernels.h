@@ -35,6 +35,9 @@
  *        the state is read and written once.
  * vexp:  y = exp(x) for x <= 0 (x finite), results below FLT_MIN flushed
  *        to 0 (they are < 1.2e-38 of the largest weight, 1); y may be x.
+ * gmask: G[i][j] = scale * exp((float)(b[i+1] - b[j+1])) for j <= i < n
+ *        (b: chunk-local cumulative log-gates in double, b[0] = 0); G[i][j]
+ *        for j > i is left alone (never evaluated).
  * trans: dst[c][i] = src[i][c] for i < n, c < K (packing Kt).
  * load:  dst[0..cnt) = fp32 of src (f32/f16/bf16), exact.
  * store: dst[0..cnt) = src rounded to dt, round to nearest even.
@@ -57,6 +60,7 @@ typedef struct sgla_cpu_kernels {
     void (*decode)(int K, int V, const float *q, const float *k, const float *v, float rs,
                    float g11, float a, const float *Sin, float *Sout, float *o);
     void (*vexp)(const float *x, float *y, int cnt);
+    void (*gmask)(int n, const double *b, float scale, float *G, int ldg);
     void (*trans)(int n, int K, const float *src, int lds, float *dst, int ldd);
     void (*load)(const void *src, sgla_dtype dt, float *dst, int cnt);
     void (*store)(const float *src, sgla_dtype dt, void *dst, int cnt);

@@ -113,6 +113,16 @@ static void vexp_scalar(const float *x, float *y, int cnt)
     }
 }
 
+static void gmask_scalar(int n, const double *b, float scale, float *G, int ldg)
+{
+    for (int i = 0; i < n; i++) {
+        float *gr = G + (size_t)i * ldg;
+        for (int j = 0; j <= i; j++) gr[j] = (float)(b[i + 1] - b[j + 1]);
+        vexp_scalar(gr, gr, i + 1);
+        for (int j = 0; j <= i; j++) gr[j] *= scale;
+    }
+}
+
 static void trans_scalar(int n, int K, const float *src, int lds, float *dst, int ldd)
 {
     for (int i = 0; i < n; i++)
@@ -147,5 +157,5 @@ static void store_scalar(const float *src, sgla_dtype dt, void *dst, int cnt)
 
 const sgla_cpu_kernels sgla_cpu_kernels_scalar = {
     "scalar", qk_scalar, out_scalar, state_scalar, scan_scalar, decode_scalar,
-    vexp_scalar, trans_scalar, load_scalar, store_scalar,
+    vexp_scalar, gmask_scalar, trans_scalar, load_scalar, store_scalar,
 };

@@ -37,7 +37,9 @@ static void usage(FILE *f)
             "built-in list runs: the issue's targets 1,4096,16,128,128; 1,16384,8,128,128;\n"
             "4,2048,16,64,64; one head of a long sequence (the sequence-split path), and a decode\n"
             "step 64,1,16,128,128 (state in place, ht == h0).  A shape with T = 1 is always run\n"
-            "as a decode step in place.\n"
+            "as a decode step in place, twice: `warm` updates one state again and again (it stays in\n"
+            "cache when it fits), `cold` rotates over enough states (>= 1 GiB) that each is read\n"
+            "from memory, as a server with many sequences sees it.\n"
             "\n"
             "Columns:\n"
             "  ms       median wall time of one sgla_forward call (min ms: the fastest run;\n"
@@ -112,6 +114,41 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+typedef struct timing {
+    double med, min, cpu; /* seconds per call */
+} timing;
+
+/* Time sgla_forward: warm-up calls, then iters calls; with nrot > 1 state
+ * buffers (decode) each call updates the next one in turn, so the states
+ * are not in cache when they are read. */
+static int time_forward(sgla_forward_desc *d, float **st, int nrot, int warm, int iters, timing *out)
+{
+    double *times = malloc((size_t)iters * sizeof(double));
+    if (!times) return 2;
+    double cpu_total = 0;
+    for (int i = 0; i < warm + iters; i++) {
+        if (nrot > 0) d->h0 = d->ht = st[i % nrot];
+        double c0 = cpu_now();
+        double t0 = cli_now();
+        sgla_status s = sgla_forward(d, SGLA_BACKEND_CPU);
+        double dt = cli_now() - t0;
+        if (i >= warm) cpu_total += cpu_now() - c0;
+        if (s != SGLA_OK) {
+            fprintf(stderr, "sgla bench: forward failed on %lld,%lld,%lld,%lld,%lld: %s (%s)\n", (long long)d->B,
+                    (long long)d->T, (long long)d->H, (long long)d->K, (long long)d->V, sgla_status_string(s),
+                    sgla_last_error());
+            free(times);
+            return 1;
+        }
+        if (i >= warm) times[i - warm] = dt;
+    }
+    out->med = median(times, iters);
+    out->min = times[0]; /* sorted by median() */
+    out->cpu = cpu_total / iters;
+    free(times);
+    return 0;
+}
+
 static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk, double peak, double copy_bw,
                            int nth)
 {
@@ -123,10 +160,20 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
     void *o = malloc((size_t)nv * es);
     float *g = a->gate == BENCH_GATE_G ? malloc((size_t)(B * T * H) * sizeof(float)) : NULL;
     float *gg = a->gate == BENCH_GATE_GAMMA ? malloc((size_t)H * sizeof(float)) : NULL;
-    float *st = decode ? malloc((size_t)ns * sizeof(float)) : NULL;
+    /* decode: enough state buffers to exceed the caches (>= 1 GiB in all) */
+    const double sbytes = (double)ns * 4.0;
+    int nrot = 0;
+    if (decode) {
+        nrot = (int)ceil((double)(1u << 30) / sbytes);
+        if (nrot < 2) nrot = 2;
+        if (nrot > 256) nrot = 256;
+    }
+    float **st = decode ? calloc((size_t)nrot, sizeof(float *)) : NULL;
     int rc = 0;
-    if (!q || !k || !v || !o || (a->gate == BENCH_GATE_G && !g) || (a->gate == BENCH_GATE_GAMMA && !gg) ||
-        (decode && !st)) {
+    int st_ok = !decode || st;
+    for (int i = 0; st && i < nrot; i++)
+        if (!(st[i] = malloc((size_t)ns * sizeof(float)))) st_ok = 0;
+    if (!q || !k || !v || !o || (a->gate == BENCH_GATE_G && !g) || (a->gate == BENCH_GATE_GAMMA && !gg) || !st_ok) {
         fprintf(stderr, "sgla bench: out of memory for shape %lld,%lld,%lld,%lld,%lld\n", (long long)B,
                 (long long)T, (long long)H, (long long)K, (long long)V);
         rc = 2;
@@ -140,60 +187,50 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
         for (int64_t i = 0; i < B * T * H; i++) g[i] = (float)(-0.2 * urand(&seed));
     if (gg)
         for (int64_t h = 0; h < H; h++) gg[h] = (float)log(1.0 - ldexp(1.0, -(5 + (int)(h % 8))));
-    if (st)
-        for (int64_t i = 0; i < ns; i++) st[i] = (float)(urand(&seed) - 0.5);
+    for (int r = 0; r < nrot; r++)
+        for (int64_t i = 0; i < ns; i++) st[r][i] = (float)(urand(&seed) - 0.5);
 
     sgla_forward_desc d;
     sgla_forward_desc_init(&d);
     d.q = q; d.k = k; d.v = v; d.o = o; d.dtype = a->dtype;
     d.B = B; d.T = T; d.H = H; d.K = K; d.V = V;
     d.g = g; d.g_gamma = gg; d.scale = (float)(1.0 / sqrt((double)K));
-    d.h0 = st; d.ht = st; d.chunk = chunk; d.threads = a->threads;
+    d.chunk = chunk; d.threads = a->threads;
     d.flags = SGLA_FLAG_SKIP_VALUE_CHECK;
 
     int iters = a->iters > 0 ? a->iters : decode ? 50 : 10;
     int warm = a->warmup > 0 ? a->warmup : 2;
-    double *times = malloc((size_t)iters * sizeof(double));
-    if (!times) {
-        rc = 2;
-        goto done;
-    }
-    double cpu_total = 0;
-    for (int i = 0; i < warm + iters; i++) {
-        double c0 = cpu_now();
-        double t0 = cli_now();
-        sgla_status s = sgla_forward(&d, SGLA_BACKEND_CPU);
-        double dt = cli_now() - t0;
-        if (i >= warm) cpu_total += cpu_now() - c0;
-        if (s != SGLA_OK) {
-            fprintf(stderr, "sgla bench: forward failed on %lld,%lld,%lld,%lld,%lld: %s (%s)\n", (long long)B,
-                    (long long)T, (long long)H, (long long)K, (long long)V, sgla_status_string(s),
-                    sgla_last_error());
-            free(times);
-            rc = 1;
-            goto done;
-        }
-        if (i >= warm) times[i - warm] = dt;
-    }
-    double t = median(times, iters), tmin = times[0]; /* sorted by median() */
-    free(times);
     double fl = bench_flops(B, T, H, K, V, chunk);
     char shape[64];
     snprintf(shape, sizeof shape, "%lld,%lld,%lld,%lld,%lld", (long long)B, (long long)T, (long long)H,
              (long long)K, (long long)V);
-    printf("%-20s %-5s %-6s %9.3f %9.3f %9.3f %9.1f %6.1f%%", shape, sgla_dtype_name(a->dtype),
-           a->gate == BENCH_GATE_G ? "g" : a->gate == BENCH_GATE_GAMMA ? "gamma" : "none", t * 1e3, tmin * 1e3,
-           cpu_total / iters / nth * 1e3, fl / t * 1e-9, peak > 0 ? 100.0 * fl / t * 1e-9 / peak : 0.0);
-    if (decode) {
-        double bytes = 2.0 * (double)ns * 4.0 + (double)(2 * nqk + 2 * nv) * (double)es;
-        double gbs = bytes / t * 1e-9;
-        printf("  %7.1f GB/s %5.1f%% copy  x-bound %.2f", gbs, copy_bw > 0 ? 100.0 * gbs / copy_bw : 0.0,
-               copy_bw > 0 ? t / (bytes / (copy_bw * 1e9)) : 0.0);
+    const char *gname = a->gate == BENCH_GATE_G ? "g" : a->gate == BENCH_GATE_GAMMA ? "gamma" : "none";
+    for (int pass = 0; pass < (decode ? 2 : 1); pass++) {
+        timing tm;
+        /* decode pass 0: one state, cache-resident (warm); pass 1: rotating (cold) */
+        int r = time_forward(&d, st, decode ? (pass == 0 ? 1 : nrot) : 0, warm, iters, &tm);
+        if (r) {
+            rc = r;
+            goto done;
+        }
+        char name[80];
+        snprintf(name, sizeof name, "%s%s", shape, decode ? (pass == 0 ? " warm" : " cold") : "");
+        printf("%-20s %-5s %-6s %9.3f %9.3f %9.3f %9.1f %6.1f%%", name, sgla_dtype_name(a->dtype), gname,
+               tm.med * 1e3, tm.min * 1e3, tm.cpu / nth * 1e3, fl / tm.med * 1e-9,
+               peak > 0 ? 100.0 * fl / tm.med * 1e-9 / peak : 0.0);
+        if (decode) {
+            double bytes = 2.0 * sbytes + (double)(2 * nqk + 2 * nv) * (double)es;
+            double gbs = bytes / tm.med * 1e-9;
+            printf("  %7.1f GB/s %5.1f%% copy  x-bound %.2f", gbs, copy_bw > 0 ? 100.0 * gbs / copy_bw : 0.0,
+                   copy_bw > 0 ? tm.med / (bytes / (copy_bw * 1e9)) : 0.0);
+        }
+        printf("\n");
+        fflush(stdout);
     }
-    printf("\n");
-    fflush(stdout);
 done:
-    free(q); free(k); free(v); free(o); free(g); free(gg); free(st);
+    free(q); free(k); free(v); free(o); free(g); free(gg);
+    for (int i = 0; st && i < nrot; i++) free(st[i]);
+    free(st);
     return rc;
 }
 

@@ -7,7 +7,8 @@
  * Thresholds: rel L2 <= 1e-3 (fp16), 8e-3 (bf16), 1e-5 (fp32); max abs error
  * <= 4 x that times max |ref|.
  *
- * SGLA_GPU_SMALL=1 runs a few small configurations only (for the sanitizers).
+ * T >= 1024 with few heads takes the sequence-split path (local states, scan,
+ * outputs).  SGLA_GPU_SMALL=1 runs a few small configurations only (for the sanitizers).
  * SGLA_CUDA_VERSION=n checks kernel version n (0 = default, the default when unset);
  * SGLA_CUDA_VERSION=all
  * checks every version. */
@@ -303,6 +304,8 @@ int main(void)
         {BF, G_G, R_MILD, 1, 1000, 2, 128, 128, 1, 1, 0, 5},
         {BF, G_GAMMA, R_MILD, 1, 700, 2, 64, 128, 1, 1, 1, 4},
         {BF, G_NONE, R_MILD, 1, 300, 2, 256, 64, 0, 1, 0, 3},
+        {BF, G_G, R_MIX30, 1, 4096, 2, 128, 128, 1, 1, 1, 0},
+        {BF, G_GAMMA, R_NEAR0, 1, 2048, 1, 256, 256, 1, 1, 0, 0},
         {HF, G_G, R_MILD, 2, 1, 2, 128, 128, 1, 1, 1, 0},
         {HF, G_G, R_MILD, 2, 63, 2, 64, 64, 1, 1, 0, 0},
         {HF, G_G, R_MILD, 2, 64, 2, 256, 256, 0, 1, 0, 0},
@@ -333,6 +336,7 @@ int main(void)
         {BF, G_NONE, R_MILD, 1, 65, 1, 256, 64, 0, 1, 0, 0},
         {BF, G_G, R_MILD, 1, 150, 1, 128, 64, 1, 1, 0, 3},
         {F32, G_G, R_MILD, 1, 20, 1, 64, 64, 1, 1, 0, 0},
+        {BF, G_G, R_MILD, 1, 1024, 1, 64, 64, 1, 1, 1, 0}, /* sequence split (2 segments) */
     };
     const cfg *list = small ? smalls : all;
     int nlist = small ? (int)(sizeof smalls / sizeof smalls[0]) : (int)(sizeof all / sizeof all[0]);

@@ -142,6 +142,7 @@ static sgla_status run_version(const sgla_forward_desc *d, int version)
     p.V = d->V;
     p.N = N;
     p.scale = d->scale;
+    p.nseg = 1;
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
     if (d->dtype == SGLA_F32) return sgla_cuda_launch_f32(&p, st);
     return versions[version - 1].fn(&p, d->dtype, st);

@@ -65,11 +65,18 @@ __global__ void __launch_bounds__(TC_NT, 1) TC_NAME(const sgla_kparams p)
 {
     extern __shared__ __align__(128) unsigned char tc_smem[];
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
-    const int64_t nh = blockIdx.x;
+    const int64_t nh = blockIdx.x / p.nseg, seg = blockIdx.x - nh * p.nseg;
     const int64_t n = nh / p.H, h = nh - n * p.H;
     const int v0 = blockIdx.y * TC_BV;
     int64_t bidx, t0, t1;
     sgla_seq_range(&p, n, &bidx, &t0, &t1);
+    if (p.nseg > 1) {
+        if (p.mode == 1 && seg == p.nseg - 1) return; /* the last segment's local state is not needed */
+        const int64_t a = t0 + seg * p.seg_len;
+        t0 = a < t1 ? a : t1;
+        t1 = t0 + p.seg_len < t1 ? t0 + p.seg_len : t1;
+    }
+    const int outputs = p.mode != 1;
     const int64_t len = t1 - t0;
     const int64_t nchunks = (len + 63) / 64;
     const int64_t sq = p.H * TC_KD, sv = p.H * p.V; /* token strides */
@@ -103,7 +110,7 @@ __global__ void __launch_bounds__(TC_NT, 1) TC_NAME(const sgla_kparams p)
             const int r_ = i_ / (TC_KD / 8), c8_ = (i_ % (TC_KD / 8)) * 8;                     \
             const int ok_ = r_ < cl_;                                                          \
             const int64_t off_ = ok_ ? (tk0_ + r_) * sq + c8_ : 0;                             \
-            sgla_cp16(sgla_smem_u32(qs_ + r_ * TC_LDQ + c8_), qg + off_, ok_ ? 16 : 0);        \
+            if (outputs) sgla_cp16(sgla_smem_u32(qs_ + r_ * TC_LDQ + c8_), qg + off_, ok_ ? 16 : 0); \
             sgla_cp16(sgla_smem_u32(ks_ + r_ * TC_LDQ + c8_), kg + off_, ok_ ? 16 : 0);        \
         }                                                                                      \
         _Pragma("unroll") for (int i_ = tid; i_ < 64 * (TC_BV / 8); i_ += TC_NT)               \
@@ -125,7 +132,9 @@ __global__ void __launch_bounds__(TC_NT, 1) TC_NAME(const sgla_kparams p)
     const int kr0 = rw * TC_P2R, cc0 = cw * TC_P2C;
     float S[TC_P2R / 16][TC_P2C / 8][4];
     {
-        const float *h0p = p.h0 ? p.h0 + nh * TC_KD * p.V + v0 : (const float *)0;
+        const float *h0p = p.mode == 2 ? p.seg_buf + (seg * p.N * p.H + nh) * TC_KD * p.V + v0
+                           : p.mode == 1 ? (const float *)0
+                           : p.h0 ? p.h0 + nh * TC_KD * p.V + v0 : (const float *)0;
 #pragma unroll
         for (int mi = 0; mi < TC_P2R / 16; mi++)
 #pragma unroll
@@ -166,6 +175,7 @@ __global__ void __launch_bounds__(TC_NT, 1) TC_NAME(const sgla_kparams p)
     const int qrow = 16 * r1;
     const int i0 = qrow + gid, i1 = i0 + 8;
 
+    float ldsum = 0.f; /* total log2 decay of this block's tokens (mode 1) */
     for (int64_t c = 0; c < nchunks; c++) {
         const int s = (int)(c % TC_STAGES);
         SGLA_CP_WAIT(TC_STAGES - 2);
@@ -200,6 +210,7 @@ __global__ void __launch_bounds__(TC_NT, 1) TC_NAME(const sgla_kparams p)
         }
         __syncwarp();
 
+        if (outputs) {
         /* ---- phase 1: outputs of rows qrow..qrow+15, columns oc0.. ---- */
         float acc[TC_P1C / 8][4];
 #pragma unroll
@@ -310,8 +321,10 @@ __global__ void __launch_bounds__(TC_NT, 1) TC_NAME(const sgla_kparams p)
                 *(uint4 *)(og + (c * 64 + rr) * sv + c8) = *(const uint4 *)(O_s + rr * TC_LDO + c8);
         }
 
+        }
         /* ---- phase 2: S = exp2(b_last) S + (K * exp2(b_last - b))^T V ---- */
         const float bC = p.gmode ? bw[63] : 0.f;
+        ldsum += bC;
         if (p.gmode) {
             const float d = sgla_exp2(bC);
 #pragma unroll
@@ -357,12 +370,15 @@ __global__ void __launch_bounds__(TC_NT, 1) TC_NAME(const sgla_kparams p)
             }
         }
         __syncthreads(); /* every warp is done reading S_s (and this stage) */
-        TC_STORE_S();
+        if (outputs) TC_STORE_S();
     }
     SGLA_CP_WAIT(0);
 
-    if (p.ht) {
-        float *htp = p.ht + nh * TC_KD * p.V + v0;
+    float *htp = p.mode == 1 ? p.seg_buf + (seg * p.N * p.H + nh) * TC_KD * p.V + v0
+               : (p.nseg > 1 && seg != p.nseg - 1) ? (float *)0
+               : p.ht ? p.ht + nh * TC_KD * p.V + v0 : (float *)0;
+    if (p.mode == 1 && blockIdx.y == 0 && tid == 0) p.seg_ld[seg * p.N * p.H + nh] = ldsum;
+    if (htp) {
 #pragma unroll
         for (int mi = 0; mi < TC_P2R / 16; mi++)
 #pragma unroll

@@ -27,6 +27,15 @@ typedef struct sgla_kparams {
     int64_t T, H, K, V, N;
     float scale;
     int gmode;             /* SGLA_GATE_* */
+    /* sequence split (long sequences, few blocks): segment s of nseg covers
+     * tokens [s*seg_len, (s+1)*seg_len) of each sequence; blockIdx.x = nh*nseg + s.
+     * mode 0: plain; 1: local end state of each segment from zero into
+     * seg_buf[s] and its total log2 decay into seg_ld[s] (no outputs);
+     * 2: outputs, entering state read from seg_buf[s] (filled by the scan). */
+    int nseg, mode;
+    int64_t seg_len;
+    float *seg_buf;        /* [nseg][N*H][K][V] */
+    float *seg_ld;         /* [nseg][N*H] */
 } sgla_kparams;
 
 /* Host-side launchers, one per kernel family (C linkage inside the backend). */

@@ -42,12 +42,14 @@ cat /tmp/tests_rc.txt /tmp/san_rc.txt | tee -a "$SUM"
 grep -h "FAIL\|passed\|configurations" $OUT/test_*.log | tail -15 | tee -a "$SUM"
 tail -3 $OUT/san_memcheck.log $OUT/san_racecheck.log 2>/dev/null | tee -a "$SUM"
 note "correctness took $(( $(date +%s) - t0 )) s"
+timeout 180 $BD/sgla verify --level 4 > $OUT/verify.log 2>&1; note "sgla verify --level 4 (levels 4-5) rc=$?"
+grep -E "^level|FAIL" $OUT/verify.log | tee -a "$SUM"
 
 # 2. our bench: every version, both gate forms, bf16
 if [ "$MODE" != "tests" ]; then
   t0=$(date +%s)
   for gate in gamma g; do
-    timeout 240 $BD/sgla bench --backend cuda --dtype bf16 --gate $gate --iters 30 > $OUT/bench_$gate.log 2>&1
+    timeout 240 $BD/sgla bench --backend cuda --dtype bf16 --gate $gate --iters 30 >> $OUT/bench.log 2>&1
     echo "bench $gate rc=$?" >> "$SUM"
   done
   note "bench took $(( $(date +%s) - t0 )) s"
@@ -59,5 +61,6 @@ if [ "$MODE" != "tests" ]; then
   fi
 fi
 echo; echo "==== summary"; cat "$SUM"
-for f in $OUT/bench_*.log; do [ -f $f ] && grep -v "^  v" $f; done
+[ -f $OUT/bench.log ] && grep -v "^  v" $OUT/bench.log
+[ -f $OUT/verify.log ] && sed -n '/^level 5/,$p' $OUT/verify.log
 [ -f $OUT/fla.log ] && sed -n '/^device\|^ceilings\|^fla /p;/^BxTxHxD/,$p' $OUT/fla.log

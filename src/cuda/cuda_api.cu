@@ -4,6 +4,7 @@
  *   1  fwd_tc_v1.cu  article's serial-in-block kernel, mma.sync, BV up to 128
  *   2  fwd_tc_v2.cu  BV halved: two 4-warp blocks per SM, Q in registers
  *   3  fwd_tc_v2.cu  as 2, BV = 16 at K = 64
+ *   4  fwd_tc_v2.cu  as 3, K = 256 single-stage (two blocks per SM)
  * fp32 inputs always go to fwd_f32.cu (CUDA cores, exact-ish). */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 extern "C" sgla_status sgla_cuda_launch_tc_v1(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 extern "C" sgla_status sgla_cuda_launch_tc_v2(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 extern "C" sgla_status sgla_cuda_launch_tc_v3(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
+extern "C" sgla_status sgla_cuda_launch_tc_v4(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 
 typedef sgla_status (*tc_launcher)(const sgla_kparams *, sgla_dtype, cudaStream_t);
 typedef struct version_entry {
@@ -26,6 +28,7 @@ static const version_entry versions[] = {
     {sgla_cuda_launch_tc_v1, "v1: serial-in-block, mma.sync m16n8k16, BV=128@K128 (8 warps), 2-stage cp.async"},
     {sgla_cuda_launch_tc_v2, "v2: as v1 with BV halved (4 warps, 2 blocks/SM), Q fragments in registers, o staged in Q"},
     {sgla_cuda_launch_tc_v3, "v3: as v2 but BV=16 at K=64 (4 blocks/SM at D=64)"},
+    {sgla_cuda_launch_tc_v4, "v4: as v3 but K=256 single-stage BV=32 (2 blocks/SM, split doubles the grid)"},
 };
 #define NVERSIONS ((int)(sizeof versions / sizeof versions[0]))
 #define DEFAULT_VERSION 1

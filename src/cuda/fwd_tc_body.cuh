@@ -7,7 +7,7 @@
  *   TC_NW        warps (4 or 8)
  *   TC_RW,TC_CW  phase-2 warp grid over the K x TC_BV state (RW * CW == NW)
  *   TC_BF16      1: bf16 operands, 0: fp16
- *   TC_STAGES    cp.async pipeline depth (2 or 3)
+ *   TC_STAGES    cp.async pipeline depth (1, 2 or 3; 1 = load then compute)
  *   TC_QREG      (optional, default 0) 1: a warp loads its Q rows' fragments
  *                once per chunk into registers for both Q.S and Q.K^T
  *   TC_OQ        (optional, default 0) 1: stage o through the warp's own rows of
@@ -178,6 +178,13 @@ __global__ void __launch_bounds__(TC_NT, 1) TC_NAME(const sgla_kparams p)
     float ldsum = 0.f; /* total log2 decay of this block's tokens (mode 1) */
     for (int64_t c = 0; c < nchunks; c++) {
         const int s = (int)(c % TC_STAGES);
+#if TC_STAGES == 1
+        /* no prefetch: the block's own loads wait; a second block on the SM overlaps them */
+        TC_LOAD_CHUNK(c, 0);
+        sgla_cp_commit();
+        SGLA_CP_WAIT(0);
+        __syncthreads();
+#else
         SGLA_CP_WAIT(TC_STAGES - 2);
         __syncthreads();
         {   /* prefetch chunk c + STAGES - 1 into the stage chunk c - 1 used */
@@ -185,6 +192,7 @@ __global__ void __launch_bounds__(TC_NT, 1) TC_NAME(const sgla_kparams p)
             if (nc < nchunks) TC_LOAD_CHUNK(nc, (int)(nc % TC_STAGES));
             sgla_cp_commit();
         }
+#endif
         const int cl = (int)(len - c * 64 < 64 ? len - c * 64 : 64);
         const uint16_t *qs = st_base + s * TC_STAGE_ELEMS;
         const uint16_t *ks = qs + 64 * TC_LDQ, *vs = ks + 64 * TC_LDQ;

@@ -126,3 +126,36 @@ extern "C" sgla_status sgla_cuda_launch_tc_v3(const sgla_kparams *p, sgla_dtype 
     const tc_cfg *c = p->K == 64 ? &v2_cfgs[3] : p->K == 128 ? &v2_cfgs[1] : &v2_cfgs[2];
     return sgla_tc_launch(c, p, dt, st);
 }
+
+/* Version 4 — K = 256 with two blocks per SM.
+ * v1/v2 at K = 256 hold 1 block per SM (Q and K tiles are 2 x 33 KB a stage),
+ * so 2x16384x8x256 runs 64-128 blocks and the sequence split cannot add any
+ * (slots = SMs).  v4 drops to a single stage (load, then compute: ~100 KB) so
+ * two 4-warp blocks share an SM and the split doubles the grid (nseg = 2).
+ * K = 64 and 128 as v3.  Prediction: 2x16384x8x256 ~1.3-1.5x faster than v2. */
+#define TC_NAME fwd_v4_k256_b32_bf16
+#define TC_KD 256
+#define TC_BV 32
+#define TC_NW 4
+#define TC_RW 4
+#define TC_CW 1
+#define TC_BF16 1
+#define TC_STAGES 1
+#include "fwd_tc_body.cuh"
+#define TC_NAME fwd_v4_k256_b32_f16
+#define TC_KD 256
+#define TC_BV 32
+#define TC_NW 4
+#define TC_RW 4
+#define TC_CW 1
+#define TC_BF16 0
+#define TC_STAGES 1
+#include "fwd_tc_body.cuh"
+
+static const tc_cfg v4_cfg = {256, 32, 4, 1, 0, fwd_v4_k256_b32_bf16, fwd_v4_k256_b32_f16, "v4_k256_b32_s1"};
+
+extern "C" sgla_status sgla_cuda_launch_tc_v4(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
+{
+    const tc_cfg *c = p->K == 64 ? &v2_cfgs[3] : p->K == 128 ? &v2_cfgs[1] : &v4_cfg;
+    return sgla_tc_launch(c, p, dt, st);
+}

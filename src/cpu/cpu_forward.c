@@ -671,6 +671,7 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
             }
         }
         pool_give(mem, scratch_floats(&p));
+        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* drains streaming stores (mfence on x86) */
     }
     free(Sbuf);
     free(carry);

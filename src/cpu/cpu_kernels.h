@@ -40,7 +40,9 @@
  *        for j > i is left alone (never evaluated).
  * trans: dst[c][i] = src[i][c] for i < n, c < K (packing Kt).
  * load:  dst[0..cnt) = fp32 of src (f32/f16/bf16), exact.
- * store: dst[0..cnt) = src rounded to dt, round to nearest even.
+ * store: dst[0..cnt) = src rounded to dt, round to nearest even; may use
+ *        streaming (non-temporal) stores: the caller issues a full fence
+ *        before the data is read by another thread.
  */
 #ifndef SGLA_CPU_KERNELS_H
 #define SGLA_CPU_KERNELS_H

@@ -59,8 +59,21 @@ static inline __m512 exp512(__m512 x)
 
 static void load_avx512(const void *src, sgla_dtype dt, float *dst, int cnt)
 {
-    if (dt == SGLA_F32) {
-        memcpy(dst, src, (size_t)cnt * sizeof(float));
+    if (dt == SGLA_F32) { /* inline: a libc call per short row costs more than the copy */
+        const float *s = src;
+        int i = 0;
+        for (; i + 64 <= cnt; i += 64) {
+            __m512 a = _mm512_loadu_ps(s + i), b = _mm512_loadu_ps(s + i + 16), c = _mm512_loadu_ps(s + i + 32),
+                   e = _mm512_loadu_ps(s + i + 48);
+            _mm512_storeu_ps(dst + i, a);
+            _mm512_storeu_ps(dst + i + 16, b);
+            _mm512_storeu_ps(dst + i + 32, c);
+            _mm512_storeu_ps(dst + i + 48, e);
+        }
+        for (; i < cnt; i += 16) {
+            __mmask16 m = cnt - i >= 16 ? (__mmask16)0xFFFF : V_MASK(cnt - i);
+            _mm512_mask_storeu_ps(dst + i, m, _mm512_maskz_loadu_ps(m, s + i));
+        }
         return;
     }
     const uint16_t *s = src;
@@ -78,13 +91,12 @@ static void store_avx512(const float *src, sgla_dtype dt, void *dst, int cnt)
 {
     if (dt == SGLA_F32) {
         /* o is written once and not read back here: streaming stores skip
-         * the read-for-ownership of every line (whole aligned lines only) */
+         * the read-for-ownership of every line (whole aligned lines only);
+         * the framework fences once at the end of the call */
         float *d = dst;
         int i = 0;
-        if (((uintptr_t)d & 63) == 0 && cnt >= 16) {
+        if (((uintptr_t)d & 63) == 0 && cnt >= 16)
             for (; i + 16 <= cnt; i += 16) _mm512_stream_ps(d + i, _mm512_loadu_ps(src + i));
-            _mm_sfence();
-        }
         for (; i + 16 <= cnt; i += 16) _mm512_storeu_ps(d + i, _mm512_loadu_ps(src + i));
         if (i < cnt) _mm512_mask_storeu_ps(d + i, V_MASK(cnt - i), _mm512_maskz_loadu_ps(V_MASK(cnt - i), src + i));
         return;

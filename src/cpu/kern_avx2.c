@@ -75,8 +75,19 @@ static inline __m256 exp256(__m256 x)
 
 static void load_avx2(const void *src, sgla_dtype dt, float *dst, int cnt)
 {
-    if (dt == SGLA_F32) {
-        memcpy(dst, src, (size_t)cnt * sizeof(float));
+    if (dt == SGLA_F32) { /* inline: a libc call per short row costs more than the copy */
+        const float *s = src;
+        int i = 0;
+        for (; i + 32 <= cnt; i += 32) {
+            __m256 a = _mm256_loadu_ps(s + i), b = _mm256_loadu_ps(s + i + 8), c = _mm256_loadu_ps(s + i + 16),
+                   e = _mm256_loadu_ps(s + i + 24);
+            _mm256_storeu_ps(dst + i, a);
+            _mm256_storeu_ps(dst + i + 8, b);
+            _mm256_storeu_ps(dst + i + 16, c);
+            _mm256_storeu_ps(dst + i + 24, e);
+        }
+        for (; i + 8 <= cnt; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(s + i));
+        for (; i < cnt; i++) dst[i] = s[i];
         return;
     }
     const uint16_t *s = src;

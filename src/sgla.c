@@ -272,12 +272,17 @@ sgla_status sgla_validate(const sgla_forward_desc *d, int values_on_host)
 sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kind,
                            double *o64, double *ht64)
 {
-    sgla_status st = sgla_validate(d, 1);
+    if (!d) return sgla_fail(SGLA_ERR_NULL_POINTER, "the descriptor is NULL");
+    /* o and ht of the descriptor are ignored here: validate with o64 in o's place. */
+    sgla_forward_desc c = *d;
+    c.o = o64;
+    c.ht = NULL;
+    if (!o64 && d->T > 0) return sgla_fail(SGLA_ERR_NULL_POINTER, "o64 is NULL");
+    sgla_status st = sgla_validate(&c, 1);
     if (st != SGLA_OK) return st;
     if (kind < SGLA_BACKEND_REF_A || kind > SGLA_BACKEND_REF_D)
         return sgla_fail(SGLA_ERR_INVALID_BACKEND, "kind %d is not a reference (ref-a..ref-d)", (int)kind);
-    if (!o64 && d->T > 0) return sgla_fail(SGLA_ERR_NULL_POINTER, "o64 is NULL");
-    return sgla_ref_forward64(d, kind, o64, ht64);
+    return sgla_ref_forward64(&c, kind, o64, ht64);
 }
 
 /* A reference backend through the typed API: compute in fp64 into scratch,

@@ -57,10 +57,14 @@ static void expect(const char *what, const sgla_forward_desc *d, sgla_status wan
         if (want != SGLA_OK) TU_CHECK(untouched(), "%s: sgla_forward(%s) wrote an output", what,
                                       sgla_backend_name(backends[i]));
     }
+    /* sgla_reference ignores d->o and d->ht (it writes o64/ht64), so an
+     * overlap of those with the inputs is no error for it. */
+    sgla_status want_ref = want == SGLA_ERR_OVERLAP ? SGLA_OK : want;
     double o64[NV], ht64[4 * NS]; /* varlen cases here have up to 3 sequences */
     for (int i = 0; i < NV; i++) o64[i] = -7.0;
     st = sgla_reference(d, SGLA_BACKEND_REF_B, o64, ht64);
-    TU_CHECK(st == want, "%s: sgla_reference gave %d, want %d", what, (int)st, (int)want);
+    TU_CHECK(st == want_ref, "%s: sgla_reference gave %d, want %d", what, (int)st, (int)want_ref);
+    want = want_ref;
     if (want != SGLA_OK) {
         int same = 1;
         for (int i = 0; i < NV; i++) same &= o64[i] == -7.0;

@@ -363,16 +363,19 @@ int sgla_cmd_verify(int argc, char **argv)
     }
     printf("sgla verify %s — seed %llu (replay with --seed %llu)\n\n", sgla_version(), (unsigned long long)seed,
            (unsigned long long)seed);
-    int fails = 0, failed_levels = 0;
+    int fails = 0, failed_levels = 0, run_levels = 0, gpu_skipped = 0;
     int f;
-    if (level == 0 || level == 1) failed_levels += (f = level1(seed)) > 0, fails += f;
-    if (level == 0 || level == 2) failed_levels += (f = level2(seed)) > 0, fails += f;
-    if (level == 0 || level == 3) failed_levels += (f = level3(seed)) > 0, fails += f;
+    if (level == 0 || level == 1) run_levels++, failed_levels += (f = level1(seed)) > 0, fails += f;
+    if (level == 0 || level == 2) run_levels++, failed_levels += (f = level2(seed)) > 0, fails += f;
+    if (level == 0 || level == 3) run_levels++, failed_levels += (f = level3(seed)) > 0, fails += f;
     if (level == 0 || level >= 4) {
         f = verify_cuda_levels(seed, 0);
+        if (f < 0) gpu_skipped = 1;
+        else run_levels += 2;
         if (f > 0) failed_levels++, fails += f;
     }
-    printf("\nverify: %s (seed %llu; %d failed check(s) in %d level(s))\n", fails ? "FAIL" : "PASS",
-           (unsigned long long)seed, fails, failed_levels);
+    printf("\nverify: %s (seed %llu; %d level(s) run, %d failed, %d failed check(s)%s)\n", fails ? "FAIL" : "PASS",
+           (unsigned long long)seed, run_levels, failed_levels, fails,
+           gpu_skipped ? "; levels 4-5 skipped: no CUDA device" : "");
     return fails ? 1 : 0;
 }

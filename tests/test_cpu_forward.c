@@ -71,16 +71,17 @@ typedef struct cfg {
     int64_t nseq;      /* > 0: varlen with this many sequences (B = 1) */
     int fp32_out;      /* f16/bf16 inputs, fp32 output (internal entry point) */
     int threads;
+    int o_misalign;    /* o 16 bytes past a 64-byte boundary */
 } cfg;
 
 static int64_t n_cases = 0;
 
 static void describe(const cfg *c, char *buf, size_t n)
 {
-    snprintf(buf, n, "B=%lld T=%lld H=%lld K=%lld V=%lld C=%lld %s gate=%d[%g,%g] scale=%g h0=%d ht=%d inplace=%d nseq=%lld fp32out=%d thr=%d isa=%s",
+    snprintf(buf, n, "B=%lld T=%lld H=%lld K=%lld V=%lld C=%lld %s gate=%d[%g,%g] scale=%g h0=%d ht=%d inplace=%d nseq=%lld fp32out=%d thr=%d misalign=%d isa=%s",
              (long long)c->B, (long long)c->T, (long long)c->H, (long long)c->K, (long long)c->V, (long long)c->C,
              sgla_dtype_name(c->dt), c->gate, c->glo, c->ghi, (double)c->scale, c->h0, c->ht, c->inplace,
-             (long long)c->nseq, c->fp32_out, c->threads, sgla_cpu_isa_name(sgla_cpu_isa_current()));
+             (long long)c->nseq, c->fp32_out, c->threads, c->o_misalign, sgla_cpu_isa_name(sgla_cpu_isa_current()));
 }
 
 static void run_case(tu_rng *r, const cfg *c)
@@ -96,7 +97,10 @@ static void run_case(tu_rng *r, const cfg *c)
     void *q = malloc((size_t)(nqk + 1) * es), *k = malloc((size_t)(nqk + 1) * es);
     void *v = malloc((size_t)(nv + 1) * es);
     sgla_dtype odt = c->fp32_out ? SGLA_F32 : c->dt;
-    void *o = malloc((size_t)(nv + 1) * sgla_dtype_size(odt));
+    /* o 64-byte aligned (the streaming path for fp32) or deliberately not */
+    const size_t obytes = ((size_t)(nv + 1) * sgla_dtype_size(odt) + 64 + 63) / 64 * 64;
+    char *o_base = aligned_alloc(64, obytes);
+    void *o = o_base + (c->o_misalign ? 16 : 0);
     float *g = NULL, *gg = NULL, *h0 = NULL, *ht = NULL;
     int64_t *cu = NULL;
     double sd = 1.0 / sqrt((double)c->K);
@@ -183,7 +187,7 @@ static void run_case(tu_rng *r, const cfg *c)
             TU_CHECK(hrel <= 1e-5 || (ns > 0 && hrel == 0), "%s: ht rel L2 %.3e", desc, hrel);
         }
     }
-    free(q); free(k); free(v); free(o); free(g); free(gg); free(h0);
+    free(q); free(k); free(v); free(o_base); free(g); free(gg); free(h0);
     if (!c->inplace) free(ht);
     free(cu); free(o64); free(ht64); free(oc); free(htc);
 }
@@ -226,6 +230,8 @@ static cfg random_cfg(tu_rng *r, int big)
     if (tu_int(r, 0, 3) == 0) c.nseq = tu_int(r, 1, 5);
     c.fp32_out = c.dt != SGLA_F32 && tu_int(r, 0, 1);
     c.threads = (int)tu_int(r, 1, 3);
+    c.o_misalign = (int)tu_int(r, 0, 1);
+    if (tu_int(r, 0, 2) == 0) c.V = 16 * tu_int(r, 1, 5); /* V % 16 == 0: the streaming path */
     return c;
 }
 
@@ -260,6 +266,9 @@ int main(void)
         c.dt = SGLA_BF16; run_case(&r, &c);
         c.fp32_out = 0; run_case(&r, &c);
         c.dt = SGLA_F16; run_case(&r, &c);
+        c.dt = SGLA_F32; c.V = 48; c.T = 150; c.B = 2; c.H = 3; run_case(&r, &c); /* aligned fp32 o, V % 16 == 0 */
+        c.o_misalign = 1; run_case(&r, &c);
+        c.o_misalign = 0;
         /* random */
         int nrand = 40;
         for (int i = 0; i < nrand; i++) {

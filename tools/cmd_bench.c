@@ -114,6 +114,8 @@ static double cpu_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static void *amalloc64(size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64 + 64); }
+
 typedef struct timing {
     double med, min, cpu; /* seconds per call */
 } timing;
@@ -156,8 +158,9 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
     const int decode = T == 1;
     size_t es = sgla_dtype_size(a->dtype);
     int64_t nqk = B * T * H * K, nv = B * T * H * V, ns = B * H * K * V;
-    void *q = malloc((size_t)nqk * es), *k = malloc((size_t)nqk * es), *v = malloc((size_t)nv * es);
-    void *o = malloc((size_t)nv * es);
+    /* 64-byte aligned, as ML frameworks allocate tensors */
+    void *q = amalloc64((size_t)nqk * es), *k = amalloc64((size_t)nqk * es), *v = amalloc64((size_t)nv * es);
+    void *o = amalloc64((size_t)nv * es);
     float *g = a->gate == BENCH_GATE_G ? malloc((size_t)(B * T * H) * sizeof(float)) : NULL;
     float *gg = a->gate == BENCH_GATE_GAMMA ? malloc((size_t)H * sizeof(float)) : NULL;
     /* decode: enough state buffers to exceed the caches (>= 1 GiB in all) */
@@ -172,7 +175,7 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
     int rc = 0;
     int st_ok = !decode || st;
     for (int i = 0; st && i < nrot; i++)
-        if (!(st[i] = malloc((size_t)ns * sizeof(float)))) st_ok = 0;
+        if (!(st[i] = amalloc64((size_t)ns * sizeof(float)))) st_ok = 0;
     if (!q || !k || !v || !o || (a->gate == BENCH_GATE_G && !g) || (a->gate == BENCH_GATE_GAMMA && !gg) || !st_ok) {
         fprintf(stderr, "sgla bench: out of memory for shape %lld,%lld,%lld,%lld,%lld\n", (long long)B,
                 (long long)T, (long long)H, (long long)K, (long long)V);

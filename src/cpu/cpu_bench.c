@@ -57,7 +57,7 @@ double sgla_cpu_bench_kernels(int C, int K, int V, int threads, int reps)
 #endif
             for (int r = 0; r < reps; r++) {
                 kr->qk(C, K, Q, K, Kt, ldc, G, ldc, A, ldc);
-                kr->out(C, K, V, Q, K, rs, S, V, A, ldc, Vp, ldv, O, ldv);
+                kr->out(C, K, V, Q, K, rs, S, V, A, ldc, Vp, ldv, O, ldv, 0);
                 kr->state(C, K, V, Kt, ldc, Vp, ldv, 0.999f, S, S, V);
             }
 #ifdef _OPENMP

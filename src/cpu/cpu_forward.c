@@ -127,6 +127,7 @@ typedef struct plan {
     size_t es; /* input element size */
     int gate;  /* 0 none, 1 gamma, 2 g */
     int hg;    /* heads per item (sequential path) */
+    int direct_o; /* fp32 o, rows 64-byte aligned: the out kernel streams into it */
 } plan;
 
 static size_t scratch_floats(const plan *p)
@@ -359,7 +360,7 @@ static void store_o(const plan *p, const scratch *s, int64_t bb, int64_t t, int6
 static void chunk_output(const plan *p, const scratch *s, const float *S, int n)
 {
     p->kr->qk(n, p->K, s->Q, p->ldk, s->Kt, p->ldc, s->G, p->ldc, s->A, p->ldc);
-    p->kr->out(n, p->K, p->V, s->Q, p->ldk, s->rs, S, p->ldv, s->A, p->ldc, s->Vp, p->ldv, s->O, p->ldv);
+    p->kr->out(n, p->K, p->V, s->Q, p->ldk, s->rs, S, p->ldv, s->A, p->ldc, s->Vp, p->ldv, s->O, p->ldv, 0);
 }
 
 /* Working state (ld ldv) <- h0 (ld V) or 0; ht (ld V) <- working state. */
@@ -462,9 +463,15 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
             float a = chunk_gates(p, s, bb, t, h, n, etab, &g_built);
             p->kr->trans(n, K, s->Kp, ldk, s->Kt, p->ldc);
             weight_v(p, s, n);
-            chunk_output(p, s, S, n);
+            p->kr->qk(n, K, s->Q, ldk, s->Kt, p->ldc, s->G, p->ldc, s->A, p->ldc);
+            if (p->direct_o) /* straight into o with streaming stores */
+                p->kr->out(n, K, V, s->Q, ldk, s->rs, S, ldv, s->A, p->ldc, s->Vp, ldv,
+                           (float *)p->o + tok_off(d, bb, t, h, V), (int)(d->H * V), 1);
+            else
+                p->kr->out(n, K, V, s->Q, ldk, s->rs, S, ldv, s->A, p->ldc, s->Vp, ldv, s->O, ldv, 0);
             p->kr->state(n, K, V, s->Kt, p->ldc, vw_of(p, s), ldv, a, S, S, ldv);
         }
+        if (p->direct_o) continue;
         /* scatter the outputs in memory order */
         for (int i = 0; i < n; i++)
             for (int64_t h = hb; h < he; h++)
@@ -581,6 +588,8 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
     p.ldv = (int)round_up(p.V, 16) + 16;
     p.es = sgla_dtype_size(d->dtype);
     p.gate = d->g ? 2 : d->g_gamma ? 1 : 0;
+    p.direct_o = out_dt == SGLA_F32 && ((uintptr_t)o_out & 63) == 0 && p.V % 16 == 0 &&
+                 (p.kr == &sgla_cpu_kernels_scalar ? 0 : 1);
 
     const int64_t N = sgla_num_sequences(d);
     const int64_t items = N * d->H;

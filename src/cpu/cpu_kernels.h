@@ -23,6 +23,8 @@
  * out:   O[i][:] = rs[i] * sum_{p<K} Q[i][p] S[p][:]  then
  *                  + sum_{j<=i} A[i][j] Vp[j][:]        (one accumulator,
  *        the read weights fused between the two products; S is read only).
+ *        nt != 0: O is the caller's fp32 output, every row 64-byte aligned
+ *        and V a multiple of 16; the kernel may use streaming stores.
  * state: D[p][:] = sum_{r<n} Kt[p][r] Vw[r][:]  (the write weights are in Vw)
  *        Sout = fma(a, Sin, D) elementwise, or Sout = D when Sin == NULL.
  *        Sin may equal Sout.  The accumulation order over r is fixed
@@ -55,7 +57,7 @@ typedef struct sgla_cpu_kernels {
                const float *G, int ldg, float *A, int lda);
     void (*out)(int n, int K, int V, const float *Q, int ldq, const float *rs,
                 const float *S, int lds, const float *A, int lda, const float *Vp, int ldv,
-                float *O, int ldo);
+                float *O, int ldo, int nt);
     void (*state)(int n, int K, int V, const float *Kt, int ldkt, const float *Vw, int ldv,
                   float a, const float *Sin, float *Sout, int lds);
     void (*scan)(int64_t cnt, float a, float *s, float *d);

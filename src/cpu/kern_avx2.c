@@ -22,6 +22,7 @@
 #define V_LOADM(p, m) _mm256_maskload_ps((p), (m))
 #define V_STORE(p, x) _mm256_storeu_ps((p), (x))
 #define V_STOREM(p, m, x) _mm256_maskstore_ps((p), (m), (x))
+#define V_STREAM(p, x) _mm256_stream_ps((p), (x))
 #define V_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 #define V_MUL(a, b) _mm256_mul_ps((a), (b))
 #define V_ADD(a, b) _mm256_add_ps((a), (b))

@@ -23,6 +23,7 @@
 #define V_LOADM(p, m) _mm512_maskz_loadu_ps((m), (p))
 #define V_STORE(p, x) _mm512_storeu_ps((p), (x))
 #define V_STOREM(p, m, x) _mm512_mask_storeu_ps((p), (m), (x))
+#define V_STREAM(p, x) _mm512_stream_ps((p), (x))
 #define V_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
 #define V_MUL(a, b) _mm512_mul_ps((a), (b))
 #define V_ADD(a, b) _mm512_add_ps((a), (b))

@@ -31,8 +31,9 @@ static void qk_scalar(int n, int K, const float *Q, int ldq, const float *Kt, in
 
 static void out_scalar(int n, int K, int V, const float *Q, int ldq, const float *rs,
                        const float *S, int lds, const float *A, int lda, const float *Vp, int ldv,
-                       float *O, int ldo)
+                       float *O, int ldo, int nt)
 {
+    (void)nt;
     for (int i = 0; i < n; i++) {
         float *orow = O + (size_t)i * ldo;
         for (int c = 0; c < V; c++) orow[c] = 0.0f;

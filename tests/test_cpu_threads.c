@@ -4,6 +4,7 @@
  * also forced on.  Each SIMD level in turn; varlen with empty and one-token
  * sequences; in place.  Also: T = 0 leaves o alone and copies h0 to ht;
  * chunk sizes out of range are refused with a message. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +112,17 @@ int main(void)
     }
     sgla_cpu_force_isa(SGLA_CPU_ISA_AUTO);
 
+    /* SGLA_CPU_ISA picks a level when none is forced; never above the CPU's */
+    {
+        setenv("SGLA_CPU_ISA", "scalar", 1);
+        TU_CHECK(sgla_cpu_isa_current() == SGLA_CPU_ISA_SCALAR, "SGLA_CPU_ISA=scalar: got %s",
+                 sgla_cpu_isa_name(sgla_cpu_isa_current()));
+        setenv("SGLA_CPU_ISA", "avx512", 1);
+        TU_CHECK(sgla_cpu_isa_current() <= sgla_cpu_isa_detect(), "SGLA_CPU_ISA=avx512 above the CPU");
+        unsetenv("SGLA_CPU_ISA");
+        TU_CHECK(sgla_cpu_isa_current() == sgla_cpu_isa_detect(), "default level is not the best");
+        TU_CHECK(!sgla_cpu_force_isa(99), "force_isa(99) accepted");
+    }
     /* T = 0: nothing to write in o, ht = h0 */
     {
         float h0[2 * 3 * 4], ht[2 * 3 * 4];

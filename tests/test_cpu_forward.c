@@ -277,6 +277,21 @@ int main(void)
         }
     }
     sgla_cpu_force_isa(SGLA_CPU_ISA_AUTO);
+
+    /* NaN never passes: the comparison rejects it, and a NaN input shows in o */
+    {
+        double a2[2] = {1.0, NAN}, b2[2] = {1.0, 1.0};
+        TU_CHECK(!(tu_rel_l2(a2, b2, 2) <= 1e-5), "a NaN passed the rel L2 check");
+        TU_CHECK(!(tu_max_abs(a2, b2, 2) <= 1e-5), "a NaN passed the max-abs check");
+        float q[4 * 8], k[4 * 8], v[4 * 8], o[4 * 8];
+        for (int i = 0; i < 32; i++) q[i] = k[i] = v[i] = 0.5f;
+        q[8] = NAN; /* token 1 */
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.q = q; d.k = k; d.v = v; d.o = o; d.B = 1; d.T = 4; d.H = 1; d.K = 8; d.V = 8; d.chunk = 16;
+        sgla_status st = sgla_forward(&d, SGLA_BACKEND_CPU);
+        TU_CHECK(st == SGLA_OK && isnan(o[8]) && !isnan(o[0]), "NaN in q[token 1] must give NaN in o[token 1] only");
+    }
     printf("%lld cases\n", (long long)n_cases);
     return tu_finish("test_cpu_forward");
 }

@@ -291,6 +291,25 @@ int main(void)
         d.q = q; d.k = k; d.v = v; d.o = o; d.B = 1; d.T = 4; d.H = 1; d.K = 8; d.V = 8; d.chunk = 16;
         sgla_status st = sgla_forward(&d, SGLA_BACKEND_CPU);
         TU_CHECK(st == SGLA_OK && isnan(o[8]) && !isnan(o[0]), "NaN in q[token 1] must give NaN in o[token 1] only");
+        /* causality holds for inf/NaN too: a bad last token leaves the earlier outputs finite */
+        static const int isas[] = {SGLA_CPU_ISA_SCALAR, SGLA_CPU_ISA_AVX2, SGLA_CPU_ISA_AVX512};
+        for (int ii = 0; ii < 3; ii++) {
+            if (!sgla_cpu_force_isa(isas[ii])) continue;
+            static float q2[40 * 2 * 16], k2[40 * 2 * 16], v2[40 * 2 * 16], o2[40 * 2 * 16];
+            for (int i = 0; i < 40 * 2 * 16; i++) q2[i] = k2[i] = v2[i] = 0.25f;
+            for (int c = 0; c < 16; c++) { /* token 37 of both heads */
+                k2[(37 * 2 + 0) * 16 + c] = INFINITY;
+                v2[(37 * 2 + 1) * 16 + c] = NAN;
+            }
+            sgla_forward_desc_init(&d);
+            d.q = q2; d.k = k2; d.v = v2; d.o = o2; d.B = 1; d.T = 40; d.H = 2; d.K = 16; d.V = 16; d.chunk = 64;
+            st = sgla_forward(&d, SGLA_BACKEND_CPU);
+            int bad = 0;
+            for (int i = 0; i < 37 * 2 * 16; i++) bad += !isfinite(o2[i]);
+            TU_CHECK(st == SGLA_OK && bad == 0, "isa %s: %d outputs before the inf/NaN token are not finite",
+                     sgla_cpu_isa_name(isas[ii]), bad);
+        }
+        sgla_cpu_force_isa(SGLA_CPU_ISA_AUTO);
     }
     printf("%lld cases\n", (long long)n_cases);
     return tu_finish("test_cpu_forward");

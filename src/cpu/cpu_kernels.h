@@ -17,11 +17,13 @@
  *   rs [n]      read weights scale * exp(b_i)
  *   a           carry exp(b_n)
  *
- * qk:    A[i][j] = G[i][j] * sum_{p<K} Q[i][p] Kt[p][j]   for 0 <= j < n
- *        (the decay mask fused in the epilogue; tiles wholly above the
- *        diagonal are not computed, A is 0 there).
+ * qk:    A[i][j] = G[i][j] * sum_{p<K} Q[i][p] Kt[p][j]   for 0 <= j <= i < n,
+ *        A[i][j] = 0 for j > i, set (not multiplied: q.k may be inf/NaN
+ *        there); the decay mask fused in the epilogue; tiles wholly above
+ *        the diagonal are not computed.
  * out:   O[i][:] = rs[i] * sum_{p<K} Q[i][p] S[p][:]  then
  *                  + sum_{j<=i} A[i][j] Vp[j][:]        (one accumulator,
+ *        only j <= i: a later token never reaches an earlier output;
  *        the read weights fused between the two products; S is read only).
  *        nt != 0: O is the caller's fp32 output, every row 64-byte aligned
  *        and V a multiple of 16; the kernel may use streaming stores.

@@ -25,6 +25,7 @@
 #define V_STREAM(p, x) _mm256_stream_ps((p), (x))
 #define V_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 #define V_MUL(a, b) _mm256_mul_ps((a), (b))
+#define V_MULZ(m, a, b) _mm256_and_ps(_mm256_mul_ps((a), (b)), _mm256_castsi256_ps(m))
 #define V_ADD(a, b) _mm256_add_ps((a), (b))
 #define V_MASK(cnt) mask256(cnt)
 #define V_HSUM(x) hsum256(x)

@@ -26,6 +26,7 @@
 #define V_STREAM(p, x) _mm512_stream_ps((p), (x))
 #define V_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
 #define V_MUL(a, b) _mm512_mul_ps((a), (b))
+#define V_MULZ(m, a, b) _mm512_maskz_mul_ps((m), (a), (b))
 #define V_ADD(a, b) _mm512_add_ps((a), (b))
 #define V_MASK(cnt) ((__mmask16)((1u << (cnt)) - 1u))
 #define V_HSUM(x) _mm512_reduce_add_ps(x)

@@ -3,7 +3,12 @@
 # (memcheck, racecheck) on the small case, `sgla bench --backend cuda`, and
 # bench/fla_compare.py; logs under $OUT, a short summary printed last.
 # Needs the build carried in build-cuda/ (and .whl/ for fla).
-#   run: bash bench/device_run.sh [quick]     carry: [".devbin", ".whl"] (bench/stage_devbin.sh copies the build there)
+#   run: bash bench/device_run.sh [full|nofla|tests]   carry: [".devbin", ".whl"] (bench/stage_devbin.sh copies the build there)
+# Every kernel version is tested, sanitized and timed in its own process: a
+# version that faults leaves a sticky error in its CUDA context only.
+#   SGLA_VERSIONS        versions to test and sanitize (default: 1..6)
+#   SGLA_BENCH_VERSIONS  versions to time (default: 1 5 6; v2-v4 were timed before)
+#   SGLA_SAN_VERSIONS    versions to sanitize (default: SGLA_VERSIONS)
 set -u
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
@@ -24,33 +29,49 @@ if ls .whl/*.whl >/dev/null 2>&1; then
 fi
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
 
-# 1. correctness: the GPU tests (CPU-heavy fp64 reference) and the sanitizers, side by side
+# 1. correctness: the GPU tests (CPU-heavy fp64 reference), one process per version,
+#    and the sanitizers on the small set, one process per (tool, version); all in parallel
+VERSIONS=${SGLA_VERSIONS:-"1 2 3 4 5 6"}
+SANV=${SGLA_SAN_VERSIONS:-$VERSIONS}
 t0=$(date +%s)
-( for t in $BD/tests/test_gpu_*; do
-    SGLA_CUDA_VERSION=all timeout 300 $t > $OUT/test_$(basename $t).log 2>&1; echo "$(basename $t) rc=$?" ; done ) > /tmp/tests_rc.txt &
-P1=$!
+rm -f /tmp/rc_*.txt
+for t in $BD/tests/test_gpu_*; do
+  b=$(basename $t)
+  if [ "$b" = test_gpu_forward ]; then
+    for v in $VERSIONS; do
+      ( SGLA_CUDA_VERSION=$v timeout 240 $t > $OUT/test_${b}_v$v.log 2>&1; echo "$b v$v rc=$?" > /tmp/rc_test_v$v.txt ) &
+    done
+  else
+    ( timeout 240 $t > $OUT/test_$b.log 2>&1; echo "$b rc=$?" > /tmp/rc_test_$b.txt ) &
+  fi
+done
 if [ -n "$SAN" ]; then
-  ( for tool in memcheck racecheck; do
-      SGLA_CUDA_VERSION=all SGLA_GPU_SMALL=1 timeout 240 $SAN --tool $tool --error-exitcode 1 $BD/tests/test_gpu_forward > $OUT/san_$tool.log 2>&1
-      echo "sanitize_$tool rc=$?"; done ) > /tmp/san_rc.txt &
-  P2=$!
+  for tool in memcheck racecheck; do
+    for v in $SANV; do
+      ( SGLA_CUDA_VERSION=$v SGLA_GPU_SMALL=1 timeout 180 $SAN --tool $tool --error-exitcode 1 $BD/tests/test_gpu_forward > $OUT/san_${tool}_v$v.log 2>&1
+        echo "sanitize_$tool v$v rc=$?" > /tmp/rc_san_${tool}_v$v.txt ) &
+    done
+  done
 else
-  echo "compute-sanitizer not found" > /tmp/san_rc.txt; P2=
+  echo "compute-sanitizer not found" > /tmp/rc_san.txt
 fi
-wait $P1; [ -n "$P2" ] && wait $P2
-cat /tmp/tests_rc.txt /tmp/san_rc.txt | tee -a "$SUM"
-grep -h "FAIL\|passed\|configurations" $OUT/test_*.log | tail -15 | tee -a "$SUM"
-tail -3 $OUT/san_memcheck.log $OUT/san_racecheck.log 2>/dev/null | tee -a "$SUM"
+wait
+cat /tmp/rc_test_*.txt /tmp/rc_san*.txt | tee -a "$SUM"
+for f in $OUT/test_*.log; do echo "$(basename $f): $(grep -c '^FAIL' $f) FAIL lines; $(grep -h 'passed\|configurations' $f | tr '\n' ' ')"; done | tee -a "$SUM"
+grep -h "^FAIL\|FATAL" $OUT/test_*.log | head -20 | tee -a "$SUM"
+for f in $OUT/san_*.log; do echo "$(basename $f): $(tail -1 $f)"; done 2>/dev/null | tee -a "$SUM"
 note "correctness took $(( $(date +%s) - t0 )) s"
 timeout 180 $BD/sgla verify --level 4 > $OUT/verify.log 2>&1; note "sgla verify --level 4 (levels 4-5) rc=$?"
 grep -E "^level|FAIL" $OUT/verify.log | tee -a "$SUM"
 
-# 2. our bench: every version, both gate forms, bf16
+# 2. our bench: each version in its own process, both gate forms, bf16
 if [ "$MODE" != "tests" ]; then
   t0=$(date +%s)
-  for gate in gamma g; do
-    timeout 240 $BD/sgla bench --backend cuda --dtype bf16 --gate $gate --iters 30 >> $OUT/bench.log 2>&1
-    echo "bench $gate rc=$?" >> "$SUM"
+  for v in ${SGLA_BENCH_VERSIONS:-"1 5 6"}; do
+    for gate in gamma g; do
+      SGLA_CUDA_VERSION=$v timeout 150 $BD/sgla bench --backend cuda --dtype bf16 --gate $gate --iters 30 >> $OUT/bench.log 2>&1
+      echo "bench v$v $gate rc=$?" >> "$SUM"
+    done
   done
   note "bench took $(( $(date +%s) - t0 )) s"
   # 3. fla side by side
@@ -61,6 +82,6 @@ if [ "$MODE" != "tests" ]; then
   fi
 fi
 echo; echo "==== summary"; cat "$SUM"
-[ -f $OUT/bench.log ] && grep -v "^  v" $OUT/bench.log
+[ -f $OUT/bench.log ] && { grep "^  v" $OUT/bench.log | sort -u; grep -v "^  v\|^sgla bench\|^BxTxHxKxV" $OUT/bench.log | sort -s -k1,1 -k3,3; }
 [ -f $OUT/verify.log ] && sed -n '/^level 5/,$p' $OUT/verify.log
 [ -f $OUT/fla.log ] && sed -n '/^device\|^ceilings\|^fla /p;/^BxTxHxD/,$p' $OUT/fla.log

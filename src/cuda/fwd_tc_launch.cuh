@@ -10,6 +10,7 @@ typedef struct tc_cfg {
     int kd, bv, nw, stages, oq;
     tc_kernel_fn bf16, f16;
     const char *name;
+    size_t smem; /* 0: tc_smem_bytes (fwd_tc_body.cuh's layout); else the instance's own size */
 } tc_cfg;
 
 /* Must match the layout in fwd_tc_body.cuh. */
@@ -70,7 +71,7 @@ static int tc_num_segments(const tc_cfg *c, const sgla_kparams *p, tc_kernel_fn 
 static sgla_status sgla_tc_launch(const tc_cfg *c, const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
     tc_kernel_fn fn = dt == SGLA_BF16 ? c->bf16 : c->f16;
-    size_t smem = tc_smem_bytes(c);
+    size_t smem = c->smem ? c->smem : tc_smem_bytes(c);
     cudaError_t e = cudaFuncSetAttribute((const void *)fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "cudaFuncSetAttribute(fwd_%s, %zu bytes smem): %s", c->name, smem,

@@ -16,9 +16,17 @@
  * outputs in parallel).  Which path runs may depend on the thread count; the
  * result never does.
  *
- * Threads: OpenMP over (sequence, head) items; when there are fewer items
- * than threads, each item is split along its sequence as above.  A sequence
- * of one token (decode) uses the single-pass recurrent kernel.
+ * Threads: OpenMP over items of (sequence, group of heads); inside an item
+ * chunk by chunk, the group's rows gathered in memory order, head by head.
+ * When there are fewer (sequence, head) pairs than threads, each is split
+ * along its sequence as above.  A sequence of one token (decode) uses the
+ * single-pass recurrent kernel, in place.
+ *
+ * Every fp32 result is the same number whatever the thread count and the
+ * grouping (tests/test_cpu_threads.c); it depends on the SIMD level (exp
+ * and summation differ in the last bits) but never by more than fp32
+ * rounding.  Weights below FLT_MIN are flushed to 0 (< 1.2e-38 of the
+ * largest weight, 1).
  */
 #include "cpu_kernels.h"
 
@@ -234,18 +242,8 @@ static int scratch_alloc(const plan *p, scratch *s, float **mem)
 
 /* ---- gates ------------------------------------------------------------------ */
 
-/* Per (sequence, head) item: the constant gate tables (none / gamma) do not
- * change from chunk to chunk, so they are built once per item. */
-typedef struct gates {
-    float a_full;   /* carry of a full chunk */
-    float e[1025];  /* e[d] = exp(d * gamma), d = 0..C (gamma case) */
-} gates;
-
-static float wexp(double x)
-{
-    float e = (float)exp(x);
-    return e < FLT_MIN ? 0.0f : e;
-}
+/* Constant gates (none / gamma) give the same G and rs for every chunk of a
+ * head: *g_built says the scratch already holds them for this head. */
 
 /* Build G (rows 0..n-1, zero above the diagonal), rs, w and return a for a
  * chunk of n tokens starting at token t (batch row bb, head h). */
@@ -381,11 +379,14 @@ static void state_out(const plan *p, float *ht, const float *S)
 
 static const float *vw_of(const plan *p, const scratch *s) { return p->gate ? s->Vw : s->Vp; }
 
+/* etab[d] = exp(d * gamma_h), d = 0..C: the exponents in double, the exp
+ * in the SIMD level's vexp (called per head and chunk: libm exp was 1.3 us). */
 static void build_etab(const plan *p, int64_t h, float *etab)
 {
     if (p->gate != 1) return;
     const double gam = (double)p->d->g_gamma[h];
-    for (int i = 0; i <= p->C; i++) etab[i] = wexp(gam * (double)i);
+    for (int i = 0; i <= p->C; i++) etab[i] = (float)(gam * (double)i);
+    p->kr->vexp(etab, etab, p->C + 1);
 }
 
 /* Point the per-head views at slot j of the group buffers. */

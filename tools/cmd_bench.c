@@ -1,5 +1,6 @@
 /* `sgla bench`: time a backend on built-in or given shapes.  The CPU side is
  * here; `--backend cuda` hands the parsed arguments to bench_cuda_run(). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

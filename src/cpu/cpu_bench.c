@@ -1,6 +1,7 @@
 /* Micro-benchmarks the bench tool uses: the four per-chunk products alone on
  * packed operands (in cache), an FMA peak loop and a memory copy, each on
  * all threads.  Not part of the public API. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "cpu_kernels.h"
 
 #include <stdlib.h>
@@ -37,6 +38,7 @@ double sgla_cpu_bench_kernels(int C, int K, int V, int threads, int reps)
     int ldc = (C + 15) / 16 * 16 + 16, ldv = (V + 15) / 16 * 16 + 16, ldk = (K + 15) / 16 * 16 + 16;
     double t = 0, t0 = 0;
     int nth = threads > 0 ? threads : 1;
+    (void)nth;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nth)
 #endif
@@ -181,6 +183,7 @@ __attribute__((target("avx2,fma"))) static double fma_loop256(long iters)
 double sgla_cpu_bench_fma_peak(int threads, int isa)
 {
     int nth = threads > 0 ? threads : 1;
+    (void)nth;
     const long iters = 20000000;
     double flops = 0, t = 0, sink = 0;
 #ifdef SGLA_CPU_X86
@@ -209,6 +212,7 @@ double sgla_cpu_bench_fma_peak(int threads, int isa)
 double sgla_cpu_bench_copy_bw(int threads, size_t bytes)
 {
     int nth = threads > 0 ? threads : 1;
+    (void)nth;
     char *a = aligned_alloc(64, bytes), *b = aligned_alloc(64, bytes);
     if (!a || !b) {
         free(a);

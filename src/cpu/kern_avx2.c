@@ -6,6 +6,8 @@
  */
 #include "cpu_kernels.h"
 
+#ifdef SGLA_CPU_X86 /* other architectures: only the portable kernels */
+
 #include <float.h>
 #include <immintrin.h>
 #include <string.h>
@@ -137,3 +139,5 @@ const sgla_cpu_kernels sgla_cpu_kernels_avx2 = {
     "avx2", qk_avx2, out_avx2, state_avx2, scan_avx2, decode_avx2,
     vexp_avx2, gmask_avx2, trans_avx2, load_avx2, store_avx2,
 };
+
+#endif /* SGLA_CPU_X86 */

@@ -6,6 +6,8 @@
  */
 #include "cpu_kernels.h"
 
+#ifdef SGLA_CPU_X86 /* other architectures: only the portable kernels */
+
 #include <float.h>
 #include <immintrin.h>
 #include <stdint.h>
@@ -127,3 +129,5 @@ const sgla_cpu_kernels sgla_cpu_kernels_avx512 = {
     "avx512", qk_avx512, out_avx512, state_avx512, scan_avx512, decode_avx512,
     vexp_avx512, gmask_avx512, trans_avx512, load_avx512, store_avx512,
 };
+
+#endif /* SGLA_CPU_X86 */

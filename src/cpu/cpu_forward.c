@@ -589,7 +589,7 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
     p.ldv = (int)round_up(p.V, 16) + 16;
     p.es = sgla_dtype_size(d->dtype);
     p.gate = d->g ? 2 : d->g_gamma ? 1 : 0;
-    p.direct_o = out_dt == SGLA_F32 && ((uintptr_t)o_out & 63) == 0 && p.V % 16 == 0 &&
+    p.direct_o = out_dt == SGLA_F32 && ((uintptr_t)o_out & 63) == 0 && p.V % 16 == 0 && d->H * d->V <= INT32_MAX &&
                  (p.kr == &sgla_cpu_kernels_scalar ? 0 : 1);
 
     const int64_t N = sgla_num_sequences(d);

@@ -57,6 +57,29 @@ static inline __m512 exp512(__m512 x)
 }
 
 #define DEC_MAXV 8
+/* The g decay mask with the differences kept in registers (double, then
+ * fp32): the generic version stored them and reloaded them wider, which
+ * missed store forwarding on every row. */
+#define GMASK_NATIVE 1
+static void gmask_avx512(int n, const double *b, float scale, float *G, int ldg)
+{
+    const __m512 sv = _mm512_set1_ps(scale);
+    for (int i = 0; i < n; i++) {
+        float *gr = G + (size_t)i * ldg;
+        const __m512d bi = _mm512_set1_pd(b[i + 1]);
+        const int cnt = i + 1;
+        for (int j = 0; j < cnt; j += 16) {
+            const __mmask16 m = cnt - j >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << (cnt - j)) - 1u);
+            const __m512d lo = _mm512_maskz_loadu_pd((__mmask8)(m & 0xFF), b + j + 1);
+            const __m512d hi = _mm512_maskz_loadu_pd((__mmask8)(m >> 8), b + j + 9);
+            const __m256 flo = _mm512_cvtpd_ps(_mm512_sub_pd(bi, lo));
+            const __m256 fhi = _mm512_cvtpd_ps(_mm512_sub_pd(bi, hi));
+            const __m512 x = _mm512_insertf32x8(_mm512_castps256_ps512(flo), fhi, 1);
+            _mm512_mask_storeu_ps(gr + j, m, _mm512_mul_ps(exp512(x), sv));
+        }
+    }
+}
+
 #define QK_CASES QK_CASE(1, 1) QK_CASE(1, 2) QK_CASE(2, 1) QK_CASE(2, 2) QK_CASE(3, 1) QK_CASE(3, 2) QK_CASE(4, 1) QK_CASE(4, 2) QK_CASE(5, 1) QK_CASE(5, 2) QK_CASE(6, 1) QK_CASE(6, 2) QK_CASE(7, 1) QK_CASE(7, 2) QK_CASE(8, 1) QK_CASE(8, 2)
 #define OUT_CASES OUT_CASE(1, 1) OUT_CASE(1, 2) OUT_CASE(2, 1) OUT_CASE(2, 2) OUT_CASE(3, 1) OUT_CASE(3, 2) OUT_CASE(4, 1) OUT_CASE(4, 2) OUT_CASE(5, 1) OUT_CASE(5, 2) OUT_CASE(6, 1) OUT_CASE(6, 2) OUT_CASE(7, 1) OUT_CASE(7, 2) OUT_CASE(8, 1) OUT_CASE(8, 2)
 #define STATE_CASES STATE_CASE(1, 1) STATE_CASE(1, 2) STATE_CASE(2, 1) STATE_CASE(2, 2) STATE_CASE(3, 1) STATE_CASE(3, 2) STATE_CASE(4, 1) STATE_CASE(4, 2) STATE_CASE(5, 1) STATE_CASE(5, 2) STATE_CASE(6, 1) STATE_CASE(6, 2) STATE_CASE(7, 1) STATE_CASE(7, 2) STATE_CASE(8, 1) STATE_CASE(8, 2)

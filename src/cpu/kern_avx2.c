@@ -106,6 +106,13 @@ static void load_avx2(const void *src, sgla_dtype dt, float *dst, int cnt)
     for (; i < cnt; i++) dst[i] = dt == SGLA_F16 ? sgla_f16_to_f32(s[i]) : sgla_bf16_to_f32(s[i]);
 }
 
+static void load2_avx2(const void *src, sgla_dtype dt, int64_t sld, float *dst, int64_t dld, int rows, int cnt)
+{
+    const size_t es = dt == SGLA_F32 ? 4 : 2;
+    for (int r = 0; r < rows; r++)
+        load_avx2((const char *)src + (size_t)r * (size_t)sld * es, dt, dst + (size_t)r * (size_t)dld, cnt);
+}
+
 static void store_avx2(const float *src, sgla_dtype dt, void *dst, int cnt)
 {
     if (dt == SGLA_F32) {
@@ -137,7 +144,7 @@ static void store_avx2(const float *src, sgla_dtype dt, void *dst, int cnt)
 
 const sgla_cpu_kernels sgla_cpu_kernels_avx2 = {
     "avx2", qk_avx2, out_avx2, state_avx2, scan_avx2, decode_avx2,
-    vexp_avx2, gmask_avx2, trans_avx2, load_avx2, store_avx2,
+    vexp_avx2, gmask_avx2, trans_avx2, load_avx2, load2_avx2, store_avx2,
 };
 
 #endif /* SGLA_CPU_X86 */

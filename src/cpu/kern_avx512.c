@@ -115,6 +115,13 @@ static void load_avx512(const void *src, sgla_dtype dt, float *dst, int cnt)
     }
 }
 
+static void load2_avx512(const void *src, sgla_dtype dt, int64_t sld, float *dst, int64_t dld, int rows, int cnt)
+{
+    const size_t es = dt == SGLA_F32 ? 4 : 2;
+    for (int r = 0; r < rows; r++)
+        load_avx512((const char *)src + (size_t)r * (size_t)sld * es, dt, dst + (size_t)r * (size_t)dld, cnt);
+}
+
 static void store_avx512(const float *src, sgla_dtype dt, void *dst, int cnt)
 {
     if (dt == SGLA_F32) {
@@ -150,7 +157,7 @@ static void store_avx512(const float *src, sgla_dtype dt, void *dst, int cnt)
 
 const sgla_cpu_kernels sgla_cpu_kernels_avx512 = {
     "avx512", qk_avx512, out_avx512, state_avx512, scan_avx512, decode_avx512,
-    vexp_avx512, gmask_avx512, trans_avx512, load_avx512, store_avx512,
+    vexp_avx512, gmask_avx512, trans_avx512, load_avx512, load2_avx512, store_avx512,
 };
 
 #endif /* SGLA_CPU_X86 */

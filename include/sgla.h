@@ -107,7 +107,11 @@ int sgla_backend_available(sgla_backend b);
  *
  * ht may equal h0 (state updated in place: the decode step with T = 1).
  * For SGLA_BACKEND_CUDA every pointer (cu_seqlens too) is device memory and
- * the call is asynchronous on `stream`.
+ * the call is asynchronous on `stream`; it needs K, V in {64, 128, 256},
+ * chunk 64, q/k/v/o 16-byte aligned and h0/ht 8-byte aligned (else
+ * SGLA_ERR_UNSUPPORTED_SHAPE / _CHUNK / SGLA_ERR_INVALID_ARGUMENT).  g,
+ * g_gamma and cu_seqlens values on the device are trusted unless
+ * SGLA_FLAG_CHECK_DEVICE_VALUES is set.
  */
 typedef struct sgla_forward_desc {
     const void *q;          /* [B,T,H,K] */

@@ -8,6 +8,8 @@
  *   5  fwd_tc_v5.cu  v1 with Q.K^T split across the column-group pair (no
  *                    duplicate), fused into the Q.S k-loop, balanced
  *                    sub-partitions, double-buffered S_s (one barrier a chunk)
+ *   6  fwd_tc_v6.cu  EXPERIMENTAL: wgmma (sm_90a) for all four products, two
+ *                    warpgroups each owning half of the V columns
  * fp32 inputs always go to fwd_f32.cu (CUDA cores, exact-ish). */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@ extern "C" sgla_status sgla_cuda_launch_tc_v2(const sgla_kparams *p, sgla_dtype 
 extern "C" sgla_status sgla_cuda_launch_tc_v3(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 extern "C" sgla_status sgla_cuda_launch_tc_v4(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 extern "C" sgla_status sgla_cuda_launch_tc_v5(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
+extern "C" sgla_status sgla_cuda_launch_tc_v6(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 
 typedef sgla_status (*tc_launcher)(const sgla_kparams *, sgla_dtype, cudaStream_t);
 typedef struct version_entry {
@@ -34,6 +37,7 @@ static const version_entry versions[] = {
     {sgla_cuda_launch_tc_v3, "v3: as v2 but BV=16 at K=64 (4 blocks/SM at D=64)"},
     {sgla_cuda_launch_tc_v4, "v4: as v3 but K=256 single-stage BV=32 (2 blocks/SM, split doubles the grid)"},
     {sgla_cuda_launch_tc_v5, "v5: as v1 with Q.K^T split over the warp pair (no duplicate), fused with Q.S, 8 warps, S_s double-buffered"},
+    {sgla_cuda_launch_tc_v6, "v6 (experimental): wgmma m64nNk16 for Q.S, Q.K^T, A.V, K^T.V; 2 warpgroups, each half of BV"},
 };
 #define NVERSIONS ((int)(sizeof versions / sizeof versions[0]))
 #define DEFAULT_VERSION 1

@@ -26,9 +26,9 @@
  * 2x16384x8x256 1.05 -> ~0.95 (mma.sync still bounds D = 256: see v6).
  *
  * Configs (K, BV, phase-2 warp grid, S double-buffered), all 8 warps, 2 stages:
- *   K=64:  BV=64, 4x2, yes (95 KB: 2 blocks per SM)
- *   K=128: V=64 -> BV=64, 4x2, yes (146 KB); V>=128 -> BV=128, 4x2, yes (199 KB)
- *   K=256: BV=64, 8x1, no (207 KB)
+ *   K=64:  BV=64, 4x2, yes (92.5 KB: 2 blocks per SM, registers capped at 128)
+ *   K=128: V=64 -> BV=64, 4x2, yes (142.5 KB); V>=128 -> BV=128, 4x2, yes (198.5 KB)
+ *   K=256: BV=64, 8x1, no (206.5 KB)
  */
 #include "sgla_dev.cuh"
 

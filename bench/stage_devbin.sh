@@ -12,7 +12,7 @@ for f in src/cuda/* tools/bench_cuda.c tools/verify_cuda.c tests/test_gpu_*.c te
   [ -f "$f" ] && mkdir -p "$SNAP/$(dirname "$f")" && cp "$f" "$SNAP/$f"
 done
 cmake -S "$SNAP" -B "$ROOT/build-cuda" -DCMAKE_BUILD_TYPE=Release > /tmp/sgla_cmake.log
-cmake --build "$ROOT/build-cuda" -j16 2>&1 | grep -E "error|ptxas info.*Used|spill" | grep -v " 0 bytes spill" || true
+cmake --build "$ROOT/build-cuda" -j16 2>&1 | grep -E "error|ptxas info.*Used|spill|C75[0-9][0-9]" | grep -v " 0 bytes spill" || true
 rm -rf .devbin && mkdir -p .devbin/tests
 cp -L build-cuda/sgla build-cuda/libsgla.so .devbin/
 cp build-cuda/tests/test_gpu_* .devbin/tests/

@@ -10,6 +10,8 @@
 #   SGLA_BENCH_VERSIONS  versions to time (default: 1 5 6; v2-v4 were timed before); a
 #                        version whose test process timed out or died is not timed
 #   SGLA_SAN_VERSIONS    versions to sanitize (default: SGLA_VERSIONS)
+#   SGLA_SAN_TOOLS       compute-sanitizer tools (default: memcheck racecheck)
+#   SGLA_BENCH_GATES     gate forms to time (default: gamma g)
 # Timeouts are short (tests 150 s, sanitizers 120 s, bench 100 s per process) so that a
 # version that hangs costs one timeout, not the call.
 set -u
@@ -49,7 +51,7 @@ for t in $BD/tests/test_gpu_*; do
   fi
 done
 if [ -n "$SAN" ]; then
-  for tool in memcheck racecheck; do
+  for tool in ${SGLA_SAN_TOOLS:-memcheck racecheck}; do
     for v in $SANV; do
       ( SGLA_CUDA_VERSION=$v SGLA_GPU_SMALL=1 timeout 120 $SAN --tool $tool --error-exitcode 1 $BD/tests/test_gpu_forward > $OUT/san_${tool}_v$v.log 2>&1
         echo "sanitize_$tool v$v rc=$?" > /tmp/rc_san_${tool}_v$v.txt ) &
@@ -74,7 +76,7 @@ if [ "$MODE" != "tests" ]; then
   for v in $BENCHV; do
     trc=$(sed -n 's/.* rc=//p' /tmp/rc_test_v$v.txt 2>/dev/null)
     if [ -n "$trc" ] && [ "$trc" != 0 ] && [ "$trc" != 1 ]; then note "bench v$v skipped: its test process ended rc=$trc"; continue; fi
-    for gate in gamma g; do
+    for gate in ${SGLA_BENCH_GATES:-gamma g}; do
       SGLA_CUDA_VERSION=$v timeout 100 $BD/sgla bench --backend cuda --dtype bf16 --gate $gate --iters 30 >> $OUT/bench.log 2>&1
       echo "bench v$v $gate rc=$?" >> "$SUM"
     done

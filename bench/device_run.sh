@@ -15,6 +15,7 @@
 # Timeouts are short (tests 150 s, sanitizers 120 s, bench 100 s per process) so that a
 # version that hangs costs one timeout, not the call.
 set -u
+T_START=$(date +%s)
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 BD=${SGLA_BUILD:-.devbin}
@@ -50,6 +51,12 @@ for t in $BD/tests/test_gpu_*; do
     ( timeout 150 $t > $OUT/$b.log 2>&1; echo "$b rc=$?" > /tmp/rc_test_$b.txt ) &
   fi
 done
+if [ "${SGLA_PYTEST:-1}" = 1 ] && python3 -c "import torch" 2>/dev/null; then
+  # the gpu-marked Python tests against fp64 (the fla comparisons run last, when fla's kernels are compiled)
+  ( PYTHONPATH=$PWD/python:${PYTHONPATH:-} SGLA_LIBRARY=$PWD/$BD/libsgla.so timeout 200 \
+      python3 -m pytest -p no:cacheprovider python/tests -m gpu -k "not vs_fla" -q -rs > $OUT/pytest_gpu.log 2>&1
+    echo "pytest -m gpu (not fla) rc=$?" > /tmp/rc_test_pytest.txt ) &
+fi
 if [ -n "$SAN" ]; then
   for tool in ${SGLA_SAN_TOOLS:-memcheck racecheck}; do
     for v in $SANV; do
@@ -64,6 +71,7 @@ wait
 cat /tmp/rc_test_*.txt /tmp/rc_san*.txt | tee -a "$SUM"
 for f in $OUT/test_*.log; do echo "$(basename $f): $(grep -c '^FAIL' $f) FAIL lines; $(grep -h 'passed\|configurations' $f | tr '\n' ' ')"; done | tee -a "$SUM"
 grep -h "^FAIL\|FATAL" $OUT/test_*.log | head -20 | tee -a "$SUM"
+[ -f $OUT/pytest_gpu.log ] && tail -1 $OUT/pytest_gpu.log | tee -a "$SUM"
 for f in $OUT/san_*.log; do [ -f "$f" ] && echo "$(basename $f): $(tail -1 $f)"; done | tee -a "$SUM"
 note "correctness took $(( $(date +%s) - t0 )) s"
 timeout 120 $BD/sgla verify --level 4 > $OUT/verify.log 2>&1; note "sgla verify --level 4 (levels 4-5) rc=$?"
@@ -85,8 +93,19 @@ if [ "$MODE" != "tests" ]; then
   # 3. fla side by side
   if [ "$MODE" = "full" ]; then
     t0=$(date +%s)
-    SGLA_LIBRARY=$PWD/$BD/libsgla.so timeout 400 python3 bench/fla_compare.py > $OUT/fla.log 2>&1
-    note "fla_compare rc=$? took $(( $(date +%s) - t0 )) s"
+    # time every version that passed its tests (a faulting one would poison the process)
+    FLAV=""
+    for v in $BENCHV; do [ "$(sed -n 's/.* rc=//p' /tmp/rc_test_v$v.txt 2>/dev/null)" = 0 ] && FLAV="$FLAV${FLAV:+,}$v"; done
+    SGLA_LIBRARY=$PWD/$BD/libsgla.so timeout ${SGLA_FLA_TIMEOUT:-300} python3 bench/fla_compare.py --versions "${FLAV:-1}" > $OUT/fla.log 2>&1
+    note "fla_compare (versions ${FLAV:-1}) rc=$? took $(( $(date +%s) - t0 )) s"
+    left=$(( ${SGLA_BUDGET_S:-560} - ($(date +%s) - T_START) ))
+    if [ "${SGLA_PYTEST:-1}" = 1 ] && [ $left -gt 40 ]; then
+      PYTHONPATH=$PWD/python:${PYTHONPATH:-} SGLA_LIBRARY=$PWD/$BD/libsgla.so timeout $left \
+        python3 -m pytest -p no:cacheprovider python/tests -m gpu -k "vs_fla" -q -rs > $OUT/pytest_fla.log 2>&1
+      note "pytest -m gpu -k vs_fla rc=$? ($(tail -1 $OUT/pytest_fla.log))"
+    else
+      note "pytest -k vs_fla skipped: ${left}s left"
+    fi
   fi
 fi
 echo; echo "==== summary"; cat "$SUM"

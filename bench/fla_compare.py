@@ -86,6 +86,8 @@ def main():
     ap.add_argument("--gates", default="gamma,g")
     ap.add_argument("--rep", type=int, default=200, help="do_bench rep (ms)")
     ap.add_argument("--no-ceilings", action="store_true")
+    ap.add_argument("--versions", default="0",
+                    help="sgla CUDA kernel versions to time, e.g. 1,5,6 (0 = the library's default)")
     args = ap.parse_args()
 
     torch.manual_seed(0)
@@ -119,40 +121,51 @@ def main():
                 gg = torch.tensor([math.log(1 - 2.0 ** -(5 + h % 8)) for h in range(H)], device="cuda",
                                   dtype=torch.float32)
             kw = dict(g=g, g_gamma=gg, scale=scale)
-            o_s, _ = sgla.chunk_simple_gla(q, k, v, **kw)
-            torch.cuda.synchronize()
             # fp64 reference on the last slice
             bq, hq = B - 1, H - 1
             r = ref_slice(q[bq, :, hq], k[bq, :, hq], v[bq, :, hq], None if g is None else g[bq, :, hq],
                           None if gg is None else gg[hq].item(), scale)
-            rel_s = rel(o_s[bq, :, hq], r)
-            ms_s = triton.testing.do_bench(lambda: sgla.chunk_simple_gla(q, k, v, **kw), warmup=25, rep=args.rep,
-                                           return_mode="median")
-            ms_f = rel_f = rel_sf = float("nan")
+            per_version = []
+            for ver in args.versions.split(","):
+                os.environ["SGLA_CUDA_VERSION"] = ver  # read by libsgla on every call
+                try:
+                    o_s, _ = sgla.chunk_simple_gla(q, k, v, **kw)
+                    torch.cuda.synchronize()
+                    rel_s = rel(o_s[bq, :, hq], r)
+                    ms_s = triton.testing.do_bench(lambda: sgla.chunk_simple_gla(q, k, v, **kw), warmup=25,
+                                                   rep=args.rep, return_mode="median")
+                except Exception as e:  # noqa: BLE001
+                    print(f"sgla v{ver} failed on {sh} {gate}: {e!r}")
+                    o_s, rel_s, ms_s = None, float("nan"), float("nan")
+                per_version.append((ver, ms_s, rel_s, o_s))
+            os.environ.pop("SGLA_CUDA_VERSION", None)
+            ms_f = rel_f = float("nan")
+            o_f = None
             if fla_chunk is not None:
                 try:
                     o_f, _ = fla_chunk(q, k, v, **kw)
                     torch.cuda.synchronize()
                     rel_f = rel(o_f[bq, :, hq], r)
-                    rel_sf = rel(o_s, o_f)
                     ms_f = triton.testing.do_bench(lambda: fla_chunk(q, k, v, **kw), warmup=25, rep=args.rep,
                                                    return_mode="median")
-                    del o_f
                 except Exception as e:  # noqa: BLE001
                     print(f"fla failed on {sh} {gate}: {e!r}")
-            row = (sh, gate, ms_s, ms_f, floor_ms, ms_s / floor_ms, ms_f / ms_s, rel_s, rel_f, rel_sf)
-            rows.append(row)
-            print("row " + " ".join(str(x) for x in row), flush=True)
-            del o_s
+            for ver, ms_s, rel_s, o_s in per_version:
+                rel_sf = rel(o_s, o_f) if o_f is not None and o_s is not None else float("nan")
+                row = (sh, gate, ver, ms_s, ms_f, floor_ms, ms_s / floor_ms, ms_f / ms_s, rel_s, rel_f, rel_sf)
+                rows.append(row)
+                print("row " + " ".join(str(x) for x in row), flush=True)
+            del per_version, o_f
         del q, k, v
         torch.cuda.empty_cache()
 
     print()
-    print(f"{'BxTxHxD':<16} {'gate':<6} {'sgla ms':>8} {'fla ms':>8} {'floor':>7} {'sgla/fl':>7} {'fla/sgla':>8}"
-          f"  {'relL2 sgla':>10} {'relL2 fla':>10} {'sgla~fla':>9}")
-    for (sh, gate, ms_s, ms_f, fl, rs, rf, a, b_, c) in rows:
-        print(f"{sh:<16} {gate:<6} {ms_s:8.4f} {ms_f:8.4f} {fl:7.4f} {rs:7.2f} {rf:8.2f}  {a:10.2e} {b_:10.2e} {c:9.2e}")
-    bad = [r for r in rows if not (r[7] <= 8e-3)]
+    print(f"{'BxTxHxD':<16} {'gate':<6} {'ver':>3} {'sgla ms':>8} {'fla ms':>8} {'floor':>7} {'sgla/fl':>7}"
+          f" {'fla/sgla':>8}  {'relL2 sgla':>10} {'relL2 fla':>10} {'sgla~fla':>9}")
+    for (sh, gate, ver, ms_s, ms_f, fl, rs, rf, a, b_, c) in rows:
+        print(f"{sh:<16} {gate:<6} {ver:>3} {ms_s:8.4f} {ms_f:8.4f} {fl:7.4f} {rs:7.2f} {rf:8.2f}  {a:10.2e}"
+              f" {b_:10.2e} {c:9.2e}")
+    bad = [r for r in rows if not (r[8] <= 8e-3)]
     if bad:
         print(f"FAIL: {len(bad)} sgla outputs off the fp64 reference by more than 8e-3")
         return 1

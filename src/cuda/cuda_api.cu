@@ -160,7 +160,15 @@ static sgla_status run_version(const sgla_forward_desc *d, int version)
     return versions[version - 1].fn(&p, d->dtype, st);
 }
 
-extern "C" sgla_status sgla_cuda_forward(const sgla_forward_desc *d) { return run_version(d, 0); }
+/* SGLA_CUDA_VERSION=<n> picks a kernel version for benchmarking and tests
+ * (read on every call, so a script can switch versions in one process;
+ * anything that is not a number means the default). */
+extern "C" sgla_status sgla_cuda_forward(const sgla_forward_desc *d)
+{
+    const char *e = getenv("SGLA_CUDA_VERSION");
+    int v = e ? atoi(e) : 0;
+    return run_version(d, v > 0 ? v : 0);
+}
 
 extern "C" sgla_status sgla_cuda_forward_version(const sgla_forward_desc *d, int version)
 {

@@ -146,6 +146,9 @@ static int run_cfg(const cfg *c, tu_rng *r, int version)
             CK(cudaMemcpy(dht, ht, (size_t)ns * 4, cudaMemcpyHostToDevice));
         }
     }
+    /* pageable H2D copies may still be in flight when cudaMemcpy returns, and
+     * `stream` is non-blocking: finish the setup before the kernel reads it */
+    CK(cudaDeviceSynchronize());
     sgla_forward_desc d = hd;
     d.q = dq; d.k = dk; d.v = dv; d.o = dout; d.g = dg; d.g_gamma = dgg; d.h0 = dh0; d.ht = dht;
     d.cu_seqlens = dcu; d.stream = stream;
@@ -208,6 +211,7 @@ static void error_paths(void)
     for (int64_t i = 0; i < B * T * H; i++) hg[i] = -0.1f;
     hg[17] = 0.5f; /* positive: invalid */
     CK(cudaMemcpy(dg, hg, (size_t)(B * T * H) * 4, cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize()); /* setup done before the non-blocking stream reads it */
     sgla_forward_desc d;
     sgla_forward_desc_init(&d);
     d.q = dq; d.k = dq; d.v = dq + n; d.o = dout; d.dtype = SGLA_BF16;
@@ -228,12 +232,14 @@ static void error_paths(void)
              sgla_last_error());
     hg[17] = NAN;
     CK(cudaMemcpy(dg, hg, (size_t)(B * T * H) * 4, cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize()); /* setup done before the non-blocking stream reads it */
     st = sgla_forward(&d, SGLA_BACKEND_CUDA);
     TU_CHECK(st == SGLA_ERR_NONFINITE_GATE, "NaN g with CHECK_DEVICE_VALUES: got %s", sgla_status_string(st));
     d.g = NULL;
     int64_t hcu[3] = {0, 50, 60}; /* ends at 60 != T */
     int64_t *dcu = dalloc(sizeof hcu);
     CK(cudaMemcpy(dcu, hcu, sizeof hcu, cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize()); /* setup done before the non-blocking stream reads it */
     d.cu_seqlens = dcu; d.num_seqs = 2;
     st = sgla_forward(&d, SGLA_BACKEND_CUDA);
     TU_CHECK(st == SGLA_ERR_CU_SEQLENS_END, "cu_seqlens end: got %s", sgla_status_string(st));
@@ -253,6 +259,7 @@ static void error_paths(void)
     float *dh0 = dalloc(sizeof hh), *dht = dalloc(sizeof hh);
     CK(cudaMemcpy(dh0, hh, sizeof hh, cudaMemcpyHostToDevice));
     CK(cudaMemset(dht, 0xff, sizeof hh));
+    CK(cudaDeviceSynchronize()); /* setup done before the non-blocking stream reads it */
     sgla_forward_desc_init(&d);
     d.dtype = SGLA_BF16; d.B = 1; d.T = 0; d.H = 2; d.K = 64; d.V = 64; d.h0 = dh0; d.ht = dht; d.stream = stream;
     st = sgla_forward(&d, SGLA_BACKEND_CUDA);

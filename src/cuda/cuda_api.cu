@@ -40,13 +40,16 @@ static const version_entry versions[] = {
     {sgla_cuda_launch_tc_v6, "v6 (experimental): wgmma m64nNk16 for Q.S, Q.K^T, A.V, K^T.V; 2 warpgroups, each half of BV"},
 };
 #define NVERSIONS ((int)(sizeof versions / sizeof versions[0]))
-#define DEFAULT_VERSION 1
+/* The version a plain call runs.  Measured on the H200 (docs/perf.md,
+ * 2026-11-29): v5 beats v1 at K = 128 and 256 (0.268 vs 0.304 ms at
+ * 8x4096x16x128, 0.889 vs 1.061 at 2x16384x8x256) and loses at K = 64
+ * (0.322 vs 0.299 at 4x8192x32x64). */
+static int default_version_for(int64_t K) { return K >= 128 ? 5 : 1; }
 
 extern "C" int sgla_cuda_num_versions(void) { return NVERSIONS; }
-extern "C" int sgla_cuda_default_version(void) { return DEFAULT_VERSION; }
 extern "C" const char *sgla_cuda_version_desc(int v)
 {
-    if (v == 0) v = DEFAULT_VERSION;
+    if (v == 0) return "default: v5 at K >= 128, v1 at K = 64";
     return v >= 1 && v <= NVERSIONS ? versions[v - 1].desc : "no such version";
 }
 
@@ -113,7 +116,7 @@ done:
 
 static sgla_status run_version(const sgla_forward_desc *d, int version)
 {
-    if (version == 0) version = DEFAULT_VERSION;
+    if (version == 0) version = default_version_for(d->K);
     if (version < 1 || version > NVERSIONS)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA kernel version %d does not exist (1..%d)", version, NVERSIONS);
     if (!((d->K == 64 || d->K == 128 || d->K == 256) && (d->V == 64 || d->V == 128 || d->V == 256)))

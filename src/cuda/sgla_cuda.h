@@ -12,7 +12,6 @@ extern "C" {
 /* Tensor-core versions are 1..sgla_cuda_num_versions(); 0 means the default
  * (the fastest correct one).  fp32 inputs always take the CUDA-core path. */
 int sgla_cuda_num_versions(void);
-int sgla_cuda_default_version(void);
 /* One line: what the version tries. */
 const char *sgla_cuda_version_desc(int version);
 /* Validate (device pointers: values not read unless SGLA_FLAG_CHECK_DEVICE_VALUES)

@@ -113,6 +113,7 @@ void sgla_forward_desc_init(sgla_forward_desc *d)
 
 int64_t sgla_num_sequences(const sgla_forward_desc *d)
 {
+    if (!d) return 0;
     return d->cu_seqlens ? d->num_seqs : d->B;
 }
 
@@ -157,6 +158,8 @@ static int mul_ok(int64_t a, int64_t b, int64_t *out)
     return 1;
 }
 
+static int is_aligned(const void *p, size_t a) { return ((uintptr_t)p % a) == 0; }
+
 static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
 {
     if (!a || !b || na == 0 || nb == 0) return 0;
@@ -183,13 +186,12 @@ sgla_status sgla_validate(const sgla_forward_desc *d, int values_on_host)
 
     /* Element counts, then byte counts, must fit; 2^62 keeps index sums safe. */
     const int64_t lim = (int64_t)1 << 62;
-    int64_t bt, bth, nqk, nv, nh, hk, hkv, n_state, bytes;
+    int64_t bt, bth, nqk, nv, hk, hkv, n_state, bytes;
     if (!mul_ok(d->B, d->T, &bt) || !mul_ok(bt, d->H, &bth) || !mul_ok(bth, d->K, &nqk) ||
         !mul_ok(bth, d->V, &nv) || !mul_ok(d->H, d->K, &hk) || !mul_ok(hk, d->V, &hkv) ||
         !mul_ok(nqk > nv ? nqk : nv, (int64_t)es, &bytes) || bytes > lim || (uint64_t)bytes > SIZE_MAX)
         return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "B*T*H*max(K,V) elements overflow (B=%lld T=%lld H=%lld K=%lld V=%lld)",
                          (long long)d->B, (long long)d->T, (long long)d->H, (long long)d->K, (long long)d->V);
-    (void)nh;
 
     if (d->cu_seqlens) {
         if (d->B != 1) return sgla_fail(SGLA_ERR_CU_SEQLENS_BATCH, "cu_seqlens given with B = %lld", (long long)d->B);
@@ -199,9 +201,6 @@ sgla_status sgla_validate(const sgla_forward_desc *d, int values_on_host)
     if (!mul_ok(N, hkv, &n_state) || !mul_ok(n_state, 4, &bytes) || bytes > lim || (uint64_t)bytes > SIZE_MAX)
         return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "state N*H*K*V overflows (N=%lld)", (long long)N);
 
-    if (bt > 0 || d->T == 0) {
-        /* T = 0 still needs valid pointers only when something is read/written. */
-    }
     if (d->T > 0) {
         if (!d->q) return sgla_fail(SGLA_ERR_NULL_POINTER, "q is NULL");
         if (!d->k) return sgla_fail(SGLA_ERR_NULL_POINTER, "k is NULL");
@@ -211,20 +210,35 @@ sgla_status sgla_validate(const sgla_forward_desc *d, int values_on_host)
     if (d->g && d->g_gamma) return sgla_fail(SGLA_ERR_BOTH_GATES, "g and g_gamma are both set");
     if (!isfinite(d->scale)) return sgla_fail(SGLA_ERR_INVALID_SCALE, "scale = %g", (double)d->scale);
 
-    /* Outputs must not alias inputs (ht == h0 exactly is the in-place update). */
-    size_t bq = (size_t)nqk * es, bv = (size_t)nv * es, bs = (size_t)n_state * 4;
-    if (ranges_overlap(d->o, bv, d->q, bq) || ranges_overlap(d->o, bv, d->k, bq) ||
-        ranges_overlap(d->o, bv, d->v, bv))
-        return sgla_fail(SGLA_ERR_OVERLAP, "o overlaps q, k or v");
-    if (d->ht) {
-        if (ranges_overlap(d->ht, bs, d->o, bv) || ranges_overlap(d->ht, bs, d->q, bq) ||
-            ranges_overlap(d->ht, bs, d->k, bq) || ranges_overlap(d->ht, bs, d->v, bv))
-            return sgla_fail(SGLA_ERR_OVERLAP, "ht overlaps o, q, k or v");
-        if (d->h0 && d->h0 != d->ht && ranges_overlap(d->ht, bs, d->h0, bs))
-            return sgla_fail(SGLA_ERR_OVERLAP, "ht partially overlaps h0 (only ht == h0 is allowed)");
-    }
+    /* Every pointer naturally aligned for its element type: the backends load
+     * whole elements (and the CUDA kernels ask for more, see sgla.h). */
+    if ((d->q && !is_aligned(d->q, es)) || (d->k && !is_aligned(d->k, es)) || (d->v && !is_aligned(d->v, es)) ||
+        (d->o && !is_aligned(d->o, es)))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "q, k, v and o must be aligned to their element size (%zu bytes)", es);
+    if (!is_aligned(d->g, 4) || !is_aligned(d->g_gamma, 4) || !is_aligned(d->h0, 4) || !is_aligned(d->ht, 4) ||
+        !is_aligned(d->cu_seqlens, 8))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "g, g_gamma, h0, ht must be 4-byte and cu_seqlens 8-byte aligned");
 
-    if (!values_on_host || (d->flags & SGLA_FLAG_SKIP_VALUE_CHECK)) return SGLA_OK;
+    /* Outputs must not alias any input (ht == h0 exactly is the in-place update):
+     * a backend reads gates, offsets and h0 after it has begun writing. */
+    size_t bq = (size_t)nqk * es, bv = (size_t)nv * es, bs = (size_t)n_state * 4;
+    size_t bg = (size_t)bth * 4, bgg = (size_t)d->H * 4;
+    size_t bcu = d->cu_seqlens ? (size_t)(d->num_seqs + 1) * 8 : 0;
+    struct { const void *p; size_t n; const char *name; } in[] = {
+        {d->q, bq, "q"}, {d->k, bq, "k"}, {d->v, bv, "v"}, {d->g, bg, "g"},
+        {d->g_gamma, bgg, "g_gamma"}, {d->cu_seqlens, bcu, "cu_seqlens"}, {d->h0, bs, "h0"}};
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+        if (ranges_overlap(d->o, bv, in[i].p, in[i].n))
+            return sgla_fail(SGLA_ERR_OVERLAP, "o overlaps %s", in[i].name);
+        if (in[i].p == d->h0 && d->h0 == d->ht) continue; /* in place */
+        if (ranges_overlap(d->ht, bs, in[i].p, in[i].n))
+            return sgla_fail(SGLA_ERR_OVERLAP, "ht overlaps %s%s", in[i].name,
+                             in[i].p == d->h0 ? " (only ht == h0 exactly is allowed)" : "");
+    }
+    if (ranges_overlap(d->ht, bs, d->o, bv)) return sgla_fail(SGLA_ERR_OVERLAP, "ht overlaps o");
+
+    if (!values_on_host) return SGLA_OK;
+    if (d->flags & SGLA_FLAG_SKIP_VALUE_CHECK) goto finite;
 
     if (d->cu_seqlens) {
         const int64_t *cu = d->cu_seqlens;
@@ -251,6 +265,7 @@ sgla_status sgla_validate(const sgla_forward_desc *d, int values_on_host)
             if (x > 0.0f) return sgla_fail(SGLA_ERR_POSITIVE_GATE, "g_gamma[%lld] = %g > 0", (long long)h, (double)x);
         }
     }
+finite:
     if (d->flags & SGLA_FLAG_CHECK_FINITE) {
         for (int64_t i = 0; i < nqk; i++) {
             if (!isfinite(sgla_load(d->q, d->dtype, i)))
@@ -282,6 +297,19 @@ sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kind,
     if (st != SGLA_OK) return st;
     if (kind < SGLA_BACKEND_REF_A || kind > SGLA_BACKEND_REF_D)
         return sgla_fail(SGLA_ERR_INVALID_BACKEND, "kind %d is not a reference (ref-a..ref-d)", (int)kind);
+    /* validation sized o64 as a d->dtype buffer: check the fp64 outputs' real extent */
+    size_t es = sgla_dtype_size(d->dtype);
+    size_t nqk = (size_t)(d->B * d->T * d->H * d->K), nv = (size_t)(d->B * d->T * d->H * d->V);
+    size_t ns = (size_t)(sgla_num_sequences(d) * d->H * d->K * d->V);
+    if (nv > SIZE_MAX / 8 || ns > SIZE_MAX / 8)
+        return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "fp64 outputs of %zu and %zu doubles overflow", nv, ns);
+    const void *ins[] = {d->q, d->k, d->v, d->g, d->g_gamma, d->h0, d->cu_seqlens};
+    size_t nin[] = {nqk * es, nqk * es, nv * es, d->g ? (size_t)(d->B * d->T * d->H) * 4 : 0, (size_t)d->H * 4, ns * 4,
+                    d->cu_seqlens ? (size_t)(d->num_seqs + 1) * 8 : 0};
+    for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++)
+        if (ranges_overlap(o64, nv * 8, ins[i], nin[i]) || ranges_overlap(ht64, ns * 8, ins[i], nin[i]))
+            return sgla_fail(SGLA_ERR_OVERLAP, "o64 or ht64 overlaps an input");
+    if (ranges_overlap(o64, nv * 8, ht64, ns * 8)) return sgla_fail(SGLA_ERR_OVERLAP, "o64 overlaps ht64");
     return sgla_ref_forward64(&c, kind, o64, ht64);
 }
 
@@ -291,6 +319,9 @@ static sgla_status forward_ref(const sgla_forward_desc *d, sgla_backend kind)
 {
     int64_t nv = d->B * d->T * d->H * d->V;
     int64_t ns = sgla_num_sequences(d) * d->H * d->K * d->V;
+    if ((uint64_t)nv > SIZE_MAX / sizeof(double) || (uint64_t)ns > SIZE_MAX / sizeof(double))
+        return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "reference scratch of %lld + %lld doubles overflows",
+                         (long long)nv, (long long)ns);
     double *o64 = malloc((size_t)(nv > 0 ? nv : 1) * sizeof(double));
     double *h64 = d->ht ? malloc((size_t)(ns > 0 ? ns : 1) * sizeof(double)) : NULL;
     if (!o64 || (d->ht && !h64)) {
@@ -324,9 +355,11 @@ sgla_status sgla_forward(const sgla_forward_desc *d, sgla_backend backend)
     case SGLA_BACKEND_AUTO:
     case SGLA_BACKEND_CPU: return sgla_cpu_forward(d);
     case SGLA_BACKEND_CUDA:
-        if (!sgla_cuda_available())
-            return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s",
-                             sgla_last_error()[0] ? sgla_last_error() : "not compiled in or no device");
+        if (!sgla_cuda_available()) {
+            char why[sizeof last_error]; /* sgla_fail writes last_error: copy the detail out first */
+            snprintf(why, sizeof why, "%s", last_error[0] ? last_error : "not compiled in or no device");
+            return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
+        }
         return sgla_cuda_forward(d);
     }
     return SGLA_ERR_INTERNAL;

@@ -169,6 +169,26 @@ static void statuses(void)
         TU_CHECK(sgla_validate(&d, 1) == SGLA_ERR_OVERLAP, "ht overlaps o");
     }
     base(&d), d.ht = h0 + 1, expect("ht partly overlaps h0", &d, SGLA_ERR_OVERLAP);
+    /* o and ht against the other inputs too: a backend reads gates, offsets
+     * and h0 while it writes. */
+    {
+        static float buf[NV + NS + B * T * H];
+        base(&d), d.h0 = buf, d.o = buf + 1, expect("o overlaps h0", &d, SGLA_ERR_OVERLAP);
+        base(&d), d.g = buf + NV - 1, d.o = buf, expect("o overlaps g", &d, SGLA_ERR_OVERLAP);
+        base(&d), d.g_gamma = buf + 2, d.o = buf, expect("o overlaps g_gamma", &d, SGLA_ERR_OVERLAP);
+        base(&d), d.g = buf + 4, d.ht = buf, expect("ht overlaps g", &d, SGLA_ERR_OVERLAP);
+        static int64_t cubuf[64];
+        memset(buf, 0, sizeof buf);
+        cubuf[0] = 0, cubuf[1] = T;
+        base(&d), d.cu_seqlens = cubuf, d.num_seqs = 1, d.o = (float *)cubuf,
+            expect("o overlaps cu_seqlens", &d, SGLA_ERR_OVERLAP);
+    }
+    /* Misaligned elements. */
+    base(&d), d.q = (const char *)q + 2, expect("q misaligned", &d, SGLA_ERR_INVALID_ARGUMENT);
+    base(&d), d.h0 = (const float *)((const char *)h0 + 1), expect("h0 misaligned", &d, SGLA_ERR_INVALID_ARGUMENT);
+    /* SKIP_VALUE_CHECK trusts gates and offsets, not q/k/v/h0: CHECK_FINITE still scans. */
+    base(&d), d.flags = SGLA_FLAG_CHECK_FINITE | SGLA_FLAG_SKIP_VALUE_CHECK;
+    q[2] = NAN, expect("NaN q with CHECK_FINITE | SKIP_VALUE_CHECK", &d, SGLA_ERR_NONFINITE_INPUT), q[2] = 0.5f;
 
     /* Backends */
     base(&d);

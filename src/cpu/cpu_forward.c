@@ -603,6 +603,22 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
     }
     int split = forced_split >= 0 ? forced_split : (items < nth && nth > 1);
     if (max_chunks < 2) split = 0;
+    /* The split keeps one K x V state per chunk: past 256 MiB (long
+     * sequences at small chunks) run sequentially instead; results are the
+     * same either way, only slower. */
+    if (split && (double)max_chunks * (double)p.K * (double)p.ldv * sizeof(float) > 256.0 * 1024 * 1024) split = 0;
+    /* More threads than there is work, or far more than cores, only costs
+     * (and a huge count overflows the OpenMP stacks). */
+    {
+        int64_t useful = split ? max_chunks : items;
+        if (useful < 1) useful = 1;
+        if (nth > useful) nth = (int)useful;
+#ifdef _OPENMP
+        int cap = 4 * omp_get_num_procs();
+        if (cap < 1) cap = 1;
+        if (nth > cap) nth = cap;
+#endif
+    }
 
     float *Sbuf = NULL, *carry = NULL;
     if (split) {

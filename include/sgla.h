@@ -50,10 +50,10 @@ typedef enum sgla_status {
     SGLA_ERR_CU_SEQLENS_END = 13,     /* cu_seqlens[N] != T */
     SGLA_ERR_INVALID_NUM_SEQS = 14,   /* num_seqs < 1 with cu_seqlens */
     SGLA_ERR_NONFINITE_INPUT = 15,    /* NaN/inf in q, k, v or h0 (only with SGLA_FLAG_CHECK_FINITE) */
-    SGLA_ERR_UNSUPPORTED_SHAPE = 16,  /* the backend cannot do this K, V (e.g. CUDA: K, V in {64,128,256}) */
+    SGLA_ERR_UNSUPPORTED_SHAPE = 16,  /* the backend cannot do this K, V (CUDA: K, V in {64,128,256}; CPU: <= 65536) */
     SGLA_ERR_BACKEND_UNAVAILABLE = 17,/* backend not compiled in, or no device present */
     SGLA_ERR_INVALID_BACKEND = 18,    /* not a value of sgla_backend */
-    SGLA_ERR_INVALID_ARGUMENT = 19,   /* threads < 0, unknown flag bits, other bad field */
+    SGLA_ERR_INVALID_ARGUMENT = 19,   /* threads < 0, unknown flag bits, a pointer not aligned to its element */
     SGLA_ERR_OVERLAP = 20,            /* o or ht overlaps an input buffer */
     SGLA_ERR_OUT_OF_MEMORY = 21,
     SGLA_ERR_CUDA = 22,               /* the CUDA runtime reported an error; see sgla_last_error() */

@@ -185,6 +185,7 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
     if (!a->q || !a->k || !a->v)
         return err_out("--q, --k and --v are required (try `sgla run --help`)");
     if (!a->o) return err_out("--o is required (try `sgla run --help`)");
+    if (a->ht && !strcmp(a->ht, a->o)) return err_out("--o and --ht name the same file '%s'", a->o);
     if ((a->g != NULL) + (a->gg != NULL) + a->have_alpha > 1)
         return err_out("give at most one of --g, --g-gamma and --alpha");
     return 0;

@@ -7,6 +7,7 @@ NumPy user never imports torch.
 from __future__ import annotations
 
 import ctypes
+import numbers
 import sys
 
 from . import _lib
@@ -132,6 +133,8 @@ def _shape_checks(q, k, v, g, g_gamma, h0, cu, state_v_first):
 
 def _scale_of(scale, K):
     if scale is None:
+        if K < 1:
+            raise ValueError(f"K = {K}: q and k need a last dimension of at least 1")
         return K ** -0.5
     try:
         return float(scale)
@@ -145,8 +148,17 @@ def _fill_desc(d, dtype, B, T, H, K, V, N, scale, chunk, threads, cu_present):
     d.scale = scale
     d.num_seqs = N if cu_present else 0
     if chunk is not None:
-        d.chunk = int(chunk)
-    d.threads = int(threads)
+        d.chunk = _c_int("chunk", chunk, -2 ** 63, 2 ** 63 - 1)  # the library checks the real range
+    d.threads = _c_int("threads", threads, -2 ** 31, 2 ** 31 - 1)
+
+
+def _c_int(name, x, lo, hi):
+    """An integer that fits its C field: ctypes would wrap it silently."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(x).__name__}")
+    if not lo <= int(x) <= hi:
+        raise ValueError(f"{name} = {x} is out of range [{lo}, {hi}]")
+    return int(x)
 
 
 def _call(d, backend):

@@ -151,6 +151,17 @@ def test_bad_backend_and_threads(qkv):
     with pytest.raises(SglaError) as ei:
         call(q, k, v, chunk=0)
     assert ei.value.status == Status.ERR_UNSUPPORTED_CHUNK
+    # values a C int would wrap are refused before ctypes sees them
+    with pytest.raises(ValueError, match="threads"):
+        call(q, k, v, threads=2 ** 32 + 1)
+    with pytest.raises(TypeError, match="chunk"):
+        call(q, k, v, chunk=1.5)
+
+
+def test_zero_k_is_a_clear_error():
+    z = np.zeros((1, 4, 1, 0), np.float32)
+    with pytest.raises(ValueError, match="K = 0"):
+        sgla.chunk_simple_gla(z, z, np.zeros((1, 4, 1, 2), np.float32))
 
 
 def test_bad_q_type():

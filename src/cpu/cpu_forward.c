@@ -445,15 +445,12 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
         /* gather: the group's rows of q, k, v in memory order, so the reads
          * stream through whole runs of (he - hb) * K elements */
         const int rows = (int)(he - hb);
-        for (int i = 0; i < n; i++)
-            p->kr->load2(in_ptr(d->q, p->es, tok_off(d, bb, t + i, hb, K)), dt, K, s->Qg + (size_t)i * ldk,
-                         (int64_t)CK, rows, K);
-        for (int i = 0; i < n; i++)
-            p->kr->load2(in_ptr(d->k, p->es, tok_off(d, bb, t + i, hb, K)), dt, K, s->Kg + (size_t)i * ldk,
-                         (int64_t)CK, rows, K);
-        for (int i = 0; i < n; i++)
-            p->kr->load2(in_ptr(d->v, p->es, tok_off(d, bb, t + i, hb, V)), dt, V, s->Vg + (size_t)i * ldv,
-                         (int64_t)CV, rows, V);
+        p->kr->gather(in_ptr(d->q, p->es, tok_off(d, bb, t, hb, K)), dt, d->H * K, n, rows, K, s->Qg, ldk,
+                      (int64_t)CK);
+        p->kr->gather(in_ptr(d->k, p->es, tok_off(d, bb, t, hb, K)), dt, d->H * K, n, rows, K, s->Kg, ldk,
+                      (int64_t)CK);
+        p->kr->gather(in_ptr(d->v, p->es, tok_off(d, bb, t, hb, V)), dt, d->H * V, n, rows, V, s->Vg, ldv,
+                      (int64_t)CV);
         for (int64_t h = hb; h < he; h++) {
             float *S = s->S + (size_t)(h - hb) * pkv;
             int g_built = 0;

@@ -44,7 +44,9 @@
  *        for j > i is left alone (never evaluated).
  * trans: dst[c][i] = src[i][c] for i < n, c < K (packing Kt).
  * load:  dst[0..cnt) = fp32 of src (f32/f16/bf16), exact.
- * load2: rows of load: row r from src + r*sld elements to dst + r*dld floats.
+ * gather: a chunk's group of heads: for token i < ntok and head r < rows,
+ *        dst[r*rld + i*dld + c] = fp32 of src[i*tld + r*cnt + c], c < cnt
+ *        (tld: token stride of src in elements); exact, any order.
  * store: dst[0..cnt) = src rounded to dt, round to nearest even; may use
  *        streaming (non-temporal) stores: the caller issues a full fence
  *        before the data is read by another thread.
@@ -70,7 +72,8 @@ typedef struct sgla_cpu_kernels {
     void (*gmask)(int n, const double *b, float scale, float *G, int ldg);
     void (*trans)(int n, int K, const float *src, int lds, float *dst, int ldd);
     void (*load)(const void *src, sgla_dtype dt, float *dst, int cnt);
-    void (*load2)(const void *src, sgla_dtype dt, int64_t sld, float *dst, int64_t dld, int rows, int cnt);
+    void (*gather)(const void *src, sgla_dtype dt, int64_t tld, int ntok, int rows, int cnt, float *dst,
+                   int64_t dld, int64_t rld);
     void (*store)(const float *src, sgla_dtype dt, void *dst, int cnt);
 } sgla_cpu_kernels;
 

@@ -143,11 +143,14 @@ static void load_scalar(const void *src, sgla_dtype dt, float *dst, int cnt)
     }
 }
 
-static void load2_scalar(const void *src, sgla_dtype dt, int64_t sld, float *dst, int64_t dld, int rows, int cnt)
+static void gather_scalar(const void *src, sgla_dtype dt, int64_t tld, int ntok, int rows, int cnt, float *dst,
+                          int64_t dld, int64_t rld)
 {
     const size_t es = dt == SGLA_F32 ? 4 : 2;
-    for (int r = 0; r < rows; r++)
-        load_scalar((const char *)src + (size_t)r * (size_t)sld * es, dt, dst + (size_t)r * (size_t)dld, cnt);
+    for (int i = 0; i < ntok; i++)
+        for (int r = 0; r < rows; r++)
+            load_scalar((const char *)src + ((size_t)i * (size_t)tld + (size_t)r * (size_t)cnt) * es, dt,
+                        dst + (size_t)r * (size_t)rld + (size_t)i * (size_t)dld, cnt);
 }
 
 static void store_scalar(const float *src, sgla_dtype dt, void *dst, int cnt)
@@ -165,5 +168,5 @@ static void store_scalar(const float *src, sgla_dtype dt, void *dst, int cnt)
 
 const sgla_cpu_kernels sgla_cpu_kernels_scalar = {
     "scalar", qk_scalar, out_scalar, state_scalar, scan_scalar, decode_scalar,
-    vexp_scalar, gmask_scalar, trans_scalar, load_scalar, load2_scalar, store_scalar,
+    vexp_scalar, gmask_scalar, trans_scalar, load_scalar, gather_scalar, store_scalar,
 };

@@ -107,6 +107,10 @@ int main(void)
         check_case(&r, 1, 200, 2, 8, 12, 16, 2, 5, 0);    /* varlen: empty, one token, long */
         check_case(&r, 1, 1, 4, 32, 32, 64, 2, 0, 1);     /* decode in place */
         check_case(&r, 3, 1, 5, 16, 8, 64, 1, 0, 1);
+        /* >= 4 (sequence, head) pairs: the backend's own smaller block
+         * (16 tokens at K, V <= 64, 32 at <= 128), split or not */
+        check_case(&r, 2, 100, 2, 80, 72, 64, 2, 0, 0);
+        check_case(&r, 1, 90, 4, 20, 20, 128, 1, 0, 0);
         for (int i = 0; i < 4; i++)
             check_case(&r, tu_int(&r, 1, 2), tu_int(&r, 1, 150), tu_int(&r, 1, 4), tu_int(&r, 1, 20),
                        tu_int(&r, 1, 20), 16 << tu_int(&r, 0, 2), (int)tu_int(&r, 0, 2), tu_int(&r, 0, 1) ? 0 : 3,

@@ -545,7 +545,9 @@ static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, floa
 
 /* ---- entry points --------------------------------------------------------- */
 
-#define CPU_BLOCK_SMALL 16
+#define CPU_BLOCK_64 16
+#define CPU_BLOCK_128 32
+#define CPU_BLOCK_MIN_PAIRS 4
 
 static int64_t item_chunks(const sgla_forward_desc *d, int64_t n, int C)
 {
@@ -574,14 +576,23 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
                          (long long)d->K, (long long)d->V);
     plan p;
     memset(&p, 0, sizeof p);
-    /* The compute block: the caller's chunk, capped at CPU_BLOCK_SMALL when
-     * K and V are both <= 64.  There the C x C products and the C(C+1)/2
-     * decay exps per block weigh as much as the K x V ones; a 16-token block
-     * does a quarter of that work per token (2026-11-29, 4x2048x16x64:
-     * 22 -> 18-19 ms; at K = V = 128 no gain).  The chunked form is exact
-     * for any block length, the gates stay block-local (smaller arguments),
-     * and the block depends only on the shape, never on the thread count. */
-    const int Cb = d->K <= 64 && d->V <= 64 && C > CPU_BLOCK_SMALL ? CPU_BLOCK_SMALL : C;
+    /* The compute block: the caller's chunk, capped at 16 tokens when K and
+     * V are both <= 64 and at 32 when both are <= 128, if the call has at
+     * least 4 (sequence, head) pairs.  The C x C products and the C(C+1)/2
+     * decay exps per block weigh as much as the K x V ones there; a smaller
+     * block does less of that work per token (2026-11-29, 4x2048x16x64:
+     * -13 % at 16; 1x16384x8x128: -6 % at 32).  With fewer pairs the
+     * sequence is split over the threads, where every block costs a state
+     * and a scan step: there the caller's chunk measured faster.  The
+     * chunked form is exact for any block length, the gates stay
+     * block-local (smaller arguments), and the block depends only on the
+     * shape, never on the thread count. */
+    const int64_t pairs = sgla_num_sequences(d) * d->H;
+    const int cap = pairs < CPU_BLOCK_MIN_PAIRS ? C
+                    : d->K <= 64 && d->V <= 64 ? CPU_BLOCK_64
+                    : d->K <= 128 && d->V <= 128 ? CPU_BLOCK_128
+                                                  : C;
+    int Cb = C < cap ? C : cap;
     p.d = d;
     p.kr = kernels_for(sgla_cpu_isa_current());
     p.out_dt = out_dt;

@@ -327,13 +327,7 @@ static void pack_kt(const plan *p, const scratch *s, int64_t bb, int64_t t, int6
 static void weight_v(const plan *p, const scratch *s, int n)
 {
     if (!p->gate) return;
-    const int V = p->V, ldv = p->ldv;
-    for (int i = 0; i < n; i++) {
-        const float w = s->w[i];
-        const float *vr = s->Vp + (size_t)i * ldv;
-        float *vw = s->Vw + (size_t)i * ldv;
-        for (int c = 0; c < V; c++) vw[c] = vr[c] * w;
-    }
+    p->kr->wrows(n, p->V, s->w, s->Vp, p->ldv, s->Vw, p->ldv);
 }
 
 static void pack_v(const plan *p, const scratch *s, int64_t bb, int64_t t, int64_t h, int n)

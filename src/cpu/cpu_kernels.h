@@ -43,6 +43,8 @@
  *        (b: chunk-local cumulative log-gates in double, b[0] = 0); G[i][j]
  *        for j > i is left alone (never evaluated).
  * trans: dst[c][i] = src[i][c] for i < n, c < K (packing Kt).
+ * wrows: dst[i][c] = src[i][c] * w[i] for i < n, c < cnt (the write
+ *        weights into Vw: one fp32 product, the same at every level).
  * load:  dst[0..cnt) = fp32 of src (f32/f16/bf16), exact.
  * gather: a chunk's group of heads: for token i < ntok and head r < rows,
  *        dst[r*rld + i*dld + c] = fp32 of src[i*tld + r*cnt + c], c < cnt
@@ -75,6 +77,7 @@ typedef struct sgla_cpu_kernels {
     void (*gather)(const void *src, sgla_dtype dt, int64_t tld, int ntok, int rows, int cnt, float *dst,
                    int64_t dld, int64_t rld);
     void (*store)(const float *src, sgla_dtype dt, void *dst, int cnt);
+    void (*wrows)(int n, int cnt, const float *w, const float *src, int lds, float *dst, int ldd);
 } sgla_cpu_kernels;
 
 extern const sgla_cpu_kernels sgla_cpu_kernels_scalar;

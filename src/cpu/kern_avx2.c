@@ -167,7 +167,7 @@ static void store_avx2(const float *src, sgla_dtype dt, void *dst, int cnt)
 
 const sgla_cpu_kernels sgla_cpu_kernels_avx2 = {
     "avx2", qk_avx2, out_avx2, state_avx2, scan_avx2, decode_avx2,
-    vexp_avx2, gmask_avx2, trans_avx2, load_avx2, gather_avx2, store_avx2,
+    vexp_avx2, gmask_avx2, trans_avx2, load_avx2, gather_avx2, store_avx2, wrows_avx2,
 };
 
 #endif /* SGLA_CPU_X86 */

@@ -181,7 +181,7 @@ static void store_avx512(const float *src, sgla_dtype dt, void *dst, int cnt)
 
 const sgla_cpu_kernels sgla_cpu_kernels_avx512 = {
     "avx512", qk_avx512, out_avx512, state_avx512, scan_avx512, decode_avx512,
-    vexp_avx512, gmask_avx512, trans_avx512, load_avx512, gather_avx512, store_avx512,
+    vexp_avx512, gmask_avx512, trans_avx512, load_avx512, gather_avx512, store_avx512, wrows_avx512,
 };
 
 #endif /* SGLA_CPU_X86 */

@@ -143,6 +143,12 @@ static void load_scalar(const void *src, sgla_dtype dt, float *dst, int cnt)
     }
 }
 
+static void wrows_scalar(int n, int cnt, const float *w, const float *src, int lds, float *dst, int ldd)
+{
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < cnt; c++) dst[(size_t)i * ldd + c] = src[(size_t)i * lds + c] * w[i];
+}
+
 static void gather_scalar(const void *src, sgla_dtype dt, int64_t tld, int ntok, int rows, int cnt, float *dst,
                           int64_t dld, int64_t rld)
 {
@@ -168,5 +174,5 @@ static void store_scalar(const float *src, sgla_dtype dt, void *dst, int cnt)
 
 const sgla_cpu_kernels sgla_cpu_kernels_scalar = {
     "scalar", qk_scalar, out_scalar, state_scalar, scan_scalar, decode_scalar,
-    vexp_scalar, gmask_scalar, trans_scalar, load_scalar, gather_scalar, store_scalar,
+    vexp_scalar, gmask_scalar, trans_scalar, load_scalar, gather_scalar, store_scalar, wrows_scalar,
 };

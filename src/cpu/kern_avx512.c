@@ -122,12 +122,25 @@ static void load_avx512(const void *src, sgla_dtype dt, float *dst, int cnt)
 static void gather_avx512(const void *src, sgla_dtype dt, int64_t tld, int ntok, int rows, int cnt, float *dst,
                           int64_t dld, int64_t rld)
 {
-    const size_t es = dt == SGLA_F32 ? 4 : 2;
-    if (dt != SGLA_F32) {
-        for (int i = 0; i < ntok; i++)
-            for (int r = 0; r < rows; r++)
-                load_avx512((const char *)src + ((size_t)i * (size_t)tld + (size_t)r * (size_t)cnt) * es, dt,
-                            dst + (size_t)r * (size_t)rld + (size_t)i * (size_t)dld, cnt);
+    if (dt != SGLA_F32) { /* f16 / bf16: the same order, converted on the way */
+        const uint16_t *s = src;
+        for (int i0 = 0; i0 < ntok; i0 += GATHER_IL) {
+            const int i1 = ntok - i0 < GATHER_IL ? ntok : i0 + GATHER_IL;
+            for (int r = 0; r < rows; r++) {
+                const uint16_t *sr = s + (size_t)r * (size_t)cnt;
+                float *dr = dst + (size_t)r * (size_t)rld;
+                for (int c = 0; c < cnt; c += 16) {
+                    const __mmask16 m = cnt - c >= 16 ? (__mmask16)0xFFFF : V_MASK(cnt - c);
+                    for (int i = i0; i < i1; i++) {
+                        const __m256i h = _mm256_maskz_loadu_epi16(m, sr + (size_t)i * (size_t)tld + c);
+                        const __m512 x = dt == SGLA_F16
+                                             ? _mm512_cvtph_ps(h)
+                                             : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+                        _mm512_mask_storeu_ps(dr + (size_t)i * (size_t)dld + c, m, x);
+                    }
+                }
+            }
+        }
         return;
     }
     const float *s = src;

@@ -127,7 +127,8 @@ typedef struct sgla_forward_desc {
     float *ht;              /* [N,H,K,V] final state out, or NULL */
     const int64_t *cu_seqlens; /* [num_seqs+1], or NULL */
     int64_t num_seqs;       /* N when cu_seqlens is given */
-    int64_t chunk;          /* chunk length C; default 64 */
+    int64_t chunk;          /* chunk length C; default 64.  The CPU backend may compute in
+                               shorter blocks (the chunked form is exact for any length) */
     int threads;            /* CPU threads; 0 = default (all cores) */
     void *stream;           /* CUDA: a cudaStream_t; NULL = default stream */
     unsigned flags;         /* SGLA_FLAG_* */

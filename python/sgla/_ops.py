@@ -328,7 +328,7 @@ def _forward_torch(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backe
     on_cuda = dev.type == "cuda"
     if not on_cuda and dev.type != "cpu":
         raise ValueError(f"q is on {dev}; sgla runs on CPU tensors and CUDA tensors")
-    if backend is None:
+    if backend is None or backend == "auto":  # "auto": the fastest for where q lives
         be = Backend.CUDA if on_cuda else Backend.CPU
     else:
         be = resolve_backend(backend)

@@ -108,6 +108,7 @@ sgla_cli_test(cli_run_bad_chunk "run|${_qkv}|--chunk|0|--backend|ref-a|--o|${_ou
   RC 2 RE "unsupported chunk size")
 sgla_cli_test(cli_run_bad_backend "run|${_qkv}|--backend|gpu|--o|${_out}/x.npy" RC 2 RE "--backend: 'gpu'")
 sgla_cli_test(cli_run_cu_batch "run|${_qkv}|--cu-seqlens|${_data}/var_cu.npy|--o|${_out}/x.npy" RC 2 RE "needs B = 1")
+sgla_cli_test(cli_run_same_output "run|${_qkv}|--o|${_out}/same.npy|--ht|${_out}/same.npy" RC 2 RE "name the same file")
 sgla_cli_test(cli_run_gate_shape "run|${_qkv}|--g|${_data}/run_h0.npy|--o|${_out}/x.npy" RC 2 RE "--g: .*expected 3")
 if(NOT SGLA_HAVE_CUDA)
   sgla_cli_test(cli_run_cuda_unavailable "run|${_qkv}|--backend|cuda|--o|${_out}/x.npy" RC 2 RE "not available")

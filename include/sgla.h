@@ -151,6 +151,11 @@ sgla_status sgla_validate(const sgla_forward_desc *d, int values_on_host);
 /* Compute o (and ht) with the chosen backend. */
 sgla_status sgla_forward(const sgla_forward_desc *d, sgla_backend backend);
 
+/* The CPU backend keeps a few scratch blocks between calls (a fresh block
+ * would be page-faulted in on every call).  This frees them; the next call
+ * allocates again.  Safe to call at any time except during a forward. */
+void sgla_release_memory(void);
+
 /*
  * The fp64 reference family, with fp64 outputs: o64 [B,T,H,V] (required),
  * ht64 [N,H,K,V] (optional).  Inputs are read in d->dtype; o and ht in d are

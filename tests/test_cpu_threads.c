@@ -129,6 +129,25 @@ int main(void)
         TU_CHECK(sgla_cpu_isa_current() == sgla_cpu_isa_detect(), "default level is not the best");
         TU_CHECK(!sgla_cpu_force_isa(99), "force_isa(99) accepted");
     }
+    /* sgla_release_memory frees the scratch kept between calls: the next
+     * call allocates again and gives the same bits */
+    {
+        enum { TT = 200, HH = 3, KK = 32, VV = 48 };
+        static float q[TT * HH * KK], k[TT * HH * KK], v[TT * HH * VV], o1[TT * HH * VV], o2[TT * HH * VV];
+        tu_fill(&r, q, SGLA_F32, TT * HH * KK, 1.0);
+        tu_fill(&r, k, SGLA_F32, TT * HH * KK, 0.3);
+        tu_fill(&r, v, SGLA_F32, TT * HH * VV, 1.0);
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.q = q; d.k = k; d.v = v; d.o = o1; d.B = 1; d.T = TT; d.H = HH; d.K = KK; d.V = VV;
+        sgla_status st1 = sgla_forward(&d, SGLA_BACKEND_CPU);
+        sgla_release_memory();
+        d.o = o2;
+        sgla_status st2 = sgla_forward(&d, SGLA_BACKEND_CPU);
+        sgla_release_memory();
+        TU_CHECK(st1 == SGLA_OK && st2 == SGLA_OK && memcmp(o1, o2, sizeof o1) == 0,
+                 "after sgla_release_memory: %d %d, same bits %d", (int)st1, (int)st2, !memcmp(o1, o2, sizeof o1));
+    }
     /* T = 0: nothing to write in o, ht = h0 */
     {
         float h0[2 * 3 * 4], ht[2 * 3 * 4];

@@ -201,6 +201,17 @@ static void pool_give(float *m, size_t floats)
     free(drop);
 }
 
+void sgla_release_memory(void)
+{
+    lock_pool();
+    for (int i = 0; i < POOL_MAX; i++) {
+        free(pool[i].mem);
+        pool[i].mem = NULL;
+        pool[i].floats = 0;
+    }
+    unlock_pool();
+}
+
 static int scratch_alloc(const plan *p, scratch *s, float **mem)
 {
     size_t C = (size_t)p->C, K = (size_t)p->K, V = (size_t)p->V;

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +38,12 @@ int cli_parse_double(const char *cmd, const char *what, const char *s, double *o
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (!*s || *end || errno) {
+    if (!*s || *end) {
         fprintf(stderr, "sgla %s: %s: '%s' is not a number\n", cmd, what, s);
+        return 0;
+    }
+    if (errno == ERANGE && fabs(v) > 1.0) { /* underflow to a subnormal or 0 is fine */
+        fprintf(stderr, "sgla %s: %s: '%s' is out of range for a double\n", cmd, what, s);
         return 0;
     }
     *out = v;

@@ -36,6 +36,10 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(c, "version") || !strcmp(c, "--version")) {
+        if (argc > 2) {
+            fprintf(stderr, "sgla version: takes no options (got '%s')\n", argv[2]);
+            return 2;
+        }
         printf("sgla %s\n", sgla_version());
         return 0;
     }

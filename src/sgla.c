@@ -167,6 +167,32 @@ static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
     return a0 < b0 + nb && b0 < a0 + na;
 }
 
+/* Outputs must not alias any input (ht == h0 exactly is the in-place
+ * update): a backend reads gates, offsets and h0 after it has begun writing.
+ * o is bo bytes, ht bht bytes; the input sizes come from d, whose counts
+ * validation has already bounded. */
+static sgla_status check_outputs(const sgla_forward_desc *d, const void *o, size_t bo, const char *oname,
+                                 const void *ht, size_t bht, const char *htname)
+{
+    size_t es = sgla_dtype_size(d->dtype), bth = (size_t)(d->B * d->T * d->H);
+    size_t bq = bth * (size_t)d->K * es, bv = bth * (size_t)d->V * es;
+    size_t bs = (size_t)(sgla_num_sequences(d) * d->H * d->K * d->V) * 4;
+    size_t bcu = d->cu_seqlens ? (size_t)(d->num_seqs + 1) * 8 : 0;
+    struct { const void *p; size_t n; const char *name; } in[] = {
+        {d->q, bq, "q"}, {d->k, bq, "k"}, {d->v, bv, "v"}, {d->g, d->g ? bth * 4 : 0, "g"},
+        {d->g_gamma, (size_t)d->H * 4, "g_gamma"}, {d->cu_seqlens, bcu, "cu_seqlens"}, {d->h0, bs, "h0"}};
+    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+        if (ranges_overlap(o, bo, in[i].p, in[i].n))
+            return sgla_fail(SGLA_ERR_OVERLAP, "%s overlaps %s", oname, in[i].name);
+        if (in[i].p == d->h0 && d->h0 == ht) continue; /* in place */
+        if (ranges_overlap(ht, bht, in[i].p, in[i].n))
+            return sgla_fail(SGLA_ERR_OVERLAP, "%s overlaps %s%s", htname, in[i].name,
+                             in[i].p == d->h0 ? " (only ht == h0 exactly is allowed)" : "");
+    }
+    if (ranges_overlap(ht, bht, o, bo)) return sgla_fail(SGLA_ERR_OVERLAP, "%s overlaps %s", htname, oname);
+    return SGLA_OK;
+}
+
 sgla_status sgla_validate(const sgla_forward_desc *d, int values_on_host)
 {
     last_error[0] = '\0';
@@ -219,23 +245,8 @@ sgla_status sgla_validate(const sgla_forward_desc *d, int values_on_host)
         !is_aligned(d->cu_seqlens, 8))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "g, g_gamma, h0, ht must be 4-byte and cu_seqlens 8-byte aligned");
 
-    /* Outputs must not alias any input (ht == h0 exactly is the in-place update):
-     * a backend reads gates, offsets and h0 after it has begun writing. */
-    size_t bq = (size_t)nqk * es, bv = (size_t)nv * es, bs = (size_t)n_state * 4;
-    size_t bg = (size_t)bth * 4, bgg = (size_t)d->H * 4;
-    size_t bcu = d->cu_seqlens ? (size_t)(d->num_seqs + 1) * 8 : 0;
-    struct { const void *p; size_t n; const char *name; } in[] = {
-        {d->q, bq, "q"}, {d->k, bq, "k"}, {d->v, bv, "v"}, {d->g, bg, "g"},
-        {d->g_gamma, bgg, "g_gamma"}, {d->cu_seqlens, bcu, "cu_seqlens"}, {d->h0, bs, "h0"}};
-    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
-        if (ranges_overlap(d->o, bv, in[i].p, in[i].n))
-            return sgla_fail(SGLA_ERR_OVERLAP, "o overlaps %s", in[i].name);
-        if (in[i].p == d->h0 && d->h0 == d->ht) continue; /* in place */
-        if (ranges_overlap(d->ht, bs, in[i].p, in[i].n))
-            return sgla_fail(SGLA_ERR_OVERLAP, "ht overlaps %s%s", in[i].name,
-                             in[i].p == d->h0 ? " (only ht == h0 exactly is allowed)" : "");
-    }
-    if (ranges_overlap(d->ht, bs, d->o, bv)) return sgla_fail(SGLA_ERR_OVERLAP, "ht overlaps o");
+    sgla_status st = check_outputs(d, d->o, (size_t)nv * es, "o", d->ht, (size_t)n_state * 4, "ht");
+    if (st != SGLA_OK) return st;
 
     if (!values_on_host) return SGLA_OK;
     if (d->flags & SGLA_FLAG_SKIP_VALUE_CHECK) goto finite;
@@ -298,18 +309,11 @@ sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kind,
     if (kind < SGLA_BACKEND_REF_A || kind > SGLA_BACKEND_REF_D)
         return sgla_fail(SGLA_ERR_INVALID_BACKEND, "kind %d is not a reference (ref-a..ref-d)", (int)kind);
     /* validation sized o64 as a d->dtype buffer: check the fp64 outputs' real extent */
-    size_t es = sgla_dtype_size(d->dtype);
-    size_t nqk = (size_t)(d->B * d->T * d->H * d->K), nv = (size_t)(d->B * d->T * d->H * d->V);
-    size_t ns = (size_t)(sgla_num_sequences(d) * d->H * d->K * d->V);
+    size_t nv = (size_t)(d->B * d->T * d->H * d->V), ns = (size_t)(sgla_num_sequences(d) * d->H * d->K * d->V);
     if (nv > SIZE_MAX / 8 || ns > SIZE_MAX / 8)
         return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "fp64 outputs of %zu and %zu doubles overflow", nv, ns);
-    const void *ins[] = {d->q, d->k, d->v, d->g, d->g_gamma, d->h0, d->cu_seqlens};
-    size_t nin[] = {nqk * es, nqk * es, nv * es, d->g ? (size_t)(d->B * d->T * d->H) * 4 : 0, (size_t)d->H * 4, ns * 4,
-                    d->cu_seqlens ? (size_t)(d->num_seqs + 1) * 8 : 0};
-    for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++)
-        if (ranges_overlap(o64, nv * 8, ins[i], nin[i]) || ranges_overlap(ht64, ns * 8, ins[i], nin[i]))
-            return sgla_fail(SGLA_ERR_OVERLAP, "o64 or ht64 overlaps an input");
-    if (ranges_overlap(o64, nv * 8, ht64, ns * 8)) return sgla_fail(SGLA_ERR_OVERLAP, "o64 overlaps ht64");
+    st = check_outputs(d, o64, nv * 8, "o64", ht64, ns * 8, "ht64");
+    if (st != SGLA_OK) return st;
     return sgla_ref_forward64(&c, kind, o64, ht64);
 }
 

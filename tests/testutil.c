@@ -26,42 +26,18 @@ uint64_t tu_seed(const char *test_name)
     return s;
 }
 
-void tu_rng_init(tu_rng *r, uint64_t seed) { r->s = seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull; }
-
-uint64_t tu_next(tu_rng *r)
-{ /* splitmix64 */
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-double tu_uniform(tu_rng *r) { return (double)(tu_next(r) >> 11) * 0x1.0p-53; }
+void tu_rng_init(tu_rng *r, uint64_t seed) { ref_rng_init(r, seed); }
+uint64_t tu_next(tu_rng *r) { return ref_rng_next(r); }
+double tu_uniform(tu_rng *r) { return ref_rng_uniform(r); }
 double tu_uniform_range(tu_rng *r, double lo, double hi) { return lo + (hi - lo) * tu_uniform(r); }
-
-double tu_normal(tu_rng *r)
-{
-    double u1 = tu_uniform(r), u2 = tu_uniform(r);
-    if (u1 < 1e-300) u1 = 1e-300;
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
+double tu_normal(tu_rng *r) { return ref_rng_normal(r); }
 
 int64_t tu_int(tu_rng *r, int64_t lo, int64_t hi)
 {
     return lo + (int64_t)(tu_next(r) % (uint64_t)(hi - lo + 1));
 }
 
-void tu_fill(tu_rng *r, void *p, sgla_dtype dt, int64_t n, double sd)
-{
-    for (int64_t i = 0; i < n; i++) {
-        double x = tu_normal(r) * sd;
-        switch (dt) {
-        case SGLA_F32: ((float *)p)[i] = (float)x; break;
-        case SGLA_F16: ((uint16_t *)p)[i] = sgla_f64_to_f16(x); break;
-        case SGLA_BF16: ((uint16_t *)p)[i] = sgla_f64_to_bf16(x); break;
-        }
-    }
-}
+void tu_fill(tu_rng *r, void *p, sgla_dtype dt, int64_t n, double sd) { ref_rng_fill(r, p, dt, n, sd); }
 
 double tu_rel_l2(const double *a, const double *b, int64_t n)
 {

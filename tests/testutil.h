@@ -6,8 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "sgla.h"
+#include "ref/ref.h"
 
-typedef struct tu_rng { uint64_t s; } tu_rng;
+typedef ref_rng tu_rng; /* the library's splitmix64 (src/ref) */
 
 /* Seed from $SGLA_SEED or from the clock; prints "seed: N" with the test name. */
 uint64_t tu_seed(const char *test_name);

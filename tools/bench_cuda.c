@@ -13,6 +13,7 @@
 
 #include "bench.h"
 #include "sgla_internal.h"
+#include "ref/ref.h"
 
 #ifndef SGLA_HAVE_CUDA
 int bench_cuda_run(const bench_args *a)
@@ -38,23 +39,16 @@ int bench_cuda_run(const bench_args *a)
         }                                                                                         \
     } while (0)
 
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 /* roughly N(0, 1): sum of 4 uniforms, rescaled (cheap; the values only need to be realistic) */
-static double rng_normalish(uint64_t *s)
+static double rng_normalish(ref_rng *s)
 {
-    uint64_t z = rng_next(s);
+    uint64_t z = ref_rng_next(s);
     double acc = 0;
     for (int i = 0; i < 4; i++) acc += (double)((z >> (16 * i)) & 0xffff) / 65536.0;
     return (acc - 2.0) * 1.7320508;
 }
 
-static void fill_half(uint64_t *s, uint16_t *p, int64_t n, sgla_dtype dt, double sd)
+static void fill_half(ref_rng *s, uint16_t *p, int64_t n, sgla_dtype dt, double sd)
 {
     for (int64_t i = 0; i < n; i++) {
         float x = (float)(rng_normalish(s) * sd);
@@ -126,7 +120,8 @@ static int bench_shape(const bench_args *a, const int64_t sh[5], int vlo, int vh
     cudaEvent_t *ev = NULL;
     float *times = NULL;
     cudaStream_t st = NULL;
-    uint64_t s = a->seed * 0x2545F4914F6CDD1Dull + 12345;
+    ref_rng s;
+    ref_rng_init(&s, a->seed);
     const int iters = a->iters > 0 ? a->iters : 50, warm = a->warmup > 0 ? a->warmup : 5;
     if (!hq || !hk || !hv || !ho) { fprintf(stderr, "sgla bench: out of host memory\n"); rc = 2; goto out; }
     if (dt == SGLA_F32) {
@@ -140,7 +135,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5], int vlo, int vh
     }
     if (a->gate == BENCH_GATE_G) {
         hg = malloc((size_t)ng * 4);
-        for (int64_t i = 0; i < ng; i++) hg[i] = -0.2f * (float)((rng_next(&s) >> 11) * 0x1.0p-53);
+        for (int64_t i = 0; i < ng; i++) hg[i] = -0.2f * (float)ref_rng_uniform(&s);
     } else if (a->gate == BENCH_GATE_GAMMA) {
         hgg = malloc((size_t)H * 4);
         for (int64_t h = 0; h < H; h++) hgg[h] = (float)log(1.0 - ldexp(1.0, -(5 + (int)(h % 8))));

@@ -13,6 +13,7 @@
 #include "bench.h"
 #include "cli.h"
 #include "cpu/cpu_kernels.h"
+#include "ref/ref.h"
 
 double bench_flops(int64_t B, int64_t T, int64_t H, int64_t K, int64_t V, int64_t C)
 {
@@ -87,20 +88,11 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static double urand(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
-
-static void fill(uint64_t *s, void *p, sgla_dtype dt, int64_t n, double sd)
+/* uniform with the given standard deviation: cheaper than normal for large shapes */
+static void fill(ref_rng *s, void *p, sgla_dtype dt, int64_t n, double sd)
 {
     for (int64_t i = 0; i < n; i++) {
-        double x = (urand(s) * 2.0 - 1.0) * 1.7320508 * sd;
+        double x = (ref_rng_uniform(s) * 2.0 - 1.0) * 1.7320508 * sd;
         switch (dt) {
         case SGLA_F32: ((float *)p)[i] = (float)x; break;
         case SGLA_F16: ((uint16_t *)p)[i] = sgla_f32_to_f16((float)x); break;
@@ -241,16 +233,17 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
         rc = 2;
         goto done;
     }
-    uint64_t seed = a->seed;
+    ref_rng seed;
+    ref_rng_init(&seed, a->seed);
     fill(&seed, q, a->dtype, nqk, 1.0);
     fill(&seed, k, a->dtype, nqk, 1.0 / sqrt((double)K));
     fill(&seed, v, a->dtype, nv, 1.0);
     if (g)
-        for (int64_t i = 0; i < B * T * H; i++) g[i] = (float)(-0.2 * urand(&seed));
+        for (int64_t i = 0; i < B * T * H; i++) g[i] = (float)(-0.2 * ref_rng_uniform(&seed));
     if (gg)
         for (int64_t h = 0; h < H; h++) gg[h] = (float)log(1.0 - ldexp(1.0, -(5 + (int)(h % 8))));
     for (int r = 0; r < nrot; r++)
-        for (int64_t i = 0; i < ns; i++) st[r][i] = (float)(urand(&seed) - 0.5);
+        for (int64_t i = 0; i < ns; i++) st[r][i] = (float)(ref_rng_uniform(&seed) - 0.5);
 
     sgla_forward_desc d;
     sgla_forward_desc_init(&d);

@@ -14,6 +14,7 @@
 
 #include "verify.h"
 #include "sgla.h"
+#include "ref/ref.h"
 
 #ifndef SGLA_HAVE_CUDA
 int verify_cuda_levels(uint64_t seed, int quick)
@@ -27,30 +28,6 @@ int verify_cuda_levels(uint64_t seed, int quick)
 
 #include <cuda_runtime.h>
 
-typedef struct vrng { uint64_t s; } vrng;
-static uint64_t vnext(vrng *r)
-{
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static double vunif(vrng *r) { return (double)(vnext(r) >> 11) * 0x1.0p-53; }
-static double vnormal(vrng *r)
-{
-    double u1 = vunif(r), u2 = vunif(r);
-    if (u1 < 1e-300) u1 = 1e-300;
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-static void vfill(vrng *r, void *p, sgla_dtype dt, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++) {
-        double x = vnormal(r);
-        if (dt == SGLA_F32) ((float *)p)[i] = (float)x;
-        else if (dt == SGLA_F16) ((uint16_t *)p)[i] = sgla_f64_to_f16(x);
-        else ((uint16_t *)p)[i] = sgla_f64_to_bf16(x);
-    }
-}
 static double vload(const void *p, sgla_dtype dt, int64_t i)
 {
     if (dt == SGLA_F32) return ((const float *)p)[i];
@@ -76,7 +53,7 @@ typedef struct vcfg {
         }                                                                                     \
     } while (0)
 
-static int level4_case(const vcfg *c, vrng *r)
+static int level4_case(const vcfg *c, ref_rng *r)
 {
     const int64_t B = c->B, T = c->T, H = c->H, K = c->K, V = c->V;
     const size_t es = sgla_dtype_size(c->dt);
@@ -92,22 +69,22 @@ static int level4_case(const vcfg *c, vrng *r)
     float *dg = NULL, *dgg = NULL, *dh0 = NULL, *dht = NULL;
     int64_t *dcu = NULL;
     double rel = NAN, hrel = NAN;
-    vfill(r, q, c->dt, nqk);
-    vfill(r, k, c->dt, nqk);
-    vfill(r, v, c->dt, nv);
+    ref_rng_fill(r, q, c->dt, nqk, 1.0);
+    ref_rng_fill(r, k, c->dt, nqk, 1.0);
+    ref_rng_fill(r, v, c->dt, nv, 1.0);
     if (c->gate >= VG_G) {
         g = malloc((size_t)ng * 4);
         for (int64_t i = 0; i < ng; i++)
-            g[i] = c->gate == VG_G_NEG30 ? (vunif(r) < 0.5 ? -30.f : 0.f)
-                   : c->gate == VG_G_NEAR0 ? (float)(-1e-3 * vunif(r))
-                                           : (float)(-0.3 * vunif(r));
+            g[i] = c->gate == VG_G_NEG30 ? (ref_rng_uniform(r) < 0.5 ? -30.f : 0.f)
+                   : c->gate == VG_G_NEAR0 ? (float)(-1e-3 * ref_rng_uniform(r))
+                                           : (float)(-0.3 * ref_rng_uniform(r));
     } else if (c->gate == VG_GAMMA) {
         gg = malloc((size_t)H * 4);
         for (int64_t h = 0; h < H; h++) gg[h] = (float)log(1.0 - ldexp(1.0, -(2 + (int)(h % 6))));
     }
     if (c->h0) {
         h0 = malloc((size_t)ns * 4);
-        for (int64_t i = 0; i < ns; i++) h0[i] = (float)(0.5 * vnormal(r));
+        for (int64_t i = 0; i < ns; i++) h0[i] = (float)(0.5 * ref_rng_normal(r));
     }
     if (c->nseq) { /* fixed cut points with an empty sequence and partial chunks */
         cu[0] = 0;
@@ -189,7 +166,7 @@ static int cmpf(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int level5_shape(const int64_t sh[4], int gate, vrng *r)
+static int level5_shape(const int64_t sh[4], int gate, ref_rng *r)
 {
     const int64_t B = sh[0], T = sh[1], H = sh[2], D = sh[3];
     const int64_t n = B * T * H * D, ng = B * T * H;
@@ -198,7 +175,7 @@ static int level5_shape(const int64_t sh[4], int gate, vrng *r)
     void *dq[2] = {0}, *dk[2] = {0}, *dv[2] = {0}, *dout[2] = {0};
     float *dg = NULL, *hg = NULL, times[20];
     cudaEvent_t e0 = NULL, e1 = NULL;
-    for (int64_t i = 0; i < n; i++) hbuf[i] = sgla_f32_to_bf16((float)(vunif(r) * 3.4641 - 1.7320));
+    for (int64_t i = 0; i < n; i++) hbuf[i] = sgla_f32_to_bf16((float)(ref_rng_uniform(r) * 3.4641 - 1.7320));
     for (int s = 0; s < 2; s++) {
         VC(cudaMalloc(&dq[s], (size_t)n * 2));
         VC(cudaMalloc(&dk[s], (size_t)n * 2));
@@ -210,7 +187,7 @@ static int level5_shape(const int64_t sh[4], int gate, vrng *r)
     }
     if (gate == VG_G) {
         hg = malloc((size_t)ng * 4);
-        for (int64_t i = 0; i < ng; i++) hg[i] = (float)(-0.2 * vunif(r));
+        for (int64_t i = 0; i < ng; i++) hg[i] = (float)(-0.2 * ref_rng_uniform(r));
     } else {
         hg = malloc((size_t)H * 4);
         for (int64_t h = 0; h < H; h++) hg[h] = (float)log(1.0 - ldexp(1.0, -(5 + (int)(h % 8))));
@@ -263,7 +240,8 @@ int verify_cuda_levels(uint64_t seed, int quick)
         printf("levels 4-5: skipped (%s)\n", sgla_last_error());
         return -1;
     }
-    vrng r = {seed * 0xD1B54A32D192ED03ull + 4};
+    ref_rng r;
+    ref_rng_init(&r, seed);
     const sgla_dtype BF = SGLA_BF16, HF = SGLA_F16, F32 = SGLA_F32;
     static const vcfg cases[] = {
         {BF, VG_G, 2, 65, 2, 128, 128, 1, 0},    {HF, VG_G, 2, 65, 2, 128, 128, 1, 0},

@@ -51,6 +51,8 @@ void ref_rng_init(ref_rng *r, uint64_t seed);
 uint64_t ref_rng_next(ref_rng *r);
 double ref_rng_uniform(ref_rng *r);            /* [0, 1) */
 double ref_rng_normal(ref_rng *r);             /* N(0, 1), Box-Muller */
+/* n values N(0, sd^2), each rounded once into dtype dt. */
+void ref_rng_fill(ref_rng *r, void *p, sgla_dtype dt, int64_t n, double sd);
 
 /* ---- verification level 3: one chunk in fp16 storage (ref_fp16.c) ------- */
 

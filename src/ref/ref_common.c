@@ -92,3 +92,8 @@ double ref_rng_normal(ref_rng *r)
     if (u1 < 1e-300) u1 = 1e-300;
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925 * u2);
 }
+
+void ref_rng_fill(ref_rng *r, void *p, sgla_dtype dt, int64_t n, double sd)
+{
+    for (int64_t i = 0; i < n; i++) sgla_store(p, dt, i, ref_rng_normal(r) * sd);
+}

@@ -12,6 +12,7 @@
 #   SGLA_SAN_VERSIONS    versions to sanitize (default: SGLA_VERSIONS)
 #   SGLA_SAN_TOOLS       compute-sanitizer tools (default: memcheck racecheck)
 #   SGLA_BENCH_GATES     gate forms to time (default: gamma g)
+#   SGLA_BENCH_ARGS      extra `sgla bench` arguments (e.g. --shape 8,4096,16,128,128 ...)
 # Timeouts are short (tests 150 s, sanitizers 120 s, bench 100 s per process) so that a
 # version that hangs costs one timeout, not the call.
 set -u
@@ -85,7 +86,7 @@ if [ "$MODE" != "tests" ]; then
     trc=$(sed -n 's/.* rc=//p' /tmp/rc_test_v$v.txt 2>/dev/null)
     if [ -n "$trc" ] && [ "$trc" != 0 ] && [ "$trc" != 1 ]; then note "bench v$v skipped: its test process ended rc=$trc"; continue; fi
     for gate in ${SGLA_BENCH_GATES:-gamma g}; do
-      SGLA_CUDA_VERSION=$v timeout 100 $BD/sgla bench --backend cuda --dtype bf16 --gate $gate --iters 30 >> $OUT/bench.log 2>&1
+      SGLA_CUDA_VERSION=$v timeout 100 $BD/sgla bench --backend cuda --dtype bf16 --gate $gate --iters 30 ${SGLA_BENCH_ARGS:-} >> $OUT/bench.log 2>&1
       echo "bench v$v $gate rc=$?" >> "$SUM"
     done
   done

@@ -28,9 +28,22 @@
  * Phase 2 (state update) is v1's: S *= exp2(b_last); S += (K exp2(b_last - b))^T V.
  */
 
+#ifndef T5_NW
 #define T5_NW 8
-#define T5_NT 256
-#define T5_P1C (T5_BV / 2)
+#endif
+
+/* Shared memory of one instance (must match the layout in the kernel): 2 stages of
+ * Q, K [64][KD+8] and V [64][BV+8]; g [2][64] f32; S_s [1 or 2][KD][BV+8];
+ * O_s [64][BV+8]; A_s [64][72]; b [NW][64] f32. */
+#ifndef T5_SMEM
+#define T5_SMEM(kd, bv, sdb, nw)                                                               \
+    ((size_t)2 * (2 * 64 * ((kd) + 8) + 64 * ((bv) + 8)) * 2 + 2 * 64 * 4 +                    \
+     (size_t)((sdb) ? 2 : 1) * (kd) * ((bv) + 8) * 2 + 64 * ((bv) + 8) * 2 + 64 * 72 * 2 + (nw) * 64 * 4)
+#endif
+#define T5_NT (32 * T5_NW)
+#define T5_CG (T5_NW / 4)              /* column-group warps per row block */
+#define T5_P1C (T5_BV / T5_CG)
+#define T5_NHT(R) ((2 * (R) + 2 + T5_CG - 1) / T5_CG) /* half-tiles per warp, row block R */
 #define T5_P2R (T5_KD / T5_RW)
 #define T5_P2C (T5_BV / T5_CW)
 #define T5_LDQ (T5_KD + 8)
@@ -38,19 +51,29 @@
 #define T5_LDA 72
 #define T5_STAGE_ELEMS (2 * 64 * T5_LDQ + 64 * T5_LDV)
 #define T5_NSB (T5_SDB ? 2 : 1)
+#define T5_O_RS (32 / (T5_P1C / 8)) /* o rows between one lane's copies */
+#define T5_QK_RS (T5_NT / (T5_KD / 8)) /* rows between one thread's Q/K copies */
+#define T5_QK_IT (64 * (T5_KD / 8) / T5_NT)
+#define T5_V_RS (T5_NT / (T5_BV / 8))
+#define T5_V_IT (64 * (T5_BV / 8) / T5_NT)
+#if T5_NT % (T5_KD / 8) || (64 * (T5_KD / 8)) % T5_NT || T5_NT % (T5_BV / 8) || (64 * (T5_BV / 8)) % T5_NT
+#error "fwd_tc_body5.cuh: the cp.async slots must tile a chunk exactly"
+#endif
 
-#if T5_RW * T5_CW != 8
-#error "T5_RW * T5_CW must be 8"
+#if T5_RW * T5_CW != T5_NW || (T5_NW != 8 && T5_NW != 16) || T5_P1C < 16
+#error "fwd_tc_body5.cuh: T5_NW is 8 or 16, T5_RW * T5_CW == T5_NW, BV / (NW / 4) >= 16"
 #endif
 
 #if T5_BF16
 #define T5_MMA sgla_mma_bf16
 #define T5_PACK sgla_pack_bf16
 #define T5_UNPACK sgla_unpack_bf16
+#define T5_MUL2 sgla_mul2_bf16
 #else
 #define T5_MMA sgla_mma_f16
 #define T5_PACK sgla_pack_f16
 #define T5_UNPACK sgla_unpack_f16
+#define T5_MUL2 sgla_mul2_f16
 #endif
 
 __global__ void __launch_bounds__(T5_NT, T5_MINB) T5_NAME(const sgla_kparams p)
@@ -80,7 +103,7 @@ __global__ void __launch_bounds__(T5_NT, T5_MINB) T5_NAME(const sgla_kparams p)
     const float *gg = p.gmode == SGLA_GATE_G ? p.g + row0 : (const float *)0;
     const float gl2 = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[h] * SGLA_LOG2E : 0.f;
 
-    /* shared memory: must match T5_SMEM_BYTES in fwd_tc_v5.cu */
+    /* shared memory: must match T5_SMEM above */
     uint16_t *st_base = (uint16_t *)tc_smem;                          /* [2][STAGE_ELEMS] */
     float *g_s = (float *)(tc_smem + 2 * T5_STAGE_ELEMS * 2);         /* [2][64] */
     uint16_t *S_s = (uint16_t *)(g_s + 2 * 64);                       /* [NSB][KD][LDV] */
@@ -89,12 +112,32 @@ __global__ void __launch_bounds__(T5_NT, T5_MINB) T5_NAME(const sgla_kparams p)
     float *b_s = (float *)(A_s + 64 * T5_LDA);                        /* [NW][64] */
     float *bw = b_s + warp * 64;
 
+    /* this thread's cp.async slots, the same in every chunk: Q/K rows ld_r + n * T5_QK_RS at
+     * column ld_c, V rows lv_r + n * T5_V_RS at column lv_c (full chunks take this path; the
+     * partial last chunk the general, zero-filling one) */
+    const int ld_r = tid / (T5_KD / 8), ld_c = (tid % (T5_KD / 8)) * 8;
+    const int lv_r = tid / (T5_BV / 8), lv_c = (tid % (T5_BV / 8)) * 8;
+    const uint16_t *qg_t = qg + (int64_t)ld_r * sq + ld_c, *kg_t = kg + (int64_t)ld_r * sq + ld_c;
+    const uint16_t *vg_t = vg + (int64_t)lv_r * sv + lv_c;
+    const uint32_t ld_soff = (uint32_t)(ld_r * T5_LDQ + ld_c) * 2, lv_soff = (uint32_t)(lv_r * T5_LDV + lv_c) * 2;
 #define T5_LOAD_CHUNK(cc, ss)                                                                  \
     do {                                                                                       \
         const int64_t tk0_ = (int64_t)(cc) * 64;                                               \
         const int cl_ = (int)(len - tk0_ < 64 ? len - tk0_ : 64);                              \
         uint16_t *qs_ = st_base + (ss) * T5_STAGE_ELEMS;                                       \
         uint16_t *ks_ = qs_ + 64 * T5_LDQ, *vs_ = ks_ + 64 * T5_LDQ;                           \
+        if (cl_ == 64) {                                                                       \
+            const uint32_t qd_ = sgla_smem_u32(qs_) + ld_soff, kd_ = qd_ + 64 * T5_LDQ * 2;    \
+            const uint32_t vd_ = sgla_smem_u32(vs_) + lv_soff;                                 \
+            const uint16_t *qp_ = qg_t + tk0_ * sq, *kp_ = kg_t + tk0_ * sq, *vp_ = vg_t + tk0_ * sv; \
+            _Pragma("unroll") for (int n_ = 0; n_ < T5_QK_IT; n_++)                            \
+            {                                                                                  \
+                if (outputs) sgla_cp16(qd_ + n_ * T5_QK_RS * T5_LDQ * 2, qp_ + n_ * T5_QK_RS * sq, 16); \
+                sgla_cp16(kd_ + n_ * T5_QK_RS * T5_LDQ * 2, kp_ + n_ * T5_QK_RS * sq, 16);      \
+            }                                                                                  \
+            _Pragma("unroll") for (int n_ = 0; n_ < T5_V_IT; n_++)                             \
+                sgla_cp16(vd_ + n_ * T5_V_RS * T5_LDV * 2, vp_ + n_ * T5_V_RS * sv, 16);        \
+        } else {                                                                               \
         _Pragma("unroll") for (int i_ = tid; i_ < 64 * (T5_KD / 8); i_ += T5_NT)               \
         {                                                                                      \
             const int r_ = i_ / (T5_KD / 8), c8_ = (i_ % (T5_KD / 8)) * 8;                     \
@@ -109,6 +152,7 @@ __global__ void __launch_bounds__(T5_NT, T5_MINB) T5_NAME(const sgla_kparams p)
             const int ok_ = r_ < cl_;                                                          \
             const int64_t off_ = ok_ ? (tk0_ + r_) * sv + c8_ : 0;                             \
             sgla_cp16(sgla_smem_u32(vs_ + r_ * T5_LDV + c8_), vg + off_, ok_ ? 16 : 0);        \
+        }                                                                                      \
         }                                                                                      \
         if (gg && tid < 64) {                                                                  \
             const int ok_ = tid < cl_;                                                         \
@@ -142,16 +186,19 @@ __global__ void __launch_bounds__(T5_NT, T5_MINB) T5_NAME(const sgla_kparams p)
                 }
             }
     }
+    /* the state's 16-bit copy by stmatrix: per (mi, 16 columns) four 8 x 8 tiles, lane l
+     * addressing row (l & 7) + 8 ((l >> 3) & 1), column 8 (l >> 4) */
+    const uint32_t st_soff = (uint32_t)((kr0 + (lane & 7) + ((lane >> 3) & 1) * 8) * T5_LDV + cc0 + (lane >> 4) * 8) * 2;
 #define T5_STORE_S(dst)                                                                        \
     do {                                                                                       \
-        uint16_t *d_ = (dst);                                                                  \
+        const uint32_t d_ = sgla_smem_u32(dst) + st_soff;                                      \
         _Pragma("unroll") for (int mi = 0; mi < T5_P2R / 16; mi++)                             \
-            _Pragma("unroll") for (int nj = 0; nj < T5_P2C / 8; nj++)                          \
-        {                                                                                      \
-            const int r = kr0 + 16 * mi + gid, c = cc0 + 8 * nj + 2 * tig;                     \
-            *(uint32_t *)(d_ + r * T5_LDV + c) = T5_PACK(S[mi][nj][0], S[mi][nj][1]);          \
-            *(uint32_t *)(d_ + (r + 8) * T5_LDV + c) = T5_PACK(S[mi][nj][2], S[mi][nj][3]);    \
-        }                                                                                      \
+            _Pragma("unroll") for (int j = 0; j < T5_P2C / 16; j++)                            \
+                sgla_stm_x4(d_ + (mi * 16 * T5_LDV + j * 16) * 2,                              \
+                            T5_PACK(S[mi][2 * j][0], S[mi][2 * j][1]),                         \
+                            T5_PACK(S[mi][2 * j][2], S[mi][2 * j][3]),                         \
+                            T5_PACK(S[mi][2 * j + 1][0], S[mi][2 * j + 1][1]),                 \
+                            T5_PACK(S[mi][2 * j + 1][2], S[mi][2 * j + 1][3]));                \
     } while (0)
     T5_STORE_S(S_s); /* chunk 0 reads buffer 0; the loop's first barrier publishes it */
 
@@ -159,11 +206,17 @@ __global__ void __launch_bounds__(T5_NT, T5_MINB) T5_NAME(const sgla_kparams p)
     if (nchunks > 0) T5_LOAD_CHUNK(0, 0);
     sgla_cp_commit();
 
-    const int pr = warp >> 1, cg = warp & 1;
-    const int r1 = pr ^ (pr >> 1); /* gray map: warps w, w+4 get row blocks {0,3} or {1,2} */
+    /* 8 warps: pair pr = w >> 1, gray map (warps w, w + 4 get row blocks {0,3} or {1,2});
+     * 16 warps: r1 = w >> 2, so sub-partition w & 3 holds one warp of every row block */
+    const int pr = warp / T5_CG, cg = warp % T5_CG;
+    const int r1 = T5_NW == 8 ? pr ^ (pr >> 1) : pr;
     const int oc0 = cg * T5_P1C;
     const int qrow = 16 * r1;
     const int i0 = qrow + gid, i1 = i0 + 8;
+    const float scl = p.scale;
+    /* o rows of this lane: o_r + n * T5_O_RS (n < 16 / T5_O_RS), 8 columns at o_c */
+    const int o_r = qrow + lane / (T5_P1C / 8), o_c = oc0 + (lane % (T5_P1C / 8)) * 8;
+    uint16_t *og_t = og + (int64_t)o_r * sv + o_c;
 
     float ldsum = 0.f; /* total log2 decay of this block's tokens (mode 1) */
     for (int c = 0; c < nchunks; c++) {
@@ -208,8 +261,9 @@ __global__ void __launch_bounds__(T5_NT, T5_MINB) T5_NAME(const sgla_kparams p)
         const uint32_t qa_base = sgla_smem_u32(qs + (qrow + (lane & 15)) * T5_LDQ + (lane >> 4) * 8);
         const uint32_t sb_base =
             sgla_smem_u32(Sr + ((lane & 7) + ((lane >> 3) & 1) * 8) * T5_LDV + oc0 + (lane >> 4) * 8);
-        /* K rows 8cg + (lane & 7) of each key block; lane >> 3 picks the 8-column slice:
-         * matrices 0..3 = b0, b1 of k-step kk and b0, b1 of kk + 1 */
+        /* warp cg owns the 8-key half-tiles h = cg, cg + CG, ... (keys 8h .. 8h + 7), rows
+         * 8h + (lane & 7); lane >> 3 picks the 8-column slice: matrices 0..3 = b0, b1 of
+         * k-step kk and b0, b1 of kk + 1 */
         const uint32_t kq_base = sgla_smem_u32(ks + (8 * cg + (lane & 7)) * T5_LDQ + (lane >> 3) * 8);
         const uint32_t aa_base = sgla_smem_u32(A_s + (qrow + (lane & 15)) * T5_LDA + (lane >> 4) * 8);
         const uint32_t vb_base =
@@ -222,19 +276,21 @@ __global__ void __launch_bounds__(T5_NT, T5_MINB) T5_NAME(const sgla_kparams p)
 
 #define T5_PHASE1(R)                                                                           \
     do {                                                                                       \
-        float sc[(R) + 1][4];                                                                  \
-        uint32_t kf[(R) + 1][4];                                                               \
-        _Pragma("unroll") for (int kb = 0; kb <= (R); kb++) sc[kb][0] = sc[kb][1] = sc[kb][2] = sc[kb][3] = 0.f; \
+        float sc[T5_NHT(R)][4];                                                                \
+        uint32_t kf[T5_NHT(R)][4];                                                             \
+        _Pragma("unroll") for (int kb = 0; kb < T5_NHT(R); kb++) sc[kb][0] = sc[kb][1] = sc[kb][2] = sc[kb][3] = 0.f; \
         _Pragma("unroll") for (int kk = 0; kk < T5_KD / 16; kk++)                              \
         {                                                                                      \
             uint32_t a[4];                                                                     \
             sgla_ldm_x4(a, qa_base + kk * 32);                                                 \
             if ((kk & 1) == 0) {                                                               \
-                _Pragma("unroll") for (int kb = 0; kb <= (R); kb++)                            \
-                    sgla_ldm_x4(kf[kb], kq_base + (kb * 16 * T5_LDQ + kk * 16) * 2);           \
+                _Pragma("unroll") for (int kb = 0; kb < T5_NHT(R); kb++)                       \
+                    if (cg + kb * T5_CG < 2 * (R) + 2)                                         \
+                        sgla_ldm_x4(kf[kb], kq_base + (kb * 8 * T5_CG * T5_LDQ + kk * 16) * 2); \
             }                                                                                  \
-            _Pragma("unroll") for (int kb = 0; kb <= (R); kb++)                                \
-                T5_MMA(sc[kb], a, kf[kb][2 * (kk & 1)], kf[kb][2 * (kk & 1) + 1]);             \
+            _Pragma("unroll") for (int kb = 0; kb < T5_NHT(R); kb++)                           \
+                if (cg + kb * T5_CG < 2 * (R) + 2)                                             \
+                    T5_MMA(sc[kb], a, kf[kb][2 * (kk & 1)], kf[kb][2 * (kk & 1) + 1]);         \
             _Pragma("unroll") for (int j = 0; j < T5_P1C / 16; j++)                            \
             {                                                                                  \
                 uint32_t bb[4];                                                                \
@@ -244,27 +300,28 @@ __global__ void __launch_bounds__(T5_NT, T5_MINB) T5_NAME(const sgla_kparams p)
             }                                                                                  \
         }                                                                                      \
         /* mask and weight this warp's half-tiles in fp32, round into A_s */                  \
-        _Pragma("unroll") for (int kb = 0; kb <= (R); kb++)                                    \
-        {                                                                                      \
-            const int j0 = 16 * kb + 8 * cg + 2 * tig, j1 = j0 + 1;                            \
+        _Pragma("unroll") for (int kb = 0; kb < T5_NHT(R); kb++)                               \
+        if (cg + kb * T5_CG < 2 * (R) + 2) {                                                   \
+            const int j0 = 8 * (cg + kb * T5_CG) + 2 * tig, j1 = j0 + 1;                       \
             float e0, e1, e2, e3;                                                              \
             if (p.gmode) {                                                                     \
                 const float bj0 = bw[j0], bj1 = bw[j1];                                        \
-                e0 = j0 <= i0 ? sc[kb][0] * sgla_exp2(bi0 - bj0) : 0.f;                        \
-                e1 = j1 <= i0 ? sc[kb][1] * sgla_exp2(bi0 - bj1) : 0.f;                        \
-                e2 = j0 <= i1 ? sc[kb][2] * sgla_exp2(bi1 - bj0) : 0.f;                        \
-                e3 = j1 <= i1 ? sc[kb][3] * sgla_exp2(bi1 - bj1) : 0.f;                        \
+                e0 = j0 <= i0 ? sc[kb][0] * (sgla_exp2(bi0 - bj0) * scl) : 0.f;                \
+                e1 = j1 <= i0 ? sc[kb][1] * (sgla_exp2(bi0 - bj1) * scl) : 0.f;                \
+                e2 = j0 <= i1 ? sc[kb][2] * (sgla_exp2(bi1 - bj0) * scl) : 0.f;                \
+                e3 = j1 <= i1 ? sc[kb][3] * (sgla_exp2(bi1 - bj1) * scl) : 0.f;                \
             } else {                                                                           \
-                e0 = j0 <= i0 ? sc[kb][0] : 0.f;                                               \
-                e1 = j1 <= i0 ? sc[kb][1] : 0.f;                                               \
-                e2 = j0 <= i1 ? sc[kb][2] : 0.f;                                               \
-                e3 = j1 <= i1 ? sc[kb][3] : 0.f;                                               \
+                e0 = j0 <= i0 ? sc[kb][0] * scl : 0.f;                                         \
+                e1 = j1 <= i0 ? sc[kb][1] * scl : 0.f;                                         \
+                e2 = j0 <= i1 ? sc[kb][2] * scl : 0.f;                                         \
+                e3 = j1 <= i1 ? sc[kb][3] * scl : 0.f;                                         \
             }                                                                                  \
             *(uint32_t *)(A_s + i0 * T5_LDA + j0) = T5_PACK(e0, e1);                           \
             *(uint32_t *)(A_s + i1 * T5_LDA + j0) = T5_PACK(e2, e3);                           \
         }                                                                                      \
-        if (p.gmode) {                                                                         \
-            const float w0 = sgla_exp2(bi0), w1 = sgla_exp2(bi1);                              \
+        {   /* Q.S part: decay from the chunk start and the scale (A carries it already) */    \
+            const float w0 = p.gmode ? sgla_exp2(bi0) * scl : scl;                             \
+            const float w1 = p.gmode ? sgla_exp2(bi1) * scl : scl;                             \
             _Pragma("unroll") for (int j = 0; j < T5_P1C / 8; j++)                             \
             {                                                                                  \
                 acc[j][0] *= w0;                                                               \
@@ -273,7 +330,7 @@ __global__ void __launch_bounds__(T5_NT, T5_MINB) T5_NAME(const sgla_kparams p)
                 acc[j][3] *= w1;                                                               \
             }                                                                                  \
         }                                                                                      \
-        sgla_bar_sync(1 + (R), 64); /* the partner's half-tiles are in A_s (id: one per pair) */                   \
+        sgla_bar_sync(1 + (R), 32 * T5_CG); /* the row block's other half-tiles are in A_s */ \
         _Pragma("unroll") for (int kb = 0; kb <= (R); kb++)                                    \
         {                                                                                      \
             uint32_t af[4];                                                                    \
@@ -296,19 +353,25 @@ __global__ void __launch_bounds__(T5_NT, T5_MINB) T5_NAME(const sgla_kparams p)
         }
 #undef T5_PHASE1
 
-        /* o = scale * acc, staged through this warp's own tile of O_s for 16-byte stores */
+        /* o (scaled already), staged by stmatrix through this warp's own tile of O_s for
+         * 16-byte stores: lane l copies row o_r + n * T5_O_RS, 8 columns at o_c */
+        {
+            const uint32_t od = sgla_smem_u32(O_s) +
+                                (uint32_t)((qrow + (lane & 7) + ((lane >> 3) & 1) * 8) * T5_LDV + oc0 + (lane >> 4) * 8) * 2;
 #pragma unroll
-        for (int j = 0; j < T5_P1C / 8; j++) {
-            const int cc = oc0 + 8 * j + 2 * tig;
-            *(uint32_t *)(O_s + i0 * T5_LDV + cc) = T5_PACK(acc[j][0] * p.scale, acc[j][1] * p.scale);
-            *(uint32_t *)(O_s + i1 * T5_LDV + cc) = T5_PACK(acc[j][2] * p.scale, acc[j][3] * p.scale);
+            for (int j = 0; j < T5_P1C / 16; j++)
+                sgla_stm_x4(od + j * 32, T5_PACK(acc[2 * j][0], acc[2 * j][1]), T5_PACK(acc[2 * j][2], acc[2 * j][3]),
+                            T5_PACK(acc[2 * j + 1][0], acc[2 * j + 1][1]),
+                            T5_PACK(acc[2 * j + 1][2], acc[2 * j + 1][3]));
         }
         __syncwarp();
+        {
+            const uint16_t *os = O_s + o_r * T5_LDV + o_c;
+            uint16_t *op = og_t + (int64_t)c * 64 * sv;
 #pragma unroll
-        for (int i = lane; i < 16 * (T5_P1C / 8); i += 32) {
-            const int rr = qrow + i / (T5_P1C / 8), c8 = oc0 + (i % (T5_P1C / 8)) * 8;
-            if (rr < cl)
-                *(uint4 *)(og + ((int64_t)c * 64 + rr) * sv + c8) = *(const uint4 *)(O_s + rr * T5_LDV + c8);
+            for (int n = 0; n < 16 / T5_O_RS; n++)
+                if (o_r + n * T5_O_RS < cl)
+                    *(uint4 *)(op + n * T5_O_RS * sv) = *(const uint4 *)(os + n * T5_O_RS * T5_LDV);
         }
         }
 
@@ -333,24 +396,24 @@ __global__ void __launch_bounds__(T5_NT, T5_MINB) T5_NAME(const sgla_kparams p)
             uint32_t vf[T5_P2C / 16][4];
 #pragma unroll
             for (int j = 0; j < T5_P2C / 16; j++) sgla_ldm_x4_t(vf[j], v2_base + (kk * 16 * T5_LDV + j * 16) * 2);
-            float w0 = 1.f, w1 = 1.f, w2 = 1.f, w3 = 1.f;
+            /* weights of tokens 16 kk + 2 tig + {0, 1} and {8, 9}, rounded to 16 bits and applied
+             * as packed pair products (one instruction per K register instead of unpack,
+             * two fp32 products and a repack) */
+            uint32_t w01 = 0, w89 = 0;
             if (p.gmode) {
                 const int ta = 16 * kk + 2 * tig;
-                w0 = sgla_exp2(bC - bw[ta]);
-                w1 = sgla_exp2(bC - bw[ta + 1]);
-                w2 = sgla_exp2(bC - bw[ta + 8]);
-                w3 = sgla_exp2(bC - bw[ta + 9]);
+                w01 = T5_PACK(sgla_exp2(bC - bw[ta]), sgla_exp2(bC - bw[ta + 1]));
+                w89 = T5_PACK(sgla_exp2(bC - bw[ta + 8]), sgla_exp2(bC - bw[ta + 9]));
             }
 #pragma unroll
             for (int mi = 0; mi < T5_P2R / 16; mi++) {
                 uint32_t ka[4];
                 sgla_ldm_x4_t(ka, ka_base + (kk * 16 * T5_LDQ + mi * 16) * 2);
                 if (p.gmode) {
-                    float2 f;
-                    f = T5_UNPACK(ka[0]); ka[0] = T5_PACK(f.x * w0, f.y * w1);
-                    f = T5_UNPACK(ka[1]); ka[1] = T5_PACK(f.x * w0, f.y * w1);
-                    f = T5_UNPACK(ka[2]); ka[2] = T5_PACK(f.x * w2, f.y * w3);
-                    f = T5_UNPACK(ka[3]); ka[3] = T5_PACK(f.x * w2, f.y * w3);
+                    ka[0] = T5_MUL2(ka[0], w01);
+                    ka[1] = T5_MUL2(ka[1], w01);
+                    ka[2] = T5_MUL2(ka[2], w89);
+                    ka[3] = T5_MUL2(ka[3], w89);
                 }
 #pragma unroll
                 for (int j = 0; j < T5_P2C / 16; j++) {
@@ -390,8 +453,11 @@ __global__ void __launch_bounds__(T5_NT, T5_MINB) T5_NAME(const sgla_kparams p)
 #undef T5_MMA
 #undef T5_PACK
 #undef T5_UNPACK
+#undef T5_MUL2
 #undef T5_NW
 #undef T5_NT
+#undef T5_CG
+#undef T5_NHT
 #undef T5_P1C
 #undef T5_P2R
 #undef T5_P2C
@@ -400,6 +466,11 @@ __global__ void __launch_bounds__(T5_NT, T5_MINB) T5_NAME(const sgla_kparams p)
 #undef T5_LDA
 #undef T5_STAGE_ELEMS
 #undef T5_NSB
+#undef T5_O_RS
+#undef T5_QK_RS
+#undef T5_QK_IT
+#undef T5_V_RS
+#undef T5_V_IT
 #undef T5_NAME
 #undef T5_KD
 #undef T5_BV

@@ -32,12 +32,6 @@
  */
 #include "sgla_dev.cuh"
 
-/* named barrier among n threads (a multiple of 32); id 0 is __syncthreads' */
-static __device__ __forceinline__ void sgla_bar_sync(int id, int n)
-{
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
-}
-
 #define T5_NAME fwd_v5_k64_b64_bf16
 #define T5_KD 64
 #define T5_BV 64
@@ -116,18 +110,12 @@ static __device__ __forceinline__ void sgla_bar_sync(int id, int n)
 
 #include "fwd_tc_launch.cuh"
 
-/* Must match the layout in fwd_tc_body5.cuh: 2 stages of Q, K [64][KD+8] and
- * V [64][BV+8]; g [2][64] f32; S_s [1 or 2][KD][BV+8]; O_s [64][BV+8];
- * A_s [64][72]; b [8][64] f32. */
-#define T5_SMEM(kd, bv, sdb)                                                                   \
-    ((size_t)2 * (2 * 64 * ((kd) + 8) + 64 * ((bv) + 8)) * 2 + 2 * 64 * 4 +                    \
-     (size_t)((sdb) ? 2 : 1) * (kd) * ((bv) + 8) * 2 + 64 * ((bv) + 8) * 2 + 64 * 72 * 2 + 8 * 64 * 4)
 
 static const tc_cfg v5_cfgs[] = {
-    {64, 64, 8, 2, 0, fwd_v5_k64_b64_bf16, fwd_v5_k64_b64_f16, "v5_k64_b64", T5_SMEM(64, 64, 1)},
-    {128, 64, 8, 2, 0, fwd_v5_k128_b64_bf16, fwd_v5_k128_b64_f16, "v5_k128_b64", T5_SMEM(128, 64, 1)},
-    {128, 128, 8, 2, 0, fwd_v5_k128_b128_bf16, fwd_v5_k128_b128_f16, "v5_k128_b128", T5_SMEM(128, 128, 1)},
-    {256, 64, 8, 2, 0, fwd_v5_k256_b64_bf16, fwd_v5_k256_b64_f16, "v5_k256_b64", T5_SMEM(256, 64, 0)},
+    {64, 64, 8, 2, 0, fwd_v5_k64_b64_bf16, fwd_v5_k64_b64_f16, "v5_k64_b64", T5_SMEM(64, 64, 1, 8)},
+    {128, 64, 8, 2, 0, fwd_v5_k128_b64_bf16, fwd_v5_k128_b64_f16, "v5_k128_b64", T5_SMEM(128, 64, 1, 8)},
+    {128, 128, 8, 2, 0, fwd_v5_k128_b128_bf16, fwd_v5_k128_b128_f16, "v5_k128_b128", T5_SMEM(128, 128, 1, 8)},
+    {256, 64, 8, 2, 0, fwd_v5_k256_b64_bf16, fwd_v5_k256_b64_f16, "v5_k256_b64", T5_SMEM(256, 64, 0, 8)},
 };
 
 extern "C" sgla_status sgla_cuda_launch_tc_v5(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)

@@ -158,5 +158,32 @@ static __device__ __forceinline__ void sgla_seq_range(const sgla_kparams *p, int
     }
 }
 
+/* 16-bit pair product (bf16x2 or f16x2, round to nearest): the state update's
+ * per-token weights applied to K in one instruction per pair. */
+static __device__ __forceinline__ uint32_t sgla_mul2_bf16(uint32_t a, uint32_t b)
+{
+    __nv_bfloat162 r = __hmul2(*(__nv_bfloat162 *)&a, *(__nv_bfloat162 *)&b);
+    return *(uint32_t *)&r;
+}
+static __device__ __forceinline__ uint32_t sgla_mul2_f16(uint32_t a, uint32_t b)
+{
+    __half2 r = __hmul2(*(__half2 *)&a, *(__half2 *)&b);
+    return *(uint32_t *)&r;
+}
+/* stmatrix: four 8x8 16-bit tiles from mma C-fragment layout (lane l addresses
+ * row l & 7 of tile l >> 3). */
+static __device__ __forceinline__ void sgla_stm_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3)
+{
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(addr), "r"(r0), "r"(r1),
+                 "r"(r2), "r"(r3)
+                 : "memory");
+}
+
+/* named barrier among n threads (a multiple of 32); id 0 is __syncthreads' */
+static __device__ __forceinline__ void sgla_bar_sync(int id, int n)
+{
+    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+
 #endif /* __CUDACC__ */
 #endif

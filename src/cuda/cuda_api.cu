@@ -12,6 +12,8 @@
  *                    warpgroups each owning half of the V columns
  *   7  fwd_tc_v7.cu  v5's body with 16 warps (latency-bound at 8: twice the
  *                    warps per scheduler, same work per chunk)
+ *   8  fwd_tc_v8.cu  wgmma, warpgroups specialised: WG 0 the outputs, WG 1 the
+ *                    state, concurrently on one chunk; 3 cp.async stages
  * fp32 inputs always go to fwd_f32.cu (CUDA cores, exact-ish). */
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,7 @@ extern "C" sgla_status sgla_cuda_launch_tc_v4(const sgla_kparams *p, sgla_dtype 
 extern "C" sgla_status sgla_cuda_launch_tc_v5(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 extern "C" sgla_status sgla_cuda_launch_tc_v6(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 extern "C" sgla_status sgla_cuda_launch_tc_v7(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
+extern "C" sgla_status sgla_cuda_launch_tc_v8(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 
 typedef sgla_status (*tc_launcher)(const sgla_kparams *, sgla_dtype, cudaStream_t);
 typedef struct version_entry {
@@ -42,6 +45,7 @@ static const version_entry versions[] = {
     {sgla_cuda_launch_tc_v5, "v5: as v1 with Q.K^T split over the warp pair (no duplicate), fused with Q.S, 8 warps, S_s double-buffered"},
     {sgla_cuda_launch_tc_v6, "v6 (experimental): wgmma m64nNk16 for Q.S, Q.K^T, A.V, K^T.V; 2 warpgroups, each half of BV"},
     {sgla_cuda_launch_tc_v7, "v7: v5 with 16 warps (4 row blocks x 4 column groups, 128 regs max)"},
+    {sgla_cuda_launch_tc_v8, "v8: wgmma, WG 0 outputs / WG 1 state on the same chunk, 3 cp.async stages, S_s double-buffered"},
 };
 #define NVERSIONS ((int)(sizeof versions / sizeof versions[0]))
 /* The version a plain call runs.  Measured on the H200 (docs/perf.md,

@@ -1,0 +1,456 @@
+/* Version 8's kernel body (see fwd_tc_v8.cu for what it tries), instantiated by
+ * macros (include after defining):
+ *
+ *   T8_NAME   kernel name
+ *   T8_KD     K (64, 128, 256)
+ *   T8_BV     V columns owned by one block (64 or 128, <= KD); grid.y = V / T8_BV
+ *   T8_BF16   1: bf16 operands, 0: fp16
+ *   T8_ST     cp.async stages (2 or 3): chunks c + 1 .. c + ST - 1 are in flight during c
+ *   T8_MINB   blocks per SM for __launch_bounds__
+ *
+ * 8 warps = two specialised warpgroups (WG g = warp / 4, warp wl = warp % 4 in it):
+ *   WG 0, outputs of chunk c (all BV columns, rows 16 wl .. of the chunk):
+ *     sc  = Q K^T                      wgmma m64n64, A = Q, B = K (smem, K-major)
+ *     acc = Q S_c                      wgmma m64nBV, A = Q, B = S_s[c & 1] (smem, N-major)
+ *     sc_ij *= scale exp2(b_i - b_j) where j <= i, 0 elsewhere (never evaluated)
+ *     acc *= scale exp2(b_i);  acc += sc V   wgmma m64nBV, A = sc in registers, B = V
+ *     o staged (stmatrix, XOR-swizzled rows) in the chunk's Q tile, which only WG 0 reads
+ *   WG 1, the state (all KD rows, BV columns, KD / 64 m-tiles in registers):
+ *     S_{c+1} = exp2(b_last) S_c + (K exp2(b_last - b))^T V   wgmma m64nBV, A = K^T by
+ *     ldmatrix.trans times the 16-bit weight pairs, B = V;  then S_{c+1} rounded into
+ *     S_s[(c + 1) & 1] (stmatrix) for WG 0's next chunk.
+ * The two warpgroups work on chunk c at the same time: WG 1 never waits for WG 0, and
+ * WG 0 needs only S_c, written during chunk c - 1.  One block barrier per chunk (the
+ * top one: chunk c landed, S_s[c & 1] written, everyone past chunk c - 1, so its stage
+ * and S_s[(c + 1) & 1] are free).
+ *
+ * Shared-memory tiles use wgmma's no-swizzle canonical layouts (see fwd_tc_body6.cuh):
+ *   K-major (Q, K: 64 tokens x KD): (r, c) at ((r/8)(KD/8) + c/8) 128 + (r%8) 16 + (c%8) 2;
+ *     descriptor LBO 128, SBO KD*16.
+ *   N-major (V: 64 x BV; S_s: KD x BV): (k, n) at ((k/8)(BV/8) + n/8) 128 + (k%8) 16 + (n%8) 2;
+ *     descriptor LBO BV*16, SBO 128.
+ */
+
+#define T8_NT 256
+#define T8_MT (T8_KD / 64)
+#define T8_NR (T8_BV / 2) /* f32 accumulator registers of a m64 x BV product */
+#define T8_QBYTES (64 * T8_KD * 2)
+#define T8_VBYTES (64 * T8_BV * 2)
+#define T8_STAGE_BYTES (2 * T8_QBYTES + T8_VBYTES)
+#define T8_SBYTES (T8_KD * T8_BV * 2)
+#define T8_QK_IT (T8_KD / 32)        /* 16-byte copies of Q (and of K) per thread and chunk */
+#define T8_QK_RS (2048 / T8_KD)      /* rows between them */
+#define T8_V_IT (T8_BV / 32)
+#define T8_V_RS (2048 / T8_BV)
+#define T8_O_UNITS (T8_BV / 8)       /* 16-byte units in an o row */
+#define T8_O_RS (32 / T8_O_UNITS)    /* o rows between one lane's copies */
+
+#if T8_BV > T8_KD || (T8_ST != 2 && T8_ST != 3)
+#error "fwd_tc_body8.cuh: BV <= KD (o is staged in the Q tile), 2 or 3 stages"
+#endif
+
+#if T8_BF16
+#define T8_PACK sgla_pack_bf16
+#define T8_MUL2 sgla_mul2_bf16
+#define T8_SS_QK sgla_wg_ss_n64_t0_bf16
+#if T8_BV == 128
+#define T8_SS_T1 sgla_wg_ss_n128_t1_bf16
+#define T8_RS_T1 sgla_wg_rs_n128_t1_bf16
+#else
+#define T8_SS_T1 sgla_wg_ss_n64_t1_bf16
+#define T8_RS_T1 sgla_wg_rs_n64_t1_bf16
+#endif
+#else
+#define T8_PACK sgla_pack_f16
+#define T8_MUL2 sgla_mul2_f16
+#define T8_SS_QK sgla_wg_ss_n64_t0_f16
+#if T8_BV == 128
+#define T8_SS_T1 sgla_wg_ss_n128_t1_f16
+#define T8_RS_T1 sgla_wg_rs_n128_t1_f16
+#else
+#define T8_SS_T1 sgla_wg_ss_n64_t1_f16
+#define T8_RS_T1 sgla_wg_rs_n64_t1_f16
+#endif
+#endif
+
+__global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
+{
+    extern __shared__ __align__(1024) unsigned char tc_smem[];
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    const int wg = warp >> 2, wl = warp & 3;
+    const int64_t nh = blockIdx.x / p.nseg, seg = blockIdx.x - nh * p.nseg;
+    const int64_t n = nh / p.H, h = nh - n * p.H;
+    const int v0 = blockIdx.y * T8_BV;
+    int64_t bidx, t0, t1;
+    sgla_seq_range(&p, n, &bidx, &t0, &t1);
+    if (p.nseg > 1) {
+        if (p.mode == 1 && seg == p.nseg - 1) return; /* the last segment's local state is not needed */
+        const int64_t a = t0 + seg * p.seg_len;
+        t0 = a < t1 ? a : t1;
+        t1 = t0 + p.seg_len < t1 ? t0 + p.seg_len : t1;
+    }
+    const int outputs = p.mode != 1;
+    const int64_t len = t1 - t0;
+    const int nchunks = (int)((len + 63) / 64); /* < 2^31: T * K * 2 bytes fit in device memory */
+    const int64_t sq = p.H * T8_KD, sv = p.H * p.V; /* token strides */
+    const int64_t row0 = (bidx * p.T + t0) * p.H + h;
+    const uint16_t *qg = (const uint16_t *)p.q + row0 * T8_KD;
+    const uint16_t *kg = (const uint16_t *)p.k + row0 * T8_KD;
+    const uint16_t *vg = (const uint16_t *)p.v + row0 * p.V + v0;
+    uint16_t *og = (uint16_t *)p.o + row0 * p.V + v0;
+    const float *gg = p.gmode == SGLA_GATE_G ? p.g + row0 : (const float *)0;
+    const float gl2 = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[h] * SGLA_LOG2E : 0.f;
+
+    /* shared memory: must match T8_SMEM in fwd_tc_v8.cu */
+    unsigned char *st_base = tc_smem;                                          /* [ST][Q | K | V] */
+    unsigned char *S_s = tc_smem + T8_ST * T8_STAGE_BYTES;                      /* [2] KD x BV, N-major */
+    float *g_s = (float *)(S_s + 2 * T8_SBYTES);                                /* [ST][64] */
+    float *b_s = g_s + T8_ST * 64;                                              /* [8][64] */
+    float *bw = b_s + warp * 64;
+    const uint32_t st_u32 = sgla_smem_u32(st_base), S_u32 = sgla_smem_u32(S_s);
+
+    /* this thread's cp.async slots, the same in every full chunk: the i-th 16-byte piece of
+     * a tile is byte 16 i of it (core-matrix order), i = tid + 256 n, so piece n sits at
+     * row ld_r + n * T8_QK_RS (V: lv_r + n * T8_V_RS) of the chunk */
+    const int ld_r = (tid / T8_KD) * 8 + (tid & 7), ld_c = ((tid >> 3) % (T8_KD / 8)) * 8;
+    const int lv_r = (tid / T8_BV) * 8 + (tid & 7), lv_c = ((tid >> 3) % (T8_BV / 8)) * 8;
+    const uint16_t *qg_t = qg + (int64_t)ld_r * sq + ld_c, *kg_t = kg + (int64_t)ld_r * sq + ld_c;
+    const uint16_t *vg_t = vg + (int64_t)lv_r * sv + lv_c;
+
+#define T8_LOAD_CHUNK(cc, ss)                                                                  \
+    do {                                                                                       \
+        const int64_t tk0_ = (int64_t)(cc) * 64;                                               \
+        const int cl_ = (int)(len - tk0_ < 64 ? len - tk0_ : 64);                              \
+        const uint32_t qs_ = st_u32 + (ss) * T8_STAGE_BYTES, ks_ = qs_ + T8_QBYTES, vs_ = ks_ + T8_QBYTES; \
+        if (cl_ == 64) {                                                                       \
+            const uint16_t *qp_ = qg_t + tk0_ * sq, *kp_ = kg_t + tk0_ * sq, *vp_ = vg_t + tk0_ * sv; \
+            _Pragma("unroll") for (int n_ = 0; n_ < T8_QK_IT; n_++)                            \
+            {                                                                                  \
+                if (outputs) sgla_cp16(qs_ + (tid + 256 * n_) * 16, qp_ + n_ * T8_QK_RS * sq, 16); \
+                sgla_cp16(ks_ + (tid + 256 * n_) * 16, kp_ + n_ * T8_QK_RS * sq, 16);           \
+            }                                                                                  \
+            _Pragma("unroll") for (int n_ = 0; n_ < T8_V_IT; n_++)                             \
+                sgla_cp16(vs_ + (tid + 256 * n_) * 16, vp_ + n_ * T8_V_RS * sv, 16);            \
+        } else {                                                                               \
+            _Pragma("unroll") for (int i_ = tid; i_ < 64 * T8_KD / 8; i_ += T8_NT)             \
+            {                                                                                  \
+                const int r_ = (i_ / T8_KD) * 8 + (i_ & 7), c8_ = ((i_ >> 3) % (T8_KD / 8)) * 8; \
+                const int ok_ = r_ < cl_;                                                      \
+                const int64_t off_ = ok_ ? (tk0_ + r_) * sq + c8_ : 0;                         \
+                if (outputs) sgla_cp16(qs_ + i_ * 16, qg + off_, ok_ ? 16 : 0);                \
+                sgla_cp16(ks_ + i_ * 16, kg + off_, ok_ ? 16 : 0);                             \
+            }                                                                                  \
+            _Pragma("unroll") for (int i_ = tid; i_ < 64 * T8_BV / 8; i_ += T8_NT)             \
+            {                                                                                  \
+                const int r_ = (i_ / T8_BV) * 8 + (i_ & 7), c8_ = ((i_ >> 3) % (T8_BV / 8)) * 8; \
+                const int ok_ = r_ < cl_;                                                      \
+                const int64_t off_ = ok_ ? (tk0_ + r_) * sv + c8_ : 0;                         \
+                sgla_cp16(vs_ + i_ * 16, vg + off_, ok_ ? 16 : 0);                             \
+            }                                                                                  \
+        }                                                                                      \
+        if (gg && tid < 64) {                                                                  \
+            const int ok_ = tid < cl_;                                                         \
+            sgla_cp4(sgla_smem_u32(g_s + (ss) * 64 + tid), gg + (ok_ ? (tk0_ + tid) * p.H : 0), \
+                     ok_ ? 4 : 0);                                                             \
+        }                                                                                      \
+    } while (0)
+
+    /* the top of every chunk, in both warpgroups' loops: chunk c landed (this thread's
+     * copies, then everyone's: barrier 1, all 256 threads; S_s[c & 1] written; everyone is
+     * past chunk c - 1, so its stage is free for chunk c + ST - 1), and this warp's copy of
+     * the chunk-local cumulative log2 gate b */
+#define T8_CHUNK_TOP()                                                                         \
+    SGLA_CP_WAIT(T8_ST - 2);                                                                   \
+    sgla_fence_proxy_async(); /* this thread's copies are read next by wgmma */                \
+    sgla_bar_sync(1, T8_NT);                                                                   \
+    if (c + T8_ST - 1 < nchunks) T8_LOAD_CHUNK(c + T8_ST - 1, s == 0 ? T8_ST - 1 : s - 1);     \
+    sgla_cp_commit();                                                                          \
+    const int cl = (int)(len - (int64_t)c * 64 < 64 ? len - (int64_t)c * 64 : 64);             \
+    const uint32_t qs = st_u32 + s * T8_STAGE_BYTES, ks = qs + T8_QBYTES, vs = ks + T8_QBYTES; \
+    const uint64_t dV = sgla_wg_desc(vs, T8_BV * 16, 128);                                     \
+    if (p.gmode == SGLA_GATE_G) {                                                              \
+        float x0 = g_s[s * 64 + lane] * SGLA_LOG2E, x1 = g_s[s * 64 + lane + 32] * SGLA_LOG2E; \
+        _Pragma("unroll") for (int off = 1; off < 32; off <<= 1)                               \
+        {                                                                                      \
+            const float y0 = __shfl_up_sync(0xffffffffu, x0, off);                             \
+            const float y1 = __shfl_up_sync(0xffffffffu, x1, off);                             \
+            if (lane >= off) {                                                                 \
+                x0 += y0;                                                                      \
+                x1 += y1;                                                                      \
+            }                                                                                  \
+        }                                                                                      \
+        x1 += __shfl_sync(0xffffffffu, x0, 31);                                                \
+        bw[lane] = x0;                                                                         \
+        bw[lane + 32] = x1;                                                                    \
+    } else if (p.gmode == SGLA_GATE_GAMMA) {                                                   \
+        bw[lane] = gl2 * (float)(lane + 1 < cl ? lane + 1 : cl);                               \
+        bw[lane + 32] = gl2 * (float)(lane + 33 < cl ? lane + 33 : cl);                        \
+    }                                                                                          \
+    __syncwarp();                                                                              \
+    const float bC = p.gmode ? bw[63] : 0.f
+
+    /* ---- prologue: chunks 0 .. ST-2 in flight (one commit group each, empty or not) ---- */
+#pragma unroll
+    for (int i = 0; i < T8_ST - 1; i++) {
+        if (i < nchunks) T8_LOAD_CHUNK(i, i);
+        sgla_cp_commit();
+    }
+
+    /* Each warpgroup runs its own loop, so the state's registers are live only in WG 1's;
+     * both pass barrier 1 once per chunk. */
+    if (wg == 0) {
+        const int i0 = 16 * wl + gid, i1 = i0 + 8; /* this thread's rows */
+        const float scl = p.scale;
+        /* o copy-out: this lane's rows o_r + m * T8_O_RS, 16-byte unit o_u */
+        const int o_r = 16 * wl + lane / T8_O_UNITS, o_u = lane % T8_O_UNITS;
+        uint16_t *og_t = og + (int64_t)o_r * sv + o_u * 8;
+        /* stmatrix row of this lane for o (row-major BV columns in the Q tile, 16-byte unit u
+         * of row r at r * BV * 2 + (u ^ (r & 7)) * 16): row 16 wl + (lane & 7) + 8 ((lane >> 3) & 1) */
+        const int os_r = 16 * wl + (lane & 7) + ((lane >> 3) & 1) * 8;
+        int s = 0; /* stage of chunk c */
+        for (int c = 0; c < nchunks; c++) {
+            T8_CHUNK_TOP();
+            (void)bC;
+            if (outputs) {
+                const uint64_t dQ = sgla_wg_desc(qs, 128, T8_KD * 16);
+                const uint64_t dK = sgla_wg_desc(ks, 128, T8_KD * 16);
+                const uint64_t dS = sgla_wg_desc(S_u32 + (c & 1) * T8_SBYTES, T8_BV * 16, 128);
+                float acc[T8_NR], sc[32];
+                uint32_t af[4][4];
+#pragma unroll
+                for (int e = 0; e < T8_NR; e++) acc[e] = 0.f;
+#pragma unroll
+                for (int e = 0; e < 32; e++) sc[e] = 0.f;
+                sgla_wg_fence();
+#pragma unroll
+                for (int kk = 0; kk < T8_KD / 16; kk++)
+                    T8_SS_QK(sc, dQ + (uint64_t)(kk * 16), dK + (uint64_t)(kk * 16)); /* +kk*256 B */
+                sgla_wg_commit();
+#pragma unroll
+                for (int kk = 0; kk < T8_KD / 16; kk++)
+                    T8_SS_T1(acc, dQ + (uint64_t)(kk * 16), dS + (uint64_t)(kk * 2 * T8_BV)); /* +16 rows */
+                sgla_wg_commit();
+                SGLA_WG_WAIT(1); /* Q.K^T done; Q.S may still run while the scores are weighted */
+#pragma unroll
+                for (int e = 0; e < 32; e++) SGLA_REG_PIN_F(sc[e]);
+
+                float bi0 = 0.f, bi1 = 0.f;
+                if (p.gmode) {
+                    bi0 = bw[i0];
+                    bi1 = bw[i1];
+                }
+#pragma unroll
+                for (int j = 0; j < 8; j++) { /* n8 block j: keys 8j + 2tig, +1 */
+                    const int j0 = 8 * j + 2 * tig, j1 = j0 + 1;
+                    float e0, e1, e2, e3;
+                    if (p.gmode) {
+                        const float bj0 = bw[j0], bj1 = bw[j1];
+                        e0 = j0 <= i0 ? sc[4 * j + 0] * (sgla_exp2(bi0 - bj0) * scl) : 0.f;
+                        e1 = j1 <= i0 ? sc[4 * j + 1] * (sgla_exp2(bi0 - bj1) * scl) : 0.f;
+                        e2 = j0 <= i1 ? sc[4 * j + 2] * (sgla_exp2(bi1 - bj0) * scl) : 0.f;
+                        e3 = j1 <= i1 ? sc[4 * j + 3] * (sgla_exp2(bi1 - bj1) * scl) : 0.f;
+                    } else {
+                        e0 = j0 <= i0 ? sc[4 * j + 0] * scl : 0.f;
+                        e1 = j1 <= i0 ? sc[4 * j + 1] * scl : 0.f;
+                        e2 = j0 <= i1 ? sc[4 * j + 2] * scl : 0.f;
+                        e3 = j1 <= i1 ? sc[4 * j + 3] * scl : 0.f;
+                    }
+                    /* A fragment of k-step j/2: {i0, keys 2tig..}, {i1, 2tig..}, {i0, 2tig+8..}, {i1, 2tig+8..} */
+                    af[j >> 1][2 * (j & 1) + 0] = T8_PACK(e0, e1);
+                    af[j >> 1][2 * (j & 1) + 1] = T8_PACK(e2, e3);
+                }
+                SGLA_WG_WAIT(0); /* Q.S done */
+#pragma unroll
+                for (int e = 0; e < T8_NR; e++) SGLA_REG_PIN_F(acc[e]);
+                {
+                    const float w0 = p.gmode ? sgla_exp2(bi0) * scl : scl;
+                    const float w1 = p.gmode ? sgla_exp2(bi1) * scl : scl;
+#pragma unroll
+                    for (int j = 0; j < T8_BV / 8; j++) {
+                        acc[4 * j + 0] *= w0;
+                        acc[4 * j + 1] *= w0;
+                        acc[4 * j + 2] *= w1;
+                        acc[4 * j + 3] *= w1;
+                    }
+                }
+                sgla_wg_fence();
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++) T8_RS_T1(acc, af[kk], dV + (uint64_t)(kk * 2 * T8_BV));
+                sgla_wg_commit();
+                SGLA_WG_WAIT(0);
+#pragma unroll
+                for (int e = 0; e < T8_NR; e++) SGLA_REG_PIN_F(acc[e]);
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) SGLA_REG_PIN_R(af[kk][e]);
+
+                /* o into this warp's 16 rows of the chunk's Q tile (its wgmma reads are complete;
+                 * only WG 0 reads Q), then 16-byte stores of the rows that exist */
+#pragma unroll
+                for (int jb = 0; jb < T8_BV / 16; jb++) {
+                    const int u = 2 * jb + (lane >> 4);
+                    sgla_stm_x4(qs + os_r * T8_BV * 2 + ((u ^ (os_r & 7)) * 16),
+                                T8_PACK(acc[8 * jb + 0], acc[8 * jb + 1]), T8_PACK(acc[8 * jb + 2], acc[8 * jb + 3]),
+                                T8_PACK(acc[8 * jb + 4], acc[8 * jb + 5]), T8_PACK(acc[8 * jb + 6], acc[8 * jb + 7]));
+                }
+                __syncwarp();
+                const unsigned char *os = st_base + s * T8_STAGE_BYTES;
+                uint16_t *op = og_t + (int64_t)c * 64 * sv;
+#pragma unroll
+                for (int m = 0; m < 16 / T8_O_RS; m++) {
+                    const int r = o_r + m * T8_O_RS;
+                    if (r < cl)
+                        *(uint4 *)(op + m * T8_O_RS * sv) = *(const uint4 *)(os + r * T8_BV * 2 + ((o_u ^ (r & 7)) * 16));
+                }
+            }
+            s = s + 1 == T8_ST ? 0 : s + 1;
+        }
+    } else {
+        /* ---- WG 1: the state; m-tile mt holds rows 64 mt + 16 wl + gid (+8), columns
+         * 8 j + 2 tig (+1) in S[mt][4 j ..] (the wgmma D fragment) ---- */
+        float S[T8_MT][T8_NR];
+        /* stmatrix address of this lane in S_s: row 64 mt + 16 wl + (lane & 7) + 8 ((lane >> 3) & 1),
+         * 8-column block 2 jj + (lane >> 4); per (mt, jj) + (mt * 8 * (BV/8) + 2 jj) * 128 bytes */
+        const int st_k = 16 * wl + (lane & 7) + ((lane >> 3) & 1) * 8;
+        const uint32_t st_off = (uint32_t)(((st_k >> 3) * (T8_BV / 8) + (lane >> 4)) * 128 + (st_k & 7) * 16);
+#define T8_STORE_S(buf)                                                                        \
+    do {                                                                                       \
+        const uint32_t d_ = S_u32 + (buf) * T8_SBYTES + st_off;                                \
+        _Pragma("unroll") for (int mt = 0; mt < T8_MT; mt++)                                   \
+            _Pragma("unroll") for (int jj = 0; jj < T8_BV / 16; jj++)                          \
+                sgla_stm_x4(d_ + (mt * 8 * (T8_BV / 8) + 2 * jj) * 128,                        \
+                            T8_PACK(S[mt][8 * jj + 0], S[mt][8 * jj + 1]),                     \
+                            T8_PACK(S[mt][8 * jj + 2], S[mt][8 * jj + 3]),                     \
+                            T8_PACK(S[mt][8 * jj + 4], S[mt][8 * jj + 5]),                     \
+                            T8_PACK(S[mt][8 * jj + 6], S[mt][8 * jj + 7]));                    \
+        sgla_fence_proxy_async(); /* these stores are read next by wgmma */                    \
+    } while (0)
+        {
+            const float *h0p = p.mode == 2 ? p.seg_buf + (seg * p.N * p.H + nh) * T8_KD * p.V + v0
+                               : p.mode == 1 ? (const float *)0
+                               : p.h0 ? p.h0 + nh * T8_KD * p.V + v0 : (const float *)0;
+#pragma unroll
+            for (int mt = 0; mt < T8_MT; mt++)
+#pragma unroll
+                for (int j = 0; j < T8_BV / 8; j++) {
+                    const int r = 64 * mt + 16 * wl + gid, cc = 8 * j + 2 * tig;
+                    if (h0p) {
+                        const float2 a = *(const float2 *)(h0p + (int64_t)r * p.V + cc);
+                        const float2 b = *(const float2 *)(h0p + (int64_t)(r + 8) * p.V + cc);
+                        S[mt][4 * j + 0] = a.x;
+                        S[mt][4 * j + 1] = a.y;
+                        S[mt][4 * j + 2] = b.x;
+                        S[mt][4 * j + 3] = b.y;
+                    } else {
+                        S[mt][4 * j + 0] = S[mt][4 * j + 1] = S[mt][4 * j + 2] = S[mt][4 * j + 3] = 0.f;
+                    }
+                }
+        }
+        if (outputs) T8_STORE_S(0); /* chunk 0 reads it after the loop's first barrier */
+        /* K^T fragments: ldmatrix.trans of core matrices (keys 16 kk + 8 (j >> 1) .. + 7) x
+         * (features 64 mt + 16 wl + 8 (j & 1) .. + 7), j = lane / 8; registers 0, 1 hold keys
+         * 2 tig, 2 tig + 1 and 2, 3 keys 2 tig + 8, + 9 */
+        const int kmj = lane >> 3, k_key = (kmj >> 1) * 8 + (lane & 7), k_f = 16 * wl + (kmj & 1) * 8;
+        const uint32_t k_off = (uint32_t)(((k_key >> 3) * (T8_KD / 8) + (k_f >> 3)) * 128 + (k_key & 7) * 16);
+        float ldsum = 0.f; /* total log2 decay of this block's tokens (mode 1) */
+        int s = 0;         /* stage of chunk c */
+        for (int c = 0; c < nchunks; c++) {
+            T8_CHUNK_TOP();
+            ldsum += bC;
+            /* S = exp2(b_last) S + (K exp2(b_last - b))^T V */
+            if (p.gmode) {
+                const float d = sgla_exp2(bC);
+#pragma unroll
+                for (int mt = 0; mt < T8_MT; mt++)
+#pragma unroll
+                    for (int e = 0; e < T8_NR; e++) S[mt][e] *= d;
+            }
+            uint32_t kf[T8_MT][4][4];
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) {
+                uint32_t w01 = 0, w89 = 0;
+                if (p.gmode) {
+                    const int ta = 16 * kk + 2 * tig;
+                    w01 = T8_PACK(sgla_exp2(bC - bw[ta]), sgla_exp2(bC - bw[ta + 1]));
+                    w89 = T8_PACK(sgla_exp2(bC - bw[ta + 8]), sgla_exp2(bC - bw[ta + 9]));
+                }
+#pragma unroll
+                for (int mt = 0; mt < T8_MT; mt++) {
+                    uint32_t *ka = kf[mt][kk];
+                    /* keys + 16 kk = 2 core-matrix rows; features + 64 mt = 8 core matrices */
+                    sgla_ldm_x4_t(ka, ks + k_off + (kk * 2 * (T8_KD / 8) + mt * 8) * 128);
+                    if (p.gmode) {
+                        ka[0] = T8_MUL2(ka[0], w01);
+                        ka[1] = T8_MUL2(ka[1], w01);
+                        ka[2] = T8_MUL2(ka[2], w89);
+                        ka[3] = T8_MUL2(ka[3], w89);
+                    }
+                }
+            }
+            sgla_wg_fence();
+#pragma unroll
+            for (int mt = 0; mt < T8_MT; mt++)
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++) T8_RS_T1(S[mt], kf[mt][kk], dV + (uint64_t)(kk * 2 * T8_BV));
+            sgla_wg_commit();
+            SGLA_WG_WAIT(0);
+#pragma unroll
+            for (int mt = 0; mt < T8_MT; mt++)
+#pragma unroll
+                for (int e = 0; e < T8_NR; e++) SGLA_REG_PIN_F(S[mt][e]);
+#pragma unroll
+            for (int mt = 0; mt < T8_MT; mt++)
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) SGLA_REG_PIN_R(kf[mt][kk][e]);
+            /* S_{c+1} for WG 0's next chunk; that buffer's last reader was WG 0 in chunk c - 1 */
+            if (outputs) T8_STORE_S((c + 1) & 1);
+            s = s + 1 == T8_ST ? 0 : s + 1;
+        }
+        float *htp = p.mode == 1 ? p.seg_buf + (seg * p.N * p.H + nh) * T8_KD * p.V + v0
+                   : (p.nseg > 1 && seg != p.nseg - 1) ? (float *)0
+                   : p.ht ? p.ht + nh * T8_KD * p.V + v0 : (float *)0;
+        if (p.mode == 1 && blockIdx.y == 0 && tid == 128) p.seg_ld[seg * p.N * p.H + nh] = ldsum;
+        if (htp) {
+#pragma unroll
+            for (int mt = 0; mt < T8_MT; mt++)
+#pragma unroll
+                for (int j = 0; j < T8_BV / 8; j++) {
+                    const int r = 64 * mt + 16 * wl + gid, cc = 8 * j + 2 * tig;
+                    *(float2 *)(htp + (int64_t)r * p.V + cc) = make_float2(S[mt][4 * j + 0], S[mt][4 * j + 1]);
+                    *(float2 *)(htp + (int64_t)(r + 8) * p.V + cc) = make_float2(S[mt][4 * j + 2], S[mt][4 * j + 3]);
+                }
+        }
+    }
+    SGLA_CP_WAIT(0);
+}
+
+#undef T8_LOAD_CHUNK
+#undef T8_CHUNK_TOP
+#undef T8_STORE_S
+#undef T8_PACK
+#undef T8_MUL2
+#undef T8_SS_QK
+#undef T8_SS_T1
+#undef T8_RS_T1
+#undef T8_NT
+#undef T8_MT
+#undef T8_NR
+#undef T8_QBYTES
+#undef T8_VBYTES
+#undef T8_STAGE_BYTES
+#undef T8_SBYTES
+#undef T8_QK_IT
+#undef T8_QK_RS
+#undef T8_V_IT
+#undef T8_V_RS
+#undef T8_O_UNITS
+#undef T8_O_RS
+#undef T8_NAME
+#undef T8_KD
+#undef T8_BV
+#undef T8_BF16
+#undef T8_ST
+#undef T8_MINB

@@ -179,6 +179,43 @@ static __device__ __forceinline__ void sgla_stm_x4(uint32_t addr, uint32_t r0, u
                  : "memory");
 }
 
+/* mbarrier (shared::cta) and the async-copy hooks on it, for producer/consumer stages */
+static __device__ __forceinline__ void sgla_mbar_init(uint32_t mbar, uint32_t count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(mbar), "r"(count) : "memory");
+}
+static __device__ __forceinline__ void sgla_mbar_init_fence(void)
+{
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+static __device__ __forceinline__ void sgla_mbar_arrive(uint32_t mbar)
+{
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(mbar) : "memory");
+}
+/* wait until the phase with parity `parity` has completed */
+static __device__ __forceinline__ void sgla_mbar_wait(uint32_t mbar, uint32_t parity)
+{
+    asm volatile("{\n"
+                 ".reg .pred p;\n"
+                 "SGLA_MBAR_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+                 "@!p bra SGLA_MBAR_WAIT;\n"
+                 "}\n" ::"r"(mbar),
+                 "r"(parity)
+                 : "memory");
+}
+/* the mbarrier gets one arrival when all of this thread's earlier cp.async have landed
+ * (noinc: the arrival is part of the count the barrier was initialised with) */
+static __device__ __forceinline__ void sgla_cp_mbar_arrive(uint32_t mbar)
+{
+    asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(mbar) : "memory");
+}
+/* named barrier: arrive without waiting (the other side calls sgla_bar_sync with the same n) */
+static __device__ __forceinline__ void sgla_bar_arrive(int id, int n)
+{
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+
 /* named barrier among n threads (a multiple of 32); id 0 is __syncthreads' */
 static __device__ __forceinline__ void sgla_bar_sync(int id, int n)
 {

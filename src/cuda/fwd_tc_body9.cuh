@@ -1,0 +1,448 @@
+/* Version 9's kernel body (see fwd_tc_v9.cu): v8's two specialised warpgroups plus a
+ * producer warp that alone issues the cp.async copies.  Macros as fwd_tc_body8.cuh
+ * (T9_NAME, T9_KD, T9_BV, T9_BF16, T9_ST, T9_MINB).
+ *
+ * 12 warps: WG 0 (warps 0-3) the outputs, WG 1 (warps 4-7) the state, exactly as v8;
+ * WG 2 (warps 8-11) the producer, which gives its registers to the others
+ * (setmaxnreg: 40 for WG 2, 232 for WG 0 and 1; the launch allows 168).  Stage s has
+ * two mbarriers: full[s] (128 arrivals: each producer thread's
+ * cp.async.mbarrier.arrive.noinc, i.e. when its copies of the chunk landed) and
+ * empty[s] (8 arrivals: lane 0 of every consumer warp once it is done with the stage).
+ * WG 0 and WG 1 hand the state's 16-bit copy over through named barriers (256 threads):
+ *   S_READY[b] (ids 1, 2): WG 1 arrives after writing S_s[b], WG 0 syncs before Q.S;
+ *   S_FREE[b]  (ids 3, 4): WG 0 arrives once its Q.S read S_s[b], WG 1 syncs before
+ *                          overwriting it.
+ * Every arrival is matched by exactly one sync (the last chunk writes no S_s).
+ * Layouts and numerics: v8's.
+ */
+
+#define T9_NT 384 /* two consumer warpgroups + the producer warpgroup */
+#define T9_MT (T9_KD / 64)
+#define T9_NR (T9_BV / 2) /* f32 accumulator registers of a m64 x BV product */
+#define T9_QBYTES (64 * T9_KD * 2)
+#define T9_VBYTES (64 * T9_BV * 2)
+#define T9_STAGE_BYTES (2 * T9_QBYTES + T9_VBYTES)
+#define T9_SBYTES (T9_KD * T9_BV * 2)
+#define T9_QK_IT (T9_KD / 32)        /* 16-byte copies of Q (and of K) per thread and chunk */
+#define T9_QK_RS (2048 / T9_KD)      /* rows between them */
+#define T9_V_IT (T9_BV / 32)
+#define T9_V_RS (2048 / T9_BV)
+#define T9_O_UNITS (T9_BV / 8)       /* 16-byte units in an o row */
+#define T9_O_RS (32 / T9_O_UNITS)    /* o rows between one lane's copies */
+
+#if T9_BV > T9_KD || (T9_ST != 2 && T9_ST != 3)
+#error "fwd_tc_body8.cuh: BV <= KD (o is staged in the Q tile), 2 or 3 stages"
+#endif
+
+#if T9_BF16
+#define T9_PACK sgla_pack_bf16
+#define T9_MUL2 sgla_mul2_bf16
+#define T9_SS_QK sgla_wg_ss_n64_t0_bf16
+#if T9_BV == 128
+#define T9_SS_T1 sgla_wg_ss_n128_t1_bf16
+#define T9_RS_T1 sgla_wg_rs_n128_t1_bf16
+#else
+#define T9_SS_T1 sgla_wg_ss_n64_t1_bf16
+#define T9_RS_T1 sgla_wg_rs_n64_t1_bf16
+#endif
+#else
+#define T9_PACK sgla_pack_f16
+#define T9_MUL2 sgla_mul2_f16
+#define T9_SS_QK sgla_wg_ss_n64_t0_f16
+#if T9_BV == 128
+#define T9_SS_T1 sgla_wg_ss_n128_t1_f16
+#define T9_RS_T1 sgla_wg_rs_n128_t1_f16
+#else
+#define T9_SS_T1 sgla_wg_ss_n64_t1_f16
+#define T9_RS_T1 sgla_wg_rs_n64_t1_f16
+#endif
+#endif
+
+__global__ void __launch_bounds__(T9_NT, T9_MINB) T9_NAME(const sgla_kparams p)
+{
+    extern __shared__ __align__(1024) unsigned char tc_smem[];
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    const int wg = warp >> 2, wl = warp & 3;
+    const int64_t nh = blockIdx.x / p.nseg, seg = blockIdx.x - nh * p.nseg;
+    const int64_t n = nh / p.H, h = nh - n * p.H;
+    const int v0 = blockIdx.y * T9_BV;
+    int64_t bidx, t0, t1;
+    sgla_seq_range(&p, n, &bidx, &t0, &t1);
+    if (p.nseg > 1) {
+        if (p.mode == 1 && seg == p.nseg - 1) return; /* the last segment's local state is not needed */
+        const int64_t a = t0 + seg * p.seg_len;
+        t0 = a < t1 ? a : t1;
+        t1 = t0 + p.seg_len < t1 ? t0 + p.seg_len : t1;
+    }
+    const int outputs = p.mode != 1;
+    const int64_t len = t1 - t0;
+    const int nchunks = (int)((len + 63) / 64); /* < 2^31: T * K * 2 bytes fit in device memory */
+    const int64_t sq = p.H * T9_KD, sv = p.H * p.V; /* token strides */
+    const int64_t row0 = (bidx * p.T + t0) * p.H + h;
+    const uint16_t *qg = (const uint16_t *)p.q + row0 * T9_KD;
+    const uint16_t *kg = (const uint16_t *)p.k + row0 * T9_KD;
+    const uint16_t *vg = (const uint16_t *)p.v + row0 * p.V + v0;
+    uint16_t *og = (uint16_t *)p.o + row0 * p.V + v0;
+    const float *gg = p.gmode == SGLA_GATE_G ? p.g + row0 : (const float *)0;
+    const float gl2 = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[h] * SGLA_LOG2E : 0.f;
+
+    /* shared memory: must match T9_SMEM in fwd_tc_v9.cu */
+    unsigned char *st_base = tc_smem;                                          /* [ST][Q | K | V] */
+    unsigned char *S_s = tc_smem + T9_ST * T9_STAGE_BYTES;                      /* [2] KD x BV, N-major */
+    float *g_s = (float *)(S_s + 2 * T9_SBYTES);                                /* [ST][64] */
+    float *b_s = g_s + T9_ST * 64;                                              /* [8][64] */
+    uint64_t *mbar = (uint64_t *)(b_s + 8 * 64);                                /* full[ST], empty[ST] */
+    float *bw = b_s + (warp & 7) * 64; /* the producer has none */
+    const uint32_t st_u32 = sgla_smem_u32(st_base), S_u32 = sgla_smem_u32(S_s);
+
+    const uint32_t full_u32 = sgla_smem_u32(mbar), empty_u32 = full_u32 + 8 * T9_ST;
+    if (tid == 0) {
+        for (int i = 0; i < T9_ST; i++) {
+            sgla_mbar_init(full_u32 + 8 * i, 128);
+            sgla_mbar_init(empty_u32 + 8 * i, 8);
+        }
+        sgla_mbar_init_fence();
+    }
+    __syncthreads(); /* the only block-wide barrier: the mbarriers exist */
+
+    if (wg == 2) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        /* ---- the producer: thread pt copies the 16-byte pieces i = pt + 128 n of each tile
+         * (core-matrix order: piece i at byte 16 i is row (i / KD) 8 + (i & 7), columns
+         * ((i / 8) % (KD / 8)) 8 ..; V likewise with BV) ---- */
+        const int pt = tid - 256;
+        int s = 0;
+        for (int c = 0; c < nchunks; c++) {
+            if (c >= T9_ST) sgla_mbar_wait(empty_u32 + 8 * s, (uint32_t)((c / T9_ST - 1) & 1));
+            const int64_t tk0 = (int64_t)c * 64;
+            const int cl = (int)(len - tk0 < 64 ? len - tk0 : 64);
+            const uint32_t qs = st_u32 + s * T9_STAGE_BYTES, ks = qs + T9_QBYTES, vs = ks + T9_QBYTES;
+            const uint16_t *qp = qg + tk0 * sq, *kp = kg + tk0 * sq, *vp = vg + tk0 * sv;
+#pragma unroll
+            for (int i = pt; i < 64 * T9_KD / 8; i += 128) {
+                const int r = (i / T9_KD) * 8 + (i & 7), c8 = ((i >> 3) % (T9_KD / 8)) * 8;
+                const int ok = r < cl;
+                const int64_t off = ok ? (int64_t)r * sq + c8 : 0;
+                if (outputs) sgla_cp16(qs + i * 16, qp + off, ok ? 16 : 0);
+                sgla_cp16(ks + i * 16, kp + off, ok ? 16 : 0);
+            }
+#pragma unroll
+            for (int i = pt; i < 64 * T9_BV / 8; i += 128) {
+                const int r = (i / T9_BV) * 8 + (i & 7), c8 = ((i >> 3) % (T9_BV / 8)) * 8;
+                const int ok = r < cl;
+                sgla_cp16(vs + i * 16, vp + (ok ? (int64_t)r * sv + c8 : 0), ok ? 16 : 0);
+            }
+            if (gg && pt < 64) {
+                const int ok = pt < cl;
+                sgla_cp4(sgla_smem_u32(g_s + s * 64 + pt), gg + (ok ? (tk0 + pt) * p.H : 0), ok ? 4 : 0);
+            }
+            sgla_cp_mbar_arrive(full_u32 + 8 * s);
+            s = s + 1 == T9_ST ? 0 : s + 1;
+        }
+        SGLA_CP_WAIT(0);
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+
+    /* the top of every chunk, in both warpgroups' loops: chunk c landed (full[s]), and this
+     * warp's copy of the chunk-local cumulative log2 gate b */
+#define T9_CHUNK_TOP()                                                                         \
+    sgla_mbar_wait(full_u32 + 8 * s, (uint32_t)((c / T9_ST) & 1));                            \
+    sgla_fence_proxy_async(); /* the producer's copies are read next by wgmma */               \
+    const int cl = (int)(len - (int64_t)c * 64 < 64 ? len - (int64_t)c * 64 : 64);             \
+    const uint32_t qs = st_u32 + s * T9_STAGE_BYTES, ks = qs + T9_QBYTES, vs = ks + T9_QBYTES; \
+    const uint64_t dV = sgla_wg_desc(vs, T9_BV * 16, 128);                                     \
+    if (p.gmode == SGLA_GATE_G) {                                                              \
+        float x0 = g_s[s * 64 + lane] * SGLA_LOG2E, x1 = g_s[s * 64 + lane + 32] * SGLA_LOG2E; \
+        _Pragma("unroll") for (int off = 1; off < 32; off <<= 1)                               \
+        {                                                                                      \
+            const float y0 = __shfl_up_sync(0xffffffffu, x0, off);                             \
+            const float y1 = __shfl_up_sync(0xffffffffu, x1, off);                             \
+            if (lane >= off) {                                                                 \
+                x0 += y0;                                                                      \
+                x1 += y1;                                                                      \
+            }                                                                                  \
+        }                                                                                      \
+        x1 += __shfl_sync(0xffffffffu, x0, 31);                                                \
+        bw[lane] = x0;                                                                         \
+        bw[lane + 32] = x1;                                                                    \
+    } else if (p.gmode == SGLA_GATE_GAMMA) {                                                   \
+        bw[lane] = gl2 * (float)(lane + 1 < cl ? lane + 1 : cl);                               \
+        bw[lane + 32] = gl2 * (float)(lane + 33 < cl ? lane + 33 : cl);                        \
+    }                                                                                          \
+    __syncwarp();                                                                              \
+    const float bC = p.gmode ? bw[63] : 0.f
+
+    /* Each warpgroup runs its own loop, so the state's registers are live only in WG 1's. */
+#define T9_RELEASE_STAGE()                                                                     \
+    do {                                                                                       \
+        __syncwarp();                                                                          \
+        if (lane == 0) sgla_mbar_arrive(empty_u32 + 8 * s);                                    \
+    } while (0)
+    if (wg == 0) {
+        const int i0 = 16 * wl + gid, i1 = i0 + 8; /* this thread's rows */
+        const float scl = p.scale;
+        /* o copy-out: this lane's rows o_r + m * T9_O_RS, 16-byte unit o_u */
+        const int o_r = 16 * wl + lane / T9_O_UNITS, o_u = lane % T9_O_UNITS;
+        uint16_t *og_t = og + (int64_t)o_r * sv + o_u * 8;
+        /* stmatrix row of this lane for o (row-major BV columns in the Q tile, 16-byte unit u
+         * of row r at r * BV * 2 + (u ^ (r & 7)) * 16): row 16 wl + (lane & 7) + 8 ((lane >> 3) & 1) */
+        const int os_r = 16 * wl + (lane & 7) + ((lane >> 3) & 1) * 8;
+        int s = 0; /* stage of chunk c */
+        if (outputs && nchunks >= 2) sgla_bar_arrive(4, 256); /* S_FREE[1]: WG 1 writes it first in chunk 0 */
+        for (int c = 0; c < nchunks; c++) {
+            T9_CHUNK_TOP();
+            (void)bC;
+            if (outputs) {
+                sgla_bar_sync(1 + (c & 1), 256); /* S_READY[c & 1] */
+                const uint64_t dQ = sgla_wg_desc(qs, 128, T9_KD * 16);
+                const uint64_t dK = sgla_wg_desc(ks, 128, T9_KD * 16);
+                const uint64_t dS = sgla_wg_desc(S_u32 + (c & 1) * T9_SBYTES, T9_BV * 16, 128);
+                float acc[T9_NR], sc[32];
+                uint32_t af[4][4];
+#pragma unroll
+                for (int e = 0; e < T9_NR; e++) acc[e] = 0.f;
+#pragma unroll
+                for (int e = 0; e < 32; e++) sc[e] = 0.f;
+                sgla_wg_fence();
+#pragma unroll
+                for (int kk = 0; kk < T9_KD / 16; kk++)
+                    T9_SS_QK(sc, dQ + (uint64_t)(kk * 16), dK + (uint64_t)(kk * 16)); /* +kk*256 B */
+                sgla_wg_commit();
+#pragma unroll
+                for (int kk = 0; kk < T9_KD / 16; kk++)
+                    T9_SS_T1(acc, dQ + (uint64_t)(kk * 16), dS + (uint64_t)(kk * 2 * T9_BV)); /* +16 rows */
+                sgla_wg_commit();
+                SGLA_WG_WAIT(1); /* Q.K^T done; Q.S may still run while the scores are weighted */
+#pragma unroll
+                for (int e = 0; e < 32; e++) SGLA_REG_PIN_F(sc[e]);
+
+                float bi0 = 0.f, bi1 = 0.f;
+                if (p.gmode) {
+                    bi0 = bw[i0];
+                    bi1 = bw[i1];
+                }
+#pragma unroll
+                for (int j = 0; j < 8; j++) { /* n8 block j: keys 8j + 2tig, +1 */
+                    const int j0 = 8 * j + 2 * tig, j1 = j0 + 1;
+                    float e0, e1, e2, e3;
+                    if (p.gmode) {
+                        const float bj0 = bw[j0], bj1 = bw[j1];
+                        e0 = j0 <= i0 ? sc[4 * j + 0] * (sgla_exp2(bi0 - bj0) * scl) : 0.f;
+                        e1 = j1 <= i0 ? sc[4 * j + 1] * (sgla_exp2(bi0 - bj1) * scl) : 0.f;
+                        e2 = j0 <= i1 ? sc[4 * j + 2] * (sgla_exp2(bi1 - bj0) * scl) : 0.f;
+                        e3 = j1 <= i1 ? sc[4 * j + 3] * (sgla_exp2(bi1 - bj1) * scl) : 0.f;
+                    } else {
+                        e0 = j0 <= i0 ? sc[4 * j + 0] * scl : 0.f;
+                        e1 = j1 <= i0 ? sc[4 * j + 1] * scl : 0.f;
+                        e2 = j0 <= i1 ? sc[4 * j + 2] * scl : 0.f;
+                        e3 = j1 <= i1 ? sc[4 * j + 3] * scl : 0.f;
+                    }
+                    /* A fragment of k-step j/2: {i0, keys 2tig..}, {i1, 2tig..}, {i0, 2tig+8..}, {i1, 2tig+8..} */
+                    af[j >> 1][2 * (j & 1) + 0] = T9_PACK(e0, e1);
+                    af[j >> 1][2 * (j & 1) + 1] = T9_PACK(e2, e3);
+                }
+                SGLA_WG_WAIT(0); /* Q.S done */
+#pragma unroll
+                for (int e = 0; e < T9_NR; e++) SGLA_REG_PIN_F(acc[e]);
+                if (c + 2 < nchunks) sgla_bar_arrive(3 + (c & 1), 256); /* S_FREE[c & 1]: rewritten in chunk c + 1 */
+                {
+                    const float w0 = p.gmode ? sgla_exp2(bi0) * scl : scl;
+                    const float w1 = p.gmode ? sgla_exp2(bi1) * scl : scl;
+#pragma unroll
+                    for (int j = 0; j < T9_BV / 8; j++) {
+                        acc[4 * j + 0] *= w0;
+                        acc[4 * j + 1] *= w0;
+                        acc[4 * j + 2] *= w1;
+                        acc[4 * j + 3] *= w1;
+                    }
+                }
+                sgla_wg_fence();
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++) T9_RS_T1(acc, af[kk], dV + (uint64_t)(kk * 2 * T9_BV));
+                sgla_wg_commit();
+                SGLA_WG_WAIT(0);
+#pragma unroll
+                for (int e = 0; e < T9_NR; e++) SGLA_REG_PIN_F(acc[e]);
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) SGLA_REG_PIN_R(af[kk][e]);
+
+                /* o into this warp's 16 rows of the chunk's Q tile (its wgmma reads are complete;
+                 * only WG 0 reads Q), then 16-byte stores of the rows that exist */
+#pragma unroll
+                for (int jb = 0; jb < T9_BV / 16; jb++) {
+                    const int u = 2 * jb + (lane >> 4);
+                    sgla_stm_x4(qs + os_r * T9_BV * 2 + ((u ^ (os_r & 7)) * 16),
+                                T9_PACK(acc[8 * jb + 0], acc[8 * jb + 1]), T9_PACK(acc[8 * jb + 2], acc[8 * jb + 3]),
+                                T9_PACK(acc[8 * jb + 4], acc[8 * jb + 5]), T9_PACK(acc[8 * jb + 6], acc[8 * jb + 7]));
+                }
+                __syncwarp();
+                const unsigned char *os = st_base + s * T9_STAGE_BYTES;
+                uint16_t *op = og_t + (int64_t)c * 64 * sv;
+#pragma unroll
+                for (int m = 0; m < 16 / T9_O_RS; m++) {
+                    const int r = o_r + m * T9_O_RS;
+                    if (r < cl)
+                        *(uint4 *)(op + m * T9_O_RS * sv) = *(const uint4 *)(os + r * T9_BV * 2 + ((o_u ^ (r & 7)) * 16));
+                }
+            }
+            T9_RELEASE_STAGE();
+            s = s + 1 == T9_ST ? 0 : s + 1;
+        }
+    } else {
+        /* ---- WG 1: the state; m-tile mt holds rows 64 mt + 16 wl + gid (+8), columns
+         * 8 j + 2 tig (+1) in S[mt][4 j ..] (the wgmma D fragment) ---- */
+        float S[T9_MT][T9_NR];
+        /* stmatrix address of this lane in S_s: row 64 mt + 16 wl + (lane & 7) + 8 ((lane >> 3) & 1),
+         * 8-column block 2 jj + (lane >> 4); per (mt, jj) + (mt * 8 * (BV/8) + 2 jj) * 128 bytes */
+        const int st_k = 16 * wl + (lane & 7) + ((lane >> 3) & 1) * 8;
+        const uint32_t st_off = (uint32_t)(((st_k >> 3) * (T9_BV / 8) + (lane >> 4)) * 128 + (st_k & 7) * 16);
+#define T9_STORE_S(buf)                                                                        \
+    do {                                                                                       \
+        const uint32_t d_ = S_u32 + (buf) * T9_SBYTES + st_off;                                \
+        _Pragma("unroll") for (int mt = 0; mt < T9_MT; mt++)                                   \
+            _Pragma("unroll") for (int jj = 0; jj < T9_BV / 16; jj++)                          \
+                sgla_stm_x4(d_ + (mt * 8 * (T9_BV / 8) + 2 * jj) * 128,                        \
+                            T9_PACK(S[mt][8 * jj + 0], S[mt][8 * jj + 1]),                     \
+                            T9_PACK(S[mt][8 * jj + 2], S[mt][8 * jj + 3]),                     \
+                            T9_PACK(S[mt][8 * jj + 4], S[mt][8 * jj + 5]),                     \
+                            T9_PACK(S[mt][8 * jj + 6], S[mt][8 * jj + 7]));                    \
+        sgla_fence_proxy_async(); /* these stores are read next by wgmma */                    \
+    } while (0)
+        {
+            const float *h0p = p.mode == 2 ? p.seg_buf + (seg * p.N * p.H + nh) * T9_KD * p.V + v0
+                               : p.mode == 1 ? (const float *)0
+                               : p.h0 ? p.h0 + nh * T9_KD * p.V + v0 : (const float *)0;
+#pragma unroll
+            for (int mt = 0; mt < T9_MT; mt++)
+#pragma unroll
+                for (int j = 0; j < T9_BV / 8; j++) {
+                    const int r = 64 * mt + 16 * wl + gid, cc = 8 * j + 2 * tig;
+                    if (h0p) {
+                        const float2 a = *(const float2 *)(h0p + (int64_t)r * p.V + cc);
+                        const float2 b = *(const float2 *)(h0p + (int64_t)(r + 8) * p.V + cc);
+                        S[mt][4 * j + 0] = a.x;
+                        S[mt][4 * j + 1] = a.y;
+                        S[mt][4 * j + 2] = b.x;
+                        S[mt][4 * j + 3] = b.y;
+                    } else {
+                        S[mt][4 * j + 0] = S[mt][4 * j + 1] = S[mt][4 * j + 2] = S[mt][4 * j + 3] = 0.f;
+                    }
+                }
+        }
+        if (outputs && nchunks >= 1) {
+            T9_STORE_S(0);
+            sgla_bar_arrive(1, 256); /* S_READY[0] */
+        }
+        /* K^T fragments: ldmatrix.trans of core matrices (keys 16 kk + 8 (j >> 1) .. + 7) x
+         * (features 64 mt + 16 wl + 8 (j & 1) .. + 7), j = lane / 8; registers 0, 1 hold keys
+         * 2 tig, 2 tig + 1 and 2, 3 keys 2 tig + 8, + 9 */
+        const int kmj = lane >> 3, k_key = (kmj >> 1) * 8 + (lane & 7), k_f = 16 * wl + (kmj & 1) * 8;
+        const uint32_t k_off = (uint32_t)(((k_key >> 3) * (T9_KD / 8) + (k_f >> 3)) * 128 + (k_key & 7) * 16);
+        float ldsum = 0.f; /* total log2 decay of this block's tokens (mode 1) */
+        int s = 0;         /* stage of chunk c */
+        for (int c = 0; c < nchunks; c++) {
+            T9_CHUNK_TOP();
+            ldsum += bC;
+            /* S = exp2(b_last) S + (K exp2(b_last - b))^T V */
+            if (p.gmode) {
+                const float d = sgla_exp2(bC);
+#pragma unroll
+                for (int mt = 0; mt < T9_MT; mt++)
+#pragma unroll
+                    for (int e = 0; e < T9_NR; e++) S[mt][e] *= d;
+            }
+            uint32_t kf[T9_MT][4][4];
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) {
+                uint32_t w01 = 0, w89 = 0;
+                if (p.gmode) {
+                    const int ta = 16 * kk + 2 * tig;
+                    w01 = T9_PACK(sgla_exp2(bC - bw[ta]), sgla_exp2(bC - bw[ta + 1]));
+                    w89 = T9_PACK(sgla_exp2(bC - bw[ta + 8]), sgla_exp2(bC - bw[ta + 9]));
+                }
+#pragma unroll
+                for (int mt = 0; mt < T9_MT; mt++) {
+                    uint32_t *ka = kf[mt][kk];
+                    /* keys + 16 kk = 2 core-matrix rows; features + 64 mt = 8 core matrices */
+                    sgla_ldm_x4_t(ka, ks + k_off + (kk * 2 * (T9_KD / 8) + mt * 8) * 128);
+                    if (p.gmode) {
+                        ka[0] = T9_MUL2(ka[0], w01);
+                        ka[1] = T9_MUL2(ka[1], w01);
+                        ka[2] = T9_MUL2(ka[2], w89);
+                        ka[3] = T9_MUL2(ka[3], w89);
+                    }
+                }
+            }
+            sgla_wg_fence();
+#pragma unroll
+            for (int mt = 0; mt < T9_MT; mt++)
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++) T9_RS_T1(S[mt], kf[mt][kk], dV + (uint64_t)(kk * 2 * T9_BV));
+            sgla_wg_commit();
+            SGLA_WG_WAIT(0);
+#pragma unroll
+            for (int mt = 0; mt < T9_MT; mt++)
+#pragma unroll
+                for (int e = 0; e < T9_NR; e++) SGLA_REG_PIN_F(S[mt][e]);
+#pragma unroll
+            for (int mt = 0; mt < T9_MT; mt++)
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) SGLA_REG_PIN_R(kf[mt][kk][e]);
+            T9_RELEASE_STAGE();
+            /* S_{c+1} for WG 0's next chunk, once WG 0's Q.S of chunk c - 1 has read that buffer */
+            if (outputs && c + 1 < nchunks) {
+                sgla_bar_sync(3 + ((c + 1) & 1), 256); /* S_FREE[(c + 1) & 1] */
+                T9_STORE_S((c + 1) & 1);
+                sgla_bar_arrive(1 + ((c + 1) & 1), 256); /* S_READY[(c + 1) & 1] */
+            }
+            s = s + 1 == T9_ST ? 0 : s + 1;
+        }
+        float *htp = p.mode == 1 ? p.seg_buf + (seg * p.N * p.H + nh) * T9_KD * p.V + v0
+                   : (p.nseg > 1 && seg != p.nseg - 1) ? (float *)0
+                   : p.ht ? p.ht + nh * T9_KD * p.V + v0 : (float *)0;
+        if (p.mode == 1 && blockIdx.y == 0 && tid == 128) p.seg_ld[seg * p.N * p.H + nh] = ldsum;
+        if (htp) {
+#pragma unroll
+            for (int mt = 0; mt < T9_MT; mt++)
+#pragma unroll
+                for (int j = 0; j < T9_BV / 8; j++) {
+                    const int r = 64 * mt + 16 * wl + gid, cc = 8 * j + 2 * tig;
+                    *(float2 *)(htp + (int64_t)r * p.V + cc) = make_float2(S[mt][4 * j + 0], S[mt][4 * j + 1]);
+                    *(float2 *)(htp + (int64_t)(r + 8) * p.V + cc) = make_float2(S[mt][4 * j + 2], S[mt][4 * j + 3]);
+                }
+        }
+    }
+}
+
+#undef T9_CHUNK_TOP
+#undef T9_RELEASE_STAGE
+#undef T9_STORE_S
+#undef T9_PACK
+#undef T9_MUL2
+#undef T9_SS_QK
+#undef T9_SS_T1
+#undef T9_RS_T1
+#undef T9_NT
+#undef T9_MT
+#undef T9_NR
+#undef T9_QBYTES
+#undef T9_VBYTES
+#undef T9_STAGE_BYTES
+#undef T9_SBYTES
+#undef T9_QK_IT
+#undef T9_QK_RS
+#undef T9_V_IT
+#undef T9_V_RS
+#undef T9_O_UNITS
+#undef T9_O_RS
+#undef T9_NAME
+#undef T9_KD
+#undef T9_BV
+#undef T9_BF16
+#undef T9_ST
+#undef T9_MINB

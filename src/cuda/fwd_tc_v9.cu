@@ -1,0 +1,110 @@
+/* Version 9 — v8 with a producer warpgroup: the compute warps never issue a copy.
+ *
+ * v8 ran no faster than v5 (0.255 vs 0.250 ms at 8x4096x16x128).  Its profile
+ * (bench/ncu_source.sh, 2026-11-29): 40% of the warp-stall samples sit in the
+ * cp.async issue at the top of each chunk (long scoreboard on the copy's address
+ * registers, LSU throttle): with two chunks in flight the LSU queue is full and
+ * every compute warp waits there before its math.  bench/stream_probe.cu, the
+ * same access pattern without math, moves 3.9-4.1 TB/s with 16-byte cp.async
+ * (so the copies themselves are not the limit; bulk row copies of 256 bytes
+ * reached only 1.4-1.5 TB/s).  So v9 moves every copy to producer warps that wait on
+ * the LSU alone (a 3rd warpgroup, its registers handed to the math warpgroups
+ * by setmaxnreg): per-stage mbarriers (full: cp.async.mbarrier.arrive.noinc from
+ * each producer lane; empty: one arrival per consumer warp) replace the per-chunk
+ * block barrier, and the state hand-over between the warpgroups becomes two pairs
+ * of named barriers (S_READY, S_FREE).  Math, layouts and numerics are v8's.
+ * Prediction: 8x4096x16x128 0.255 -> ~0.17 ms (loads and math overlap: the
+ * larger of ~0.13 of memory and v8's math without the copy stalls).
+ *
+ * Configs (K, BV, stages), 12 warps, one block per SM:
+ *   K=64: BV=64, 3;  K=128: V=64 -> BV=64, 3; V>=128 -> BV=128, 3;  K=256: BV=64, 2
+ */
+#include "sgla_dev.cuh"
+#include "sgla_wgmma.cuh"
+
+#define T9_NAME fwd_v9_k64_b64_bf16
+#define T9_KD 64
+#define T9_BV 64
+#define T9_BF16 1
+#define T9_ST 3
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+
+#define T9_NAME fwd_v9_k64_b64_f16
+#define T9_KD 64
+#define T9_BV 64
+#define T9_BF16 0
+#define T9_ST 3
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+
+#define T9_NAME fwd_v9_k128_b64_bf16
+#define T9_KD 128
+#define T9_BV 64
+#define T9_BF16 1
+#define T9_ST 3
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+
+#define T9_NAME fwd_v9_k128_b64_f16
+#define T9_KD 128
+#define T9_BV 64
+#define T9_BF16 0
+#define T9_ST 3
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+
+#define T9_NAME fwd_v9_k128_b128_bf16
+#define T9_KD 128
+#define T9_BV 128
+#define T9_BF16 1
+#define T9_ST 3
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+
+#define T9_NAME fwd_v9_k128_b128_f16
+#define T9_KD 128
+#define T9_BV 128
+#define T9_BF16 0
+#define T9_ST 3
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+
+#define T9_NAME fwd_v9_k256_b64_bf16
+#define T9_KD 256
+#define T9_BV 64
+#define T9_BF16 1
+#define T9_ST 2
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+
+#define T9_NAME fwd_v9_k256_b64_f16
+#define T9_KD 256
+#define T9_BV 64
+#define T9_BF16 0
+#define T9_ST 2
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+
+#include "fwd_tc_launch.cuh"
+
+/* Must match the layout in fwd_tc_body9.cuh: v8's (ST stages of Q, K, V; two S_s;
+ * g [ST][64]; b [8][64]) and 2 ST mbarriers. */
+#define T9_SMEM(kd, bv, st)                                                                    \
+    ((size_t)(st) * (256 * (kd) + 128 * (bv)) + (size_t)4 * (kd) * (bv) + (st) * 256 + 2048 + (st) * 16)
+
+static const tc_cfg v9_cfgs[] = {
+    {64, 64, 12, 3, 0, fwd_v9_k64_b64_bf16, fwd_v9_k64_b64_f16, "v9_k64_b64", T9_SMEM(64, 64, 3)},
+    {128, 64, 12, 3, 0, fwd_v9_k128_b64_bf16, fwd_v9_k128_b64_f16, "v9_k128_b64", T9_SMEM(128, 64, 3)},
+    {128, 128, 12, 3, 0, fwd_v9_k128_b128_bf16, fwd_v9_k128_b128_f16, "v9_k128_b128", T9_SMEM(128, 128, 3)},
+    {256, 64, 12, 2, 0, fwd_v9_k256_b64_bf16, fwd_v9_k256_b64_f16, "v9_k256_b64", T9_SMEM(256, 64, 2)},
+};
+
+extern "C" sgla_status sgla_cuda_launch_tc_v9(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
+{
+    const tc_cfg *c;
+    if (p->K == 64) c = &v9_cfgs[0];
+    else if (p->K == 128) c = p->V == 64 ? &v9_cfgs[1] : &v9_cfgs[2];
+    else c = &v9_cfgs[3];
+    return sgla_tc_launch(c, p, dt, st);
+}

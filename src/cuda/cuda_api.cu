@@ -16,6 +16,7 @@
  *                    state, concurrently on one chunk; 3 cp.async stages
  *   9  fwd_tc_v9.cu  v8 with a producer warp issuing every copy (mbarrier
  *                    stages), the compute warps never stall on the LSU
+ *  10  fwd_tc_v9.cu  v9 with two producer warpgroups (twice the copies in flight)
  * fp32 inputs always go to fwd_f32.cu (CUDA cores, exact-ish). */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@ extern "C" sgla_status sgla_cuda_launch_tc_v6(const sgla_kparams *p, sgla_dtype 
 extern "C" sgla_status sgla_cuda_launch_tc_v7(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 extern "C" sgla_status sgla_cuda_launch_tc_v8(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 extern "C" sgla_status sgla_cuda_launch_tc_v9(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
+extern "C" sgla_status sgla_cuda_launch_tc_v10(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 
 typedef sgla_status (*tc_launcher)(const sgla_kparams *, sgla_dtype, cudaStream_t);
 typedef struct version_entry {
@@ -50,6 +52,7 @@ static const version_entry versions[] = {
     {sgla_cuda_launch_tc_v7, "v7: v5 with 16 warps (4 row blocks x 4 column groups, 128 regs max)"},
     {sgla_cuda_launch_tc_v8, "v8: wgmma, WG 0 outputs / WG 1 state on the same chunk, 3 cp.async stages, S_s double-buffered"},
     {sgla_cuda_launch_tc_v9, "v9: v8 with a producer warp (all cp.async, mbarrier stages); WG 0 / WG 1 hand S over by named barriers"},
+    {sgla_cuda_launch_tc_v10, "v10: v9 with two producer warpgroups (16 warps, setmaxnreg 32 / 224)"},
 };
 #define NVERSIONS ((int)(sizeof versions / sizeof versions[0]))
 /* The version a plain call runs.  Measured on the H200 (docs/perf.md,

@@ -16,7 +16,18 @@
  * Layouts and numerics: v8's.
  */
 
-#define T9_NT 384 /* two consumer warpgroups + the producer warpgroup */
+#ifndef T9_NPW
+#define T9_NPW 1 /* producer warpgroups */
+#endif
+#define T9_NP (128 * T9_NPW)      /* producer threads */
+#define T9_NT (256 + T9_NP)       /* two consumer warpgroups + the producers */
+#if T9_NPW == 1
+#define T9_REG_P "40"  /* setmaxnreg: 128 x 40 + 256 x 232 = 64 K registers */
+#define T9_REG_C "232"
+#else
+#define T9_REG_P "32"  /* 256 x 32 + 256 x 224 = 64 K registers */
+#define T9_REG_C "224"
+#endif
 #define T9_MT (T9_KD / 64)
 #define T9_NR (T9_BV / 2) /* f32 accumulator registers of a m64 x BV product */
 #define T9_QBYTES (64 * T9_KD * 2)
@@ -98,16 +109,16 @@ __global__ void __launch_bounds__(T9_NT, T9_MINB) T9_NAME(const sgla_kparams p)
     const uint32_t full_u32 = sgla_smem_u32(mbar), empty_u32 = full_u32 + 8 * T9_ST;
     if (tid == 0) {
         for (int i = 0; i < T9_ST; i++) {
-            sgla_mbar_init(full_u32 + 8 * i, 128);
+            sgla_mbar_init(full_u32 + 8 * i, T9_NP);
             sgla_mbar_init(empty_u32 + 8 * i, 8);
         }
         sgla_mbar_init_fence();
     }
     __syncthreads(); /* the only block-wide barrier: the mbarriers exist */
 
-    if (wg == 2) {
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-        /* ---- the producer: thread pt copies the 16-byte pieces i = pt + 128 n of each tile
+    if (wg >= 2) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 " T9_REG_P ";\n" ::: "memory");
+        /* ---- the producer: thread pt copies the 16-byte pieces i = pt + NP n of each tile
          * (core-matrix order: piece i at byte 16 i is row (i / KD) 8 + (i & 7), columns
          * ((i / 8) % (KD / 8)) 8 ..; V likewise with BV) ---- */
         const int pt = tid - 256;
@@ -119,7 +130,7 @@ __global__ void __launch_bounds__(T9_NT, T9_MINB) T9_NAME(const sgla_kparams p)
             const uint32_t qs = st_u32 + s * T9_STAGE_BYTES, ks = qs + T9_QBYTES, vs = ks + T9_QBYTES;
             const uint16_t *qp = qg + tk0 * sq, *kp = kg + tk0 * sq, *vp = vg + tk0 * sv;
 #pragma unroll
-            for (int i = pt; i < 64 * T9_KD / 8; i += 128) {
+            for (int i = pt; i < 64 * T9_KD / 8; i += T9_NP) {
                 const int r = (i / T9_KD) * 8 + (i & 7), c8 = ((i >> 3) % (T9_KD / 8)) * 8;
                 const int ok = r < cl;
                 const int64_t off = ok ? (int64_t)r * sq + c8 : 0;
@@ -127,7 +138,7 @@ __global__ void __launch_bounds__(T9_NT, T9_MINB) T9_NAME(const sgla_kparams p)
                 sgla_cp16(ks + i * 16, kp + off, ok ? 16 : 0);
             }
 #pragma unroll
-            for (int i = pt; i < 64 * T9_BV / 8; i += 128) {
+            for (int i = pt; i < 64 * T9_BV / 8; i += T9_NP) {
                 const int r = (i / T9_BV) * 8 + (i & 7), c8 = ((i >> 3) % (T9_BV / 8)) * 8;
                 const int ok = r < cl;
                 sgla_cp16(vs + i * 16, vp + (ok ? (int64_t)r * sv + c8 : 0), ok ? 16 : 0);
@@ -142,7 +153,7 @@ __global__ void __launch_bounds__(T9_NT, T9_MINB) T9_NAME(const sgla_kparams p)
         SGLA_CP_WAIT(0);
         return;
     }
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 " T9_REG_C ";\n" ::: "memory");
 
     /* the top of every chunk, in both warpgroups' loops: chunk c landed (full[s]), and this
      * warp's copy of the chunk-local cumulative log2 gate b */
@@ -428,6 +439,10 @@ __global__ void __launch_bounds__(T9_NT, T9_MINB) T9_NAME(const sgla_kparams p)
 #undef T9_SS_T1
 #undef T9_RS_T1
 #undef T9_NT
+#undef T9_NP
+#undef T9_NPW
+#undef T9_REG_P
+#undef T9_REG_C
 #undef T9_MT
 #undef T9_NR
 #undef T9_QBYTES

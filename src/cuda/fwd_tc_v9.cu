@@ -16,7 +16,10 @@
  * Prediction: 8x4096x16x128 0.255 -> ~0.17 ms (loads and math overlap: the
  * larger of ~0.13 of memory and v8's math without the copy stalls).
  *
- * Configs (K, BV, stages), 12 warps, one block per SM:
+ * v10 (same file and body, T9_NPW = 2): two producer warpgroups, 16 warps, so twice
+ * the copies in flight from the issuing side (setmaxnreg 32 / 224).
+ *
+ * Configs (K, BV, stages), 12 warps (v10: 16), one block per SM:
  *   K=64: BV=64, 3;  K=128: V=64 -> BV=64, 3; V>=128 -> BV=128, 3;  K=256: BV=64, 2
  */
 #include "sgla_dev.cuh"
@@ -86,6 +89,72 @@
 #define T9_MINB 1
 #include "fwd_tc_body9.cuh"
 
+/* v10: the same body with two producer warpgroups (16 warps) */
+#define T9_NAME fwd_v10_k64_b64_bf16
+#define T9_NPW 2
+#define T9_KD 64
+#define T9_BV 64
+#define T9_BF16 1
+#define T9_ST 3
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+#define T9_NAME fwd_v10_k64_b64_f16
+#define T9_NPW 2
+#define T9_KD 64
+#define T9_BV 64
+#define T9_BF16 0
+#define T9_ST 3
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+#define T9_NAME fwd_v10_k128_b64_bf16
+#define T9_NPW 2
+#define T9_KD 128
+#define T9_BV 64
+#define T9_BF16 1
+#define T9_ST 3
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+#define T9_NAME fwd_v10_k128_b64_f16
+#define T9_NPW 2
+#define T9_KD 128
+#define T9_BV 64
+#define T9_BF16 0
+#define T9_ST 3
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+#define T9_NAME fwd_v10_k128_b128_bf16
+#define T9_NPW 2
+#define T9_KD 128
+#define T9_BV 128
+#define T9_BF16 1
+#define T9_ST 3
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+#define T9_NAME fwd_v10_k128_b128_f16
+#define T9_NPW 2
+#define T9_KD 128
+#define T9_BV 128
+#define T9_BF16 0
+#define T9_ST 3
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+#define T9_NAME fwd_v10_k256_b64_bf16
+#define T9_NPW 2
+#define T9_KD 256
+#define T9_BV 64
+#define T9_BF16 1
+#define T9_ST 2
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+#define T9_NAME fwd_v10_k256_b64_f16
+#define T9_NPW 2
+#define T9_KD 256
+#define T9_BV 64
+#define T9_BF16 0
+#define T9_ST 2
+#define T9_MINB 1
+#include "fwd_tc_body9.cuh"
+
 #include "fwd_tc_launch.cuh"
 
 /* Must match the layout in fwd_tc_body9.cuh: v8's (ST stages of Q, K, V; two S_s;
@@ -106,5 +175,21 @@ extern "C" sgla_status sgla_cuda_launch_tc_v9(const sgla_kparams *p, sgla_dtype 
     if (p->K == 64) c = &v9_cfgs[0];
     else if (p->K == 128) c = p->V == 64 ? &v9_cfgs[1] : &v9_cfgs[2];
     else c = &v9_cfgs[3];
+    return sgla_tc_launch(c, p, dt, st);
+}
+
+static const tc_cfg v10_cfgs[] = {
+    {64, 64, 16, 3, 0, fwd_v10_k64_b64_bf16, fwd_v10_k64_b64_f16, "v10_k64_b64", T9_SMEM(64, 64, 3)},
+    {128, 64, 16, 3, 0, fwd_v10_k128_b64_bf16, fwd_v10_k128_b64_f16, "v10_k128_b64", T9_SMEM(128, 64, 3)},
+    {128, 128, 16, 3, 0, fwd_v10_k128_b128_bf16, fwd_v10_k128_b128_f16, "v10_k128_b128", T9_SMEM(128, 128, 3)},
+    {256, 64, 16, 2, 0, fwd_v10_k256_b64_bf16, fwd_v10_k256_b64_f16, "v10_k256_b64", T9_SMEM(256, 64, 2)},
+};
+
+extern "C" sgla_status sgla_cuda_launch_tc_v10(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
+{
+    const tc_cfg *c;
+    if (p->K == 64) c = &v10_cfgs[0];
+    else if (p->K == 128) c = p->V == 64 ? &v10_cfgs[1] : &v10_cfgs[2];
+    else c = &v10_cfgs[3];
     return sgla_tc_launch(c, p, dt, st);
 }

@@ -56,15 +56,20 @@ static const version_entry versions[] = {
 };
 #define NVERSIONS ((int)(sizeof versions / sizeof versions[0]))
 /* The version a plain call runs.  Measured on the H200 (docs/perf.md,
- * 2026-11-29): v5 beats v1 at K = 128 and 256 (0.268 vs 0.304 ms at
- * 8x4096x16x128, 0.889 vs 1.061 at 2x16384x8x256) and loses at K = 64
- * (0.322 vs 0.299 at 4x8192x32x64). */
-static int default_version_for(int64_t K) { return K >= 128 ? 5 : 1; }
+ * 2026-11-29, bf16, ms, g_gamma / g): v9 0.219 / 0.221 at 8x4096x16x128 (v5
+ * 0.250 / 0.263), 0.228 / 0.244 at 4x8192x32x64 (v1 0.299 / 0.313), 0.797 /
+ * 0.805 at 2x16384x8x256 (v5 0.787 / 0.833), 0.431 / 0.435 at 64x1024x16x128
+ * (v5 0.507 / 0.526). */
+static int default_version_for(int64_t K)
+{
+    (void)K;
+    return 9;
+}
 
 extern "C" int sgla_cuda_num_versions(void) { return NVERSIONS; }
 extern "C" const char *sgla_cuda_version_desc(int v)
 {
-    if (v == 0) return "default: v5 at K >= 128, v1 at K = 64";
+    if (v == 0) return "default: v9";
     return v >= 1 && v <= NVERSIONS ? versions[v - 1].desc : "no such version";
 }
 

@@ -1,0 +1,40 @@
+#!/bin/bash
+# `sgla run --backend cuda` end to end on the device: .npy inputs made by numpy
+# (fp16 q/k/v, a data-dependent gate, h0, a partial last chunk, K != V), the CUDA
+# result against `sgla run --backend ref-a` (fp64), relative L2 of o and ht printed.
+#   run: bash bench/run_cuda_check.sh [sgla binary]     (needs python3 with numpy)
+set -eu
+SGLA=${1:-.devbin/sgla}
+D=$(mktemp -d)
+python3 - "$D" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(20261129)
+B, T, H, K, V = 2, 300, 4, 128, 64
+np.save(f"{d}/q.npy", (rng.standard_normal((B, T, H, K)) * 0.5).astype(np.float16))
+np.save(f"{d}/k.npy", (rng.standard_normal((B, T, H, K)) * 0.5).astype(np.float16))
+np.save(f"{d}/v.npy", rng.standard_normal((B, T, H, V)).astype(np.float16))
+np.save(f"{d}/g.npy", -rng.uniform(0.0, 0.2, (B, T, H)).astype(np.float32))
+np.save(f"{d}/h0.npy", rng.standard_normal((B, H, K, V)).astype(np.float32))
+print(f"inputs: B={B} T={T} H={H} K={K} V={V}, fp16, gate g ~ -U(0, 0.2), h0")
+PY
+for be in cuda ref-a; do
+  rc=0
+  "$SGLA" run --q $D/q.npy --k $D/k.npy --v $D/v.npy --g $D/g.npy --h0 $D/h0.npy --scale 0.088388 \
+    --backend $be --o $D/o_$be.npy --ht $D/ht_$be.npy || rc=$?
+  echo "sgla run --backend $be: rc=$rc"
+  [ $rc = 0 ] || exit 1
+done
+python3 - "$D" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+ok = True
+for name, thr in (("o", 1e-3), ("ht", 1e-3)):
+    a = np.load(f"{d}/{name}_cuda.npy").astype(np.float64); r = np.load(f"{d}/{name}_ref-a.npy").astype(np.float64)
+    rel = np.linalg.norm(a - r) / np.linalg.norm(r)
+    good = np.isfinite(a).all() and rel <= thr
+    ok &= bool(good)
+    print(f"{name}: shape {a.shape} rel L2 {rel:.3e} max abs {np.abs(a - r).max():.3e} -> {'ok' if good else 'FAIL'} (<= {thr:g})")
+print("run_cuda_check:", "PASS" if ok else "FAIL")
+sys.exit(0 if ok else 1)
+PY

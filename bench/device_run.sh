@@ -97,8 +97,8 @@ if [ "$MODE" != "tests" ]; then
     # time every version that passed its tests (a faulting one would poison the process)
     FLAV=""
     for v in $BENCHV; do [ "$(sed -n 's/.* rc=//p' /tmp/rc_test_v$v.txt 2>/dev/null)" = 0 ] && FLAV="$FLAV${FLAV:+,}$v"; done
-    SGLA_LIBRARY=$PWD/$BD/libsgla.so timeout ${SGLA_FLA_TIMEOUT:-300} python3 bench/fla_compare.py --versions "${FLAV:-1}" > $OUT/fla.log 2>&1
-    note "fla_compare (versions ${FLAV:-1}) rc=$? took $(( $(date +%s) - t0 )) s"
+    SGLA_LIBRARY=$PWD/$BD/libsgla.so timeout ${SGLA_FLA_TIMEOUT:-300} python3 bench/fla_compare.py --versions "${FLAV:-0}" > $OUT/fla.log 2>&1
+    note "fla_compare (versions ${FLAV:-0}) rc=$? took $(( $(date +%s) - t0 )) s"
     left=$(( ${SGLA_BUDGET_S:-560} - ($(date +%s) - T_START) ))
     if [ "${SGLA_PYTEST:-1}" = 1 ] && [ $left -gt 40 ]; then
       PYTHONPATH=$PWD/python:${PYTHONPATH:-} SGLA_LIBRARY=$PWD/$BD/libsgla.so timeout $left \

@@ -14,8 +14,8 @@
  *                    warps per scheduler, same work per chunk)
  *   8  fwd_tc_v8.cu  wgmma, warpgroups specialised: WG 0 the outputs, WG 1 the
  *                    state, concurrently on one chunk; 3 cp.async stages
- *   9  fwd_tc_v9.cu  v8 with a producer warp issuing every copy (mbarrier
- *                    stages), the compute warps never stall on the LSU
+ *   9  fwd_tc_v9.cu  v8 with a producer warpgroup issuing every copy (mbarrier
+ *                    stages), the compute warps never stall on the LSU (default)
  *  10  fwd_tc_v9.cu  v9 with two producer warpgroups (twice the copies in flight)
  * fp32 inputs always go to fwd_f32.cu (CUDA cores, exact-ish). */
 #include <stdlib.h>
@@ -51,7 +51,7 @@ static const version_entry versions[] = {
     {sgla_cuda_launch_tc_v6, "v6 (experimental): wgmma m64nNk16 for Q.S, Q.K^T, A.V, K^T.V; 2 warpgroups, each half of BV"},
     {sgla_cuda_launch_tc_v7, "v7: v5 with 16 warps (4 row blocks x 4 column groups, 128 regs max)"},
     {sgla_cuda_launch_tc_v8, "v8: wgmma, WG 0 outputs / WG 1 state on the same chunk, 3 cp.async stages, S_s double-buffered"},
-    {sgla_cuda_launch_tc_v9, "v9: v8 with a producer warp (all cp.async, mbarrier stages); WG 0 / WG 1 hand S over by named barriers"},
+    {sgla_cuda_launch_tc_v9, "v9: v8 with a producer warpgroup (all cp.async, mbarrier stages, setmaxnreg 40 / 232); WG 0 / WG 1 hand S over by named barriers"},
     {sgla_cuda_launch_tc_v10, "v10: v9 with two producer warpgroups (16 warps, setmaxnreg 32 / 224)"},
 };
 #define NVERSIONS ((int)(sizeof versions / sizeof versions[0]))

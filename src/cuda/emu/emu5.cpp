@@ -6,6 +6,9 @@
 // Not built by CMake:
 //   g++ -O2 -o /tmp/emu5 src/cuda/emu/emu5.cpp && /tmp/emu5
 // Keep in step with fwd_tc_body5.cuh when its indexing changes.
+// STALE since 2026-11-29 (commit 21d061f): it models the body before the
+// full-chunk copy slots, the packed K weights, the folded scale and the stmatrix
+// stores; those were checked on the device (test_gpu_forward, 319 checks), not here.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

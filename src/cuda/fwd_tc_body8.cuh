@@ -7,6 +7,8 @@
  *   T8_BF16   1: bf16 operands, 0: fp16
  *   T8_ST     cp.async stages (2 or 3): chunks c + 1 .. c + ST - 1 are in flight during c
  *   T8_MINB   blocks per SM for __launch_bounds__
+ *   T8_NPW    producer warpgroups: 0 (v8: every thread copies, one block barrier per
+ *             chunk), 1 (v9) or 2 (v10)
  *
  * 8 warps = two specialised warpgroups (WG g = warp / 4, warp wl = warp % 4 in it):
  *   WG 0, outputs of chunk c (all BV columns, rows 16 wl .. of the chunk):
@@ -20,9 +22,19 @@
  *     ldmatrix.trans times the 16-bit weight pairs, B = V;  then S_{c+1} rounded into
  *     S_s[(c + 1) & 1] (stmatrix) for WG 0's next chunk.
  * The two warpgroups work on chunk c at the same time: WG 1 never waits for WG 0, and
- * WG 0 needs only S_c, written during chunk c - 1.  One block barrier per chunk (the
- * top one: chunk c landed, S_s[c & 1] written, everyone past chunk c - 1, so its stage
- * and S_s[(c + 1) & 1] are free).
+ * WG 0 needs only S_c, written during chunk c - 1.
+ * T8_NPW = 0: one block barrier per chunk (the top one: chunk c landed, S_s[c & 1]
+ * written, everyone past chunk c - 1, so its stage and S_s[(c + 1) & 1] are free).
+ * T8_NPW > 0: warpgroups 2.. are producers that alone issue the copies and give their
+ * registers to WG 0 and 1 (setmaxnreg).  Stage s has two mbarriers: full[s] (one
+ * arrival per producer thread: cp.async.mbarrier.arrive.noinc, i.e. when its copies
+ * of the chunk landed) and empty[s] (8 arrivals: lane 0 of every consumer warp once
+ * it is done with the stage).  WG 0 and WG 1 hand the state's 16-bit copy over
+ * through named barriers (256 threads):
+ *   S_READY[b] (ids 1, 2): WG 1 arrives after writing S_s[b], WG 0 syncs before Q.S;
+ *   S_FREE[b]  (ids 3, 4): WG 0 arrives once its Q.S read S_s[b], WG 1 syncs before
+ *                          overwriting it.
+ * Every arrival is matched by exactly one sync (the last chunk writes no S_s).
  *
  * Shared-memory tiles use wgmma's no-swizzle canonical layouts (see fwd_tc_body6.cuh):
  *   K-major (Q, K: 64 tokens x KD): (r, c) at ((r/8)(KD/8) + c/8) 128 + (r%8) 16 + (c%8) 2;
@@ -31,7 +43,18 @@
  *     descriptor LBO BV*16, SBO 128.
  */
 
-#define T8_NT 256
+#ifndef T8_NPW
+#define T8_NPW 0 /* producer warpgroups */
+#endif
+#define T8_NP (128 * T8_NPW)      /* producer threads */
+#define T8_NT (256 + T8_NP)       /* two consumer warpgroups + the producers */
+#if T8_NPW == 1
+#define T8_REG_P "40"  /* setmaxnreg: 128 x 40 + 256 x 232 = 64 K registers */
+#define T8_REG_C "232"
+#else
+#define T8_REG_P "32"  /* 256 x 32 + 256 x 224 = 64 K registers */
+#define T8_REG_C "224"
+#endif
 #define T8_MT (T8_KD / 64)
 #define T8_NR (T8_BV / 2) /* f32 accumulator registers of a m64 x BV product */
 #define T8_QBYTES (64 * T8_KD * 2)
@@ -101,14 +124,69 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
     const float *gg = p.gmode == SGLA_GATE_G ? p.g + row0 : (const float *)0;
     const float gl2 = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[h] * SGLA_LOG2E : 0.f;
 
-    /* shared memory: must match T8_SMEM in fwd_tc_v8.cu */
+    /* shared memory: must match T8_SMEM in fwd_tc_v8.cu / fwd_tc_v9.cu */
     unsigned char *st_base = tc_smem;                                          /* [ST][Q | K | V] */
     unsigned char *S_s = tc_smem + T8_ST * T8_STAGE_BYTES;                      /* [2] KD x BV, N-major */
     float *g_s = (float *)(S_s + 2 * T8_SBYTES);                                /* [ST][64] */
     float *b_s = g_s + T8_ST * 64;                                              /* [8][64] */
+#if T8_NPW
+    uint64_t *mbar = (uint64_t *)(b_s + 8 * 64);                                /* full[ST], empty[ST] */
+    float *bw = b_s + (warp & 7) * 64; /* the producer has none */
+#else
     float *bw = b_s + warp * 64;
+#endif
     const uint32_t st_u32 = sgla_smem_u32(st_base), S_u32 = sgla_smem_u32(S_s);
 
+#if T8_NPW
+    const uint32_t full_u32 = sgla_smem_u32(mbar), empty_u32 = full_u32 + 8 * T8_ST;
+    if (tid == 0) {
+        for (int i = 0; i < T8_ST; i++) {
+            sgla_mbar_init(full_u32 + 8 * i, T8_NP);
+            sgla_mbar_init(empty_u32 + 8 * i, 8);
+        }
+        sgla_mbar_init_fence();
+    }
+    __syncthreads(); /* the only block-wide barrier: the mbarriers exist */
+
+    if (wg >= 2) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 " T8_REG_P ";\n" ::: "memory");
+        /* ---- the producer: thread pt copies the 16-byte pieces i = pt + NP n of each tile
+         * (core-matrix order: piece i at byte 16 i is row (i / KD) 8 + (i & 7), columns
+         * ((i / 8) % (KD / 8)) 8 ..; V likewise with BV) ---- */
+        const int pt = tid - 256;
+        int s = 0;
+        for (int c = 0; c < nchunks; c++) {
+            if (c >= T8_ST) sgla_mbar_wait(empty_u32 + 8 * s, (uint32_t)((c / T8_ST - 1) & 1));
+            const int64_t tk0 = (int64_t)c * 64;
+            const int cl = (int)(len - tk0 < 64 ? len - tk0 : 64);
+            const uint32_t qs = st_u32 + s * T8_STAGE_BYTES, ks = qs + T8_QBYTES, vs = ks + T8_QBYTES;
+            const uint16_t *qp = qg + tk0 * sq, *kp = kg + tk0 * sq, *vp = vg + tk0 * sv;
+#pragma unroll
+            for (int i = pt; i < 64 * T8_KD / 8; i += T8_NP) {
+                const int r = (i / T8_KD) * 8 + (i & 7), c8 = ((i >> 3) % (T8_KD / 8)) * 8;
+                const int ok = r < cl;
+                const int64_t off = ok ? (int64_t)r * sq + c8 : 0;
+                if (outputs) sgla_cp16(qs + i * 16, qp + off, ok ? 16 : 0);
+                sgla_cp16(ks + i * 16, kp + off, ok ? 16 : 0);
+            }
+#pragma unroll
+            for (int i = pt; i < 64 * T8_BV / 8; i += T8_NP) {
+                const int r = (i / T8_BV) * 8 + (i & 7), c8 = ((i >> 3) % (T8_BV / 8)) * 8;
+                const int ok = r < cl;
+                sgla_cp16(vs + i * 16, vp + (ok ? (int64_t)r * sv + c8 : 0), ok ? 16 : 0);
+            }
+            if (gg && pt < 64) {
+                const int ok = pt < cl;
+                sgla_cp4(sgla_smem_u32(g_s + s * 64 + pt), gg + (ok ? (tk0 + pt) * p.H : 0), ok ? 4 : 0);
+            }
+            sgla_cp_mbar_arrive(full_u32 + 8 * s);
+            s = s + 1 == T8_ST ? 0 : s + 1;
+        }
+        SGLA_CP_WAIT(0);
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 " T8_REG_C ";\n" ::: "memory");
+#else
     /* this thread's cp.async slots, the same in every full chunk: the i-th 16-byte piece of
      * a tile is byte 16 i of it (core-matrix order), i = tid + 256 n, so piece n sits at
      * row ld_r + n * T8_QK_RS (V: lv_r + n * T8_V_RS) of the chunk */
@@ -154,17 +232,26 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
                      ok_ ? 4 : 0);                                                             \
         }                                                                                      \
     } while (0)
+#endif
 
-    /* the top of every chunk, in both warpgroups' loops: chunk c landed (this thread's
-     * copies, then everyone's: barrier 1, all 256 threads; S_s[c & 1] written; everyone is
-     * past chunk c - 1, so its stage is free for chunk c + ST - 1), and this warp's copy of
-     * the chunk-local cumulative log2 gate b */
-#define T8_CHUNK_TOP()                                                                         \
+    /* the top of every chunk, in both warpgroups' loops: chunk c landed (full[s]; without
+     * producers this thread's copies, then everyone's: barrier 1, all 256 threads, which also
+     * means S_s[c & 1] is written and everyone is past chunk c - 1, so its stage is free for
+     * chunk c + ST - 1), and this warp's copy of the chunk-local cumulative log2 gate b */
+#if T8_NPW
+#define T8_CHUNK_WAIT()                                                                        \
+    sgla_mbar_wait(full_u32 + 8 * s, (uint32_t)((c / T8_ST) & 1));                            \
+    sgla_fence_proxy_async() /* the producer's copies are read next by wgmma */
+#else
+#define T8_CHUNK_WAIT()                                                                        \
     SGLA_CP_WAIT(T8_ST - 2);                                                                   \
     sgla_fence_proxy_async(); /* this thread's copies are read next by wgmma */                \
     sgla_bar_sync(1, T8_NT);                                                                   \
     if (c + T8_ST - 1 < nchunks) T8_LOAD_CHUNK(c + T8_ST - 1, s == 0 ? T8_ST - 1 : s - 1);     \
-    sgla_cp_commit();                                                                          \
+    sgla_cp_commit()
+#endif
+#define T8_CHUNK_TOP()                                                                         \
+    T8_CHUNK_WAIT();                                                                           \
     const int cl = (int)(len - (int64_t)c * 64 < 64 ? len - (int64_t)c * 64 : 64);             \
     const uint32_t qs = st_u32 + s * T8_STAGE_BYTES, ks = qs + T8_QBYTES, vs = ks + T8_QBYTES; \
     const uint64_t dV = sgla_wg_desc(vs, T8_BV * 16, 128);                                     \
@@ -189,15 +276,23 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
     __syncwarp();                                                                              \
     const float bC = p.gmode ? bw[63] : 0.f
 
+#if T8_NPW
+#define T8_RELEASE_STAGE()                                                                     \
+    do {                                                                                       \
+        __syncwarp();                                                                          \
+        if (lane == 0) sgla_mbar_arrive(empty_u32 + 8 * s);                                    \
+    } while (0)
+#else
     /* ---- prologue: chunks 0 .. ST-2 in flight (one commit group each, empty or not) ---- */
 #pragma unroll
     for (int i = 0; i < T8_ST - 1; i++) {
         if (i < nchunks) T8_LOAD_CHUNK(i, i);
         sgla_cp_commit();
     }
+#define T8_RELEASE_STAGE() (void)0 /* the next chunk's top barrier frees it */
+#endif
 
-    /* Each warpgroup runs its own loop, so the state's registers are live only in WG 1's;
-     * both pass barrier 1 once per chunk. */
+    /* Each warpgroup runs its own loop, so the state's registers are live only in WG 1's. */
     if (wg == 0) {
         const int i0 = 16 * wl + gid, i1 = i0 + 8; /* this thread's rows */
         const float scl = p.scale;
@@ -208,10 +303,16 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
          * of row r at r * BV * 2 + (u ^ (r & 7)) * 16): row 16 wl + (lane & 7) + 8 ((lane >> 3) & 1) */
         const int os_r = 16 * wl + (lane & 7) + ((lane >> 3) & 1) * 8;
         int s = 0; /* stage of chunk c */
+#if T8_NPW
+        if (outputs && nchunks >= 2) sgla_bar_arrive(4, 256); /* S_FREE[1]: WG 1 writes it first in chunk 0 */
+#endif
         for (int c = 0; c < nchunks; c++) {
             T8_CHUNK_TOP();
             (void)bC;
             if (outputs) {
+#if T8_NPW
+                sgla_bar_sync(1 + (c & 1), 256); /* S_READY[c & 1] */
+#endif
                 const uint64_t dQ = sgla_wg_desc(qs, 128, T8_KD * 16);
                 const uint64_t dK = sgla_wg_desc(ks, 128, T8_KD * 16);
                 const uint64_t dS = sgla_wg_desc(S_u32 + (c & 1) * T8_SBYTES, T8_BV * 16, 128);
@@ -262,6 +363,9 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
                 SGLA_WG_WAIT(0); /* Q.S done */
 #pragma unroll
                 for (int e = 0; e < T8_NR; e++) SGLA_REG_PIN_F(acc[e]);
+#if T8_NPW
+                if (c + 2 < nchunks) sgla_bar_arrive(3 + (c & 1), 256); /* S_FREE[c & 1]: rewritten in chunk c + 1 */
+#endif
                 {
                     const float w0 = p.gmode ? sgla_exp2(bi0) * scl : scl;
                     const float w1 = p.gmode ? sgla_exp2(bi1) * scl : scl;
@@ -304,6 +408,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
                         *(uint4 *)(op + m * T8_O_RS * sv) = *(const uint4 *)(os + r * T8_BV * 2 + ((o_u ^ (r & 7)) * 16));
                 }
             }
+            T8_RELEASE_STAGE();
             s = s + 1 == T8_ST ? 0 : s + 1;
         }
     } else {
@@ -347,7 +452,14 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
                     }
                 }
         }
+#if T8_NPW
+        if (outputs && nchunks >= 1) {
+            T8_STORE_S(0);
+            sgla_bar_arrive(1, 256); /* S_READY[0] */
+        }
+#else
         if (outputs) T8_STORE_S(0); /* chunk 0 reads it after the loop's first barrier */
+#endif
         /* K^T fragments: ldmatrix.trans of core matrices (keys 16 kk + 8 (j >> 1) .. + 7) x
          * (features 64 mt + 16 wl + 8 (j & 1) .. + 7), j = lane / 8; registers 0, 1 hold keys
          * 2 tig, 2 tig + 1 and 2, 3 keys 2 tig + 8, + 9 */
@@ -405,8 +517,18 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
                 for (int kk = 0; kk < 4; kk++)
 #pragma unroll
                     for (int e = 0; e < 4; e++) SGLA_REG_PIN_R(kf[mt][kk][e]);
+            T8_RELEASE_STAGE();
+#if T8_NPW
+            /* S_{c+1} for WG 0's next chunk, once WG 0's Q.S of chunk c - 1 has read that buffer */
+            if (outputs && c + 1 < nchunks) {
+                sgla_bar_sync(3 + ((c + 1) & 1), 256); /* S_FREE[(c + 1) & 1] */
+                T8_STORE_S((c + 1) & 1);
+                sgla_bar_arrive(1 + ((c + 1) & 1), 256); /* S_READY[(c + 1) & 1] */
+            }
+#else
             /* S_{c+1} for WG 0's next chunk; that buffer's last reader was WG 0 in chunk c - 1 */
             if (outputs) T8_STORE_S((c + 1) & 1);
+#endif
             s = s + 1 == T8_ST ? 0 : s + 1;
         }
         float *htp = p.mode == 1 ? p.seg_buf + (seg * p.N * p.H + nh) * T8_KD * p.V + v0
@@ -424,11 +546,17 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
                 }
         }
     }
+#if !T8_NPW
     SGLA_CP_WAIT(0);
+#endif
 }
 
-#undef T8_LOAD_CHUNK
 #undef T8_CHUNK_TOP
+#undef T8_CHUNK_WAIT
+#if !T8_NPW
+#undef T8_LOAD_CHUNK
+#endif
+#undef T8_RELEASE_STAGE
 #undef T8_STORE_S
 #undef T8_PACK
 #undef T8_MUL2
@@ -436,6 +564,10 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #undef T8_SS_T1
 #undef T8_RS_T1
 #undef T8_NT
+#undef T8_NP
+#undef T8_NPW
+#undef T8_REG_P
+#undef T8_REG_C
 #undef T8_MT
 #undef T8_NR
 #undef T8_QBYTES

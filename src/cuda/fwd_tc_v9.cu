@@ -12,11 +12,13 @@
  * by setmaxnreg): per-stage mbarriers (full: cp.async.mbarrier.arrive.noinc from
  * each producer lane; empty: one arrival per consumer warp) replace the per-chunk
  * block barrier, and the state hand-over between the warpgroups becomes two pairs
- * of named barriers (S_READY, S_FREE).  Math, layouts and numerics are v8's.
+ * of named barriers (S_READY, S_FREE).  Math, layouts and numerics are v8's:
+ * the body is fwd_tc_body8.cuh with T8_NPW = 1 (v10: 2).
  * Prediction: 8x4096x16x128 0.255 -> ~0.17 ms (loads and math overlap: the
  * larger of ~0.13 of memory and v8's math without the copy stalls).
+ * Measured (docs/perf.md): 0.218 ms (g_gamma), 0.222 (g).
  *
- * v10 (same file and body, T9_NPW = 2): two producer warpgroups, 16 warps, so twice
+ * v10 (same file and body, T8_NPW = 2): two producer warpgroups, 16 warps, so twice
  * the copies in flight from the issuing side (setmaxnreg 32 / 224).
  *
  * Configs (K, BV, stages), 12 warps (v10: 16), one block per SM:
@@ -25,139 +27,147 @@
 #include "sgla_dev.cuh"
 #include "sgla_wgmma.cuh"
 
-#define T9_NAME fwd_v9_k64_b64_bf16
-#define T9_KD 64
-#define T9_BV 64
-#define T9_BF16 1
-#define T9_ST 3
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
+#define T8_NAME fwd_v9_k64_b64_bf16
+#define T8_NPW 1
+#define T8_KD 64
+#define T8_BV 64
+#define T8_BF16 1
+#define T8_ST 3
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
 
-#define T9_NAME fwd_v9_k64_b64_f16
-#define T9_KD 64
-#define T9_BV 64
-#define T9_BF16 0
-#define T9_ST 3
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
+#define T8_NAME fwd_v9_k64_b64_f16
+#define T8_NPW 1
+#define T8_KD 64
+#define T8_BV 64
+#define T8_BF16 0
+#define T8_ST 3
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
 
-#define T9_NAME fwd_v9_k128_b64_bf16
-#define T9_KD 128
-#define T9_BV 64
-#define T9_BF16 1
-#define T9_ST 3
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
+#define T8_NAME fwd_v9_k128_b64_bf16
+#define T8_NPW 1
+#define T8_KD 128
+#define T8_BV 64
+#define T8_BF16 1
+#define T8_ST 3
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
 
-#define T9_NAME fwd_v9_k128_b64_f16
-#define T9_KD 128
-#define T9_BV 64
-#define T9_BF16 0
-#define T9_ST 3
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
+#define T8_NAME fwd_v9_k128_b64_f16
+#define T8_NPW 1
+#define T8_KD 128
+#define T8_BV 64
+#define T8_BF16 0
+#define T8_ST 3
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
 
-#define T9_NAME fwd_v9_k128_b128_bf16
-#define T9_KD 128
-#define T9_BV 128
-#define T9_BF16 1
-#define T9_ST 3
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
+#define T8_NAME fwd_v9_k128_b128_bf16
+#define T8_NPW 1
+#define T8_KD 128
+#define T8_BV 128
+#define T8_BF16 1
+#define T8_ST 3
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
 
-#define T9_NAME fwd_v9_k128_b128_f16
-#define T9_KD 128
-#define T9_BV 128
-#define T9_BF16 0
-#define T9_ST 3
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
+#define T8_NAME fwd_v9_k128_b128_f16
+#define T8_NPW 1
+#define T8_KD 128
+#define T8_BV 128
+#define T8_BF16 0
+#define T8_ST 3
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
 
-#define T9_NAME fwd_v9_k256_b64_bf16
-#define T9_KD 256
-#define T9_BV 64
-#define T9_BF16 1
-#define T9_ST 2
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
+#define T8_NAME fwd_v9_k256_b64_bf16
+#define T8_NPW 1
+#define T8_KD 256
+#define T8_BV 64
+#define T8_BF16 1
+#define T8_ST 2
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
 
-#define T9_NAME fwd_v9_k256_b64_f16
-#define T9_KD 256
-#define T9_BV 64
-#define T9_BF16 0
-#define T9_ST 2
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
+#define T8_NAME fwd_v9_k256_b64_f16
+#define T8_NPW 1
+#define T8_KD 256
+#define T8_BV 64
+#define T8_BF16 0
+#define T8_ST 2
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
 
 /* v10: the same body with two producer warpgroups (16 warps) */
-#define T9_NAME fwd_v10_k64_b64_bf16
-#define T9_NPW 2
-#define T9_KD 64
-#define T9_BV 64
-#define T9_BF16 1
-#define T9_ST 3
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
-#define T9_NAME fwd_v10_k64_b64_f16
-#define T9_NPW 2
-#define T9_KD 64
-#define T9_BV 64
-#define T9_BF16 0
-#define T9_ST 3
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
-#define T9_NAME fwd_v10_k128_b64_bf16
-#define T9_NPW 2
-#define T9_KD 128
-#define T9_BV 64
-#define T9_BF16 1
-#define T9_ST 3
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
-#define T9_NAME fwd_v10_k128_b64_f16
-#define T9_NPW 2
-#define T9_KD 128
-#define T9_BV 64
-#define T9_BF16 0
-#define T9_ST 3
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
-#define T9_NAME fwd_v10_k128_b128_bf16
-#define T9_NPW 2
-#define T9_KD 128
-#define T9_BV 128
-#define T9_BF16 1
-#define T9_ST 3
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
-#define T9_NAME fwd_v10_k128_b128_f16
-#define T9_NPW 2
-#define T9_KD 128
-#define T9_BV 128
-#define T9_BF16 0
-#define T9_ST 3
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
-#define T9_NAME fwd_v10_k256_b64_bf16
-#define T9_NPW 2
-#define T9_KD 256
-#define T9_BV 64
-#define T9_BF16 1
-#define T9_ST 2
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
-#define T9_NAME fwd_v10_k256_b64_f16
-#define T9_NPW 2
-#define T9_KD 256
-#define T9_BV 64
-#define T9_BF16 0
-#define T9_ST 2
-#define T9_MINB 1
-#include "fwd_tc_body9.cuh"
+#define T8_NAME fwd_v10_k64_b64_bf16
+#define T8_NPW 2
+#define T8_KD 64
+#define T8_BV 64
+#define T8_BF16 1
+#define T8_ST 3
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
+#define T8_NAME fwd_v10_k64_b64_f16
+#define T8_NPW 2
+#define T8_KD 64
+#define T8_BV 64
+#define T8_BF16 0
+#define T8_ST 3
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
+#define T8_NAME fwd_v10_k128_b64_bf16
+#define T8_NPW 2
+#define T8_KD 128
+#define T8_BV 64
+#define T8_BF16 1
+#define T8_ST 3
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
+#define T8_NAME fwd_v10_k128_b64_f16
+#define T8_NPW 2
+#define T8_KD 128
+#define T8_BV 64
+#define T8_BF16 0
+#define T8_ST 3
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
+#define T8_NAME fwd_v10_k128_b128_bf16
+#define T8_NPW 2
+#define T8_KD 128
+#define T8_BV 128
+#define T8_BF16 1
+#define T8_ST 3
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
+#define T8_NAME fwd_v10_k128_b128_f16
+#define T8_NPW 2
+#define T8_KD 128
+#define T8_BV 128
+#define T8_BF16 0
+#define T8_ST 3
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
+#define T8_NAME fwd_v10_k256_b64_bf16
+#define T8_NPW 2
+#define T8_KD 256
+#define T8_BV 64
+#define T8_BF16 1
+#define T8_ST 2
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
+#define T8_NAME fwd_v10_k256_b64_f16
+#define T8_NPW 2
+#define T8_KD 256
+#define T8_BV 64
+#define T8_BF16 0
+#define T8_ST 2
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
 
 #include "fwd_tc_launch.cuh"
 
-/* Must match the layout in fwd_tc_body9.cuh: v8's (ST stages of Q, K, V; two S_s;
+/* Must match the layout in fwd_tc_body8.cuh (T8_NPW > 0): v8's (ST stages of Q, K, V; two S_s;
  * g [ST][64]; b [8][64]) and 2 ST mbarriers. */
 #define T9_SMEM(kd, bv, st)                                                                    \
     ((size_t)(st) * (256 * (kd) + 128 * (bv)) + (size_t)4 * (kd) * (bv) + (st) * 256 + 2048 + (st) * 16)

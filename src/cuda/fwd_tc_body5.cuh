@@ -67,12 +67,10 @@
 #if T5_BF16
 #define T5_MMA sgla_mma_bf16
 #define T5_PACK sgla_pack_bf16
-#define T5_UNPACK sgla_unpack_bf16
 #define T5_MUL2 sgla_mul2_bf16
 #else
 #define T5_MMA sgla_mma_f16
 #define T5_PACK sgla_pack_f16
-#define T5_UNPACK sgla_unpack_f16
 #define T5_MUL2 sgla_mul2_f16
 #endif
 
@@ -452,7 +450,6 @@ __global__ void __launch_bounds__(T5_NT, T5_MINB) T5_NAME(const sgla_kparams p)
 #undef T5_STORE_S
 #undef T5_MMA
 #undef T5_PACK
-#undef T5_UNPACK
 #undef T5_MUL2
 #undef T5_NW
 #undef T5_NT

@@ -51,9 +51,17 @@
 #if T8_NPW == 1
 #define T8_REG_P "40"  /* setmaxnreg: 128 x 40 + 256 x 232 = 64 K registers */
 #define T8_REG_C "232"
-#else
+#elif T8_NPW == 2
 #define T8_REG_P "32"  /* 256 x 32 + 256 x 224 = 64 K registers */
 #define T8_REG_C "224"
+#endif
+
+/* Shared memory of one instance (must match the layout in the kernel): ST stages of
+ * Q, K (64 x KD) and V (64 x BV) in core-matrix order; two S_s (KD x BV); g [ST][64]
+ * f32; b [8][64] f32; with producers, full[ST] and empty[ST] mbarriers. */
+#ifndef T8_SMEM
+#define T8_SMEM(kd, bv, st, npw)                                                               \
+    ((size_t)(st) * (256 * (kd) + 128 * (bv)) + (size_t)4 * (kd) * (bv) + (st) * 256 + 2048 + ((npw) ? (st) * 16 : 0))
 #endif
 #define T8_MT (T8_KD / 64)
 #define T8_NR (T8_BV / 2) /* f32 accumulator registers of a m64 x BV product */
@@ -124,7 +132,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
     const float *gg = p.gmode == SGLA_GATE_G ? p.g + row0 : (const float *)0;
     const float gl2 = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[h] * SGLA_LOG2E : 0.f;
 
-    /* shared memory: must match T8_SMEM in fwd_tc_v8.cu / fwd_tc_v9.cu */
+    /* shared memory: must match T8_SMEM above */
     unsigned char *st_base = tc_smem;                                          /* [ST][Q | K | V] */
     unsigned char *S_s = tc_smem + T8_ST * T8_STAGE_BYTES;                      /* [2] KD x BV, N-major */
     float *g_s = (float *)(S_s + 2 * T8_SBYTES);                                /* [ST][64] */

@@ -113,4 +113,12 @@ static sgla_status sgla_tc_launch(const tc_cfg *c, const sgla_kparams *p, sgla_d
     return rc;
 }
 
+/* Launch from a version's usual four-row table: K = 64; K = 128 with V = 64; K = 128
+ * with V >= 128; K = 256. */
+static inline sgla_status sgla_tc_launch4(const tc_cfg cfgs[4], const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
+{
+    const tc_cfg *c = p->K == 64 ? &cfgs[0] : p->K == 128 ? (p->V == 64 ? &cfgs[1] : &cfgs[2]) : &cfgs[3];
+    return sgla_tc_launch(c, p, dt, st);
+}
+
 #endif

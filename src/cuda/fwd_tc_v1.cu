@@ -104,9 +104,5 @@ static const tc_cfg v1_cfgs[] = {
 
 extern "C" sgla_status sgla_cuda_launch_tc_v1(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
-    const tc_cfg *c;
-    if (p->K == 64) c = &v1_cfgs[0];
-    else if (p->K == 128) c = p->V == 64 ? &v1_cfgs[1] : &v1_cfgs[2];
-    else c = &v1_cfgs[3];
-    return sgla_tc_launch(c, p, dt, st);
+    return sgla_tc_launch4(v1_cfgs, p, dt, st);
 }

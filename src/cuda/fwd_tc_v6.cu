@@ -99,9 +99,5 @@ static const tc_cfg v6_cfgs[] = {
 
 extern "C" sgla_status sgla_cuda_launch_tc_v6(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
-    const tc_cfg *c;
-    if (p->K == 64) c = &v6_cfgs[0];
-    else if (p->K == 128) c = p->V == 64 ? &v6_cfgs[1] : &v6_cfgs[2];
-    else c = &v6_cfgs[3];
-    return sgla_tc_launch(c, p, dt, st);
+    return sgla_tc_launch4(v6_cfgs, p, dt, st);
 }

@@ -97,22 +97,14 @@
 
 #include "fwd_tc_launch.cuh"
 
-/* Must match the layout in fwd_tc_body8.cuh: ST stages of Q, K (64 x KD) and V
- * (64 x BV) in core-matrix order; two S_s (KD x BV); g [ST][64] f32; b [8][64] f32. */
-#define T8_SMEM(kd, bv, st) ((size_t)(st) * (256 * (kd) + 128 * (bv)) + (size_t)4 * (kd) * (bv) + (st) * 256 + 2048)
-
 static const tc_cfg v8_cfgs[] = {
-    {64, 64, 8, 3, 0, fwd_v8_k64_b64_bf16, fwd_v8_k64_b64_f16, "v8_k64_b64", T8_SMEM(64, 64, 3)},
-    {128, 64, 8, 3, 0, fwd_v8_k128_b64_bf16, fwd_v8_k128_b64_f16, "v8_k128_b64", T8_SMEM(128, 64, 3)},
-    {128, 128, 8, 3, 0, fwd_v8_k128_b128_bf16, fwd_v8_k128_b128_f16, "v8_k128_b128", T8_SMEM(128, 128, 3)},
-    {256, 64, 8, 2, 0, fwd_v8_k256_b64_bf16, fwd_v8_k256_b64_f16, "v8_k256_b64", T8_SMEM(256, 64, 2)},
+    {64, 64, 8, 3, 0, fwd_v8_k64_b64_bf16, fwd_v8_k64_b64_f16, "v8_k64_b64", T8_SMEM(64, 64, 3, 0)},
+    {128, 64, 8, 3, 0, fwd_v8_k128_b64_bf16, fwd_v8_k128_b64_f16, "v8_k128_b64", T8_SMEM(128, 64, 3, 0)},
+    {128, 128, 8, 3, 0, fwd_v8_k128_b128_bf16, fwd_v8_k128_b128_f16, "v8_k128_b128", T8_SMEM(128, 128, 3, 0)},
+    {256, 64, 8, 2, 0, fwd_v8_k256_b64_bf16, fwd_v8_k256_b64_f16, "v8_k256_b64", T8_SMEM(256, 64, 2, 0)},
 };
 
 extern "C" sgla_status sgla_cuda_launch_tc_v8(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
-    const tc_cfg *c;
-    if (p->K == 64) c = &v8_cfgs[0];
-    else if (p->K == 128) c = p->V == 64 ? &v8_cfgs[1] : &v8_cfgs[2];
-    else c = &v8_cfgs[3];
-    return sgla_tc_launch(c, p, dt, st);
+    return sgla_tc_launch4(v8_cfgs, p, dt, st);
 }

@@ -167,39 +167,26 @@
 
 #include "fwd_tc_launch.cuh"
 
-/* Must match the layout in fwd_tc_body8.cuh (T8_NPW > 0): v8's (ST stages of Q, K, V; two S_s;
- * g [ST][64]; b [8][64]) and 2 ST mbarriers. */
-#define T9_SMEM(kd, bv, st)                                                                    \
-    ((size_t)(st) * (256 * (kd) + 128 * (bv)) + (size_t)4 * (kd) * (bv) + (st) * 256 + 2048 + (st) * 16)
-
 static const tc_cfg v9_cfgs[] = {
-    {64, 64, 12, 3, 0, fwd_v9_k64_b64_bf16, fwd_v9_k64_b64_f16, "v9_k64_b64", T9_SMEM(64, 64, 3)},
-    {128, 64, 12, 3, 0, fwd_v9_k128_b64_bf16, fwd_v9_k128_b64_f16, "v9_k128_b64", T9_SMEM(128, 64, 3)},
-    {128, 128, 12, 3, 0, fwd_v9_k128_b128_bf16, fwd_v9_k128_b128_f16, "v9_k128_b128", T9_SMEM(128, 128, 3)},
-    {256, 64, 12, 2, 0, fwd_v9_k256_b64_bf16, fwd_v9_k256_b64_f16, "v9_k256_b64", T9_SMEM(256, 64, 2)},
+    {64, 64, 12, 3, 0, fwd_v9_k64_b64_bf16, fwd_v9_k64_b64_f16, "v9_k64_b64", T8_SMEM(64, 64, 3, 1)},
+    {128, 64, 12, 3, 0, fwd_v9_k128_b64_bf16, fwd_v9_k128_b64_f16, "v9_k128_b64", T8_SMEM(128, 64, 3, 1)},
+    {128, 128, 12, 3, 0, fwd_v9_k128_b128_bf16, fwd_v9_k128_b128_f16, "v9_k128_b128", T8_SMEM(128, 128, 3, 1)},
+    {256, 64, 12, 2, 0, fwd_v9_k256_b64_bf16, fwd_v9_k256_b64_f16, "v9_k256_b64", T8_SMEM(256, 64, 2, 1)},
 };
 
 extern "C" sgla_status sgla_cuda_launch_tc_v9(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
-    const tc_cfg *c;
-    if (p->K == 64) c = &v9_cfgs[0];
-    else if (p->K == 128) c = p->V == 64 ? &v9_cfgs[1] : &v9_cfgs[2];
-    else c = &v9_cfgs[3];
-    return sgla_tc_launch(c, p, dt, st);
+    return sgla_tc_launch4(v9_cfgs, p, dt, st);
 }
 
 static const tc_cfg v10_cfgs[] = {
-    {64, 64, 16, 3, 0, fwd_v10_k64_b64_bf16, fwd_v10_k64_b64_f16, "v10_k64_b64", T9_SMEM(64, 64, 3)},
-    {128, 64, 16, 3, 0, fwd_v10_k128_b64_bf16, fwd_v10_k128_b64_f16, "v10_k128_b64", T9_SMEM(128, 64, 3)},
-    {128, 128, 16, 3, 0, fwd_v10_k128_b128_bf16, fwd_v10_k128_b128_f16, "v10_k128_b128", T9_SMEM(128, 128, 3)},
-    {256, 64, 16, 2, 0, fwd_v10_k256_b64_bf16, fwd_v10_k256_b64_f16, "v10_k256_b64", T9_SMEM(256, 64, 2)},
+    {64, 64, 16, 3, 0, fwd_v10_k64_b64_bf16, fwd_v10_k64_b64_f16, "v10_k64_b64", T8_SMEM(64, 64, 3, 2)},
+    {128, 64, 16, 3, 0, fwd_v10_k128_b64_bf16, fwd_v10_k128_b64_f16, "v10_k128_b64", T8_SMEM(128, 64, 3, 2)},
+    {128, 128, 16, 3, 0, fwd_v10_k128_b128_bf16, fwd_v10_k128_b128_f16, "v10_k128_b128", T8_SMEM(128, 128, 3, 2)},
+    {256, 64, 16, 2, 0, fwd_v10_k256_b64_bf16, fwd_v10_k256_b64_f16, "v10_k256_b64", T8_SMEM(256, 64, 2, 2)},
 };
 
 extern "C" sgla_status sgla_cuda_launch_tc_v10(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
-    const tc_cfg *c;
-    if (p->K == 64) c = &v10_cfgs[0];
-    else if (p->K == 128) c = p->V == 64 ? &v10_cfgs[1] : &v10_cfgs[2];
-    else c = &v10_cfgs[3];
-    return sgla_tc_launch(c, p, dt, st);
+    return sgla_tc_launch4(v10_cfgs, p, dt, st);
 }

@@ -17,6 +17,9 @@
  *   9  fwd_tc_v9.cu  v8 with a producer warpgroup issuing every copy (mbarrier
  *                    stages), the compute warps never stall on the LSU (default)
  *  10  fwd_tc_v9.cu  v9 with two producer warpgroups (twice the copies in flight)
+ *  11  fwd_tc_v11.cu v9 with TMA copies (one producer thread, 128-byte swizzled tiles),
+ *                    more stages where shared memory allows
+ *  12  fwd_tc_v11.cu v11 with o stored by TMA from its own tile (stages released earlier)
  * fp32 inputs always go to fwd_f32.cu (CUDA cores, exact-ish). */
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,8 @@ extern "C" sgla_status sgla_cuda_launch_tc_v7(const sgla_kparams *p, sgla_dtype 
 extern "C" sgla_status sgla_cuda_launch_tc_v8(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 extern "C" sgla_status sgla_cuda_launch_tc_v9(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 extern "C" sgla_status sgla_cuda_launch_tc_v10(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
+extern "C" sgla_status sgla_cuda_launch_tc_v11(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
+extern "C" sgla_status sgla_cuda_launch_tc_v12(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 
 typedef sgla_status (*tc_launcher)(const sgla_kparams *, sgla_dtype, cudaStream_t);
 typedef struct version_entry {
@@ -53,6 +58,8 @@ static const version_entry versions[] = {
     {sgla_cuda_launch_tc_v8, "v8: wgmma, WG 0 outputs / WG 1 state on the same chunk, 3 cp.async stages, S_s double-buffered"},
     {sgla_cuda_launch_tc_v9, "v9: v8 with a producer warpgroup (all cp.async, mbarrier stages, setmaxnreg 40 / 232); WG 0 / WG 1 hand S over by named barriers"},
     {sgla_cuda_launch_tc_v10, "v10: v9 with two producer warpgroups (16 warps, setmaxnreg 32 / 224)"},
+    {sgla_cuda_launch_tc_v11, "v11: v9 with TMA loads (one producer thread, 128-byte swizzle), 6/4/3/2 stages; cu_seqlens or T=0: v9"},
+    {sgla_cuda_launch_tc_v12, "v12: v11 with o stored by TMA from its own tile, stages released after A.V; cu_seqlens or T=0: v9"},
 };
 #define NVERSIONS ((int)(sizeof versions / sizeof versions[0]))
 /* The version a plain call runs.  Measured on the H200 (docs/perf.md,

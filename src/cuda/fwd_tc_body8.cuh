@@ -9,6 +9,12 @@
  *   T8_MINB   blocks per SM for __launch_bounds__
  *   T8_NPW    producer warpgroups: 0 (v8: every thread copies, one block barrier per
  *             chunk), 1 (v9) or 2 (v10)
+ *   T8_TMA    1: one producer thread loads each stage with TMA boxes (v11, v12; T8_NPW 1,
+ *             any number of stages, BV 64 or 128); the tiles are then in the 128-byte
+ *             swizzled layout below instead of the no-swizzle one
+ *   T8_OST    (with T8_TMA) 1: o leaves through its own staging tile by a TMA store (v12),
+ *             so a stage is released as soon as the A.V product has read it; 0: o is staged
+ *             in the chunk's Q tile and stored by WG 0's threads (as v9)
  *
  * 8 warps = two specialised warpgroups (WG g = warp / 4, warp wl = warp % 4 in it):
  *   WG 0, outputs of chunk c (all BV columns, rows 16 wl .. of the chunk):
@@ -36,6 +42,11 @@
  *                          overwriting it.
  * Every arrival is matched by exactly one sync (the last chunk writes no S_s).
  *
+ * TMA layout (T8_TMA): a tile of 64 rows x D columns is D / 64 boxes of 8 KB, box b holding
+ *   columns 64 b .. 64 b + 63 as 64 rows of 128 bytes, 16-byte unit u of row r at r 128 +
+ *   (u ^ (r % 8)) 16 (CU_TENSOR_MAP_SWIZZLE_128B).  Q, K are K-major (descriptor sbo 1024; a
+ *   k-step of 16 columns is +32 bytes inside a box, +8 KB per box), V N-major (lbo 8 KB to the
+ *   next 64 columns, sbo 1024; a k-step of 16 tokens is +2 KB).  S_s keeps the layout below.
  * Shared-memory tiles use wgmma's no-swizzle canonical layouts (see fwd_tc_body6.cuh):
  *   K-major (Q, K: 64 tokens x KD): (r, c) at ((r/8)(KD/8) + c/8) 128 + (r%8) 16 + (c%8) 2;
  *     descriptor LBO 128, SBO KD*16.
@@ -45,6 +56,12 @@
 
 #ifndef T8_NPW
 #define T8_NPW 0 /* producer warpgroups */
+#endif
+#ifndef T8_TMA
+#define T8_TMA 0
+#endif
+#ifndef T8_OST
+#define T8_OST 0
 #endif
 #define T8_NP (128 * T8_NPW)      /* producer threads */
 #define T8_NT (256 + T8_NP)       /* two consumer warpgroups + the producers */
@@ -62,6 +79,8 @@
 #ifndef T8_SMEM
 #define T8_SMEM(kd, bv, st, npw)                                                               \
     ((size_t)(st) * (256 * (kd) + 128 * (bv)) + (size_t)4 * (kd) * (bv) + (st) * 256 + 2048 + ((npw) ? (st) * 16 : 0))
+/* with TMA: the same, plus o's own staging tile (64 x BV) when ost */
+#define T8_SMEM_TMA(kd, bv, st, ost) (T8_SMEM(kd, bv, st, 1) + ((ost) ? (size_t)128 * (bv) : 0))
 #endif
 #define T8_MT (T8_KD / 64)
 #define T8_NR (T8_BV / 2) /* f32 accumulator registers of a m64 x BV product */
@@ -76,8 +95,27 @@
 #define T8_O_UNITS (T8_BV / 8)       /* 16-byte units in an o row */
 #define T8_O_RS (32 / T8_O_UNITS)    /* o rows between one lane's copies */
 
-#if T8_BV > T8_KD || (T8_ST != 2 && T8_ST != 3)
-#error "fwd_tc_body8.cuh: BV <= KD (o is staged in the Q tile), 2 or 3 stages"
+#if T8_BV > T8_KD || (!T8_TMA && T8_ST != 2 && T8_ST != 3) || T8_ST < 2
+#error "fwd_tc_body8.cuh: BV <= KD (o is staged in the Q tile), 2 or 3 stages (TMA: 2 or more)"
+#endif
+#if T8_TMA && (T8_NPW != 1 || (T8_BV != 64 && T8_BV != 128))
+#error "fwd_tc_body8.cuh: TMA needs one producer warpgroup and BV 64 or 128"
+#endif
+/* k-step kk (16 columns of the reduction) as an increment of a descriptor's address field
+ * (bytes / 16): Q and K (K-major), V (N-major, 16 tokens) */
+/* byte offset of o's 16-byte unit u in row r of its staging tile (64 x BV): the TMA layout, or
+ * rows of BV * 2 bytes with the unit index XOR-swizzled by r % 8 */
+#if T8_TMA
+#define T8_OADDR(r, u) ((((u) >> 3) << 13) + (r) * 128 + ((((u) & 7) ^ ((r) & 7)) << 4))
+#else
+#define T8_OADDR(r, u) ((r) * T8_BV * 2 + (((u) ^ ((r) & 7)) * 16))
+#endif
+#if T8_TMA
+#define T8_AK(kk) ((uint64_t)(((kk) >> 2) * 512 + ((kk) & 3) * 2))
+#define T8_VK(kk) ((uint64_t)((kk) * 128))
+#else
+#define T8_AK(kk) ((uint64_t)((kk) * 16))
+#define T8_VK(kk) ((uint64_t)((kk) * 2 * T8_BV))
 #endif
 
 #if T8_BF16
@@ -104,7 +142,11 @@
 #endif
 #endif
 
+#if T8_TMA
+__global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p, const __grid_constant__ sgla_tmaps tm)
+#else
 __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
+#endif
 {
     extern __shared__ __align__(1024) unsigned char tc_smem[];
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
@@ -123,19 +165,29 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
     const int outputs = p.mode != 1;
     const int64_t len = t1 - t0;
     const int nchunks = (int)((len + 63) / 64); /* < 2^31: T * K * 2 bytes fit in device memory */
-    const int64_t sq = p.H * T8_KD, sv = p.H * p.V; /* token strides */
     const int64_t row0 = (bidx * p.T + t0) * p.H + h;
+#if !(T8_TMA && T8_OST) /* (else the tensor maps address all four) */
+    const int64_t sv = p.H * p.V; /* token stride of v and o */
+    uint16_t *og = (uint16_t *)p.o + row0 * p.V + v0;
+#endif
+#if !T8_TMA /* (with TMA the tensor maps address q, k, v) */
+    const int64_t sq = p.H * T8_KD;
     const uint16_t *qg = (const uint16_t *)p.q + row0 * T8_KD;
     const uint16_t *kg = (const uint16_t *)p.k + row0 * T8_KD;
     const uint16_t *vg = (const uint16_t *)p.v + row0 * p.V + v0;
-    uint16_t *og = (uint16_t *)p.o + row0 * p.V + v0;
+#endif
     const float *gg = p.gmode == SGLA_GATE_G ? p.g + row0 : (const float *)0;
     const float gl2 = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[h] * SGLA_LOG2E : 0.f;
 
     /* shared memory: must match T8_SMEM above */
     unsigned char *st_base = tc_smem;                                          /* [ST][Q | K | V] */
     unsigned char *S_s = tc_smem + T8_ST * T8_STAGE_BYTES;                      /* [2] KD x BV, N-major */
+#if T8_TMA && T8_OST
+    unsigned char *o_s = S_s + 2 * T8_SBYTES;                                   /* 64 x BV, TMA layout */
+    float *g_s = (float *)(o_s + 64 * T8_BV * 2);                               /* [ST][64] */
+#else
     float *g_s = (float *)(S_s + 2 * T8_SBYTES);                                /* [ST][64] */
+#endif
     float *b_s = g_s + T8_ST * 64;                                              /* [8][64] */
 #if T8_NPW
     uint64_t *mbar = (uint64_t *)(b_s + 8 * 64);                                /* full[ST], empty[ST] */
@@ -148,8 +200,15 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #if T8_NPW
     const uint32_t full_u32 = sgla_smem_u32(mbar), empty_u32 = full_u32 + 8 * T8_ST;
     if (tid == 0) {
+#if T8_TMA
+        if (st_u32 & 1023) __trap(); /* the 128-byte swizzle needs 1 KB-aligned tiles */
+#endif
         for (int i = 0; i < T8_ST; i++) {
+#if T8_TMA
+            sgla_mbar_init(full_u32 + 8 * i, gg ? 33 : 1); /* the TMA thread's arrival + 32 lanes copying g */
+#else
             sgla_mbar_init(full_u32 + 8 * i, T8_NP);
+#endif
             sgla_mbar_init(empty_u32 + 8 * i, 8);
         }
         sgla_mbar_init_fence();
@@ -158,6 +217,46 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 
     if (wg >= 2) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 " T8_REG_P ";\n" ::: "memory");
+#if T8_TMA
+        /* ---- the producer: warp 8 alone; lane 0 arms full[s] with the stage's byte count and
+         * issues the boxes, the 32 lanes copy the chunk's gate g (cp.async, noinc arrival) ---- */
+        if (warp != 8) return;
+        const uint32_t tx = (outputs ? T8_QBYTES : 0) + T8_QBYTES + T8_VBYTES;
+        const int tb = (int)bidx, th = (int)h;
+        if (lane == 0) {
+            if (outputs) sgla_tma_prefetch_map(&tm.q);
+            sgla_tma_prefetch_map(&tm.k);
+            sgla_tma_prefetch_map(&tm.v);
+        }
+        int s = 0;
+        for (int c = 0; c < nchunks; c++) {
+            if (c >= T8_ST) sgla_mbar_wait(empty_u32 + 8 * s, (uint32_t)((c / T8_ST - 1) & 1));
+            const uint32_t qs = st_u32 + s * T8_STAGE_BYTES, ks = qs + T8_QBYTES, vs = ks + T8_QBYTES;
+            const int tt = (int)(t0 + (int64_t)c * 64); /* token in the batch row: rows past T read as 0 */
+            if (lane == 0) {
+                sgla_mbar_arrive_tx(full_u32 + 8 * s, tx);
+#pragma unroll
+                for (int b = 0; b < T8_KD / 64; b++) {
+                    if (outputs) sgla_tma_load4(qs + b * 8192, &tm.q, 64 * b, th, tt, tb, full_u32 + 8 * s);
+                    sgla_tma_load4(ks + b * 8192, &tm.k, 64 * b, th, tt, tb, full_u32 + 8 * s);
+                }
+#pragma unroll
+                for (int b = 0; b < T8_BV / 64; b++)
+                    sgla_tma_load4(vs + b * 8192, &tm.v, v0 + 64 * b, th, tt, tb, full_u32 + 8 * s);
+            }
+            if (gg) {
+                const int64_t tk0 = (int64_t)c * 64;
+                const int cl = (int)(len - tk0 < 64 ? len - tk0 : 64);
+#pragma unroll
+                for (int r = lane; r < 64; r += 32)
+                    sgla_cp4(sgla_smem_u32(g_s + s * 64 + r), gg + (r < cl ? (tk0 + r) * p.H : 0), r < cl ? 4 : 0);
+                sgla_cp_mbar_arrive(full_u32 + 8 * s);
+            }
+            s = s + 1 == T8_ST ? 0 : s + 1;
+        }
+        if (gg) SGLA_CP_WAIT(0);
+        return;
+#else
         /* ---- the producer: thread pt copies the 16-byte pieces i = pt + NP n of each tile
          * (core-matrix order: piece i at byte 16 i is row (i / KD) 8 + (i & 7), columns
          * ((i / 8) % (KD / 8)) 8 ..; V likewise with BV) ---- */
@@ -192,6 +291,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
         }
         SGLA_CP_WAIT(0);
         return;
+#endif
     }
     asm volatile("setmaxnreg.inc.sync.aligned.u32 " T8_REG_C ";\n" ::: "memory");
 #else
@@ -258,11 +358,18 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
     if (c + T8_ST - 1 < nchunks) T8_LOAD_CHUNK(c + T8_ST - 1, s == 0 ? T8_ST - 1 : s - 1);     \
     sgla_cp_commit()
 #endif
+#if T8_TMA
+#define T8_DESC_A(a) sgla_wg_desc_sw128(a, 16, 1024)
+#define T8_DESC_V(a) sgla_wg_desc_sw128(a, 8192, 1024)
+#else
+#define T8_DESC_A(a) sgla_wg_desc(a, 128, T8_KD * 16)
+#define T8_DESC_V(a) sgla_wg_desc(a, T8_BV * 16, 128)
+#endif
 #define T8_CHUNK_TOP()                                                                         \
     T8_CHUNK_WAIT();                                                                           \
     const int cl = (int)(len - (int64_t)c * 64 < 64 ? len - (int64_t)c * 64 : 64);             \
     const uint32_t qs = st_u32 + s * T8_STAGE_BYTES, ks = qs + T8_QBYTES, vs = ks + T8_QBYTES; \
-    const uint64_t dV = sgla_wg_desc(vs, T8_BV * 16, 128);                                     \
+    const uint64_t dV = T8_DESC_V(vs);                                                         \
     if (p.gmode == SGLA_GATE_G) {                                                              \
         float x0 = g_s[s * 64 + lane] * SGLA_LOG2E, x1 = g_s[s * 64 + lane + 32] * SGLA_LOG2E; \
         _Pragma("unroll") for (int off = 1; off < 32; off <<= 1)                               \
@@ -287,6 +394,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #if T8_NPW
 #define T8_RELEASE_STAGE()                                                                     \
     do {                                                                                       \
+        if (T8_TMA) sgla_fence_proxy_async(); /* this thread's stores (o in Q) before TMA's */  \
         __syncwarp();                                                                          \
         if (lane == 0) sgla_mbar_arrive(empty_u32 + 8 * s);                                    \
     } while (0)
@@ -304,9 +412,11 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
     if (wg == 0) {
         const int i0 = 16 * wl + gid, i1 = i0 + 8; /* this thread's rows */
         const float scl = p.scale;
+#if !(T8_TMA && T8_OST) /* (else o leaves by TMA) */
         /* o copy-out: this lane's rows o_r + m * T8_O_RS, 16-byte unit o_u */
         const int o_r = 16 * wl + lane / T8_O_UNITS, o_u = lane % T8_O_UNITS;
         uint16_t *og_t = og + (int64_t)o_r * sv + o_u * 8;
+#endif
         /* stmatrix row of this lane for o (row-major BV columns in the Q tile, 16-byte unit u
          * of row r at r * BV * 2 + (u ^ (r & 7)) * 16): row 16 wl + (lane & 7) + 8 ((lane >> 3) & 1) */
         const int os_r = 16 * wl + (lane & 7) + ((lane >> 3) & 1) * 8;
@@ -321,8 +431,8 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #if T8_NPW
                 sgla_bar_sync(1 + (c & 1), 256); /* S_READY[c & 1] */
 #endif
-                const uint64_t dQ = sgla_wg_desc(qs, 128, T8_KD * 16);
-                const uint64_t dK = sgla_wg_desc(ks, 128, T8_KD * 16);
+                const uint64_t dQ = T8_DESC_A(qs);
+                const uint64_t dK = T8_DESC_A(ks);
                 const uint64_t dS = sgla_wg_desc(S_u32 + (c & 1) * T8_SBYTES, T8_BV * 16, 128);
                 float acc[T8_NR], sc[32];
                 uint32_t af[4][4];
@@ -333,11 +443,11 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
                 sgla_wg_fence();
 #pragma unroll
                 for (int kk = 0; kk < T8_KD / 16; kk++)
-                    T8_SS_QK(sc, dQ + (uint64_t)(kk * 16), dK + (uint64_t)(kk * 16)); /* +kk*256 B */
+                    T8_SS_QK(sc, dQ + T8_AK(kk), dK + T8_AK(kk));
                 sgla_wg_commit();
 #pragma unroll
                 for (int kk = 0; kk < T8_KD / 16; kk++)
-                    T8_SS_T1(acc, dQ + (uint64_t)(kk * 16), dS + (uint64_t)(kk * 2 * T8_BV)); /* +16 rows */
+                    T8_SS_T1(acc, dQ + T8_AK(kk), dS + (uint64_t)(kk * 2 * T8_BV)); /* S_s: +16 rows */
                 sgla_wg_commit();
                 SGLA_WG_WAIT(1); /* Q.K^T done; Q.S may still run while the scores are weighted */
 #pragma unroll
@@ -387,7 +497,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
                 }
                 sgla_wg_fence();
 #pragma unroll
-                for (int kk = 0; kk < 4; kk++) T8_RS_T1(acc, af[kk], dV + (uint64_t)(kk * 2 * T8_BV));
+                for (int kk = 0; kk < 4; kk++) T8_RS_T1(acc, af[kk], dV + T8_VK(kk));
                 sgla_wg_commit();
                 SGLA_WG_WAIT(0);
 #pragma unroll
@@ -397,12 +507,35 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #pragma unroll
                     for (int e = 0; e < 4; e++) SGLA_REG_PIN_R(af[kk][e]);
 
+#if T8_TMA && T8_OST
+                /* the stage's last reader is done; o goes through o_s: wait until the previous
+                 * chunk's TMA store has read it, fill it, then one thread stores the boxes */
+                T8_RELEASE_STAGE();
+                if (tid == 0) sgla_bulk_wait_read0();
+                sgla_bar_sync(5, 128);
+                const uint32_t o_u32 = sgla_smem_u32(o_s);
+#pragma unroll
+                for (int jb = 0; jb < T8_BV / 16; jb++) {
+                    const int u = 2 * jb + (lane >> 4);
+                    sgla_stm_x4(o_u32 + T8_OADDR(os_r, u),
+                                T8_PACK(acc[8 * jb + 0], acc[8 * jb + 1]), T8_PACK(acc[8 * jb + 2], acc[8 * jb + 3]),
+                                T8_PACK(acc[8 * jb + 4], acc[8 * jb + 5]), T8_PACK(acc[8 * jb + 6], acc[8 * jb + 7]));
+                }
+                sgla_fence_proxy_async(); /* read next by the TMA store */
+                sgla_bar_sync(5, 128);
+                if (tid == 0) {
+                    const int tt = (int)(t0 + (int64_t)c * 64); /* rows past T are not written */
+#pragma unroll
+                    for (int b = 0; b < T8_BV / 64; b++) sgla_tma_store4(&tm.o, o_u32 + b * 8192, v0 + 64 * b, (int)h, tt, (int)bidx);
+                    sgla_bulk_commit();
+                }
+#else
                 /* o into this warp's 16 rows of the chunk's Q tile (its wgmma reads are complete;
                  * only WG 0 reads Q), then 16-byte stores of the rows that exist */
 #pragma unroll
                 for (int jb = 0; jb < T8_BV / 16; jb++) {
                     const int u = 2 * jb + (lane >> 4);
-                    sgla_stm_x4(qs + os_r * T8_BV * 2 + ((u ^ (os_r & 7)) * 16),
+                    sgla_stm_x4(qs + T8_OADDR(os_r, u),
                                 T8_PACK(acc[8 * jb + 0], acc[8 * jb + 1]), T8_PACK(acc[8 * jb + 2], acc[8 * jb + 3]),
                                 T8_PACK(acc[8 * jb + 4], acc[8 * jb + 5]), T8_PACK(acc[8 * jb + 6], acc[8 * jb + 7]));
                 }
@@ -413,12 +546,20 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
                 for (int m = 0; m < 16 / T8_O_RS; m++) {
                     const int r = o_r + m * T8_O_RS;
                     if (r < cl)
-                        *(uint4 *)(op + m * T8_O_RS * sv) = *(const uint4 *)(os + r * T8_BV * 2 + ((o_u ^ (r & 7)) * 16));
+                        *(uint4 *)(op + m * T8_O_RS * sv) = *(const uint4 *)(os + T8_OADDR(r, o_u));
                 }
+#endif
             }
+#if T8_TMA && T8_OST
+            if (!outputs) T8_RELEASE_STAGE();
+#else
             T8_RELEASE_STAGE();
+#endif
             s = s + 1 == T8_ST ? 0 : s + 1;
         }
+#if T8_TMA && T8_OST
+        if (tid == 0) sgla_bulk_wait0(); /* the last o stores are complete before the block ends */
+#endif
     } else {
         /* ---- WG 1: the state; m-tile mt holds rows 64 mt + 16 wl + gid (+8), columns
          * 8 j + 2 tig (+1) in S[mt][4 j ..] (the wgmma D fragment) ---- */
@@ -472,7 +613,13 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
          * (features 64 mt + 16 wl + 8 (j & 1) .. + 7), j = lane / 8; registers 0, 1 hold keys
          * 2 tig, 2 tig + 1 and 2, 3 keys 2 tig + 8, + 9 */
         const int kmj = lane >> 3, k_key = (kmj >> 1) * 8 + (lane & 7), k_f = 16 * wl + (kmj & 1) * 8;
+#if T8_TMA
+        const uint32_t k_off = (uint32_t)(k_key * 128 + (((k_f >> 3) ^ (lane & 7)) << 4));
+#define T8_KOFF(kk, mt) ((kk) * 2048 + (mt) * 8192) /* keys + 16 kk; features + 64 mt = the next box */
+#else
         const uint32_t k_off = (uint32_t)(((k_key >> 3) * (T8_KD / 8) + (k_f >> 3)) * 128 + (k_key & 7) * 16);
+#define T8_KOFF(kk, mt) (((kk) * 2 * (T8_KD / 8) + (mt) * 8) * 128) /* 2 core-matrix rows; 8 core matrices */
+#endif
         float ldsum = 0.f; /* total log2 decay of this block's tokens (mode 1) */
         int s = 0;         /* stage of chunk c */
         for (int c = 0; c < nchunks; c++) {
@@ -498,8 +645,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #pragma unroll
                 for (int mt = 0; mt < T8_MT; mt++) {
                     uint32_t *ka = kf[mt][kk];
-                    /* keys + 16 kk = 2 core-matrix rows; features + 64 mt = 8 core matrices */
-                    sgla_ldm_x4_t(ka, ks + k_off + (kk * 2 * (T8_KD / 8) + mt * 8) * 128);
+                    sgla_ldm_x4_t(ka, ks + k_off + T8_KOFF(kk, mt));
                     if (p.gmode) {
                         ka[0] = T8_MUL2(ka[0], w01);
                         ka[1] = T8_MUL2(ka[1], w01);
@@ -512,7 +658,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #pragma unroll
             for (int mt = 0; mt < T8_MT; mt++)
 #pragma unroll
-                for (int kk = 0; kk < 4; kk++) T8_RS_T1(S[mt], kf[mt][kk], dV + (uint64_t)(kk * 2 * T8_BV));
+                for (int kk = 0; kk < 4; kk++) T8_RS_T1(S[mt], kf[mt][kk], dV + T8_VK(kk));
             sgla_wg_commit();
             SGLA_WG_WAIT(0);
 #pragma unroll
@@ -560,6 +706,14 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 }
 
 #undef T8_CHUNK_TOP
+#undef T8_DESC_A
+#undef T8_DESC_V
+#undef T8_AK
+#undef T8_VK
+#undef T8_OADDR
+#undef T8_KOFF
+#undef T8_TMA
+#undef T8_OST
 #undef T8_CHUNK_WAIT
 #if !T8_NPW
 #undef T8_LOAD_CHUNK

@@ -4,6 +4,7 @@
 #ifndef SGLA_DEV_CUH
 #define SGLA_DEV_CUH
 
+#include <cuda.h> /* CUtensorMap (a type only: the encoder is fetched from the driver at run time) */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -37,6 +38,14 @@ typedef struct sgla_kparams {
     float *seg_buf;        /* [nseg][N*H][K][V] */
     float *seg_ld;         /* [nseg][N*H] */
 } sgla_kparams;
+
+/* TMA descriptors of q, k, v, o for the versions that copy with the tensor memory
+ * accelerator (v11, v12): each tensor seen as 4-D (feature, head, token, batch), boxes
+ * of 64 features x 1 head x 64 tokens x 1 batch, 128-byte swizzle.  Passed as a
+ * __grid_constant__ kernel parameter (the TMA unit reads it from parameter space). */
+typedef struct sgla_tmaps {
+    CUtensorMap q, k, v, o;
+} sgla_tmaps;
 
 /* Host-side launchers, one per kernel family (C linkage inside the backend). */
 #ifdef __cplusplus
@@ -220,6 +229,43 @@ static __device__ __forceinline__ void sgla_bar_arrive(int id, int n)
 static __device__ __forceinline__ void sgla_bar_sync(int id, int n)
 {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
+}
+
+/* ---- TMA (cp.async.bulk.tensor) and its mbarrier transaction count ---- */
+/* one arrival that also expects `bytes` more of asynchronous transactions this phase */
+static __device__ __forceinline__ void sgla_mbar_arrive_tx(uint32_t mbar, uint32_t bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(mbar), "r"(bytes) : "memory");
+}
+/* box (c0, c1, c2, c3) of a 4-D tensor map into shared memory; completes on mbar */
+static __device__ __forceinline__ void sgla_tma_load4(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2,
+                                                      int c3, uint32_t mbar)
+{
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(mbar)
+                 : "memory");
+}
+/* shared memory into box (c0, c1, c2, c3); elements outside the tensor are not written */
+static __device__ __forceinline__ void sgla_tma_store4(const CUtensorMap *map, uint32_t src, int c0, int c1, int c2,
+                                                       int c3)
+{
+    asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3, %4}], [%5];\n" ::"l"(
+                     (uint64_t)map),
+                 "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(src)
+                 : "memory");
+}
+static __device__ __forceinline__ void sgla_bulk_commit(void) { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+/* this thread's bulk stores have read their shared memory (it may be rewritten) */
+static __device__ __forceinline__ void sgla_bulk_wait_read0(void)
+{
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+/* this thread's bulk stores are complete */
+static __device__ __forceinline__ void sgla_bulk_wait0(void) { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+static __device__ __forceinline__ void sgla_tma_prefetch_map(const CUtensorMap *map)
+{
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)map) : "memory");
 }
 
 #endif /* __CUDACC__ */

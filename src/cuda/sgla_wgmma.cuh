@@ -18,6 +18,13 @@ static __device__ __forceinline__ uint64_t sgla_wg_desc(uint32_t saddr, uint32_t
     return (uint64_t)((saddr & 0x3FFFFu) >> 4) | ((uint64_t)((lbo & 0x3FFFFu) >> 4) << 16) |
            ((uint64_t)((sbo & 0x3FFFFu) >> 4) << 32);
 }
+/* the same with the 128-byte swizzle (layout type 1, bits 62-63): the tile was written by TMA
+ * with CU_TENSOR_MAP_SWIZZLE_128B, rows of 128 bytes, 16-byte unit u of row r at (u ^ (r % 8));
+ * K-major: sbo = 1024 (8 rows), lbo unused; N-major: lbo = the next 64 columns, sbo = 1024 */
+static __device__ __forceinline__ uint64_t sgla_wg_desc_sw128(uint32_t saddr, uint32_t lbo, uint32_t sbo)
+{
+    return sgla_wg_desc(saddr, lbo, sbo) | (1ull << 62);
+}
 static __device__ __forceinline__ void sgla_wg_fence(void) { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 static __device__ __forceinline__ void sgla_wg_commit(void) { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 #define SGLA_WG_WAIT(n) asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(n) : "memory")

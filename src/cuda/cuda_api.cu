@@ -15,11 +15,12 @@
  *   8  fwd_tc_v8.cu  wgmma, warpgroups specialised: WG 0 the outputs, WG 1 the
  *                    state, concurrently on one chunk; 3 cp.async stages
  *   9  fwd_tc_v9.cu  v8 with a producer warpgroup issuing every copy (mbarrier
- *                    stages), the compute warps never stall on the LSU (default)
+ *                    stages), the compute warps never stall on the LSU
  *  10  fwd_tc_v9.cu  v9 with two producer warpgroups (twice the copies in flight)
  *  11  fwd_tc_v11.cu v9 with TMA copies (one producer thread, 128-byte swizzled tiles),
  *                    more stages where shared memory allows
  *  12  fwd_tc_v11.cu v11 with o stored by TMA from its own tile (stages released earlier)
+ *                    (default)
  * fp32 inputs always go to fwd_f32.cu (CUDA cores, exact-ish). */
 #include <stdlib.h>
 #include <string.h>
@@ -63,20 +64,20 @@ static const version_entry versions[] = {
 };
 #define NVERSIONS ((int)(sizeof versions / sizeof versions[0]))
 /* The version a plain call runs.  Measured on the H200 (docs/perf.md,
- * 2026-11-29, bf16, ms, g_gamma / g): v9 0.219 / 0.221 at 8x4096x16x128 (v5
- * 0.250 / 0.263), 0.228 / 0.244 at 4x8192x32x64 (v1 0.299 / 0.313), 0.797 /
- * 0.805 at 2x16384x8x256 (v5 0.787 / 0.833), 0.431 / 0.435 at 64x1024x16x128
- * (v5 0.507 / 0.526). */
+ * 2026-11-29, bf16, ms, g_gamma / g): v12 0.137 / 0.135 at 8x4096x16x128 (v9
+ * 0.221 / 0.224), 0.188 / 0.204 at 4x8192x32x64 (v9 0.228 / 0.244), 0.460 /
+ * 0.504 at 2x16384x8x256 (v9 0.801 / 0.806), 0.269 / 0.277 at 64x1024x16x128
+ * (v9 0.436 / 0.441).  With cu_seqlens or T = 0 v12 runs v9. */
 static int default_version_for(int64_t K)
 {
     (void)K;
-    return 9;
+    return 12;
 }
 
 extern "C" int sgla_cuda_num_versions(void) { return NVERSIONS; }
 extern "C" const char *sgla_cuda_version_desc(int v)
 {
-    if (v == 0) return "default: v9";
+    if (v == 0) return "default: v12";
     return v >= 1 && v <= NVERSIONS ? versions[v - 1].desc : "no such version";
 }
 

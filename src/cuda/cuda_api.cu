@@ -21,6 +21,7 @@
  *                    more stages where shared memory allows
  *  12  fwd_tc_v11.cu v11 with o stored by TMA from its own tile (stages released earlier)
  *                    (default)
+ *  13  fwd_tc_v11.cu v12 with two output warpgroups taking alternate chunks (K = 64)
  * fp32 inputs always go to fwd_f32.cu (CUDA cores, exact-ish). */
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,7 @@ extern "C" sgla_status sgla_cuda_launch_tc_v9(const sgla_kparams *p, sgla_dtype 
 extern "C" sgla_status sgla_cuda_launch_tc_v10(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 extern "C" sgla_status sgla_cuda_launch_tc_v11(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 extern "C" sgla_status sgla_cuda_launch_tc_v12(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
+extern "C" sgla_status sgla_cuda_launch_tc_v13(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 
 typedef sgla_status (*tc_launcher)(const sgla_kparams *, sgla_dtype, cudaStream_t);
 typedef struct version_entry {
@@ -61,6 +63,7 @@ static const version_entry versions[] = {
     {sgla_cuda_launch_tc_v10, "v10: v9 with two producer warpgroups (16 warps, setmaxnreg 32 / 224)"},
     {sgla_cuda_launch_tc_v11, "v11: v9 with TMA loads (one producer thread, 128-byte swizzle), 6/4/3/2 stages; cu_seqlens or T=0: v9"},
     {sgla_cuda_launch_tc_v12, "v12: v11 with o stored by TMA from its own tile, stages released after A.V; cu_seqlens or T=0: v9"},
+    {sgla_cuda_launch_tc_v13, "v13: v12 with two output warpgroups on alternate chunks at K=64 (16 warps); other K: v12"},
 };
 #define NVERSIONS ((int)(sizeof versions / sizeof versions[0]))
 /* The version a plain call runs.  Measured on the H200 (docs/perf.md,

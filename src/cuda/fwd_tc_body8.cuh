@@ -12,6 +12,10 @@
  *   T8_TMA    1: one producer thread loads each stage with TMA boxes (v11, v12; T8_NPW 1,
  *             any number of stages, BV 64 or 128); the tiles are then in the 128-byte
  *             swizzled layout below instead of the no-swizzle one
+ *   T8_NO     (with T8_TMA and T8_OST) output warpgroups: 1, or 2 (v13): WG 0 and WG 1 make
+ *             the outputs of even and odd chunks, WG 2 carries the state, WG 3 is the
+ *             producer; four S_s buffers (chunk c reads S_s[c % 4], so each buffer and its
+ *             named barriers belong to one output warpgroup)
  *   T8_OST    (with T8_TMA) 1: o leaves through its own staging tile by a TMA store (v12),
  *             so a stage is released as soon as the A.V product has read it; 0: o is staged
  *             in the chunk's Q tile and stored by WG 0's threads (as v9)
@@ -63,9 +67,19 @@
 #ifndef T8_OST
 #define T8_OST 0
 #endif
+#ifndef T8_NO
+#define T8_NO 1
+#endif
+#define T8_NSB (2 * T8_NO)            /* S_s buffers */
+#define T8_SB(c) ((c) & (T8_NSB - 1)) /* the S_s buffer chunk c reads */
+#define T8_NCW (4 * (T8_NO + 1))      /* consumer warps */
 #define T8_NP (128 * T8_NPW)      /* producer threads */
-#define T8_NT (256 + T8_NP)       /* two consumer warpgroups + the producers */
-#if T8_NPW == 1
+#define T8_NT (32 * T8_NCW + T8_NP) /* consumer warpgroups + the producers */
+#if T8_NO == 2
+#define T8_REG_P "24"  /* setmaxnreg: 128 x (24 + 136) + 256 x 160 = 60 K registers */
+#define T8_REG_O "160"
+#define T8_REG_S "136"
+#elif T8_NPW == 1
 #define T8_REG_P "40"  /* setmaxnreg: 128 x 40 + 256 x 232 = 64 K registers */
 #define T8_REG_C "232"
 #elif T8_NPW == 2
@@ -81,6 +95,8 @@
     ((size_t)(st) * (256 * (kd) + 128 * (bv)) + (size_t)4 * (kd) * (bv) + (st) * 256 + 2048 + ((npw) ? (st) * 16 : 0))
 /* with TMA: the same, plus o's own staging tile (64 x BV) when ost */
 #define T8_SMEM_TMA(kd, bv, st, ost) (T8_SMEM(kd, bv, st, 1) + ((ost) ? (size_t)128 * (bv) : 0))
+/* two output warpgroups (T8_NO 2): four S_s, two o tiles, b [12][64] */
+#define T8_SMEM_NO2(kd, bv, st) (T8_SMEM_TMA(kd, bv, st, 1) + (size_t)4 * (kd) * (bv) + 128 * (bv) + 1024)
 #endif
 #define T8_MT (T8_KD / 64)
 #define T8_NR (T8_BV / 2) /* f32 accumulator registers of a m64 x BV product */
@@ -100,6 +116,9 @@
 #endif
 #if T8_TMA && (T8_NPW != 1 || (T8_BV != 64 && T8_BV != 128))
 #error "fwd_tc_body8.cuh: TMA needs one producer warpgroup and BV 64 or 128"
+#endif
+#if T8_NO != 1 && (T8_NO != 2 || !T8_TMA || !T8_OST)
+#error "fwd_tc_body8.cuh: two output warpgroups need TMA and the TMA o store"
 #endif
 /* k-step kk (16 columns of the reduction) as an increment of a descriptor's address field
  * (bytes / 16): Q and K (K-major), V (N-major, 16 tokens) */
@@ -181,17 +200,17 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 
     /* shared memory: must match T8_SMEM above */
     unsigned char *st_base = tc_smem;                                          /* [ST][Q | K | V] */
-    unsigned char *S_s = tc_smem + T8_ST * T8_STAGE_BYTES;                      /* [2] KD x BV, N-major */
+    unsigned char *S_s = tc_smem + T8_ST * T8_STAGE_BYTES;                      /* [NSB] KD x BV, N-major */
 #if T8_TMA && T8_OST
-    unsigned char *o_s = S_s + 2 * T8_SBYTES;                                   /* 64 x BV, TMA layout */
-    float *g_s = (float *)(o_s + 64 * T8_BV * 2);                               /* [ST][64] */
+    unsigned char *o_s = S_s + T8_NSB * T8_SBYTES;                              /* [NO] 64 x BV, TMA layout */
+    float *g_s = (float *)(o_s + T8_NO * 64 * T8_BV * 2);                       /* [ST][64] */
 #else
     float *g_s = (float *)(S_s + 2 * T8_SBYTES);                                /* [ST][64] */
 #endif
-    float *b_s = g_s + T8_ST * 64;                                              /* [8][64] */
+    float *b_s = g_s + T8_ST * 64;                                              /* [NCW][64] */
 #if T8_NPW
-    uint64_t *mbar = (uint64_t *)(b_s + 8 * 64);                                /* full[ST], empty[ST] */
-    float *bw = b_s + (warp & 7) * 64; /* the producer has none */
+    uint64_t *mbar = (uint64_t *)(b_s + T8_NCW * 64);                           /* full[ST], empty[ST] */
+    float *bw = b_s + (warp % T8_NCW) * 64; /* the producer has none */
 #else
     float *bw = b_s + warp * 64;
 #endif
@@ -205,7 +224,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #endif
         for (int i = 0; i < T8_ST; i++) {
 #if T8_TMA
-            sgla_mbar_init(full_u32 + 8 * i, gg ? 33 : 1); /* the TMA thread's arrival + 32 lanes copying g */
+            sgla_mbar_init(full_u32 + 8 * i, gg ? 33 : 1); /* the TMA thread's arrival + 32 lanes storing g */
 #else
             sgla_mbar_init(full_u32 + 8 * i, T8_NP);
 #endif
@@ -215,12 +234,13 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
     }
     __syncthreads(); /* the only block-wide barrier: the mbarriers exist */
 
-    if (wg >= 2) {
+    if (wg >= T8_NO + 1) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 " T8_REG_P ";\n" ::: "memory");
 #if T8_TMA
-        /* ---- the producer: warp 8 alone; lane 0 arms full[s] with the stage's byte count and
-         * issues the boxes, the 32 lanes copy the chunk's gate g (cp.async, noinc arrival) ---- */
-        if (warp != 8) return;
+        /* ---- the producer: its first warp alone; lane 0 arms full[s] with the stage's byte
+         * count and issues the boxes; the 32 lanes store the chunk's gate g, loaded (plain
+         * loads) one chunk ahead, and arrive ---- */
+        if (warp != T8_NCW) return;
         const uint32_t tx = (outputs ? T8_QBYTES : 0) + T8_QBYTES + T8_VBYTES;
         const int tb = (int)bidx, th = (int)h;
         if (lane == 0) {
@@ -228,6 +248,15 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
             sgla_tma_prefetch_map(&tm.k);
             sgla_tma_prefetch_map(&tm.v);
         }
+        float gr0 = 0.f, gr1 = 0.f; /* g of rows lane, lane + 32 of the next chunk (0 past its end) */
+#define T8_LOAD_G(cc)                                                                          \
+    do {                                                                                       \
+        const int64_t tk0_ = (int64_t)(cc) * 64;                                               \
+        const int cl_ = (int)(len - tk0_ < 64 ? len - tk0_ : 64);                              \
+        gr0 = lane < cl_ ? __ldg(gg + (tk0_ + lane) * p.H) : 0.f;                              \
+        gr1 = lane + 32 < cl_ ? __ldg(gg + (tk0_ + lane + 32) * p.H) : 0.f;                    \
+    } while (0)
+        if (gg && nchunks > 0) T8_LOAD_G(0);
         int s = 0;
         for (int c = 0; c < nchunks; c++) {
             if (c >= T8_ST) sgla_mbar_wait(empty_u32 + 8 * s, (uint32_t)((c / T8_ST - 1) & 1));
@@ -245,16 +274,14 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
                     sgla_tma_load4(vs + b * 8192, &tm.v, v0 + 64 * b, th, tt, tb, full_u32 + 8 * s);
             }
             if (gg) {
-                const int64_t tk0 = (int64_t)c * 64;
-                const int cl = (int)(len - tk0 < 64 ? len - tk0 : 64);
-#pragma unroll
-                for (int r = lane; r < 64; r += 32)
-                    sgla_cp4(sgla_smem_u32(g_s + s * 64 + r), gg + (r < cl ? (tk0 + r) * p.H : 0), r < cl ? 4 : 0);
-                sgla_cp_mbar_arrive(full_u32 + 8 * s);
+                g_s[s * 64 + lane] = gr0;
+                g_s[s * 64 + lane + 32] = gr1;
+                sgla_mbar_arrive(full_u32 + 8 * s); /* release: the stores above are seen by the waiters */
+                if (c + 1 < nchunks) T8_LOAD_G(c + 1);
             }
             s = s + 1 == T8_ST ? 0 : s + 1;
         }
-        if (gg) SGLA_CP_WAIT(0);
+#undef T8_LOAD_G
         return;
 #else
         /* ---- the producer: thread pt copies the 16-byte pieces i = pt + NP n of each tile
@@ -293,7 +320,14 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
         return;
 #endif
     }
+#if T8_NO == 2
+    if (wg < T8_NO)
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 " T8_REG_O ";\n" ::: "memory");
+    else
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 " T8_REG_S ";\n" ::: "memory");
+#else
     asm volatile("setmaxnreg.inc.sync.aligned.u32 " T8_REG_C ";\n" ::: "memory");
+#endif
 #else
     /* this thread's cp.async slots, the same in every full chunk: the i-th 16-byte piece of
      * a tile is byte 16 i of it (core-matrix order), i = tid + 256 n, so piece n sits at
@@ -408,8 +442,20 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #define T8_RELEASE_STAGE() (void)0 /* the next chunk's top barrier frees it */
 #endif
 
-    /* Each warpgroup runs its own loop, so the state's registers are live only in WG 1's. */
-    if (wg == 0) {
+    /* named barriers (256 threads: the state warpgroup and the output warpgroup of the buffer;
+     * the o barrier: one output warpgroup) */
+#define T8_BAR_READY(b) (1 + (b))
+#define T8_BAR_FREE(b) (1 + T8_NSB + (b))
+#define T8_BAR_O(wo) (1 + 2 * T8_NSB + (wo))
+#if T8_NO == 1
+#define T8_NEXT_OUT_S(s) (s + 1 == T8_ST ? 0 : s + 1)
+#else
+#define T8_NEXT_OUT_S(s) (s + T8_NO >= T8_ST ? s + T8_NO - T8_ST : s + T8_NO)
+#endif
+
+    /* Each warpgroup runs its own loop, so the state's registers are live only in its own. */
+    if (wg < T8_NO) {
+        const int wo = T8_NO == 1 ? 0 : wg; /* this output warpgroup makes chunks wo, wo + NO, .. */
         const int i0 = 16 * wl + gid, i1 = i0 + 8; /* this thread's rows */
         const float scl = p.scale;
 #if !(T8_TMA && T8_OST) /* (else o leaves by TMA) */
@@ -420,20 +466,23 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
         /* stmatrix row of this lane for o (row-major BV columns in the Q tile, 16-byte unit u
          * of row r at r * BV * 2 + (u ^ (r & 7)) * 16): row 16 wl + (lane & 7) + 8 ((lane >> 3) & 1) */
         const int os_r = 16 * wl + (lane & 7) + ((lane >> 3) & 1) * 8;
-        int s = 0; /* stage of chunk c */
+        int s = wo; /* stage of chunk c */
 #if T8_NPW
-        if (outputs && nchunks >= 2) sgla_bar_arrive(4, 256); /* S_FREE[1]: WG 1 writes it first in chunk 0 */
+        /* S_FREE of the buffers the state warpgroup writes first (S_1 .. S_{NSB-1}): nobody read them */
+#pragma unroll
+        for (int b = 1; b < T8_NSB; b++)
+            if (b % T8_NO == wo && outputs && b < nchunks) sgla_bar_arrive(T8_BAR_FREE(b), 256);
 #endif
-        for (int c = 0; c < nchunks; c++) {
+        for (int c = wo; c < nchunks; c += T8_NO) {
             T8_CHUNK_TOP();
             (void)bC;
             if (outputs) {
 #if T8_NPW
-                sgla_bar_sync(1 + (c & 1), 256); /* S_READY[c & 1] */
+                sgla_bar_sync(T8_BAR_READY(T8_SB(c)), 256); /* S_c is in S_s[c % NSB] */
 #endif
                 const uint64_t dQ = T8_DESC_A(qs);
                 const uint64_t dK = T8_DESC_A(ks);
-                const uint64_t dS = sgla_wg_desc(S_u32 + (c & 1) * T8_SBYTES, T8_BV * 16, 128);
+                const uint64_t dS = sgla_wg_desc(S_u32 + T8_SB(c) * T8_SBYTES, T8_BV * 16, 128);
                 float acc[T8_NR], sc[32];
                 uint32_t af[4][4];
 #pragma unroll
@@ -482,7 +531,8 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #pragma unroll
                 for (int e = 0; e < T8_NR; e++) SGLA_REG_PIN_F(acc[e]);
 #if T8_NPW
-                if (c + 2 < nchunks) sgla_bar_arrive(3 + (c & 1), 256); /* S_FREE[c & 1]: rewritten in chunk c + 1 */
+                /* S_FREE: this buffer gets S_{c+NSB}, written in the state's chunk c + NSB - 1 */
+                if (c + T8_NSB < nchunks) sgla_bar_arrive(T8_BAR_FREE(T8_SB(c)), 256);
 #endif
                 {
                     const float w0 = p.gmode ? sgla_exp2(bi0) * scl : scl;
@@ -511,9 +561,9 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
                 /* the stage's last reader is done; o goes through o_s: wait until the previous
                  * chunk's TMA store has read it, fill it, then one thread stores the boxes */
                 T8_RELEASE_STAGE();
-                if (tid == 0) sgla_bulk_wait_read0();
-                sgla_bar_sync(5, 128);
-                const uint32_t o_u32 = sgla_smem_u32(o_s);
+                if (tid == 128 * wo) sgla_bulk_wait_read0();
+                sgla_bar_sync(T8_BAR_O(wo), 128);
+                const uint32_t o_u32 = sgla_smem_u32(o_s) + wo * 64 * T8_BV * 2;
 #pragma unroll
                 for (int jb = 0; jb < T8_BV / 16; jb++) {
                     const int u = 2 * jb + (lane >> 4);
@@ -522,8 +572,8 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
                                 T8_PACK(acc[8 * jb + 4], acc[8 * jb + 5]), T8_PACK(acc[8 * jb + 6], acc[8 * jb + 7]));
                 }
                 sgla_fence_proxy_async(); /* read next by the TMA store */
-                sgla_bar_sync(5, 128);
-                if (tid == 0) {
+                sgla_bar_sync(T8_BAR_O(wo), 128);
+                if (tid == 128 * wo) {
                     const int tt = (int)(t0 + (int64_t)c * 64); /* rows past T are not written */
 #pragma unroll
                     for (int b = 0; b < T8_BV / 64; b++) sgla_tma_store4(&tm.o, o_u32 + b * 8192, v0 + 64 * b, (int)h, tt, (int)bidx);
@@ -555,10 +605,10 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #else
             T8_RELEASE_STAGE();
 #endif
-            s = s + 1 == T8_ST ? 0 : s + 1;
+            s = T8_NEXT_OUT_S(s);
         }
 #if T8_TMA && T8_OST
-        if (tid == 0) sgla_bulk_wait0(); /* the last o stores are complete before the block ends */
+        if (tid == 128 * wo) sgla_bulk_wait0(); /* the last o stores are complete before the block ends */
 #endif
     } else {
         /* ---- WG 1: the state; m-tile mt holds rows 64 mt + 16 wl + gid (+8), columns
@@ -604,7 +654,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #if T8_NPW
         if (outputs && nchunks >= 1) {
             T8_STORE_S(0);
-            sgla_bar_arrive(1, 256); /* S_READY[0] */
+            sgla_bar_arrive(T8_BAR_READY(0), 256); /* S_READY[0] */
         }
 #else
         if (outputs) T8_STORE_S(0); /* chunk 0 reads it after the loop's first barrier */
@@ -673,11 +723,11 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
                     for (int e = 0; e < 4; e++) SGLA_REG_PIN_R(kf[mt][kk][e]);
             T8_RELEASE_STAGE();
 #if T8_NPW
-            /* S_{c+1} for WG 0's next chunk, once WG 0's Q.S of chunk c - 1 has read that buffer */
+            /* S_{c+1} for the output warpgroup's chunk c + 1, once the Q.S of chunk c + 1 - NSB has read that buffer */
             if (outputs && c + 1 < nchunks) {
-                sgla_bar_sync(3 + ((c + 1) & 1), 256); /* S_FREE[(c + 1) & 1] */
-                T8_STORE_S((c + 1) & 1);
-                sgla_bar_arrive(1 + ((c + 1) & 1), 256); /* S_READY[(c + 1) & 1] */
+                sgla_bar_sync(T8_BAR_FREE(T8_SB(c + 1)), 256);
+                T8_STORE_S(T8_SB(c + 1));
+                sgla_bar_arrive(T8_BAR_READY(T8_SB(c + 1)), 256);
             }
 #else
             /* S_{c+1} for WG 0's next chunk; that buffer's last reader was WG 0 in chunk c - 1 */
@@ -688,7 +738,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
         float *htp = p.mode == 1 ? p.seg_buf + (seg * p.N * p.H + nh) * T8_KD * p.V + v0
                    : (p.nseg > 1 && seg != p.nseg - 1) ? (float *)0
                    : p.ht ? p.ht + nh * T8_KD * p.V + v0 : (float *)0;
-        if (p.mode == 1 && blockIdx.y == 0 && tid == 128) p.seg_ld[seg * p.N * p.H + nh] = ldsum;
+        if (p.mode == 1 && blockIdx.y == 0 && tid == 128 * T8_NO) p.seg_ld[seg * p.N * p.H + nh] = ldsum;
         if (htp) {
 #pragma unroll
             for (int mt = 0; mt < T8_MT; mt++)
@@ -706,6 +756,16 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 }
 
 #undef T8_CHUNK_TOP
+#undef T8_BAR_READY
+#undef T8_BAR_FREE
+#undef T8_BAR_O
+#undef T8_NEXT_OUT_S
+#undef T8_NO
+#undef T8_NSB
+#undef T8_SB
+#undef T8_NCW
+#undef T8_REG_O
+#undef T8_REG_S
 #undef T8_DESC_A
 #undef T8_DESC_V
 #undef T8_AK

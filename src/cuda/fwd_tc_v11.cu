@@ -15,6 +15,16 @@
  * Both need the dense layout and T >= 1: with cu_seqlens (a box would reach into the
  * next sequence) or T = 0 they run v9.
  * Prediction: 8x4096x16x128 0.218 -> ~0.17 ms, 2x16384x8x256 0.80 -> ~0.5 ms.
+ * Measured (docs/perf.md): v12 0.137 / 0.135 ms (g_gamma / g), 0.460 / 0.504.
+ *
+ * v13 (K = 64 only; other K run v12's kernels): v12's profile at 4x8192x32x64 shows the
+ * output warpgroup as the chain (busy nearly all the time: the score weighting's exp2 and
+ * the wgmma waits of one warp per scheduler) while the state warpgroup waits for it at
+ * S_FREE 30% of its time.  So two output warpgroups take alternate chunks (WG 0 even,
+ * WG 1 odd), each with twice the time per chunk; WG 2 carries the state, WG 3 copies;
+ * four S_s buffers so that a buffer and its barriers belong to one output warpgroup.
+ * setmaxnreg 160 (outputs) / 136 (state) / 24 (producer).
+ * Prediction: 4x8192x32x64 0.188 -> ~0.15 ms.
  */
 #include "sgla_dev.cuh"
 #include "sgla_wgmma.cuh"
@@ -179,6 +189,29 @@
 #define T8_ST 2
 #define T8_MINB 1
 #include "fwd_tc_body8.cuh"
+/* v13 at K = 64: two output warpgroups (16 warps) */
+#define T8_NAME fwd_v13_k64_b64_bf16
+#define T8_NPW 1
+#define T8_TMA 1
+#define T8_OST 1
+#define T8_NO 2
+#define T8_KD 64
+#define T8_BV 64
+#define T8_BF16 1
+#define T8_ST 6
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
+#define T8_NAME fwd_v13_k64_b64_f16
+#define T8_NPW 1
+#define T8_TMA 1
+#define T8_OST 1
+#define T8_NO 2
+#define T8_KD 64
+#define T8_BV 64
+#define T8_BF16 0
+#define T8_ST 6
+#define T8_MINB 1
+#include "fwd_tc_body8.cuh"
 
 #include "fwd_tc_launch.cuh"
 
@@ -196,6 +229,14 @@ static const tc_cfg v12_cfgs[] = {
     {256, 64, 12, 2, 0, 0, 0, "v12_k256_b64", T8_SMEM_TMA(256, 64, 2, 1), fwd_v12_k256_b64_bf16, fwd_v12_k256_b64_f16},
 };
 
+/* v13: K = 64 with two output warpgroups; other K as v12 */
+static const tc_cfg v13_cfgs[] = {
+    {64, 64, 16, 6, 0, 0, 0, "v13_k64_b64", T8_SMEM_NO2(64, 64, 6), fwd_v13_k64_b64_bf16, fwd_v13_k64_b64_f16},
+    {128, 64, 12, 4, 0, 0, 0, "v12_k128_b64", T8_SMEM_TMA(128, 64, 4, 1), fwd_v12_k128_b64_bf16, fwd_v12_k128_b64_f16},
+    {128, 128, 12, 3, 0, 0, 0, "v12_k128_b128", T8_SMEM_TMA(128, 128, 3, 1), fwd_v12_k128_b128_bf16, fwd_v12_k128_b128_f16},
+    {256, 64, 12, 2, 0, 0, 0, "v12_k256_b64", T8_SMEM_TMA(256, 64, 2, 1), fwd_v12_k256_b64_bf16, fwd_v12_k256_b64_f16},
+};
+
 extern "C" sgla_status sgla_cuda_launch_tc_v9(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 
 extern "C" sgla_status sgla_cuda_launch_tc_v11(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
@@ -208,4 +249,10 @@ extern "C" sgla_status sgla_cuda_launch_tc_v12(const sgla_kparams *p, sgla_dtype
 {
     if (p->cu || p->T == 0) return sgla_cuda_launch_tc_v9(p, dt, st);
     return sgla_tc_launch4(v12_cfgs, p, dt, st);
+}
+
+extern "C" sgla_status sgla_cuda_launch_tc_v13(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
+{
+    if (p->cu || p->T == 0) return sgla_cuda_launch_tc_v9(p, dt, st);
+    return sgla_tc_launch4(v13_cfgs, p, dt, st);
 }

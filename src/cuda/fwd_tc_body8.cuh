@@ -210,7 +210,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
     float *b_s = g_s + T8_ST * 64;                                              /* [NCW][64] */
 #if T8_NPW
     uint64_t *mbar = (uint64_t *)(b_s + T8_NCW * 64);                           /* full[ST], empty[ST] */
-    float *bw = b_s + (warp % T8_NCW) * 64; /* the producer has none */
+    float *bw = b_s + (T8_NO == 1 ? warp & 7 : warp % T8_NCW) * 64; /* the producer has none */
 #else
     float *bw = b_s + warp * 64;
 #endif
@@ -454,7 +454,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #endif
 
     /* Each warpgroup runs its own loop, so the state's registers are live only in its own. */
-    if (wg < T8_NO) {
+    if (T8_NO == 1 ? wg == 0 : wg < T8_NO) {
         const int wo = T8_NO == 1 ? 0 : wg; /* this output warpgroup makes chunks wo, wo + NO, .. */
         const int i0 = 16 * wl + gid, i1 = i0 + 8; /* this thread's rows */
         const float scl = p.scale;
@@ -469,9 +469,13 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
         int s = wo; /* stage of chunk c */
 #if T8_NPW
         /* S_FREE of the buffers the state warpgroup writes first (S_1 .. S_{NSB-1}): nobody read them */
+#if T8_NO == 1
+        if (outputs && nchunks >= 2) sgla_bar_arrive(T8_BAR_FREE(1), 256);
+#else
 #pragma unroll
         for (int b = 1; b < T8_NSB; b++)
             if (b % T8_NO == wo && outputs && b < nchunks) sgla_bar_arrive(T8_BAR_FREE(b), 256);
+#endif
 #endif
         for (int c = wo; c < nchunks; c += T8_NO) {
             T8_CHUNK_TOP();

@@ -20,8 +20,8 @@
  *  11  fwd_tc_v11.cu v9 with TMA copies (one producer thread, 128-byte swizzled tiles),
  *                    more stages where shared memory allows
  *  12  fwd_tc_v11.cu v11 with o stored by TMA from its own tile (stages released earlier)
- *                    (default)
- *  13  fwd_tc_v11.cu v12 with two output warpgroups taking alternate chunks (K = 64)
+ *  13  fwd_tc_v11.cu v12 with two output warpgroups taking alternate chunks at K = 64;
+ *                    other K: v12 (default)
  * fp32 inputs always go to fwd_f32.cu (CUDA cores, exact-ish). */
 #include <stdlib.h>
 #include <string.h>
@@ -67,20 +67,21 @@ static const version_entry versions[] = {
 };
 #define NVERSIONS ((int)(sizeof versions / sizeof versions[0]))
 /* The version a plain call runs.  Measured on the H200 (docs/perf.md,
- * 2026-11-29, bf16, ms, g_gamma / g): v12 0.137 / 0.135 at 8x4096x16x128 (v9
- * 0.221 / 0.224), 0.188 / 0.204 at 4x8192x32x64 (v9 0.228 / 0.244), 0.460 /
- * 0.504 at 2x16384x8x256 (v9 0.801 / 0.806), 0.269 / 0.277 at 64x1024x16x128
- * (v9 0.436 / 0.441).  With cu_seqlens or T = 0 v12 runs v9. */
+ * 2026-11-29, bf16, ms, g_gamma / g): v13 (= v12 but at K = 64) 0.137 / 0.134
+ * at 8x4096x16x128 (v9 0.221 / 0.224), 0.134 / 0.158 at 4x8192x32x64 (v12 0.181
+ * / 0.196, v9 0.228 / 0.244), 0.459 / 0.498 at 2x16384x8x256 (v9 0.801 /
+ * 0.806), v12 0.269 / 0.277 at 64x1024x16x128 (v9 0.436 / 0.441).  With
+ * cu_seqlens or T = 0 it runs v9. */
 static int default_version_for(int64_t K)
 {
     (void)K;
-    return 12;
+    return 13;
 }
 
 extern "C" int sgla_cuda_num_versions(void) { return NVERSIONS; }
 extern "C" const char *sgla_cuda_version_desc(int v)
 {
-    if (v == 0) return "default: v12";
+    if (v == 0) return "default: v13";
     return v >= 1 && v <= NVERSIONS ? versions[v - 1].desc : "no such version";
 }
 

@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #else
             sgla_mbar_init(full_u32 + 8 * i, T8_NP);
 #endif
-            sgla_mbar_init(empty_u32 + 8 * i, 8);
+            sgla_mbar_init(empty_u32 + 8 * i, T8_TMA ? 256 : 8); /* TMA: every consumer thread, else every consumer warp */
         }
         sgla_mbar_init_fence();
     }
@@ -425,10 +425,17 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
     __syncwarp();                                                                              \
     const float bC = p.gmode ? bw[63] : 0.f
 
-#if T8_NPW
+#if T8_NPW && T8_TMA
+/* every consumer thread arrives (256 a stage): an arrival releases only its own thread's
+ * reads and writes of the stage, which the TMA then overwrites */
 #define T8_RELEASE_STAGE()                                                                     \
     do {                                                                                       \
-        if (T8_TMA) sgla_fence_proxy_async(); /* this thread's stores (o in Q) before TMA's */  \
+        sgla_fence_proxy_async(); /* this thread's generic accesses before the TMA's */         \
+        sgla_mbar_arrive(empty_u32 + 8 * s);                                                   \
+    } while (0)
+#elif T8_NPW
+#define T8_RELEASE_STAGE()                                                                     \
+    do {                                                                                       \
         __syncwarp();                                                                          \
         if (lane == 0) sgla_mbar_arrive(empty_u32 + 8 * s);                                    \
     } while (0)

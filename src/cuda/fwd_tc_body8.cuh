@@ -38,8 +38,8 @@
  * T8_NPW > 0: warpgroups 2.. are producers that alone issue the copies and give their
  * registers to WG 0 and 1 (setmaxnreg).  Stage s has two mbarriers: full[s] (one
  * arrival per producer thread: cp.async.mbarrier.arrive.noinc, i.e. when its copies
- * of the chunk landed) and empty[s] (8 arrivals: lane 0 of every consumer warp once
- * it is done with the stage).  WG 0 and WG 1 hand the state's 16-bit copy over
+ * of the chunk landed) and empty[s] (256 arrivals: every consumer thread once it is
+ * done with the stage; an arrival releases only its own thread's accesses).  WG 0 and WG 1 hand the state's 16-bit copy over
  * through named barriers (256 threads):
  *   S_READY[b] (ids 1, 2): WG 1 arrives after writing S_s[b], WG 0 syncs before Q.S;
  *   S_FREE[b]  (ids 3, 4): WG 0 arrives once its Q.S read S_s[b], WG 1 syncs before
@@ -228,7 +228,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #else
             sgla_mbar_init(full_u32 + 8 * i, T8_NP);
 #endif
-            sgla_mbar_init(empty_u32 + 8 * i, T8_TMA ? 256 : 8); /* TMA: every consumer thread, else every consumer warp */
+            sgla_mbar_init(empty_u32 + 8 * i, 256); /* every consumer thread */
         }
         sgla_mbar_init_fence();
     }
@@ -404,6 +404,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
     const int cl = (int)(len - (int64_t)c * 64 < 64 ? len - (int64_t)c * 64 : 64);             \
     const uint32_t qs = st_u32 + s * T8_STAGE_BYTES, ks = qs + T8_QBYTES, vs = ks + T8_QBYTES; \
     const uint64_t dV = T8_DESC_V(vs);                                                         \
+    if (T8_NPW) __syncwarp(); /* every lane is done reading bw of the previous chunk */        \
     if (p.gmode == SGLA_GATE_G) {                                                              \
         float x0 = g_s[s * 64 + lane] * SGLA_LOG2E, x1 = g_s[s * 64 + lane + 32] * SGLA_LOG2E; \
         _Pragma("unroll") for (int off = 1; off < 32; off <<= 1)                               \
@@ -425,19 +426,13 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
     __syncwarp();                                                                              \
     const float bC = p.gmode ? bw[63] : 0.f
 
-#if T8_NPW && T8_TMA
+#if T8_NPW
 /* every consumer thread arrives (256 a stage): an arrival releases only its own thread's
- * reads and writes of the stage, which the TMA then overwrites */
+ * reads and writes of the stage, which the producer then overwrites */
 #define T8_RELEASE_STAGE()                                                                     \
     do {                                                                                       \
-        sgla_fence_proxy_async(); /* this thread's generic accesses before the TMA's */         \
+        if (T8_TMA) sgla_fence_proxy_async(); /* this thread's generic accesses before TMA's */ \
         sgla_mbar_arrive(empty_u32 + 8 * s);                                                   \
-    } while (0)
-#elif T8_NPW
-#define T8_RELEASE_STAGE()                                                                     \
-    do {                                                                                       \
-        __syncwarp();                                                                          \
-        if (lane == 0) sgla_mbar_arrive(empty_u32 + 8 * s);                                    \
     } while (0)
 #else
     /* ---- prologue: chunks 0 .. ST-2 in flight (one commit group each, empty or not) ---- */

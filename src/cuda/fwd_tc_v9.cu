@@ -10,7 +10,8 @@
  * reached only 1.4-1.5 TB/s).  So v9 moves every copy to producer warps that wait on
  * the LSU alone (a 3rd warpgroup, its registers handed to the math warpgroups
  * by setmaxnreg): per-stage mbarriers (full: cp.async.mbarrier.arrive.noinc from
- * each producer lane; empty: one arrival per consumer warp) replace the per-chunk
+ * each producer lane; empty: one arrival per consumer thread since 2026-11-29 late,
+ * per consumer warp before, which racecheck flagged) replace the per-chunk
  * block barrier, and the state hand-over between the warpgroups becomes two pairs
  * of named barriers (S_READY, S_FREE).  Math, layouts and numerics are v8's:
  * the body is fwd_tc_body8.cuh with T8_NPW = 1 (v10: 2).

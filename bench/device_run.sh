@@ -6,8 +6,9 @@
 #   run: bash bench/device_run.sh [full|nofla|tests]   carry: [".devbin", ".whl"] (bench/stage_devbin.sh copies the build there)
 # Every kernel version is tested, sanitized and timed in its own process: a
 # version that faults leaves a sticky error in its CUDA context only.
-#   SGLA_VERSIONS        versions to test and sanitize (default: 1..6)
-#   SGLA_BENCH_VERSIONS  versions to time (default: 1 5 6; v2-v4 were timed before); a
+#   SGLA_VERSIONS        versions to test and sanitize (default: 0 9 1: the default,
+#                        v13, its cu_seqlens fallback v9, and the article's kernel)
+#   SGLA_BENCH_VERSIONS  versions to time (default: 0, the default kernel); a
 #                        version whose test process timed out or died is not timed
 #   SGLA_SAN_VERSIONS    versions to sanitize (default: SGLA_VERSIONS)
 #   SGLA_SAN_TOOLS       compute-sanitizer tools (default: memcheck racecheck)
@@ -38,7 +39,7 @@ SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /
 
 # 1. correctness: the GPU tests (CPU-heavy fp64 reference), one process per version,
 #    and the sanitizers on the small set, one process per (tool, version); all in parallel
-VERSIONS=${SGLA_VERSIONS:-1 2 3 4 5 6}
+VERSIONS=${SGLA_VERSIONS:-0 9 1}
 SANV=${SGLA_SAN_VERSIONS:-$VERSIONS}
 t0=$(date +%s)
 rm -f /tmp/rc_*.txt
@@ -81,7 +82,7 @@ grep -E "^level|FAIL" $OUT/verify.log | tee -a "$SUM"
 # 2. our bench: each version in its own process, both gate forms, bf16
 if [ "$MODE" != "tests" ]; then
   t0=$(date +%s)
-  BENCHV=${SGLA_BENCH_VERSIONS:-1 5 6}
+  BENCHV=${SGLA_BENCH_VERSIONS:-0}
   for v in $BENCHV; do
     trc=$(sed -n 's/.* rc=//p' /tmp/rc_test_v$v.txt 2>/dev/null)
     if [ -n "$trc" ] && [ "$trc" != 0 ] && [ "$trc" != 1 ]; then note "bench v$v skipped: its test process ended rc=$trc"; continue; fi

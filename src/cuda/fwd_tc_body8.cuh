@@ -76,7 +76,7 @@
 #define T8_NP (128 * T8_NPW)      /* producer threads */
 #define T8_NT (32 * T8_NCW + T8_NP) /* consumer warpgroups + the producers */
 #if T8_NO == 2
-#define T8_REG_P "24"  /* setmaxnreg: 128 x (24 + 136) + 256 x 160 = 60 K registers */
+#define T8_REG_P "40"  /* setmaxnreg: 128 x (40 + 136) + 256 x 160 = 62 K registers */
 #define T8_REG_O "160"
 #define T8_REG_S "136"
 #elif T8_NPW == 1
@@ -185,15 +185,21 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
     const int64_t len = t1 - t0;
     const int nchunks = (int)((len + 63) / 64); /* < 2^31: T * K * 2 bytes fit in device memory */
     const int64_t row0 = (bidx * p.T + t0) * p.H + h;
-#if !(T8_TMA && T8_OST) /* (else the tensor maps address all four) */
-    const int64_t sv = p.H * p.V; /* token stride of v and o */
+    /* (with TMA the tensor maps address q, k, v and o but for the last chunk of a sequence
+     * of cu_seqlens, whose boxes would reach into the next sequence: the pointers are then made
+     * where they are used, so that they are not live across setmaxnreg) */
+#define T8_PTRS_IN()                                                                           \
+    const int64_t sv = p.H * p.V; /* token stride of v and o */                                \
+    const int64_t sq = p.H * T8_KD;                                                            \
+    const uint16_t *qg = (const uint16_t *)p.q + row0 * T8_KD;                                 \
+    const uint16_t *kg = (const uint16_t *)p.k + row0 * T8_KD;                                 \
+    const uint16_t *vg = (const uint16_t *)p.v + row0 * p.V + v0
+#define T8_PTRS_OUT()                                                                          \
+    const int64_t sv = p.H * p.V;                                                              \
+    uint16_t *og = (uint16_t *)p.o + row0 * p.V + v0
+#if !T8_TMA
+    T8_PTRS_IN();
     uint16_t *og = (uint16_t *)p.o + row0 * p.V + v0;
-#endif
-#if !T8_TMA /* (with TMA the tensor maps address q, k, v) */
-    const int64_t sq = p.H * T8_KD;
-    const uint16_t *qg = (const uint16_t *)p.q + row0 * T8_KD;
-    const uint16_t *kg = (const uint16_t *)p.k + row0 * T8_KD;
-    const uint16_t *vg = (const uint16_t *)p.v + row0 * p.V + v0;
 #endif
     const float *gg = p.gmode == SGLA_GATE_G ? p.g + row0 : (const float *)0;
     const float gl2 = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[h] * SGLA_LOG2E : 0.f;
@@ -224,7 +230,9 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #endif
         for (int i = 0; i < T8_ST; i++) {
 #if T8_TMA
-            sgla_mbar_init(full_u32 + 8 * i, gg ? 33 : 1); /* the TMA thread's arrival + 32 lanes storing g */
+            /* lane 0's arrival (with the TMA byte count) + the 32 lanes' (storing g, or the tiles
+             * of a cu_seqlens sequence's last chunk) */
+            sgla_mbar_init(full_u32 + 8 * i, gg || p.cu ? 33 : 1);
 #else
             sgla_mbar_init(full_u32 + 8 * i, T8_NP);
 #endif
@@ -241,6 +249,7 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
          * count and issues the boxes; the 32 lanes store the chunk's gate g, loaded (plain
          * loads) one chunk ahead, and arrive ---- */
         if (warp != T8_NCW) return;
+        T8_PTRS_IN();
         const uint32_t tx = (outputs ? T8_QBYTES : 0) + T8_QBYTES + T8_VBYTES;
         const int tb = (int)bidx, th = (int)h;
         if (lane == 0) {
@@ -262,7 +271,27 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
             if (c >= T8_ST) sgla_mbar_wait(empty_u32 + 8 * s, (uint32_t)((c / T8_ST - 1) & 1));
             const uint32_t qs = st_u32 + s * T8_STAGE_BYTES, ks = qs + T8_QBYTES, vs = ks + T8_QBYTES;
             const int tt = (int)(t0 + (int64_t)c * 64); /* token in the batch row: rows past T read as 0 */
-            if (lane == 0) {
+            const int64_t tk0 = (int64_t)c * 64;
+            const int cl = (int)(len - tk0 < 64 ? len - tk0 : 64);
+            if (p.cu && cl < 64) {
+                /* a sequence's last chunk in a packed batch: the lanes copy the rows that exist and
+                 * zero the rest (a box would read the next sequence), in the TMA layout */
+                if (lane == 0) sgla_mbar_arrive(full_u32 + 8 * s);
+                const uint4 z = make_uint4(0, 0, 0, 0);
+                for (int i = lane; i < 64 * T8_KD / 8; i += 32) {
+                    const int r = i / (T8_KD / 8), u = i % (T8_KD / 8);
+                    const uint32_t off = (uint32_t)(((u >> 3) << 13) + r * 128 + (((u & 7) ^ (r & 7)) << 4));
+                    const int64_t go = (tk0 + r) * sq + u * 8;
+                    if (outputs) sgla_st_shared16(qs + off, r < cl ? __ldg((const uint4 *)(qg + go)) : z);
+                    sgla_st_shared16(ks + off, r < cl ? __ldg((const uint4 *)(kg + go)) : z);
+                }
+                for (int i = lane; i < 64 * T8_BV / 8; i += 32) {
+                    const int r = i / (T8_BV / 8), u = i % (T8_BV / 8);
+                    const uint32_t off = (uint32_t)(((u >> 3) << 13) + r * 128 + (((u & 7) ^ (r & 7)) << 4));
+                    sgla_st_shared16(vs + off, r < cl ? __ldg((const uint4 *)(vg + (tk0 + r) * sv + u * 8)) : z);
+                }
+                sgla_fence_proxy_async(); /* read next by wgmma */
+            } else if (lane == 0) {
                 sgla_mbar_arrive_tx(full_u32 + 8 * s, tx);
 #pragma unroll
                 for (int b = 0; b < T8_KD / 64; b++) {
@@ -276,9 +305,9 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
             if (gg) {
                 g_s[s * 64 + lane] = gr0;
                 g_s[s * 64 + lane + 32] = gr1;
-                sgla_mbar_arrive(full_u32 + 8 * s); /* release: the stores above are seen by the waiters */
-                if (c + 1 < nchunks) T8_LOAD_G(c + 1);
             }
+            if (gg || p.cu) sgla_mbar_arrive(full_u32 + 8 * s); /* release: this lane's stores above */
+            if (gg && c + 1 < nchunks) T8_LOAD_G(c + 1);
             s = s + 1 == T8_ST ? 0 : s + 1;
         }
 #undef T8_LOAD_G
@@ -458,13 +487,15 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
     /* Each warpgroup runs its own loop, so the state's registers are live only in its own. */
     if (T8_NO == 1 ? wg == 0 : wg < T8_NO) {
         const int wo = T8_NO == 1 ? 0 : wg; /* this output warpgroup makes chunks wo, wo + NO, .. */
+#if T8_TMA
+        T8_PTRS_OUT();
+#endif
         const int i0 = 16 * wl + gid, i1 = i0 + 8; /* this thread's rows */
         const float scl = p.scale;
-#if !(T8_TMA && T8_OST) /* (else o leaves by TMA) */
-        /* o copy-out: this lane's rows o_r + m * T8_O_RS, 16-byte unit o_u */
+        /* o copy-out by threads (with the TMA o store: only a cu_seqlens sequence's last chunk):
+         * this lane's rows o_r + m * T8_O_RS, 16-byte unit o_u */
         const int o_r = 16 * wl + lane / T8_O_UNITS, o_u = lane % T8_O_UNITS;
         uint16_t *og_t = og + (int64_t)o_r * sv + o_u * 8;
-#endif
         /* stmatrix row of this lane for o (row-major BV columns in the Q tile, 16-byte unit u
          * of row r at r * BV * 2 + (u ^ (r & 7)) * 16): row 16 wl + (lane & 7) + 8 ((lane >> 3) & 1) */
         const int os_r = 16 * wl + (lane & 7) + ((lane >> 3) & 1) * 8;
@@ -579,7 +610,16 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
                 }
                 sgla_fence_proxy_async(); /* read next by the TMA store */
                 sgla_bar_sync(T8_BAR_O(wo), 128);
-                if (tid == 128 * wo) {
+                if (p.cu && cl < 64) { /* the rows of this sequence only: a box would reach the next */
+                    const unsigned char *os = o_s + wo * 64 * T8_BV * 2;
+                    uint16_t *op = og_t + (int64_t)c * 64 * sv;
+#pragma unroll
+                    for (int m = 0; m < 16 / T8_O_RS; m++) {
+                        const int r = o_r + m * T8_O_RS;
+                        if (r < cl)
+                            *(uint4 *)(op + m * T8_O_RS * sv) = *(const uint4 *)(os + T8_OADDR(r, o_u));
+                    }
+                } else if (tid == 128 * wo) {
                     const int tt = (int)(t0 + (int64_t)c * 64); /* rows past T are not written */
 #pragma unroll
                     for (int b = 0; b < T8_BV / 64; b++) sgla_tma_store4(&tm.o, o_u32 + b * 8192, v0 + 64 * b, (int)h, tt, (int)bidx);
@@ -762,6 +802,8 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 }
 
 #undef T8_CHUNK_TOP
+#undef T8_PTRS_IN
+#undef T8_PTRS_OUT
 #undef T8_BAR_READY
 #undef T8_BAR_FREE
 #undef T8_BAR_O

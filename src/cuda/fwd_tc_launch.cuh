@@ -35,8 +35,8 @@ static tc_encode_fn tc_tma_encoder(void)
 }
 
 /* q, k, v, o as 4-D (feature, head, token, batch) tensors, boxes of 64 x 1 x 64 x 1 with the
- * 128-byte swizzle; tokens past T read as zero and are not written.  Dense layout only (no
- * cu_seqlens: a box would cross into the next sequence) and T >= 1. */
+ * 128-byte swizzle; tokens past T read as zero and are not written.  With cu_seqlens the
+ * batch is one packed row (the kernels copy a sequence's last chunk without TMA).  T >= 1. */
 static sgla_status tc_tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m)
 {
     tc_encode_fn enc = tc_tma_encoder();
@@ -49,7 +49,8 @@ static sgla_status tc_tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps 
         const char *name;
     } t[4] = {{&m->q, p->q, p->K, "q"}, {&m->k, p->k, p->K, "k"}, {&m->v, p->v, p->V, "v"}, {&m->o, p->o, p->V, "o"}};
     for (int i = 0; i < 4; i++) {
-        const cuuint64_t dim[4] = {(cuuint64_t)t[i].d, (cuuint64_t)p->H, (cuuint64_t)p->T, (cuuint64_t)p->N};
+        const int64_t nb = p->cu ? 1 : p->N; /* cu_seqlens: one packed batch row */
+        const cuuint64_t dim[4] = {(cuuint64_t)t[i].d, (cuuint64_t)p->H, (cuuint64_t)p->T, (cuuint64_t)nb};
         const cuuint64_t str[3] = {(cuuint64_t)(t[i].d * 2), (cuuint64_t)(p->H * t[i].d * 2),
                                    (cuuint64_t)(p->T * p->H * t[i].d * 2)};
         const cuuint32_t box[4] = {64, 1, 64, 1}, es[4] = {1, 1, 1, 1};

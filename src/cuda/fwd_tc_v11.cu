@@ -12,8 +12,8 @@
  * Stages per shape: K = 64: 6, K = 128 x BV 64: 4, K = 128 x BV 128: 3, K = 256: 2.
  * v12: v11 with o stored by TMA from its own staging tile, so WG 0 releases a stage as
  * soon as its A.V product has read it (v11, like v9, holds it through the o copy-out).
- * Both need the dense layout and T >= 1: with cu_seqlens (a box would reach into the
- * next sequence) or T = 0 they run v9.
+ * With cu_seqlens a sequence's last chunk is copied in and out by the producer's lanes
+ * and WG 0's threads (a box would reach into the next sequence); with T = 0 they run v9.
  * Prediction: 8x4096x16x128 0.218 -> ~0.17 ms, 2x16384x8x256 0.80 -> ~0.5 ms.
  * Measured (docs/perf.md): v12 0.137 / 0.135 ms (g_gamma / g), 0.460 / 0.504.
  *
@@ -241,18 +241,18 @@ extern "C" sgla_status sgla_cuda_launch_tc_v9(const sgla_kparams *p, sgla_dtype 
 
 extern "C" sgla_status sgla_cuda_launch_tc_v11(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
-    if (p->cu || p->T == 0) return sgla_cuda_launch_tc_v9(p, dt, st);
+    if (p->T == 0) return sgla_cuda_launch_tc_v9(p, dt, st); /* no tensor map of zero tokens */
     return sgla_tc_launch4(v11_cfgs, p, dt, st);
 }
 
 extern "C" sgla_status sgla_cuda_launch_tc_v12(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
-    if (p->cu || p->T == 0) return sgla_cuda_launch_tc_v9(p, dt, st);
+    if (p->T == 0) return sgla_cuda_launch_tc_v9(p, dt, st); /* no tensor map of zero tokens */
     return sgla_tc_launch4(v12_cfgs, p, dt, st);
 }
 
 extern "C" sgla_status sgla_cuda_launch_tc_v13(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
-    if (p->cu || p->T == 0) return sgla_cuda_launch_tc_v9(p, dt, st);
+    if (p->T == 0) return sgla_cuda_launch_tc_v9(p, dt, st); /* no tensor map of zero tokens */
     return sgla_tc_launch4(v13_cfgs, p, dt, st);
 }

@@ -231,6 +231,12 @@ static __device__ __forceinline__ void sgla_bar_sync(int id, int n)
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(n) : "memory");
 }
 
+static __device__ __forceinline__ void sgla_st_shared16(uint32_t addr, uint4 x)
+{
+    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(x.x), "r"(x.y), "r"(x.z), "r"(x.w)
+                 : "memory");
+}
+
 /* ---- TMA (cp.async.bulk.tensor) and its mbarrier transaction count ---- */
 /* one arrival that also expects `bytes` more of asynchronous transactions this phase */
 static __device__ __forceinline__ void sgla_mbar_arrive_tx(uint32_t mbar, uint32_t bytes)

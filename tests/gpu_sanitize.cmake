@@ -7,7 +7,7 @@ if(SGLA_HAVE_CUDA AND TARGET test_gpu_forward)
     add_test(NAME gpu_sanitize_memcheck
       COMMAND ${SGLA_COMPUTE_SANITIZER} --tool memcheck --error-exitcode 1 $<TARGET_FILE:test_gpu_forward>)
     set_tests_properties(gpu_sanitize_memcheck PROPERTIES LABELS gpu ENVIRONMENT "SGLA_GPU_SMALL=1")
-    # racecheck on the default (v13; with cu_seqlens it runs v9) and on v8 (block barriers
+    # racecheck on the default (v13; its small set includes cu_seqlens) and on v8 (block barriers
     # instead of mbarriers, the same math and shared-memory layout as v9)
     add_test(NAME gpu_sanitize_racecheck
       COMMAND ${SGLA_COMPUTE_SANITIZER} --tool racecheck --error-exitcode 1 $<TARGET_FILE:test_gpu_forward>)

@@ -61,8 +61,8 @@ static const version_entry versions[] = {
     {sgla_cuda_launch_tc_v8, "v8: wgmma, WG 0 outputs / WG 1 state on the same chunk, 3 cp.async stages, S_s double-buffered"},
     {sgla_cuda_launch_tc_v9, "v9: v8 with a producer warpgroup (all cp.async, mbarrier stages, setmaxnreg 40 / 232); WG 0 / WG 1 hand S over by named barriers"},
     {sgla_cuda_launch_tc_v10, "v10: v9 with two producer warpgroups (16 warps, setmaxnreg 32 / 224)"},
-    {sgla_cuda_launch_tc_v11, "v11: v9 with TMA loads (one producer thread, 128-byte swizzle), 6/4/3/2 stages; cu_seqlens or T=0: v9"},
-    {sgla_cuda_launch_tc_v12, "v12: v11 with o stored by TMA from its own tile, stages released after A.V; cu_seqlens or T=0: v9"},
+    {sgla_cuda_launch_tc_v11, "v11: v9 with TMA loads (one producer thread, 128-byte swizzle), 6/4/3/2 stages; T=0: v9"},
+    {sgla_cuda_launch_tc_v12, "v12: v11 with o stored by TMA from its own tile, stages released after A.V; T=0: v9"},
     {sgla_cuda_launch_tc_v13, "v13: v12 with two output warpgroups on alternate chunks at K=64 (16 warps); other K: v12"},
 };
 #define NVERSIONS ((int)(sizeof versions / sizeof versions[0]))
@@ -71,7 +71,7 @@ static const version_entry versions[] = {
  * at 8x4096x16x128 (v9 0.221 / 0.224), 0.134 / 0.158 at 4x8192x32x64 (v12 0.181
  * / 0.196, v9 0.228 / 0.244), 0.459 / 0.498 at 2x16384x8x256 (v9 0.801 /
  * 0.806), v12 0.269 / 0.277 at 64x1024x16x128 (v9 0.436 / 0.441).  With
- * cu_seqlens or T = 0 it runs v9. */
+ * T = 0 it runs v9. */
 static int default_version_for(int64_t K)
 {
     (void)K;

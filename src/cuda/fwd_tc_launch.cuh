@@ -34,6 +34,10 @@ static tc_encode_fn tc_tma_encoder(void)
     return fn;
 }
 
+/* Shapes the TMA versions take: a tensor map needs T >= 1, and their token coordinate is
+ * an int (T < 2^31); others run v9. */
+static inline int tc_tma_fits(const sgla_kparams *p) { return p->T >= 1 && p->T <= 0x7fffffffLL; }
+
 /* q, k, v, o as 4-D (feature, head, token, batch) tensors, boxes of 64 x 1 x 64 x 1 with the
  * 128-byte swizzle; tokens past T read as zero and are not written.  With cu_seqlens the
  * batch is one packed row (the kernels copy a sequence's last chunk without TMA).  T >= 1. */

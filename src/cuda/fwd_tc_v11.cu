@@ -8,12 +8,14 @@
  * time: three stages of 24 KB are too few there.
  * v11: one producer thread loads a stage with 2 KD / 64 + BV / 64 TMA boxes (64 x 64,
  * 128-byte swizzle, the wgmma descriptors switched to that layout), arming the stage's
- * full barrier with its byte count; the gate g still comes by cp.async from one warp.
+ * full barrier with its byte count; the 32 lanes of that warp store the gate g (loaded one
+ * chunk ahead with plain loads) and arrive too.
  * Stages per shape: K = 64: 6, K = 128 x BV 64: 4, K = 128 x BV 128: 3, K = 256: 2.
  * v12: v11 with o stored by TMA from its own staging tile, so WG 0 releases a stage as
  * soon as its A.V product has read it (v11, like v9, holds it through the o copy-out).
  * With cu_seqlens a sequence's last chunk is copied in and out by the producer's lanes
- * and WG 0's threads (a box would reach into the next sequence); with T = 0 they run v9.
+ * and WG 0's threads (a box would reach into the next sequence); with T = 0 or T >= 2^31
+ * (the token coordinate is an int) they run v9.
  * Prediction: 8x4096x16x128 0.218 -> ~0.17 ms, 2x16384x8x256 0.80 -> ~0.5 ms.
  * Measured (docs/perf.md): v12 0.137 / 0.135 ms (g_gamma / g), 0.460 / 0.504.
  *
@@ -23,7 +25,7 @@
  * S_FREE 30% of its time.  So two output warpgroups take alternate chunks (WG 0 even,
  * WG 1 odd), each with twice the time per chunk; WG 2 carries the state, WG 3 copies;
  * four S_s buffers so that a buffer and its barriers belong to one output warpgroup.
- * setmaxnreg 160 (outputs) / 136 (state) / 24 (producer).
+ * setmaxnreg 160 (outputs) / 136 (state) / 40 (producer).
  * Prediction: 4x8192x32x64 0.188 -> ~0.15 ms.
  */
 #include "sgla_dev.cuh"
@@ -241,18 +243,18 @@ extern "C" sgla_status sgla_cuda_launch_tc_v9(const sgla_kparams *p, sgla_dtype 
 
 extern "C" sgla_status sgla_cuda_launch_tc_v11(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
-    if (p->T == 0) return sgla_cuda_launch_tc_v9(p, dt, st); /* no tensor map of zero tokens */
+    if (!tc_tma_fits(p)) return sgla_cuda_launch_tc_v9(p, dt, st);
     return sgla_tc_launch4(v11_cfgs, p, dt, st);
 }
 
 extern "C" sgla_status sgla_cuda_launch_tc_v12(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
-    if (p->T == 0) return sgla_cuda_launch_tc_v9(p, dt, st); /* no tensor map of zero tokens */
+    if (!tc_tma_fits(p)) return sgla_cuda_launch_tc_v9(p, dt, st);
     return sgla_tc_launch4(v12_cfgs, p, dt, st);
 }
 
 extern "C" sgla_status sgla_cuda_launch_tc_v13(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
-    if (p->T == 0) return sgla_cuda_launch_tc_v9(p, dt, st); /* no tensor map of zero tokens */
+    if (!tc_tma_fits(p)) return sgla_cuda_launch_tc_v9(p, dt, st);
     return sgla_tc_launch4(v13_cfgs, p, dt, st);
 }

@@ -40,7 +40,7 @@ typedef struct sgla_kparams {
 } sgla_kparams;
 
 /* TMA descriptors of q, k, v, o for the versions that copy with the tensor memory
- * accelerator (v11, v12): each tensor seen as 4-D (feature, head, token, batch), boxes
+ * accelerator (v11-v13): each tensor seen as 4-D (feature, head, token, batch), boxes
  * of 64 features x 1 head x 64 tokens x 1 batch, 128-byte swizzle.  Passed as a
  * __grid_constant__ kernel parameter (the TMA unit reads it from parameter space). */
 typedef struct sgla_tmaps {

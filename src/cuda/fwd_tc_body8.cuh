@@ -499,6 +499,26 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
         /* stmatrix row of this lane for o (row-major BV columns in the Q tile, 16-byte unit u
          * of row r at r * BV * 2 + (u ^ (r & 7)) * 16): row 16 wl + (lane & 7) + 8 ((lane >> 3) & 1) */
         const int os_r = 16 * wl + (lane & 7) + ((lane >> 3) & 1) * 8;
+/* o (this warp's 16 rows, 16-bit) into a staging tile at shared address base */
+#define T8_STAGE_O(base)                                                                       \
+    _Pragma("unroll") for (int jb = 0; jb < T8_BV / 16; jb++)                                  \
+    {                                                                                          \
+        const int u = 2 * jb + (lane >> 4);                                                    \
+        sgla_stm_x4((base) + T8_OADDR(os_r, u), T8_PACK(acc[8 * jb + 0], acc[8 * jb + 1]),      \
+                    T8_PACK(acc[8 * jb + 2], acc[8 * jb + 3]), T8_PACK(acc[8 * jb + 4], acc[8 * jb + 5]), \
+                    T8_PACK(acc[8 * jb + 6], acc[8 * jb + 7]));                                \
+    }
+/* the rows of chunk c that exist, from the staging tile at os (generic pointer) to o */
+#define T8_COPY_O(os_)                                                                         \
+    do {                                                                                       \
+        const unsigned char *os = (os_);                                                       \
+        uint16_t *op = og_t + (int64_t)c * 64 * sv;                                            \
+        _Pragma("unroll") for (int m = 0; m < 16 / T8_O_RS; m++)                               \
+        {                                                                                      \
+            const int r = o_r + m * T8_O_RS;                                                   \
+            if (r < cl) *(uint4 *)(op + m * T8_O_RS * sv) = *(const uint4 *)(os + T8_OADDR(r, o_u)); \
+        }                                                                                      \
+    } while (0)
         int s = wo; /* stage of chunk c */
 #if T8_NPW
         /* S_FREE of the buffers the state warpgroup writes first (S_1 .. S_{NSB-1}): nobody read them */
@@ -601,24 +621,11 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
                 if (tid == 128 * wo) sgla_bulk_wait_read0();
                 sgla_bar_sync(T8_BAR_O(wo), 128);
                 const uint32_t o_u32 = sgla_smem_u32(o_s) + wo * 64 * T8_BV * 2;
-#pragma unroll
-                for (int jb = 0; jb < T8_BV / 16; jb++) {
-                    const int u = 2 * jb + (lane >> 4);
-                    sgla_stm_x4(o_u32 + T8_OADDR(os_r, u),
-                                T8_PACK(acc[8 * jb + 0], acc[8 * jb + 1]), T8_PACK(acc[8 * jb + 2], acc[8 * jb + 3]),
-                                T8_PACK(acc[8 * jb + 4], acc[8 * jb + 5]), T8_PACK(acc[8 * jb + 6], acc[8 * jb + 7]));
-                }
+                T8_STAGE_O(o_u32);
                 sgla_fence_proxy_async(); /* read next by the TMA store */
                 sgla_bar_sync(T8_BAR_O(wo), 128);
                 if (p.cu && cl < 64) { /* the rows of this sequence only: a box would reach the next */
-                    const unsigned char *os = o_s + wo * 64 * T8_BV * 2;
-                    uint16_t *op = og_t + (int64_t)c * 64 * sv;
-#pragma unroll
-                    for (int m = 0; m < 16 / T8_O_RS; m++) {
-                        const int r = o_r + m * T8_O_RS;
-                        if (r < cl)
-                            *(uint4 *)(op + m * T8_O_RS * sv) = *(const uint4 *)(os + T8_OADDR(r, o_u));
-                    }
+                    T8_COPY_O(o_s + wo * 64 * T8_BV * 2);
                 } else if (tid == 128 * wo) {
                     const int tt = (int)(t0 + (int64_t)c * 64); /* rows past T are not written */
 #pragma unroll
@@ -628,22 +635,9 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 #else
                 /* o into this warp's 16 rows of the chunk's Q tile (its wgmma reads are complete;
                  * only WG 0 reads Q), then 16-byte stores of the rows that exist */
-#pragma unroll
-                for (int jb = 0; jb < T8_BV / 16; jb++) {
-                    const int u = 2 * jb + (lane >> 4);
-                    sgla_stm_x4(qs + T8_OADDR(os_r, u),
-                                T8_PACK(acc[8 * jb + 0], acc[8 * jb + 1]), T8_PACK(acc[8 * jb + 2], acc[8 * jb + 3]),
-                                T8_PACK(acc[8 * jb + 4], acc[8 * jb + 5]), T8_PACK(acc[8 * jb + 6], acc[8 * jb + 7]));
-                }
+                T8_STAGE_O(qs);
                 __syncwarp();
-                const unsigned char *os = st_base + s * T8_STAGE_BYTES;
-                uint16_t *op = og_t + (int64_t)c * 64 * sv;
-#pragma unroll
-                for (int m = 0; m < 16 / T8_O_RS; m++) {
-                    const int r = o_r + m * T8_O_RS;
-                    if (r < cl)
-                        *(uint4 *)(op + m * T8_O_RS * sv) = *(const uint4 *)(os + T8_OADDR(r, o_u));
-                }
+                T8_COPY_O(st_base + s * T8_STAGE_BYTES);
 #endif
             }
 #if T8_TMA && T8_OST
@@ -802,6 +796,8 @@ __global__ void __launch_bounds__(T8_NT, T8_MINB) T8_NAME(const sgla_kparams p)
 }
 
 #undef T8_CHUNK_TOP
+#undef T8_STAGE_O
+#undef T8_COPY_O
 #undef T8_PTRS_IN
 #undef T8_PTRS_OUT
 #undef T8_BAR_READY

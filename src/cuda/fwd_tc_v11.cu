@@ -241,20 +241,23 @@ static const tc_cfg v13_cfgs[] = {
 
 extern "C" sgla_status sgla_cuda_launch_tc_v9(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
 
+/* shapes a tensor map cannot take (T = 0, T >= 2^31) run v9 */
+static sgla_status tc_tma_launch4(const tc_cfg cfgs[4], const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
+{
+    return tc_tma_fits(p) ? sgla_tc_launch4(cfgs, p, dt, st) : sgla_cuda_launch_tc_v9(p, dt, st);
+}
+
 extern "C" sgla_status sgla_cuda_launch_tc_v11(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
-    if (!tc_tma_fits(p)) return sgla_cuda_launch_tc_v9(p, dt, st);
-    return sgla_tc_launch4(v11_cfgs, p, dt, st);
+    return tc_tma_launch4(v11_cfgs, p, dt, st);
 }
 
 extern "C" sgla_status sgla_cuda_launch_tc_v12(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
-    if (!tc_tma_fits(p)) return sgla_cuda_launch_tc_v9(p, dt, st);
-    return sgla_tc_launch4(v12_cfgs, p, dt, st);
+    return tc_tma_launch4(v12_cfgs, p, dt, st);
 }
 
 extern "C" sgla_status sgla_cuda_launch_tc_v13(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
 {
-    if (!tc_tma_fits(p)) return sgla_cuda_launch_tc_v9(p, dt, st);
-    return sgla_tc_launch4(v13_cfgs, p, dt, st);
+    return tc_tma_launch4(v13_cfgs, p, dt, st);
 }

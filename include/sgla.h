@@ -1,6 +1,14 @@
 /*
  * sgla.h — scalar-gated linear attention: the one public header.
  *
+ * Stability: every declaration here is stable within a minor series (0.2.x):
+ * values of the enums and flags never change meaning, and sgla_forward_desc
+ * only grows at its end (its `size` field tells the library which fields the
+ * caller knows, so a program built against an older header keeps working
+ * with a newer library).  Declarations inside `#ifdef SGLA_EXPERIMENTAL_API`
+ * may change in any release.  libsgla exports these functions and nothing
+ * else.
+ *
  * Per sequence and head, with q_t, k_t in R^K, v_t in R^V and a natural-log
  * gate g_t = ln(alpha_t) <= 0:
  *
@@ -21,17 +29,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* SGLA_API marks what the library exports.  Building libsgla defines
+ * SGLA_BUILDING; everything else in the library has hidden visibility. */
+#if defined(_WIN32) && defined(SGLA_SHARED)
+#if defined(SGLA_BUILDING)
+#define SGLA_API __declspec(dllexport)
+#else
+#define SGLA_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) && defined(SGLA_BUILDING)
+#define SGLA_API __attribute__((visibility("default")))
+#else
+#define SGLA_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define SGLA_VERSION_MAJOR 0
-#define SGLA_VERSION_MINOR 1
+#define SGLA_VERSION_MINOR 2
 #define SGLA_VERSION_PATCH 0
-#define SGLA_VERSION_STRING "0.1.0"
+#define SGLA_VERSION_STRING "0.2.0"
 
 /* "MAJOR.MINOR.PATCH" of the library actually linked. */
-const char *sgla_version(void);
+SGLA_API const char *sgla_version(void);
 
 typedef enum sgla_status {
     SGLA_OK = 0,
@@ -50,10 +72,13 @@ typedef enum sgla_status {
     SGLA_ERR_CU_SEQLENS_END = 13,     /* cu_seqlens[N] != T */
     SGLA_ERR_INVALID_NUM_SEQS = 14,   /* num_seqs < 1 with cu_seqlens */
     SGLA_ERR_NONFINITE_INPUT = 15,    /* NaN/inf in q, k, v or h0 (only with SGLA_FLAG_CHECK_FINITE) */
-    SGLA_ERR_UNSUPPORTED_SHAPE = 16,  /* the backend cannot do this K, V (CUDA: K, V in {64,128,256}; CPU: <= 65536) */
+    SGLA_ERR_UNSUPPORTED_SHAPE = 16,  /* the backend cannot do this shape (CUDA: K, V in {64,128,256},
+                                         T < 2^31; CPU: K, V <= 65536) */
     SGLA_ERR_BACKEND_UNAVAILABLE = 17,/* backend not compiled in, or no device present */
     SGLA_ERR_INVALID_BACKEND = 18,    /* not a value of sgla_backend */
-    SGLA_ERR_INVALID_ARGUMENT = 19,   /* threads < 0, unknown flag bits, a pointer not aligned to its element */
+    SGLA_ERR_INVALID_ARGUMENT = 19,   /* threads < 0, unknown flag bits, a pointer not aligned to its
+                                         element, a descriptor size the library cannot place, a
+                                         workspace smaller than sgla_workspace_size */
     SGLA_ERR_OVERLAP = 20,            /* o or ht overlaps an input buffer */
     SGLA_ERR_OUT_OF_MEMORY = 21,
     SGLA_ERR_CUDA = 22,               /* the CUDA runtime reported an error; see sgla_last_error() */
@@ -61,9 +86,9 @@ typedef enum sgla_status {
 } sgla_status;
 
 /* A fixed sentence for each status (never NULL; unknown codes say so). */
-const char *sgla_status_string(sgla_status s);
+SGLA_API const char *sgla_status_string(sgla_status s);
 /* The detail of the last error on this thread ("q is NULL", ...); "" if none. */
-const char *sgla_last_error(void);
+SGLA_API const char *sgla_last_error(void);
 
 typedef enum sgla_dtype {
     SGLA_F32 = 0,
@@ -72,8 +97,8 @@ typedef enum sgla_dtype {
 } sgla_dtype;
 
 /* Bytes per element of a dtype, 0 for an unknown one. */
-size_t sgla_dtype_size(sgla_dtype dt);
-const char *sgla_dtype_name(sgla_dtype dt);
+SGLA_API size_t sgla_dtype_size(sgla_dtype dt);
+SGLA_API const char *sgla_dtype_name(sgla_dtype dt);
 
 typedef enum sgla_backend {
     SGLA_BACKEND_AUTO = 0,  /* fastest available for host pointers: cpu */
@@ -82,12 +107,13 @@ typedef enum sgla_backend {
     SGLA_BACKEND_REF_C = 3, /* fp64 mirror of the GPU kernel's control flow */
     SGLA_BACKEND_REF_D = 4, /* fp64 factorised intra-chunk form: shows the hazard */
     SGLA_BACKEND_CPU = 5,   /* chunked, SIMD, multi-threaded */
-    SGLA_BACKEND_CUDA = 6   /* tensor-core kernel; every pointer is a device pointer */
+    SGLA_BACKEND_CUDA = 6   /* tensor-core kernels; every pointer is a device pointer */
 } sgla_backend;
 
-const char *sgla_backend_name(sgla_backend b);
-/* 1 when the backend is compiled in and (for CUDA) a device is present. */
-int sgla_backend_available(sgla_backend b);
+SGLA_API const char *sgla_backend_name(sgla_backend b);
+/* 1 when the backend is compiled in and (for CUDA) a device is present.
+ * Leaves sgla_last_error() as it was. */
+SGLA_API int sgla_backend_available(sgla_backend b);
 
 /* Flags for sgla_forward_desc.flags. */
 #define SGLA_FLAG_CHECK_FINITE 0x1u  /* scan q, k, v, h0 for NaN/inf first (host pointers) */
@@ -106,14 +132,14 @@ int sgla_backend_available(sgla_backend b);
  * cu_seqlens, N = B.
  *
  * ht may equal h0 (state updated in place: the decode step with T = 1).
- * For SGLA_BACKEND_CUDA every pointer (cu_seqlens too) is device memory and
- * the call is asynchronous on `stream`; it needs K, V in {64, 128, 256},
- * chunk 64, q/k/v/o 16-byte aligned and h0/ht 8-byte aligned (else
- * SGLA_ERR_UNSUPPORTED_SHAPE / _CHUNK / SGLA_ERR_INVALID_ARGUMENT).  g,
- * g_gamma and cu_seqlens values on the device are trusted unless
- * SGLA_FLAG_CHECK_DEVICE_VALUES is set.
+ *
+ * `size` must hold sizeof(sgla_forward_desc) as the caller's header had it:
+ * sgla_forward_desc_init() sets it.  The library reads only the fields that
+ * fit in `size` (later fields take their defaults) and refuses a size it
+ * cannot place (SGLA_ERR_INVALID_ARGUMENT), e.g. an uninitialised descriptor.
  */
 typedef struct sgla_forward_desc {
+    size_t size;            /* sizeof(sgla_forward_desc), set by sgla_forward_desc_init */
     const void *q;          /* [B,T,H,K] */
     const void *k;          /* [B,T,H,K] */
     const void *v;          /* [B,T,H,V] */
@@ -130,15 +156,49 @@ typedef struct sgla_forward_desc {
     int64_t chunk;          /* chunk length C; default 64.  The CPU backend may compute in
                                shorter blocks (the chunked form is exact for any length) */
     int threads;            /* CPU threads; 0 = default (all cores) */
-    void *stream;           /* CUDA: a cudaStream_t; NULL = default stream */
+    void *stream;           /* CUDA: a cudaStream_t; NULL = the legacy default stream */
     unsigned flags;         /* SGLA_FLAG_* */
+    void *workspace;        /* CUDA: device scratch of workspace_bytes for this call, or NULL */
+    size_t workspace_bytes;
 } sgla_forward_desc;
 
-/* Zero everything, then scale = 1, chunk = 64, dtype = SGLA_F32. */
-void sgla_forward_desc_init(sgla_forward_desc *d);
+/*
+ * The CUDA backend (SGLA_BACKEND_CUDA):
+ *
+ * - Device.  The calling thread's current device (cudaSetDevice) at the time
+ *   of the call; every pointer (cu_seqlens too) must be memory of that device
+ *   and `stream` one of its streams.
+ * - Shapes.  K, V in {64, 128, 256}, chunk 64, T < 2^31, q/k/v/o 16-byte
+ *   and h0/ht 8-byte aligned (else SGLA_ERR_UNSUPPORTED_SHAPE / _CHUNK /
+ *   SGLA_ERR_INVALID_ARGUMENT).  fp32 inputs run an exact CUDA-core path.
+ * - Asynchrony.  The call only enqueues work on `stream` and returns; it never
+ *   synchronises the host (except with SGLA_FLAG_CHECK_DEVICE_VALUES).  Every
+ *   buffer (inputs, outputs, workspace) must stay allocated and unchanged
+ *   until that work completes; a host-side descriptor may be reused at once.
+ *   g, g_gamma and cu_seqlens values on the device are trusted unless
+ *   SGLA_FLAG_CHECK_DEVICE_VALUES is set.  Errors of the launch are reported
+ *   by the call; faults of the kernels surface at the next synchronisation.
+ * - Memory.  Long sequences with few heads are split along time and need a
+ *   device workspace (sgla_workspace_size says how much; 0 otherwise).  With
+ *   workspace == NULL the call takes it from the stream-ordered allocator
+ *   (cudaMallocAsync / cudaFreeAsync on `stream`); a workspace passed in is
+ *   used instead (it must be at least the size returned, else
+ *   SGLA_ERR_INVALID_ARGUMENT).  Nothing else is allocated per call.  Per
+ *   device the library keeps a few attributes (SM count, kernel limits),
+ *   filled on first use.
+ * - CUDA graphs.  A call with its workspace passed in does nothing that
+ *   stream capture forbids.
+ *
+ * Threads: every function may be called from several threads at once, on
+ * different descriptors and buffers.  sgla_last_error() is per thread.  The
+ * CPU backend runs its own OpenMP threads inside a call (`threads`).
+ */
+
+/* Zero everything, then size = sizeof *d, scale = 1, chunk = 64, dtype = SGLA_F32. */
+SGLA_API void sgla_forward_desc_init(sgla_forward_desc *d);
 
 /* Number of sequences N (B, or num_seqs with cu_seqlens). */
-int64_t sgla_num_sequences(const sgla_forward_desc *d);
+SGLA_API int64_t sgla_num_sequences(const sgla_forward_desc *d);
 
 /*
  * The validation every backend runs first: sizes, overflow, pointers, dtype,
@@ -146,33 +206,38 @@ int64_t sgla_num_sequences(const sgla_forward_desc *d);
  * values of g, g_gamma and cu_seqlens (read from host memory: pass
  * values_on_host = 0 for device pointers and they are not read).
  */
-sgla_status sgla_validate(const sgla_forward_desc *d, int values_on_host);
+SGLA_API sgla_status sgla_validate(const sgla_forward_desc *d, int values_on_host);
 
 /* Compute o (and ht) with the chosen backend. */
-sgla_status sgla_forward(const sgla_forward_desc *d, sgla_backend backend);
+SGLA_API sgla_status sgla_forward(const sgla_forward_desc *d, sgla_backend backend);
+
+/* Bytes of workspace the backend needs for this call (the descriptor's
+ * shape and, for CUDA, the current device); 0 when it needs none.  The
+ * descriptor is validated as by sgla_forward, but no data is read. */
+SGLA_API sgla_status sgla_workspace_size(const sgla_forward_desc *d, sgla_backend backend, size_t *bytes);
 
 /* The CPU backend keeps a few scratch blocks between calls (a fresh block
  * would be page-faulted in on every call).  This frees them; the next call
- * allocates again.  Safe to call at any time except during a forward. */
-void sgla_release_memory(void);
+ * allocates again.  Safe to call at any time, from any thread. */
+SGLA_API void sgla_release_memory(void);
 
 /*
  * The fp64 reference family, with fp64 outputs: o64 [B,T,H,V] (required),
  * ht64 [N,H,K,V] (optional).  Inputs are read in d->dtype; o and ht in d are
  * ignored.  kind is one of SGLA_BACKEND_REF_A..REF_D.
  */
-sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kind,
-                           double *o64, double *ht64);
+SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kind,
+                                    double *o64, double *ht64);
 
 /* IEEE binary16 and bfloat16 conversions: round to nearest even, subnormals,
  * inf and NaN handled (NaN stays NaN). */
-uint16_t sgla_f32_to_f16(float x);
-float sgla_f16_to_f32(uint16_t h);
-uint16_t sgla_f32_to_bf16(float x);
-float sgla_bf16_to_f32(uint16_t b);
+SGLA_API uint16_t sgla_f32_to_f16(float x);
+SGLA_API float sgla_f16_to_f32(uint16_t h);
+SGLA_API uint16_t sgla_f32_to_bf16(float x);
+SGLA_API float sgla_bf16_to_f32(uint16_t b);
 /* Direct double -> half rounding (no double rounding through float). */
-uint16_t sgla_f64_to_f16(double x);
-uint16_t sgla_f64_to_bf16(double x);
+SGLA_API uint16_t sgla_f64_to_f16(double x);
+SGLA_API uint16_t sgla_f64_to_bf16(double x);
 
 #ifdef __cplusplus
 }

@@ -118,15 +118,20 @@ int main(void)
     }
     sgla_cpu_force_isa(SGLA_CPU_ISA_AUTO);
 
-    /* SGLA_CPU_ISA picks a level when none is forced; never above the CPU's */
+    /* SGLA_CPU_ISA names a level; it is read once (the calls above read it,
+     * unset), so setting it now changes nothing */
     {
-        setenv("SGLA_CPU_ISA", "scalar", 1);
-        TU_CHECK(sgla_cpu_isa_current() == SGLA_CPU_ISA_SCALAR, "SGLA_CPU_ISA=scalar: got %s",
-                 sgla_cpu_isa_name(sgla_cpu_isa_current()));
-        setenv("SGLA_CPU_ISA", "avx512", 1);
-        TU_CHECK(sgla_cpu_isa_current() <= sgla_cpu_isa_detect(), "SGLA_CPU_ISA=avx512 above the CPU");
-        unsetenv("SGLA_CPU_ISA");
-        TU_CHECK(sgla_cpu_isa_current() == sgla_cpu_isa_detect(), "default level is not the best");
+        TU_CHECK(sgla_cpu_isa_parse("scalar") == SGLA_CPU_ISA_SCALAR, "parse scalar");
+        TU_CHECK(sgla_cpu_isa_parse("avx2") == SGLA_CPU_ISA_AVX2, "parse avx2");
+        TU_CHECK(sgla_cpu_isa_parse("avx512") == SGLA_CPU_ISA_AVX512, "parse avx512");
+        TU_CHECK(sgla_cpu_isa_parse("sse9") == SGLA_CPU_ISA_AUTO && sgla_cpu_isa_parse(NULL) == SGLA_CPU_ISA_AUTO,
+                 "parse of an unknown name");
+        int want = sgla_cpu_isa_parse(getenv("SGLA_CPU_ISA")); /* as this process started */
+        if (want == SGLA_CPU_ISA_AUTO || want > sgla_cpu_isa_detect()) want = sgla_cpu_isa_detect();
+        TU_CHECK(sgla_cpu_isa_current() == want, "default level %s, want %s", sgla_cpu_isa_name(sgla_cpu_isa_current()),
+                 sgla_cpu_isa_name(want));
+        setenv("SGLA_CPU_ISA", want == SGLA_CPU_ISA_SCALAR ? "avx2" : "scalar", 1);
+        TU_CHECK(sgla_cpu_isa_current() == want, "SGLA_CPU_ISA read again after the first call");
         TU_CHECK(!sgla_cpu_force_isa(99), "force_isa(99) accepted");
     }
     /* sgla_release_memory frees the scratch kept between calls: the next

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sgla_internal.h"
+#include "core/core.h"
 #include "testutil.h"
 
 #define TOL 1e-12

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "bench.h"
-#include "sgla_internal.h"
+#include "core/core.h"
 #include "ref/ref.h"
 
 #ifndef SGLA_HAVE_CUDA

@@ -16,7 +16,7 @@ import sys
 
 # The header version this mirror was written against.  The struct layout of
 # sgla_forward_desc below must be kept in step with include/sgla.h.
-HEADER_VERSION = "0.1.0"
+HEADER_VERSION = "0.2.0"
 
 
 class Status(enum.IntEnum):
@@ -77,6 +77,7 @@ class ForwardDesc(ctypes.Structure):
     """Mirror of `sgla_forward_desc` (include/sgla.h), field for field."""
 
     _fields_ = [
+        ("size", ctypes.c_size_t),
         ("q", ctypes.c_void_p),
         ("k", ctypes.c_void_p),
         ("v", ctypes.c_void_p),
@@ -98,6 +99,8 @@ class ForwardDesc(ctypes.Structure):
         ("threads", ctypes.c_int),
         ("stream", ctypes.c_void_p),
         ("flags", ctypes.c_uint),
+        ("workspace", ctypes.c_void_p),
+        ("workspace_bytes", ctypes.c_size_t),
     ]
 
 
@@ -187,6 +190,8 @@ sgla_validate = _sig("sgla_validate", ctypes.c_int, _c_desc_p, ctypes.c_int)
 sgla_forward = _sig("sgla_forward", ctypes.c_int, _c_desc_p, ctypes.c_int)
 sgla_reference = _sig("sgla_reference", ctypes.c_int, _c_desc_p, ctypes.c_int,
                       ctypes.c_void_p, ctypes.c_void_p)
+sgla_workspace_size = _sig("sgla_workspace_size", ctypes.c_int, _c_desc_p, ctypes.c_int,
+                           ctypes.POINTER(ctypes.c_size_t))
 
 version = sgla_version().decode()
 
@@ -197,7 +202,7 @@ def _check_mirror():
         raise ImportError(
             f"sgla: library {library_path} is version {version}, but this Python "
             f"package mirrors sgla.h {HEADER_VERSION}; rebuild one to match the other")
-    # sgla_forward_desc_init zeroes sizeof(desc) bytes then sets scale, chunk,
+    # sgla_forward_desc_init zeroes sizeof(desc) bytes then sets size, scale, chunk,
     # dtype: run it on a poisoned buffer longer than our mirror and check that
     # it wrote exactly the bytes we think the struct has, and the fields where
     # we think they are.
@@ -206,7 +211,7 @@ def _check_mirror():
     d = ForwardDesc.from_buffer(buf)
     sgla_forward_desc_init(ctypes.byref(d))
     tail = bytes(buf[n:])
-    if tail != b"\xa5" * 64 or d.scale != 1.0 or d.chunk != 64 or d.dtype != 0 \
+    if tail != b"\xa5" * 64 or d.size != n or d.scale != 1.0 or d.chunk != 64 or d.dtype != 0 \
             or d.q is not None or d.flags != 0 or d.stream is not None:
         raise ImportError(
             f"sgla: the ctypes mirror of sgla_forward_desc does not match {library_path} "

@@ -371,8 +371,15 @@ def _forward_torch(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backe
         # call is asynchronous (no synchronisation added).  Temporaries made
         # above (contiguous copies, fp32 gates) were allocated on that same
         # stream, so the caching allocator orders their reuse after it.
+        # The sequence split's workspace comes from torch's caching allocator
+        # on the same stream, so it is reused only after the kernels ran.
         with torch.cuda.device(dev):
             d.stream = torch.cuda.current_stream(dev).cuda_stream
+            nbytes = ctypes.c_size_t(0)
+            _lib.raise_for(_lib.sgla_workspace_size(ctypes.byref(d), int(be), ctypes.byref(nbytes)))
+            if nbytes.value:
+                ws = torch.empty(nbytes.value, dtype=torch.uint8, device=dev)
+                d.workspace, d.workspace_bytes = ws.data_ptr(), nbytes.value
             _call(d, be)
     else:
         _call(d, be)

@@ -29,8 +29,10 @@
  * largest weight, 1).
  */
 #include "cpu_kernels.h"
+#include "core/backend.h"
 
 #include <float.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,19 +79,30 @@ int sgla_cpu_force_isa(int isa)
 
 void sgla_cpu_force_split(int mode) { forced_split = mode; }
 
+/* The best level of this CPU and the cap SGLA_CPU_ISA=scalar|avx2|avx512
+ * puts on it: found once per process. */
+static int best_isa, env_isa;
+static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
+static void find_isa(void)
+{
+    best_isa = sgla_cpu_isa_detect();
+    env_isa = sgla_cpu_isa_parse(getenv("SGLA_CPU_ISA"));
+}
+
+int sgla_cpu_isa_parse(const char *name)
+{
+    if (!name) return SGLA_CPU_ISA_AUTO;
+    for (int isa = SGLA_CPU_ISA_SCALAR; isa <= SGLA_CPU_ISA_AVX512; isa++)
+        if (!strcmp(name, sgla_cpu_isa_name(isa))) return isa;
+    return SGLA_CPU_ISA_AUTO;
+}
+
 int sgla_cpu_isa_current(void)
 {
-    int best = sgla_cpu_isa_detect();
     if (forced_isa != SGLA_CPU_ISA_AUTO) return forced_isa;
-    const char *e = getenv("SGLA_CPU_ISA");
-    if (e && *e) {
-        int want = !strcmp(e, "scalar") ? SGLA_CPU_ISA_SCALAR
-                   : !strcmp(e, "avx2") ? SGLA_CPU_ISA_AVX2
-                   : !strcmp(e, "avx512") ? SGLA_CPU_ISA_AVX512
-                                          : best;
-        return want < best ? want : best;
-    }
-    return best;
+    pthread_once(&isa_once, find_isa);
+    if (env_isa != SGLA_CPU_ISA_AUTO && env_isa < best_isa) return env_isa;
+    return best_isa;
 }
 
 static const sgla_cpu_kernels *kernels_for(int isa)
@@ -157,14 +170,10 @@ static struct {
     float *mem;
     size_t floats;
 } pool[POOL_MAX];
-static int pool_lock;
+static pthread_mutex_t pool_mutex = PTHREAD_MUTEX_INITIALIZER;
 
-static void lock_pool(void)
-{
-    while (__atomic_exchange_n(&pool_lock, 1, __ATOMIC_ACQUIRE)) {
-    }
-}
-static void unlock_pool(void) { __atomic_store_n(&pool_lock, 0, __ATOMIC_RELEASE); }
+static void lock_pool(void) { pthread_mutex_lock(&pool_mutex); }
+static void unlock_pool(void) { pthread_mutex_unlock(&pool_mutex); }
 
 static float *pool_take(size_t floats)
 {
@@ -201,7 +210,7 @@ static void pool_give(float *m, size_t floats)
     free(drop);
 }
 
-void sgla_release_memory(void)
+static void cpu_release(void)
 {
     lock_pool();
     for (int i = 0; i < POOL_MAX; i++) {
@@ -727,7 +736,10 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
     return SGLA_OK;
 }
 
-sgla_status sgla_cpu_forward(const sgla_forward_desc *d)
+static sgla_status cpu_forward(const sgla_forward_desc *d, sgla_backend kind)
 {
+    (void)kind;
     return sgla_cpu_forward_out(d, d->dtype, d->o);
 }
+
+const sgla_backend_impl sgla_backend_cpu = {1, NULL, cpu_forward, NULL, cpu_release};

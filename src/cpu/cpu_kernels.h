@@ -56,7 +56,7 @@
 #ifndef SGLA_CPU_KERNELS_H
 #define SGLA_CPU_KERNELS_H
 
-#include "sgla_internal.h"
+#include "core/core.h"
 
 typedef struct sgla_cpu_kernels {
     const char *name;
@@ -92,12 +92,15 @@ enum { SGLA_CPU_ISA_AUTO = 0, SGLA_CPU_ISA_SCALAR = 1, SGLA_CPU_ISA_AVX2 = 2, SG
 /* Best level this CPU runs (SGLA_CPU_ISA_*). */
 int sgla_cpu_isa_detect(void);
 /* Force a level for the whole process (tests, bench); AUTO restores the
- * default (SGLA_CPU_ISA=scalar|avx2|avx512 in the environment, else the
- * best).  Returns 0 if the CPU cannot run the level (nothing changes). */
+ * default (SGLA_CPU_ISA=scalar|avx2|avx512 in the environment at the first
+ * call, capped at the best; else the best).  Returns 0 if the CPU cannot run the level (nothing changes). */
 int sgla_cpu_force_isa(int isa);
 /* The level the next call will use, and its name. */
 int sgla_cpu_isa_current(void);
 const char *sgla_cpu_isa_name(int isa);
+/* A level's name ("scalar", "avx2", "avx512") to SGLA_CPU_ISA_*; AUTO for
+ * NULL or anything else.  SGLA_CPU_ISA is read once, at the first call. */
+int sgla_cpu_isa_parse(const char *name);
 
 /* The CPU forward with the output written as out_dt into o_out (instead of
  * d->dtype into d->o): lets the tests check the f16/bf16 input path against

@@ -7,13 +7,16 @@
 
 #include <stdint.h>
 
-#include "sgla_internal.h"
+#include "core/core.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* ---- the four references (each file implements one) -------------------- */
+
+/* o64 (and ht64) by reference kind (SGLA_BACKEND_REF_A..REF_D); d validated. */
+sgla_status sgla_ref_forward64(const sgla_forward_desc *d, sgla_backend kind, double *o64, double *ht64);
 
 sgla_status ref_a_forward(const sgla_forward_desc *d, double *o64, double *ht64);
 sgla_status ref_b_forward(const sgla_forward_desc *d, double *o64, double *ht64);

@@ -3,8 +3,10 @@
  * (ref_a.c .. ref_d.c) is written independently on top of these, so that
  * cross-checking them tests the algebra rather than a shared kernel. */
 #include "ref/ref.h"
+#include "core/backend.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 sgla_status sgla_ref_forward64(const sgla_forward_desc *d, sgla_backend kind, double *o64, double *ht64)
@@ -23,6 +25,35 @@ sgla_status sgla_ref_forward64(const sgla_forward_desc *d, sgla_backend kind, do
     }
     return sgla_fail(SGLA_ERR_INVALID_BACKEND, "kind %d is not a reference (ref-a..ref-d)", (int)kind);
 }
+
+/* A reference backend through the typed API: compute in fp64 into scratch,
+ * then round into o/ht, so nothing is written on failure. */
+static sgla_status forward_ref(const sgla_forward_desc *d, sgla_backend kind)
+{
+    int64_t nv = d->B * d->T * d->H * d->V;
+    int64_t ns = sgla_num_sequences(d) * d->H * d->K * d->V;
+    if ((uint64_t)nv > SIZE_MAX / sizeof(double) || (uint64_t)ns > SIZE_MAX / sizeof(double))
+        return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "reference scratch of %lld + %lld doubles overflows",
+                         (long long)nv, (long long)ns);
+    double *o64 = malloc((size_t)(nv > 0 ? nv : 1) * sizeof(double));
+    double *h64 = d->ht ? malloc((size_t)(ns > 0 ? ns : 1) * sizeof(double)) : NULL;
+    if (!o64 || (d->ht && !h64)) {
+        free(o64);
+        free(h64);
+        return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "reference scratch of %lld doubles", (long long)(nv + ns));
+    }
+    sgla_status st = sgla_ref_forward64(d, kind, o64, h64);
+    if (st == SGLA_OK) {
+        for (int64_t i = 0; i < nv; i++) sgla_store(d->o, d->dtype, i, o64[i]);
+        if (d->ht)
+            for (int64_t i = 0; i < ns; i++) d->ht[i] = (float)h64[i];
+    }
+    free(o64);
+    free(h64);
+    return st;
+}
+
+const sgla_backend_impl sgla_backend_ref = {1, NULL, forward_ref, NULL, NULL};
 
 double ref_gate(const sgla_forward_desc *d, int64_t b, int64_t t, int64_t h)
 {

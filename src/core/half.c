@@ -6,7 +6,7 @@
  * nearest, ties to even, into a format with `mb` fraction bits and normal
  * exponents emin..emax.  Because the source bits are used directly, the
  * double -> half paths round once (no double rounding through float). */
-#include "sgla_internal.h"
+#include "core/core.h"
 
 #include <string.h>
 

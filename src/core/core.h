@@ -1,0 +1,61 @@
+/* The floor of the library: errors, element access, sequence bounds and the
+ * checks every backend shares.  Nothing in src/core calls a backend or the
+ * dispatch; backends (src/ref, src/cpu, src/cuda) build on it and the
+ * dispatch (src/dispatch.c) sits on top.  Not installed. */
+#ifndef SGLA_CORE_H
+#define SGLA_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sgla.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors (error.c) ----------------------------------------------------- */
+
+/* Record the detail for sgla_last_error() and return st. */
+sgla_status sgla_fail(sgla_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Forget the detail of an earlier error (every public entry starts so). */
+void sgla_clear_error(void);
+
+/* ---- element access and sequences (tensor.c) ------------------------------ */
+
+/* Element i of a q/k/v/o buffer of dtype dt, as double / stored from double. */
+double sgla_load(const void *p, sgla_dtype dt, int64_t i);
+void sgla_store(void *p, sgla_dtype dt, int64_t i, double x);
+
+/* Start/end token of sequence n (varlen or batch). Token index is into T
+ * of batch row b: for varlen b = 0, for batch b = n. */
+void sgla_seq_bounds(const sgla_forward_desc *d, int64_t n, int64_t *b, int64_t *t0, int64_t *t1);
+
+/* a * b for a, b >= 0 into *out; 0 when it overflows int64. */
+int sgla_mul_ok(int64_t a, int64_t b, int64_t *out);
+
+/* ---- descriptors and checks (validate.c) ---------------------------------- */
+
+/* The caller's descriptor into a full one of this library's layout: the
+ * fields its `size` covers, defaults for the rest.  Refuses a NULL
+ * descriptor, a size smaller than the first published layout, or a larger
+ * one (a newer header) that sets fields this library does not know. */
+sgla_status sgla_desc_read(const sgla_forward_desc *user, sgla_forward_desc *out);
+
+/* sgla_validate on a descriptor already read by sgla_desc_read. */
+sgla_status sgla_check_desc(const sgla_forward_desc *d, int values_on_host);
+
+/* Outputs o (bo bytes) and ht (bht bytes) against every input of d: each
+ * overlap is an SGLA_ERR_OVERLAP, except ht == h0 exactly (in place). */
+sgla_status sgla_check_outputs(const sgla_forward_desc *d, const void *o, size_t bo, const char *oname,
+                               const void *ht, size_t bht, const char *htname);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,113 @@
+/* The top of the library: the table of backends and the public entries that
+ * route a call to one.  Every entry reads the caller's descriptor once
+ * (sgla_desc_read), validates it, then hands the backend its own copy. */
+#include "core/backend.h"
+#include "ref/ref.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#ifndef SGLA_HAVE_CUDA
+static int cuda_absent(char *why, size_t n)
+{
+    snprintf(why, n, "this build has no CUDA backend (nvcc was not found when it was configured)");
+    return 0;
+}
+static const sgla_backend_impl sgla_backend_cuda = {0, cuda_absent, NULL, NULL, NULL};
+#endif
+
+static const struct {
+    const char *name;
+    const sgla_backend_impl *impl;
+} backends[] = {
+    [SGLA_BACKEND_AUTO] = {"auto", &sgla_backend_cpu},
+    [SGLA_BACKEND_REF_A] = {"ref-a", &sgla_backend_ref},
+    [SGLA_BACKEND_REF_B] = {"ref-b", &sgla_backend_ref},
+    [SGLA_BACKEND_REF_C] = {"ref-c", &sgla_backend_ref},
+    [SGLA_BACKEND_REF_D] = {"ref-d", &sgla_backend_ref},
+    [SGLA_BACKEND_CPU] = {"cpu", &sgla_backend_cpu},
+    [SGLA_BACKEND_CUDA] = {"cuda", &sgla_backend_cuda},
+};
+enum { NUM_BACKENDS = (int)(sizeof backends / sizeof backends[0]) };
+
+static int valid_backend(sgla_backend b) { return (int)b >= 0 && (int)b < NUM_BACKENDS; }
+
+const char *sgla_backend_name(sgla_backend b) { return valid_backend(b) ? backends[b].name : "unknown"; }
+
+int sgla_backend_available(sgla_backend b)
+{
+    char why[256];
+    if (!valid_backend(b)) return 0;
+    const sgla_backend_impl *be = backends[b].impl;
+    return !be->probe || be->probe(why, sizeof why);
+}
+
+/* Read and validate d for backend b; the backend's own checks come after. */
+static sgla_status prepare(const sgla_forward_desc *user, sgla_backend b, sgla_forward_desc *d)
+{
+    sgla_clear_error();
+    if (!valid_backend(b))
+        return sgla_fail(SGLA_ERR_INVALID_BACKEND, "backend %d is not a value of sgla_backend", (int)b);
+    sgla_status st = sgla_desc_read(user, d);
+    if (st != SGLA_OK) return st;
+    const sgla_backend_impl *be = backends[b].impl;
+    st = sgla_check_desc(d, be->values_on_host);
+    if (st != SGLA_OK) return st;
+    char why[256];
+    if (be->probe && !be->probe(why, sizeof why))
+        return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "%s backend: %s", backends[b].name, why);
+    return SGLA_OK;
+}
+
+sgla_status sgla_forward(const sgla_forward_desc *user, sgla_backend backend)
+{
+    sgla_forward_desc d;
+    sgla_status st = prepare(user, backend, &d);
+    return st != SGLA_OK ? st : backends[backend].impl->forward(&d, backend);
+}
+
+sgla_status sgla_workspace_size(const sgla_forward_desc *user, sgla_backend backend, size_t *bytes)
+{
+    sgla_forward_desc d;
+    if (!bytes) {
+        sgla_clear_error();
+        return sgla_fail(SGLA_ERR_NULL_POINTER, "bytes is NULL");
+    }
+    sgla_status st = prepare(user, backend, &d);
+    if (st != SGLA_OK) return st;
+    const sgla_backend_impl *be = backends[backend].impl;
+    *bytes = 0;
+    return be->workspace_size ? be->workspace_size(&d, bytes) : SGLA_OK;
+}
+
+void sgla_release_memory(void)
+{
+    for (int i = 0; i < NUM_BACKENDS; i++)
+        if (backends[i].impl->release && (i == 0 || backends[i].impl != backends[i - 1].impl))
+            backends[i].impl->release();
+}
+
+sgla_status sgla_reference(const sgla_forward_desc *user, sgla_backend kind, double *o64, double *ht64)
+{
+    sgla_clear_error();
+    sgla_forward_desc d;
+    sgla_status st = sgla_desc_read(user, &d);
+    if (st != SGLA_OK) return st;
+    /* o and ht of the descriptor are ignored here: validate with o64 in o's place. */
+    d.o = o64;
+    d.ht = NULL;
+    if (!o64 && d.T > 0) return sgla_fail(SGLA_ERR_NULL_POINTER, "o64 is NULL");
+    st = sgla_check_desc(&d, 1);
+    if (st != SGLA_OK) return st;
+    if (kind < SGLA_BACKEND_REF_A || kind > SGLA_BACKEND_REF_D)
+        return sgla_fail(SGLA_ERR_INVALID_BACKEND, "kind %d is not a reference (ref-a..ref-d)", (int)kind);
+    /* validation sized o64 as a d.dtype buffer: check the fp64 outputs' real extent */
+    size_t nv = (size_t)(d.B * d.T * d.H * d.V), ns = (size_t)(sgla_num_sequences(&d) * d.H * d.K * d.V);
+    if (nv > SIZE_MAX / 8 || ns > SIZE_MAX / 8)
+        return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "fp64 outputs of %zu and %zu doubles overflow", nv, ns);
+    if (ht64 && (const void *)ht64 == (const void *)d.h0) /* fp64 over fp32: never in place */
+        return sgla_fail(SGLA_ERR_OVERLAP, "ht64 is h0: the fp64 state cannot be written over the fp32 input");
+    st = sgla_check_outputs(&d, o64, nv * 8, "o64", ht64, ns * 8, "ht64");
+    if (st != SGLA_OK) return st;
+    return sgla_ref_forward64(&d, kind, o64, ht64);
+}

@@ -1,7 +1,7 @@
 /* The top of the library: the table of backends and the public entries that
  * route a call to one.  Every entry reads the caller's descriptor once
  * (sgla_desc_read), validates it, then hands the backend its own copy. */
-#include "core/backend.h"
+#include "dispatch.h"
 #include "ref/ref.h"
 
 #include <stdio.h>
@@ -34,12 +34,24 @@ static int valid_backend(sgla_backend b) { return (int)b >= 0 && (int)b < NUM_BA
 
 const char *sgla_backend_name(sgla_backend b) { return valid_backend(b) ? backends[b].name : "unknown"; }
 
+int sgla_backend_probe(sgla_backend b, char *why, size_t n)
+{
+    if (!valid_backend(b)) {
+        snprintf(why, n, "backend %d is not a value of sgla_backend", (int)b);
+        return 0;
+    }
+    const sgla_backend_impl *be = backends[b].impl;
+    if (!be->probe || be->probe(why, n)) {
+        snprintf(why, n, "available");
+        return 1;
+    }
+    return 0;
+}
+
 int sgla_backend_available(sgla_backend b)
 {
     char why[256];
-    if (!valid_backend(b)) return 0;
-    const sgla_backend_impl *be = backends[b].impl;
-    return !be->probe || be->probe(why, sizeof why);
+    return sgla_backend_probe(b, why, sizeof why);
 }
 
 /* Read and validate d for backend b; the backend's own checks come after. */

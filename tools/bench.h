@@ -4,6 +4,7 @@
 #define SGLA_BENCH_H
 
 #include <stdint.h>
+#include "cuda/cuda_dev.h"
 #include "sgla.h"
 
 enum { BENCH_GATE_NONE = 0, BENCH_GATE_GAMMA = 1, BENCH_GATE_G = 2 };
@@ -17,7 +18,8 @@ typedef struct bench_args {
     int threads;            /* CPU only; 0 = default */
     int warmup, iters;      /* 0 = the bench's own default */
     uint64_t seed;
-    int check;              /* also check against the fp64 reference on a slice */
+    int check;              /* also check against the fp64 reference (tools/conform.h) */
+    int config, split;      /* CUDA: force a configuration row (-1: none) and a split (0: none) */
 } bench_args;
 
 /* FLOPs of the chunked algorithm for one forward (counted as 2 per MAC):
@@ -26,5 +28,10 @@ typedef struct bench_args {
 double bench_flops(int64_t B, int64_t T, int64_t H, int64_t K, int64_t V, int64_t C);
 
 int bench_cuda_run(const bench_args *a); /* tools/bench_cuda.c */
+
+/* The backend (CUDA: with the plan `force`, or NULL) against fp64 on fresh
+ * inputs shaped like sh (B = 1, at most 2 heads and tmax tokens); prints one
+ * line, returns 1 when it fails (tools/cmd_bench.c). */
+int bench_check(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t tmax, const sgla_cuda_plan *force);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "bench.h"
 #include "cli.h"
+#include "conform.h"
 #include "cpu/cpu_kernels.h"
 #include "ref/ref.h"
 
@@ -33,6 +34,7 @@ static void usage(FILE *f)
             "usage: sgla bench [--backend cpu|cuda] [--shape B,T,H,K,V]... [--dtype f32|f16|bf16]\n"
             "                  [--gate none|gamma|g] [--threads N] [--iters N] [--warmup N]\n"
             "                  [--chunk C] [--seed N] [--isa scalar|avx2|avx512] [--no-peak] [--check]\n"
+            "                  [--config ROW] [--split N]   (CUDA: force a configuration row, a split)\n"
             "\n"
             "Times one forward per shape (median of --iters runs after --warmup runs) and prints\n"
             "one row per shape.  --shape may be repeated (B,T,H,D means K = V = D); without it a\n"
@@ -57,8 +59,9 @@ static void usage(FILE *f)
             "A row `kernels` times the four per-chunk products alone (C=64, K=V=128, operands\n"
             "in cache) on every thread: the micro-kernels' share of the FMA peak.\n"
             "\n"
-            "--check also runs the first min(T, 256) tokens of each shape through the fp64\n"
-            "reference and prints the relative L2 error of o (fails above 1e-5 / 1e-3 / 8e-3).\n"
+            "--check also runs the backend on fresh inputs of each shape's K, V, dtype and gate\n"
+            "(B = 1, at most 2 heads and 256 tokens; CUDA: 2048 tokens and the timed plan) against\n"
+            "the fp64 reference (tools/conform.h; fails above 1e-5 / 1e-3 / 8e-3).  CUDA always checks.\n"
             "\n"
             "defaults: --backend cpu --dtype f32 --gate g --threads 0 (all cores) --chunk 64\n"
             "          --iters 10 (50 for decode) --warmup 2; g ~ U(-0.2, 0), gamma = ln(1 - 2^-(5+h%%8))\n");
@@ -147,59 +150,31 @@ static int time_forward(sgla_forward_desc *d, float **st, int nrot, int warm, in
     return 0;
 }
 
-/* --check: the first min(T, 256) tokens of the first sequence (a prefix of
- * the same buffers) through the CPU backend and the fp64 reference (ref-a);
- * prints the relative L2 error of o; fails above the library's bar. */
-static int check_slice(const sgla_forward_desc *full, const float *h0, int64_t ns)
+/* The check of a benchmarked shape: the backend (and, for CUDA, the plan)
+ * against fp64 through the conformance harness on fresh inputs of the same
+ * K, V, dtype and gate, B = 1, at most 2 heads and tmax tokens (decode: the
+ * state in place).  Prints one line; returns 1 when it fails. */
+int bench_check(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t tmax, const sgla_cuda_plan *force)
 {
-    sgla_forward_desc d = *full;
-    d.B = 1;
-    d.T = full->T < 256 ? full->T : 256;
-    d.h0 = h0;
-    d.ht = NULL;
-    int64_t nv = d.T * d.H * d.V;
-    size_t es = sgla_dtype_size(d.dtype);
-    void *o = malloc((size_t)nv * es);
-    double *o64 = malloc((size_t)nv * sizeof(double));
-    float *h0c = h0 ? malloc((size_t)(ns / full->B) * sizeof(float)) : NULL;
-    int rc = 0;
-    if (!o || !o64 || (h0 && !h0c)) {
-        fprintf(stderr, "sgla bench: --check: out of memory\n");
-        rc = 2;
-    } else {
-        if (h0c) {
-            memcpy(h0c, h0, (size_t)(ns / full->B) * sizeof(float));
-            d.h0 = h0c;
-        }
-        d.o = o;
-        sgla_status s1 = sgla_forward(&d, SGLA_BACKEND_CPU);
-        sgla_status s2 = sgla_reference(&d, SGLA_BACKEND_REF_A, o64, NULL);
-        if (s1 != SGLA_OK || s2 != SGLA_OK) {
-            fprintf(stderr, "sgla bench: --check: %s\n", sgla_last_error());
-            rc = 1;
-        } else {
-            double num = 0, den = 0;
-            int nan = 0;
-            for (int64_t i = 0; i < nv; i++) {
-                double x = d.dtype == SGLA_F32   ? ((float *)o)[i]
-                           : d.dtype == SGLA_F16 ? sgla_f16_to_f32(((uint16_t *)o)[i])
-                                                 : sgla_bf16_to_f32(((uint16_t *)o)[i]);
-                if (x != x) nan = 1;
-                num += (x - o64[i]) * (x - o64[i]);
-                den += o64[i] * o64[i];
-            }
-            double rel = den > 0 ? sqrt(num / den) : sqrt(num);
-            double bar = d.dtype == SGLA_F32 ? 1e-5 : d.dtype == SGLA_F16 ? 1e-3 : 8e-3;
-            int ok = !nan && rel <= bar;
-            printf("  check (first %lld tokens vs ref-a): rel L2 %.2e, bar %.0e: %s\n", (long long)d.T, rel, bar,
-                   ok ? "ok" : "FAIL");
-            if (!ok) rc = 1;
-        }
+    const conform_case c = {a->dtype, a->gate == BENCH_GATE_G ? CONFORM_GATE_G
+                                      : a->gate == BENCH_GATE_GAMMA ? CONFORM_GATE_GAMMA
+                                                                    : CONFORM_GATE_NONE,
+                            CONFORM_MILD, 1, sh[1] < tmax ? sh[1] : tmax, sh[2] < 2 ? sh[2] : 2, sh[3], sh[4],
+                            sh[1] == 1, 1, sh[1] == 1, 0, chunk, a->threads};
+    ref_rng r;
+    ref_rng_init(&r, a->seed ^ 0xc4ecull);
+    conform_data x;
+    sgla_status st = conform_draw(&x, &c, &r, SGLA_BACKEND_REF_A);
+    if (st != SGLA_OK) {
+        printf("  check: the reference failed: %s (%s)\n", sgla_status_string(st), sgla_last_error());
+        return 1;
     }
-    free(o);
-    free(o64);
-    free(h0c);
-    return rc;
+    conform_result res;
+    conform_check(&x, a->backend, force, &res);
+    printf("  check ");
+    conform_print(stdout, &res);
+    conform_free(&x);
+    return !res.pass;
 }
 
 static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk, double peak, double copy_bw,
@@ -260,10 +235,7 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
     snprintf(shape, sizeof shape, "%lld,%lld,%lld,%lld,%lld", (long long)B, (long long)T, (long long)H,
              (long long)K, (long long)V);
     const char *gname = a->gate == BENCH_GATE_G ? "g" : a->gate == BENCH_GATE_GAMMA ? "gamma" : "none";
-    if (a->check) {
-        int r = check_slice(&d, decode ? st[0] : NULL, ns);
-        if (r) rc = r;
-    }
+    if (a->check && bench_check(a, sh, chunk, 256, NULL)) rc = 1;
     for (int pass = 0; pass < (decode ? 2 : 1); pass++) {
         timing tm;
         /* decode pass 0: one state, cache-resident (warm); pass 1: rotating (cold) */
@@ -298,6 +270,7 @@ int sgla_cmd_bench(int argc, char **argv)
     bench_args a;
     memset(&a, 0, sizeof a);
     a.backend = SGLA_BACKEND_CPU;
+    a.config = -1;
     a.dtype = SGLA_F32;
     a.gate = BENCH_GATE_G;
     a.seed = 1;
@@ -362,6 +335,15 @@ int sgla_cmd_bench(int argc, char **argv)
             no_peak = 1;
         } else if (!strcmp(s, "--check")) {
             a.check = 1;
+        } else if (!strcmp(s, "--config") || !strcmp(s, "--split")) {
+            int64_t x;
+            if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_i64("bench", s, val, &x)) return 2;
+            if (x < 0 || x > 64) {
+                fprintf(stderr, "sgla bench: %s: %lld is out of range\n", s, (long long)x);
+                return 2;
+            }
+            if (!strcmp(s, "--config")) a.config = (int)x;
+            else a.split = (int)x;
         } else {
             fprintf(stderr, "sgla bench: unknown option '%s' (see sgla bench --help)\n", s);
             return 2;

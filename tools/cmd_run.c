@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "dispatch.h"
 #include "npy.h"
 
 #ifdef SGLA_HAVE_CUDA
@@ -487,8 +488,9 @@ int sgla_cmd_run(int argc, char **argv)
             goto out;
         }
     } else if (be == SGLA_BACKEND_CUDA) {
-        if (!sgla_backend_available(SGLA_BACKEND_CUDA)) {
-            lib_err("backend cuda", SGLA_ERR_BACKEND_UNAVAILABLE);
+        char why[256];
+        if (!sgla_backend_probe(SGLA_BACKEND_CUDA, why, sizeof why)) {
+            err_out("backend cuda: %s (%s)", sgla_status_string(SGLA_ERR_BACKEND_UNAVAILABLE), why);
             goto out;
         }
 #ifdef SGLA_HAVE_CUDA

@@ -5,10 +5,10 @@
  * columns; each thread keeps K/8 (<= 32) state entries of one column in
  * registers.  Tensor cores would round operands to 16 bits (or tf32, ~3e-4)
  * and miss the fp32 bar of 1e-5, hence this path. */
-#include "sgla_dev.cuh"
+#include "cuda_backend.cuh"
 
-#define F32_KG 8
-#define F32_VC 32
+constexpr int F32_KG = 8;  /* K groups of a block */
+constexpr int F32_VC = 32; /* V columns of a block */
 
 __global__ void __launch_bounds__(256) fwd_f32_recurrent(const sgla_kparams p)
 {
@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(256) fwd_f32_recurrent(const sgla_kparams p)
     }
 }
 
-extern "C" sgla_status sgla_cuda_launch_f32(const sgla_kparams *p, cudaStream_t st)
+sgla_status sgla_recurrent_fwd_f32(const sgla_kparams *p, cudaStream_t st)
 {
     dim3 grid((unsigned)(p->N * p->H), (unsigned)(p->V / F32_VC));
     fwd_f32_recurrent<<<grid, 256, 0, st>>>(*p);

@@ -1,0 +1,683 @@
+/* The chunked forward on Hopper (sm_90a): one kernel family, warp-specialised,
+ * TMA-fed, wgmma for all four products.  Instantiated per row of
+ * chunk_fwd_config.cuh and per 16-bit type (chunk_fwd_bf16.cu, chunk_fwd_f16.cu).
+ *
+ * One block owns (sequence, head, BV columns of V) and walks its chunks of 64
+ * tokens in order.  Its warpgroups (WG g = warps 4g .. 4g + 3):
+ *   WG 0 .. NO-1  outputs: WG wo makes chunks wo, wo + NO, ...  For chunk c,
+ *                 rows 16 wl .. of warp wl:
+ *                   sc  = Q K^T                      wgmma m64n64, Q and K from shared memory
+ *                   acc = Q S_c                      wgmma m64nBV, B = S_s[c % NSB]
+ *                   sc_ij *= scale exp2(b_i - b_j) where j <= i, 0 elsewhere (never evaluated)
+ *                   acc *= scale exp2(b_i);  acc += sc V   wgmma m64nBV, A = sc in registers
+ *                 then o through its staging tile and a TMA store.
+ *   WG NO         the state, all KD rows x BV columns in registers (KD / 64 m-tiles):
+ *                   S_{c+1} = exp2(b_last) S_c + (K exp2(b_last - b))^T V   wgmma, A = K^T by
+ *                   ldmatrix.trans times the 16-bit weight pairs, B = V
+ *                 and the 16-bit copy of S_{c+1} into S_s[(c + 1) % NSB] for the outputs.
+ *   WG NO + 1     the producer: its first thread arms each stage's full barrier with
+ *                 the byte count and issues the TMA boxes; its 32 lanes store the gate g
+ *                 (loaded one chunk ahead) and, for the last chunk of a cu_seqlens
+ *                 sequence (a box would read the next sequence), copy the rows that
+ *                 exist and zero the rest.
+ * b is the chunk-local cumulative log2 gate (SPEC §2: restarts every chunk; every
+ * weight is exp2 of a difference <= 0).
+ *
+ * Synchronisation, all without block-wide barriers after the start:
+ *   full[s]   one arrival by the producer's thread 0 with the TMA byte count (+ 32 lane
+ *             arrivals when it stores g or copies a tail): chunk data of stage s landed;
+ *   empty[s]  256 arrivals, one per consumer thread that reads stage s (an arrival
+ *             releases only its own thread's accesses): the producer may refill it;
+ *   S_READY[b], S_FREE[b]  named barriers (256 threads: the state WG and the output WG
+ *             that reads buffer b): S_s[b] written / read;
+ *   O[wo]     named barrier of output WG wo (128 threads) around its o staging tile.
+ * Every arrival is matched by exactly one sync (the last chunk writes no S_s).
+ *
+ * Tile layouts.  TMA tiles (Q, K: 64 x KD; V: 64 x BV; o: 64 x BV) are KD / 64 boxes of
+ * 64 rows x 128 bytes with the 128-byte swizzle: 16-byte unit u of row r in box b at
+ * b 8192 + r 128 + ((u % 8) ^ (r % 8)) 16 (sw128_offset).  S_s uses wgmma's no-swizzle
+ * N-major canonical layout: (k, n) at ((k/8)(BV/8) + n/8) 128 + (k%8) 16 + (n%8) 2.
+ */
+#ifndef SGLA_CUDA_CHUNK_FWD_CUH
+#define SGLA_CUDA_CHUNK_FWD_CUH
+
+#include <stddef.h>
+
+#include "chunk_fwd_config.cuh"
+#include "fwd_params.cuh"
+#include "ptx.cuh"
+
+/* ---- compile-time shape of one instance ---------------------------------------- */
+
+template <int KD_, int BV_, int ST_, int NO_> struct ChunkShape {
+    static constexpr int KD = KD_;  /* K */
+    static constexpr int BV = BV_;  /* V columns of the block */
+    static constexpr int ST = ST_;  /* TMA stages */
+    static constexpr int NO = NO_;  /* output warpgroups */
+    static constexpr int NSB = 2 * NO;             /* S_s buffers: chunk c reads S_s[c % NSB] */
+    static constexpr int NCW = 4 * (NO + 1);       /* consumer warps */
+    static constexpr int THREADS = 32 * NCW + 128; /* + the producer warpgroup */
+    static constexpr int MT = KD / 64;             /* m-tiles of the state */
+    static constexpr int NR = BV / 2;              /* f32 registers of a 64 x BV accumulator */
+    static constexpr int QBYTES = 64 * KD * 2;     /* a 64-token tile of Q or K */
+    static constexpr int VBYTES = 64 * BV * 2;     /* a 64-token tile of V or o */
+    static constexpr int SBYTES = KD * BV * 2;     /* the state's 16-bit copy */
+    /* setmaxnreg shares (the producer needs few): 128 x (40 + NO x OUT + STATE) <= 64 K */
+    static constexpr int REG_PRODUCER = 40;
+    static constexpr int REG_OUT = NO == 1 ? 232 : 160;
+    static constexpr int REG_STATE = NO == 1 ? 232 : 136;
+
+    static_assert(KD == 64 || KD == 128 || KD == 256, "K is 64, 128 or 256");
+    static_assert((BV == 64 || BV == 128) && BV <= KD, "BV is 64 or 128, at most K");
+    static_assert(ST >= 2, "at least two stages");
+    static_assert(NO == 1 || NO == 2, "one or two output warpgroups");
+    static_assert(128 * (REG_PRODUCER + NO * REG_OUT + REG_STATE) <= 65536, "registers of an SM");
+    static_assert(REG_OUT % 8 == 0 && REG_STATE % 8 == 0, "setmaxnreg counts are multiples of 8");
+};
+
+/* Shared memory of one block.  No padding: every array is a multiple of 1 KB
+ * up to g (the swizzled TMA tiles need 1 KB alignment), then 4-byte and
+ * 8-byte arrays. */
+template <class Sh> struct ChunkSmem {
+    struct Stage {
+        unsigned char q[Sh::QBYTES], k[Sh::QBYTES], v[Sh::VBYTES];
+    };
+    Stage stage[Sh::ST];                    /* TMA tiles of chunk c in stage c % ST */
+    unsigned char S[Sh::NSB][Sh::SBYTES];   /* 16-bit state read by Q.S */
+    unsigned char o[Sh::NO][Sh::VBYTES];    /* o of an output warpgroup, for its TMA store */
+    float g[Sh::ST][64];                    /* the gate g of stage s's chunk (natural log) */
+    float b[Sh::NCW][64];                   /* per consumer warp: b of its current chunk */
+    uint64_t full[Sh::ST], empty[Sh::ST];   /* stage mbarriers */
+};
+
+/* The opt-in shared-memory limit of a block on sm_90. */
+constexpr size_t SGLA_SM90_SMEM_MAX = 227 * 1024;
+
+template <class Sh> struct ChunkSmemChecks {
+    using M = ChunkSmem<Sh>;
+    static_assert(sizeof(typename M::Stage) % 1024 == 0, "stages keep 1 KB alignment");
+    static_assert(offsetof(M, S) % 1024 == 0 && offsetof(M, o) % 1024 == 0, "S_s and o tiles 1 KB aligned");
+    static_assert(offsetof(M, full) % 8 == 0, "mbarriers 8-byte aligned");
+    static_assert(sizeof(M) <= SGLA_SM90_SMEM_MAX, "one block's shared memory fits an SM");
+    static constexpr bool ok = true;
+};
+
+/* ---- the 16-bit operand type --------------------------------------------------- */
+
+struct ElemBf16 {
+    static constexpr bool bf16 = true;
+};
+struct ElemF16 {
+    static constexpr bool bf16 = false;
+};
+
+template <class E> static __device__ __forceinline__ uint32_t chunk_pack(float lo, float hi)
+{
+    if constexpr (E::bf16) return sgla_pack_bf16(lo, hi);
+    else return sgla_pack_f16(lo, hi);
+}
+template <class E> static __device__ __forceinline__ uint32_t chunk_mul2(uint32_t a, uint32_t b)
+{
+    if constexpr (E::bf16) return sgla_mul2_bf16(a, b);
+    else return sgla_mul2_f16(a, b);
+}
+/* d (64 x 64) += A B, A and B K-major in shared memory (Q K^T) */
+template <class E> static __device__ __forceinline__ void chunk_wg_qk(float *d, uint64_t da, uint64_t db)
+{
+    if constexpr (E::bf16) sgla_wg_ss_n64_t0_bf16(d, da, db);
+    else sgla_wg_ss_n64_t0_f16(d, da, db);
+}
+/* d (64 x N) += A B, A K-major and B N-major in shared memory (Q S) */
+template <class E, int N> static __device__ __forceinline__ void chunk_wg_ss(float *d, uint64_t da, uint64_t db)
+{
+    static_assert(N == 64 || N == 128, "wgmma N");
+    if constexpr (E::bf16 && N == 64) sgla_wg_ss_n64_t1_bf16(d, da, db);
+    else if constexpr (E::bf16) sgla_wg_ss_n128_t1_bf16(d, da, db);
+    else if constexpr (N == 64) sgla_wg_ss_n64_t1_f16(d, da, db);
+    else sgla_wg_ss_n128_t1_f16(d, da, db);
+}
+/* d (64 x N) += A B, A in registers, B N-major in shared memory (A V, K^T V) */
+template <class E, int N>
+static __device__ __forceinline__ void chunk_wg_rs(float *d, const uint32_t *a, uint64_t db)
+{
+    static_assert(N == 64 || N == 128, "wgmma N");
+    if constexpr (E::bf16 && N == 64) sgla_wg_rs_n64_t1_bf16(d, a, db);
+    else if constexpr (E::bf16) sgla_wg_rs_n128_t1_bf16(d, a, db);
+    else if constexpr (N == 64) sgla_wg_rs_n64_t1_f16(d, a, db);
+    else sgla_wg_rs_n128_t1_f16(d, a, db);
+}
+
+/* ---- layouts and small pieces ------------------------------------------------------ */
+
+/* byte offset of 16-byte unit u of row r in a TMA tile (64-column boxes, 128-byte swizzle) */
+static __device__ __forceinline__ uint32_t sw128_offset(int r, int u)
+{
+    return (uint32_t)(((u >> 3) << 13) + r * 128 + (((u & 7) ^ (r & 7)) << 4));
+}
+/* descriptor-address increment (bytes / 16) of k-step kk (16 columns) of a K-major TMA tile */
+static __device__ __forceinline__ uint64_t sw128_kstep(int kk) { return (uint64_t)((kk >> 2) * 512 + (kk & 3) * 2); }
+/* ... and of k-step kk (16 tokens) of an N-major TMA tile (V) */
+static __device__ __forceinline__ uint64_t sw128_vstep(int kk) { return (uint64_t)(kk * 128); }
+static __device__ __forceinline__ uint64_t desc_kmajor(uint32_t a) { return sgla_wg_desc_sw128(a, 16, 1024); }
+static __device__ __forceinline__ uint64_t desc_nmajor(uint32_t a) { return sgla_wg_desc_sw128(a, 8192, 1024); }
+
+/* named barrier ids (0 is __syncthreads') */
+template <class Sh> static __device__ __forceinline__ int bar_s_ready(int b) { return 1 + b; }
+template <class Sh> static __device__ __forceinline__ int bar_s_free(int b) { return 1 + Sh::NSB + b; }
+template <class Sh> static __device__ __forceinline__ int bar_o(int wo) { return 1 + 2 * Sh::NSB + wo; }
+
+/* What this block works on. */
+struct ChunkWork {
+    int64_t nh, seg, h, bidx, t0, len, row0;
+    int v0, nchunks, outputs;
+    const float *gg; /* g of the block's first token (stride H), or NULL without gate g */
+    float gl2;       /* g_gamma[h] in log2 units (gate g_gamma) */
+};
+
+/* 0 when the block has nothing to do (mode 1, last segment: its local state is not needed) */
+template <int BV> static __device__ __forceinline__ int chunk_work(const sgla_kparams &p, ChunkWork &w)
+{
+    w.nh = blockIdx.x / p.nseg;
+    w.seg = blockIdx.x - w.nh * p.nseg;
+    const int64_t n = w.nh / p.H;
+    w.h = w.nh - n * p.H;
+    w.v0 = blockIdx.y * BV;
+    int64_t t1;
+    sgla_seq_range(&p, n, &w.bidx, &w.t0, &t1);
+    if (p.nseg > 1) {
+        if (p.mode == 1 && w.seg == p.nseg - 1) return 0;
+        const int64_t a = w.t0 + w.seg * p.seg_len;
+        w.t0 = a < t1 ? a : t1;
+        t1 = w.t0 + p.seg_len < t1 ? w.t0 + p.seg_len : t1;
+    }
+    w.outputs = p.mode != 1;
+    w.len = t1 - w.t0;
+    w.nchunks = (int)((w.len + 63) / 64); /* < 2^31: T < 2^31 */
+    w.row0 = (w.bidx * p.T + w.t0) * p.H + w.h;
+    w.gg = p.gmode == SGLA_GATE_G ? p.g + w.row0 : (const float *)0;
+    w.gl2 = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] * SGLA_LOG2E : 0.f;
+    return 1;
+}
+
+static __device__ __forceinline__ int chunk_rows(int64_t len, int c)
+{
+    const int64_t tk0 = (int64_t)c * 64;
+    return (int)(len - tk0 < 64 ? len - tk0 : 64);
+}
+
+/* Shared addresses of the block's arrays. */
+struct ChunkAddr {
+    uint32_t stage, S, full, empty;
+};
+template <class Sh> static __device__ __forceinline__ uint32_t stage_q(const ChunkAddr &a, int s)
+{
+    return a.stage + s * (uint32_t)sizeof(typename ChunkSmem<Sh>::Stage);
+}
+
+/* The top of every chunk in both consumer roles: wait for stage s, then this
+ * warp's copy of b (chunk-local cumulative log2 gate); returns b of the last row. */
+template <class Sh>
+static __device__ __forceinline__ float chunk_top(const sgla_kparams &p, const ChunkWork &w, const ChunkSmem<Sh> &sm,
+                                                  const ChunkAddr &a, int s, int c, int lane, float *bw)
+{
+    sgla_mbar_wait(a.full + 8 * s, (uint32_t)((c / Sh::ST) & 1));
+    sgla_fence_proxy_async(); /* the producer's copies are read next by wgmma */
+    const int cl = chunk_rows(w.len, c);
+    __syncwarp(); /* every lane is done reading bw of the previous chunk */
+    if (p.gmode == SGLA_GATE_G) {
+        float x0 = sm.g[s][lane] * SGLA_LOG2E, x1 = sm.g[s][lane + 32] * SGLA_LOG2E;
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const float y0 = __shfl_up_sync(0xffffffffu, x0, off);
+            const float y1 = __shfl_up_sync(0xffffffffu, x1, off);
+            if (lane >= off) {
+                x0 += y0;
+                x1 += y1;
+            }
+        }
+        x1 += __shfl_sync(0xffffffffu, x0, 31);
+        bw[lane] = x0;
+        bw[lane + 32] = x1;
+    } else if (p.gmode == SGLA_GATE_GAMMA) {
+        bw[lane] = w.gl2 * (float)(lane + 1 < cl ? lane + 1 : cl);
+        bw[lane + 32] = w.gl2 * (float)(lane + 33 < cl ? lane + 33 : cl);
+    }
+    __syncwarp();
+    return p.gmode ? bw[63] : 0.f;
+}
+
+/* This thread is done with stage s (an arrival releases only its own accesses;
+ * the fence orders them before the producer's TMA overwrites the stage). */
+static __device__ __forceinline__ void release_stage(const ChunkAddr &a, int s)
+{
+    sgla_fence_proxy_async();
+    sgla_mbar_arrive(a.empty + 8 * s);
+}
+
+/* ---- the producer ---------------------------------------------------------------- */
+
+/* g of rows lane, lane + 32 of chunk c (0 past its end) */
+static __device__ __forceinline__ void load_gate(const sgla_kparams &p, const ChunkWork &w, int c, int lane, float &g0,
+                                                 float &g1)
+{
+    const int64_t tk0 = (int64_t)c * 64;
+    const int cl = chunk_rows(w.len, c);
+    g0 = lane < cl ? __ldg(w.gg + (tk0 + lane) * p.H) : 0.f;
+    g1 = lane + 32 < cl ? __ldg(w.gg + (tk0 + lane + 32) * p.H) : 0.f;
+}
+
+template <class Sh>
+static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
+                                                      ChunkSmem<Sh> &sm, const ChunkAddr &a, int lane)
+{
+    /* made here, after setmaxnreg, so that they are not live across it */
+    const int64_t sv = p.H * p.V; /* token stride of v */
+    const int64_t sq = p.H * Sh::KD;
+    const uint16_t *qg = (const uint16_t *)p.q + w.row0 * Sh::KD;
+    const uint16_t *kg = (const uint16_t *)p.k + w.row0 * Sh::KD;
+    const uint16_t *vg = (const uint16_t *)p.v + w.row0 * p.V + w.v0;
+    const uint32_t tx = (w.outputs ? Sh::QBYTES : 0) + Sh::QBYTES + Sh::VBYTES;
+    const int tb = (int)w.bidx, th = (int)w.h;
+    if (lane == 0) {
+        if (w.outputs) sgla_tma_prefetch_map(&tm.q);
+        sgla_tma_prefetch_map(&tm.k);
+        sgla_tma_prefetch_map(&tm.v);
+    }
+    float gr0 = 0.f, gr1 = 0.f; /* g of rows lane, lane + 32 of the next chunk */
+    if (w.gg && w.nchunks > 0) load_gate(p, w, 0, lane, gr0, gr1);
+    int s = 0;
+    for (int c = 0; c < w.nchunks; c++) {
+        if (c >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((c / Sh::ST - 1) & 1));
+        const uint32_t qs = stage_q<Sh>(a, s), ks = qs + Sh::QBYTES, vs = ks + Sh::QBYTES;
+        const uint32_t full = a.full + 8 * s;
+        const int tt = (int)(w.t0 + (int64_t)c * 64); /* token in the batch row: rows past T read as 0 */
+        const int64_t tk0 = (int64_t)c * 64;
+        const int cl = chunk_rows(w.len, c);
+        if (p.cu && cl < 64) {
+            /* a sequence's last chunk in a packed batch: the lanes copy the rows that exist and
+             * zero the rest (a box would read the next sequence), in the TMA layout */
+            if (lane == 0) sgla_mbar_arrive(full);
+            const uint4 z = make_uint4(0, 0, 0, 0);
+            for (int i = lane; i < 64 * Sh::KD / 8; i += 32) {
+                const int r = i / (Sh::KD / 8), u = i % (Sh::KD / 8);
+                const uint32_t off = sw128_offset(r, u);
+                const int64_t go = (tk0 + r) * sq + u * 8;
+                if (w.outputs) sgla_st_shared16(qs + off, r < cl ? __ldg((const uint4 *)(qg + go)) : z);
+                sgla_st_shared16(ks + off, r < cl ? __ldg((const uint4 *)(kg + go)) : z);
+            }
+            for (int i = lane; i < 64 * Sh::BV / 8; i += 32) {
+                const int r = i / (Sh::BV / 8), u = i % (Sh::BV / 8);
+                sgla_st_shared16(vs + sw128_offset(r, u), r < cl ? __ldg((const uint4 *)(vg + (tk0 + r) * sv + u * 8)) : z);
+            }
+            sgla_fence_proxy_async(); /* read next by wgmma */
+        } else if (lane == 0) {
+            sgla_mbar_arrive_tx(full, tx);
+#pragma unroll
+            for (int b = 0; b < Sh::KD / 64; b++) {
+                if (w.outputs) sgla_tma_load4(qs + b * 8192, &tm.q, 64 * b, th, tt, tb, full);
+                sgla_tma_load4(ks + b * 8192, &tm.k, 64 * b, th, tt, tb, full);
+            }
+#pragma unroll
+            for (int b = 0; b < Sh::BV / 64; b++) sgla_tma_load4(vs + b * 8192, &tm.v, w.v0 + 64 * b, th, tt, tb, full);
+        }
+        if (w.gg) {
+            sm.g[s][lane] = gr0;
+            sm.g[s][lane + 32] = gr1;
+        }
+        if (w.gg || p.cu) sgla_mbar_arrive(full); /* release: this lane's stores above */
+        if (w.gg && c + 1 < w.nchunks) load_gate(p, w, c + 1, lane, gr0, gr1);
+        s = s + 1 == Sh::ST ? 0 : s + 1;
+    }
+}
+
+/* ---- the output warpgroups ----------------------------------------------------------- */
+
+template <class E, class Sh>
+static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
+                                                     ChunkSmem<Sh> &sm, const ChunkAddr &a, int tid, int wo, int lane,
+                                                     float *bw)
+{
+    const int wl = (tid >> 5) & 3, gid = lane >> 2, tig = lane & 3;
+    const int64_t sv = p.H * p.V; /* token stride of o */
+    uint16_t *og = (uint16_t *)p.o + w.row0 * p.V + w.v0;
+    const int i0 = 16 * wl + gid, i1 = i0 + 8; /* this thread's rows */
+    const float scl = p.scale;
+    /* o copy-out by threads (only a cu_seqlens sequence's last chunk): this lane's rows
+     * o_r + m * o_rs, 16-byte unit o_u */
+    constexpr int o_units = Sh::BV / 8, o_rs = 32 / o_units;
+    const int o_r = 16 * wl + lane / o_units, o_u = lane % o_units;
+    uint16_t *og_t = og + (int64_t)o_r * sv + o_u * 8;
+    /* stmatrix row of this lane for o: row 16 wl + (lane & 7) + 8 ((lane >> 3) & 1) */
+    const int os_r = 16 * wl + (lane & 7) + ((lane >> 3) & 1) * 8;
+    int s = wo; /* stage of chunk c */
+    /* S_FREE of the buffers the state warpgroup writes first (S_1 .. S_{NSB-1}): nobody read them */
+#pragma unroll
+    for (int b = 1; b < Sh::NSB; b++)
+        if (b % Sh::NO == wo && w.outputs && b < w.nchunks) sgla_bar_arrive(bar_s_free<Sh>(b), 256);
+    for (int c = wo; c < w.nchunks; c += Sh::NO) {
+        (void)chunk_top<Sh>(p, w, sm, a, s, c, lane, bw);
+        const int cl = chunk_rows(w.len, c);
+        const uint32_t qs = stage_q<Sh>(a, s), ks = qs + Sh::QBYTES, vs = ks + Sh::QBYTES;
+        const uint64_t dV = desc_nmajor(vs);
+        if (w.outputs) {
+            const int sb = c & (Sh::NSB - 1);
+            sgla_bar_sync(bar_s_ready<Sh>(sb), 256); /* S_c is in S_s[sb] */
+            const uint64_t dQ = desc_kmajor(qs);
+            const uint64_t dK = desc_kmajor(ks);
+            const uint64_t dS = sgla_wg_desc(a.S + sb * Sh::SBYTES, Sh::BV * 16, 128);
+            float acc[Sh::NR], sc[32];
+            uint32_t af[4][4];
+#pragma unroll
+            for (int e = 0; e < Sh::NR; e++) acc[e] = 0.f;
+#pragma unroll
+            for (int e = 0; e < 32; e++) sc[e] = 0.f;
+            sgla_wg_fence();
+#pragma unroll
+            for (int kk = 0; kk < Sh::KD / 16; kk++) chunk_wg_qk<E>(sc, dQ + sw128_kstep(kk), dK + sw128_kstep(kk));
+            sgla_wg_commit();
+#pragma unroll
+            for (int kk = 0; kk < Sh::KD / 16; kk++) /* S_s: + 16 rows a k-step */
+                chunk_wg_ss<E, Sh::BV>(acc, dQ + sw128_kstep(kk), dS + (uint64_t)(kk * 2 * Sh::BV));
+            sgla_wg_commit();
+            sgla_wg_wait<1>(); /* Q.K^T done; Q.S may still run while the scores are weighted */
+#pragma unroll
+            for (int e = 0; e < 32; e++) sgla_pin(sc[e]);
+
+            float bi0 = 0.f, bi1 = 0.f;
+            if (p.gmode) {
+                bi0 = bw[i0];
+                bi1 = bw[i1];
+            }
+#pragma unroll
+            for (int j = 0; j < 8; j++) { /* n8 block j: keys 8j + 2tig, +1 */
+                const int j0 = 8 * j + 2 * tig, j1 = j0 + 1;
+                float e0, e1, e2, e3;
+                if (p.gmode) {
+                    const float bj0 = bw[j0], bj1 = bw[j1];
+                    e0 = j0 <= i0 ? sc[4 * j + 0] * (sgla_exp2(bi0 - bj0) * scl) : 0.f;
+                    e1 = j1 <= i0 ? sc[4 * j + 1] * (sgla_exp2(bi0 - bj1) * scl) : 0.f;
+                    e2 = j0 <= i1 ? sc[4 * j + 2] * (sgla_exp2(bi1 - bj0) * scl) : 0.f;
+                    e3 = j1 <= i1 ? sc[4 * j + 3] * (sgla_exp2(bi1 - bj1) * scl) : 0.f;
+                } else {
+                    e0 = j0 <= i0 ? sc[4 * j + 0] * scl : 0.f;
+                    e1 = j1 <= i0 ? sc[4 * j + 1] * scl : 0.f;
+                    e2 = j0 <= i1 ? sc[4 * j + 2] * scl : 0.f;
+                    e3 = j1 <= i1 ? sc[4 * j + 3] * scl : 0.f;
+                }
+                /* A fragment of k-step j/2: {i0, keys 2tig..}, {i1, 2tig..}, {i0, 2tig+8..}, {i1, 2tig+8..} */
+                af[j >> 1][2 * (j & 1) + 0] = chunk_pack<E>(e0, e1);
+                af[j >> 1][2 * (j & 1) + 1] = chunk_pack<E>(e2, e3);
+            }
+            sgla_wg_wait<0>(); /* Q.S done */
+#pragma unroll
+            for (int e = 0; e < Sh::NR; e++) sgla_pin(acc[e]);
+            /* S_FREE: this buffer gets S_{c+NSB}, written in the state's chunk c + NSB - 1 */
+            if (c + Sh::NSB < w.nchunks) sgla_bar_arrive(bar_s_free<Sh>(sb), 256);
+            {
+                const float w0 = p.gmode ? sgla_exp2(bi0) * scl : scl;
+                const float w1 = p.gmode ? sgla_exp2(bi1) * scl : scl;
+#pragma unroll
+                for (int j = 0; j < Sh::BV / 8; j++) {
+                    acc[4 * j + 0] *= w0;
+                    acc[4 * j + 1] *= w0;
+                    acc[4 * j + 2] *= w1;
+                    acc[4 * j + 3] *= w1;
+                }
+            }
+            sgla_wg_fence();
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) chunk_wg_rs<E, Sh::BV>(acc, af[kk], dV + sw128_vstep(kk));
+            sgla_wg_commit();
+            sgla_wg_wait<0>();
+#pragma unroll
+            for (int e = 0; e < Sh::NR; e++) sgla_pin(acc[e]);
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) sgla_pin(af[kk][e]);
+
+            /* the stage's last reader is done; o goes through the o tile: wait until the previous
+             * chunk's TMA store has read it, fill it, then one thread stores the boxes */
+            release_stage(a, s);
+            if (tid == 128 * wo) sgla_bulk_wait_read0();
+            sgla_bar_sync(bar_o<Sh>(wo), 128);
+            const uint32_t o_u32 = sgla_smem_u32(sm.o[wo]);
+#pragma unroll
+            for (int jb = 0; jb < Sh::BV / 16; jb++) {
+                const int u = 2 * jb + (lane >> 4);
+                sgla_stm_x4(o_u32 + sw128_offset(os_r, u), chunk_pack<E>(acc[8 * jb + 0], acc[8 * jb + 1]),
+                            chunk_pack<E>(acc[8 * jb + 2], acc[8 * jb + 3]),
+                            chunk_pack<E>(acc[8 * jb + 4], acc[8 * jb + 5]),
+                            chunk_pack<E>(acc[8 * jb + 6], acc[8 * jb + 7]));
+            }
+            sgla_fence_proxy_async(); /* read next by the TMA store */
+            sgla_bar_sync(bar_o<Sh>(wo), 128);
+            if (p.cu && cl < 64) { /* the rows of this sequence only: a box would reach the next */
+                const unsigned char *os = sm.o[wo];
+                uint16_t *op = og_t + (int64_t)c * 64 * sv;
+#pragma unroll
+                for (int m = 0; m < 16 / o_rs; m++) {
+                    const int r = o_r + m * o_rs;
+                    if (r < cl) *(uint4 *)(op + m * o_rs * sv) = *(const uint4 *)(os + sw128_offset(r, o_u));
+                }
+            } else if (tid == 128 * wo) {
+                const int tt = (int)(w.t0 + (int64_t)c * 64); /* rows past T are not written */
+#pragma unroll
+                for (int b = 0; b < Sh::BV / 64; b++)
+                    sgla_tma_store4(&tm.o, o_u32 + b * 8192, w.v0 + 64 * b, (int)w.h, tt, (int)w.bidx);
+                sgla_bulk_commit();
+            }
+        }
+        if (!w.outputs) release_stage(a, s);
+        s = s + Sh::NO >= Sh::ST ? s + Sh::NO - Sh::ST : s + Sh::NO;
+    }
+    if (tid == 128 * wo) sgla_bulk_wait0(); /* the last o stores are complete before the block ends */
+}
+
+/* ---- the state warpgroup -------------------------------------------------------------- */
+
+/* S (16-bit) into S_s buffer at S_base + st_off; m-tile mt holds rows 64 mt + 16 wl + gid (+8),
+ * columns 8 j + 2 tig (+1) in S[mt][4 j ..] (the wgmma D fragment) */
+template <class E, class Sh>
+static __device__ __forceinline__ void store_state16(const float (&S)[Sh::MT][Sh::NR], uint32_t dst)
+{
+#pragma unroll
+    for (int mt = 0; mt < Sh::MT; mt++)
+#pragma unroll
+        for (int jj = 0; jj < Sh::BV / 16; jj++)
+            sgla_stm_x4(dst + (mt * 8 * (Sh::BV / 8) + 2 * jj) * 128, chunk_pack<E>(S[mt][8 * jj + 0], S[mt][8 * jj + 1]),
+                        chunk_pack<E>(S[mt][8 * jj + 2], S[mt][8 * jj + 3]),
+                        chunk_pack<E>(S[mt][8 * jj + 4], S[mt][8 * jj + 5]),
+                        chunk_pack<E>(S[mt][8 * jj + 6], S[mt][8 * jj + 7]));
+    sgla_fence_proxy_async(); /* these stores are read next by wgmma */
+}
+
+template <class E, class Sh>
+static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const ChunkWork &w, const ChunkSmem<Sh> &sm,
+                                                   const ChunkAddr &a, int tid, int lane, float *bw)
+{
+    const int wl = (tid >> 5) & 3, gid = lane >> 2, tig = lane & 3;
+    float S[Sh::MT][Sh::NR];
+    /* stmatrix address of this lane in S_s: row 64 mt + 16 wl + (lane & 7) + 8 ((lane >> 3) & 1),
+     * 8-column block 2 jj + (lane >> 4) */
+    const int st_k = 16 * wl + (lane & 7) + ((lane >> 3) & 1) * 8;
+    const uint32_t st_off = (uint32_t)(((st_k >> 3) * (Sh::BV / 8) + (lane >> 4)) * 128 + (st_k & 7) * 16);
+    {
+        const float *h0p = p.mode == 2   ? p.seg_buf + (w.seg * p.N * p.H + w.nh) * Sh::KD * p.V + w.v0
+                           : p.mode == 1 ? (const float *)0
+                           : p.h0        ? p.h0 + w.nh * Sh::KD * p.V + w.v0
+                                         : (const float *)0;
+#pragma unroll
+        for (int mt = 0; mt < Sh::MT; mt++)
+#pragma unroll
+            for (int j = 0; j < Sh::BV / 8; j++) {
+                const int r = 64 * mt + 16 * wl + gid, cc = 8 * j + 2 * tig;
+                if (h0p) {
+                    const float2 x = *(const float2 *)(h0p + (int64_t)r * p.V + cc);
+                    const float2 y = *(const float2 *)(h0p + (int64_t)(r + 8) * p.V + cc);
+                    S[mt][4 * j + 0] = x.x;
+                    S[mt][4 * j + 1] = x.y;
+                    S[mt][4 * j + 2] = y.x;
+                    S[mt][4 * j + 3] = y.y;
+                } else {
+                    S[mt][4 * j + 0] = S[mt][4 * j + 1] = S[mt][4 * j + 2] = S[mt][4 * j + 3] = 0.f;
+                }
+            }
+    }
+    if (w.outputs && w.nchunks >= 1) {
+        store_state16<E, Sh>(S, a.S + st_off);
+        sgla_bar_arrive(bar_s_ready<Sh>(0), 256);
+    }
+    /* K^T fragments: ldmatrix.trans of core matrices (keys 16 kk + 8 (j >> 1) .. + 7) x
+     * (features 64 mt + 16 wl + 8 (j & 1) .. + 7), j = lane / 8; registers 0, 1 hold keys
+     * 2 tig, 2 tig + 1 and 2, 3 keys 2 tig + 8, + 9.  keys + 16 kk: + 2 KB; features + 64 mt:
+     * the next box */
+    const int kmj = lane >> 3, k_key = (kmj >> 1) * 8 + (lane & 7), k_f = 16 * wl + (kmj & 1) * 8;
+    const uint32_t k_off = (uint32_t)(k_key * 128 + (((k_f >> 3) ^ (lane & 7)) << 4));
+    float ldsum = 0.f; /* total log2 decay of this block's tokens (mode 1) */
+    int s = 0;         /* stage of chunk c */
+    for (int c = 0; c < w.nchunks; c++) {
+        const float bC = chunk_top<Sh>(p, w, sm, a, s, c, lane, bw);
+        const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
+        const uint64_t dV = desc_nmajor(vs);
+        ldsum += bC;
+        /* S = exp2(b_last) S + (K exp2(b_last - b))^T V */
+        if (p.gmode) {
+            const float d = sgla_exp2(bC);
+#pragma unroll
+            for (int mt = 0; mt < Sh::MT; mt++)
+#pragma unroll
+                for (int e = 0; e < Sh::NR; e++) S[mt][e] *= d;
+        }
+        uint32_t kf[Sh::MT][4][4];
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) {
+            uint32_t w01 = 0, w89 = 0;
+            if (p.gmode) {
+                const int ta = 16 * kk + 2 * tig;
+                w01 = chunk_pack<E>(sgla_exp2(bC - bw[ta]), sgla_exp2(bC - bw[ta + 1]));
+                w89 = chunk_pack<E>(sgla_exp2(bC - bw[ta + 8]), sgla_exp2(bC - bw[ta + 9]));
+            }
+#pragma unroll
+            for (int mt = 0; mt < Sh::MT; mt++) {
+                uint32_t *ka = kf[mt][kk];
+                sgla_ldm_x4_t(ka, ks + k_off + kk * 2048 + mt * 8192);
+                if (p.gmode) {
+                    ka[0] = chunk_mul2<E>(ka[0], w01);
+                    ka[1] = chunk_mul2<E>(ka[1], w01);
+                    ka[2] = chunk_mul2<E>(ka[2], w89);
+                    ka[3] = chunk_mul2<E>(ka[3], w89);
+                }
+            }
+        }
+        sgla_wg_fence();
+#pragma unroll
+        for (int mt = 0; mt < Sh::MT; mt++)
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++) chunk_wg_rs<E, Sh::BV>(S[mt], kf[mt][kk], dV + sw128_vstep(kk));
+        sgla_wg_commit();
+        sgla_wg_wait<0>();
+#pragma unroll
+        for (int mt = 0; mt < Sh::MT; mt++)
+#pragma unroll
+            for (int e = 0; e < Sh::NR; e++) sgla_pin(S[mt][e]);
+#pragma unroll
+        for (int mt = 0; mt < Sh::MT; mt++)
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) sgla_pin(kf[mt][kk][e]);
+        release_stage(a, s);
+        /* S_{c+1} for the output warpgroup's chunk c + 1, once the Q.S of chunk c + 1 - NSB has read that buffer */
+        if (w.outputs && c + 1 < w.nchunks) {
+            const int sb = (c + 1) & (Sh::NSB - 1);
+            sgla_bar_sync(bar_s_free<Sh>(sb), 256);
+            store_state16<E, Sh>(S, a.S + sb * Sh::SBYTES + st_off);
+            sgla_bar_arrive(bar_s_ready<Sh>(sb), 256);
+        }
+        s = s + 1 == Sh::ST ? 0 : s + 1;
+    }
+    float *htp = p.mode == 1                           ? p.seg_buf + (w.seg * p.N * p.H + w.nh) * Sh::KD * p.V + w.v0
+                 : (p.nseg > 1 && w.seg != p.nseg - 1) ? (float *)0
+                 : p.ht                                ? p.ht + w.nh * Sh::KD * p.V + w.v0
+                                                       : (float *)0;
+    if (p.mode == 1 && blockIdx.y == 0 && tid == 128 * Sh::NO) p.seg_ld[w.seg * p.N * p.H + w.nh] = ldsum;
+    if (htp) {
+#pragma unroll
+        for (int mt = 0; mt < Sh::MT; mt++)
+#pragma unroll
+            for (int j = 0; j < Sh::BV / 8; j++) {
+                const int r = 64 * mt + 16 * wl + gid, cc = 8 * j + 2 * tig;
+                *(float2 *)(htp + (int64_t)r * p.V + cc) = make_float2(S[mt][4 * j + 0], S[mt][4 * j + 1]);
+                *(float2 *)(htp + (int64_t)(r + 8) * p.V + cc) = make_float2(S[mt][4 * j + 2], S[mt][4 * j + 3]);
+            }
+    }
+}
+
+/* ---- the kernel ------------------------------------------------------------------------ */
+
+template <class E, class Sh>
+__global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kparams p, const __grid_constant__ sgla_tmaps tm)
+{
+    static_assert(ChunkSmemChecks<Sh>::ok, "shared-memory layout");
+    extern __shared__ __align__(1024) unsigned char chunk_smem[];
+    ChunkSmem<Sh> &sm = *reinterpret_cast<ChunkSmem<Sh> *>(chunk_smem);
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, wg = warp >> 2;
+    ChunkWork w;
+    if (!chunk_work<Sh::BV>(p, w)) return;
+    float *bw = sm.b[warp % Sh::NCW]; /* this consumer warp's b (the producer has none) */
+    ChunkAddr a;
+    a.stage = sgla_smem_u32(sm.stage);
+    a.S = sgla_smem_u32(sm.S);
+    a.full = sgla_smem_u32(sm.full);
+    a.empty = sgla_smem_u32(sm.empty);
+
+    if (tid == 0) {
+        if (a.stage & 1023) __trap(); /* the 128-byte swizzle needs 1 KB-aligned tiles */
+        for (int i = 0; i < Sh::ST; i++) {
+            /* thread 0's arrival (with the TMA byte count) + the 32 lanes' (storing g, or the
+             * tiles of a cu_seqlens sequence's last chunk) */
+            sgla_mbar_init(a.full + 8 * i, w.gg || p.cu ? 33 : 1);
+            sgla_mbar_init(a.empty + 8 * i, 256); /* every consumer thread of a stage */
+        }
+        sgla_mbar_init_fence();
+    }
+    __syncthreads(); /* the only block-wide barrier: the mbarriers exist */
+
+    if (wg > Sh::NO) {
+        sgla_setmaxnreg_dec<Sh::REG_PRODUCER>();
+        if (warp == Sh::NCW) chunk_producer<Sh>(p, tm, w, sm, a, lane);
+        return;
+    }
+    if constexpr (Sh::REG_OUT == Sh::REG_STATE) {
+        sgla_setmaxnreg_inc<Sh::REG_OUT>();
+    } else {
+        if (wg < Sh::NO) sgla_setmaxnreg_inc<Sh::REG_OUT>();
+        else sgla_setmaxnreg_inc<Sh::REG_STATE>();
+    }
+    /* each role runs its own loop, so the state's registers are live only in its own */
+    if (wg < Sh::NO) chunk_outputs<E, Sh>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
+    else chunk_state<E, Sh>(p, w, sm, a, tid, lane, bw);
+}
+
+/* What the host needs of one instance. */
+typedef void (*sgla_chunk_fn)(const sgla_kparams, const sgla_tmaps);
+typedef struct sgla_chunk_kernel {
+    sgla_chunk_fn fn;
+    unsigned smem; /* dynamic shared memory of a block */
+    int threads;
+} sgla_chunk_kernel;
+
+/* The instance of row I of sgla_chunk_configs for element type E. */
+template <class E, int I> constexpr sgla_chunk_kernel chunk_row(void)
+{
+    constexpr sgla_chunk_config c = sgla_chunk_configs[I];
+    using Sh = ChunkShape<c.K, c.bv, c.stages, c.out_wgs>;
+    return {chunk_fwd_kernel<E, Sh>, (unsigned)sizeof(ChunkSmem<Sh>), Sh::THREADS};
+}
+
+/* one entry per row of sgla_chunk_configs (chunk_fwd_bf16.cu, chunk_fwd_f16.cu) */
+extern const sgla_chunk_kernel sgla_chunk_fwd_bf16[SGLA_NUM_CHUNK_CONFIGS];
+extern const sgla_chunk_kernel sgla_chunk_fwd_f16[SGLA_NUM_CHUNK_CONFIGS];
+
+#endif

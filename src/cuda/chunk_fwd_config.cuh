@@ -1,0 +1,36 @@
+/* The chunked forward's configurations: one row per (K, V) range, each with
+ * the reason for its tile.  The kernels are instantiated from these rows
+ * (chunk_fwd_bf16.cu, chunk_fwd_f16.cu) and the host picks a row from them
+ * (cuda_backend.cu), so this table is the only place a tile size is written.
+ *
+ * Every row: chunks of 64 tokens; one block per (sequence, head, BV columns
+ * of V); a producer warpgroup that loads each chunk's Q, K, V by TMA into a
+ * ring of `stages` buffers; `out_wgs` output warpgroups (alternate chunks)
+ * and one state warpgroup.  Measured in docs/perf.md (v12 / v13 there).
+ * CUDA C++ only (constexpr). */
+#ifndef SGLA_CUDA_CHUNK_FWD_CONFIG_H
+#define SGLA_CUDA_CHUNK_FWD_CONFIG_H
+
+typedef struct sgla_chunk_config {
+    int K;           /* head dimension of q and k */
+    int v_min, v_max; /* the V this row serves */
+    int bv;          /* V columns per block (grid.y = V / bv) */
+    int stages;      /* TMA stages in flight */
+    int out_wgs;     /* output warpgroups (1 or 2) */
+    const char *why;
+} sgla_chunk_config;
+
+constexpr sgla_chunk_config sgla_chunk_configs[] = {
+    {64, 64, 256, 64, 6, 2,
+     "the output side is the critical path at K = 64 (weighting 64 x 64 scores per 64 x 64 state): two output "
+     "warpgroups take alternate chunks; 24 KB stages, six in flight"},
+    {128, 64, 64, 64, 4, 1,
+     "V = 64 is one 64-column block; four 40 KB stages in flight"},
+    {128, 128, 256, 128, 3, 1,
+     "128 columns per block halve the Q.K^T recomputed per V block; three 48 KB stages fill shared memory"},
+    {256, 64, 256, 64, 2, 1,
+     "a 256 x 64 state is 128 fp32 registers a thread; two 72 KB stages are all that fit"},
+};
+constexpr int SGLA_NUM_CHUNK_CONFIGS = (int)(sizeof sgla_chunk_configs / sizeof sgla_chunk_configs[0]);
+
+#endif

@@ -1,0 +1,498 @@
+/* The CUDA backend's host side: device facts cached per device, the checks of
+ * the CUDA contract (sgla.h), the plan of a call (configuration row, sequence
+ * split, workspace), the launches, and the backend's entry in the dispatch
+ * table.  Kernels: chunk_fwd.cuh (bf16 / fp16), recurrent_fwd_f32.cu (fp32). */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chunk_fwd.cuh"
+#include "core/backend.h"
+#include "cuda/cuda_dev.h"
+#include "cuda_backend.cuh"
+
+/* ---- device facts, found once per device ------------------------------------------ */
+
+enum { MAX_DEVICES = 64 };
+
+typedef struct device_facts {
+    int state;          /* 0 not looked at, 1 usable, -1 not usable (why says why) */
+    char why[192];
+    int sms;
+    int blocks_per_sm[2][SGLA_NUM_CHUNK_CONFIGS]; /* [f16, bf16][row] */
+} device_facts;
+
+static device_facts devices[MAX_DEVICES];
+static pthread_mutex_t devices_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static const sgla_chunk_kernel *chunk_kernels(sgla_dtype dt)
+{
+    return dt == SGLA_BF16 ? sgla_chunk_fwd_bf16 : sgla_chunk_fwd_f16;
+}
+
+/* Attributes, the shared-memory opt-in of every instance and its occupancy. */
+static void find_facts(int dev, device_facts *f)
+{
+    int major = 0, minor = 0, optin = 0;
+    cudaError_t e;
+    if ((e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&f->sms, cudaDevAttrMultiProcessorCount, dev)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) != cudaSuccess) {
+        snprintf(f->why, sizeof f->why, "device %d: cudaDeviceGetAttribute: %s", dev, cudaGetErrorString(e));
+        f->state = -1;
+        return;
+    }
+    if (major != 9 || minor != 0) {
+        snprintf(f->why, sizeof f->why,
+                 "device %d has compute capability %d.%d; the kernels are built for sm_90a (H100, H200) only", dev,
+                 major, minor);
+        f->state = -1;
+        return;
+    }
+    for (int t = 0; t < 2; t++)
+        for (int r = 0; r < SGLA_NUM_CHUNK_CONFIGS; r++) {
+            const sgla_chunk_kernel *k = &chunk_kernels(t ? SGLA_BF16 : SGLA_F16)[r];
+            const void *fn = (const void *)k->fn;
+            if ((int)k->smem > optin) {
+                snprintf(f->why, sizeof f->why, "device %d allows %d bytes of shared memory a block; row %d needs %u",
+                         dev, optin, r, k->smem);
+                f->state = -1;
+                return;
+            }
+            if ((e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)k->smem)) !=
+                    cudaSuccess ||
+                (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&f->blocks_per_sm[t][r], fn, k->threads,
+                                                                   k->smem)) != cudaSuccess) {
+                snprintf(f->why, sizeof f->why, "device %d, configuration row %d: %s", dev, r, cudaGetErrorString(e));
+                f->state = -1;
+                return;
+            }
+        }
+    f->state = 1;
+}
+
+/* The facts of the calling thread's current device (state 1 or -1), or NULL
+ * with why filled when there is no device at all. */
+static const device_facts *current_device(char *why, size_t n)
+{
+    int count = 0, dev = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count < 1) {
+        snprintf(why, n, "%s", e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device present");
+        return NULL;
+    }
+    if ((e = cudaGetDevice(&dev)) != cudaSuccess) {
+        snprintf(why, n, "cudaGetDevice: %s", cudaGetErrorString(e));
+        return NULL;
+    }
+    if (dev < 0 || dev >= MAX_DEVICES) {
+        snprintf(why, n, "device %d: only devices 0..%d are served", dev, MAX_DEVICES - 1);
+        return NULL;
+    }
+    device_facts *f = &devices[dev];
+    if (__atomic_load_n(&f->state, __ATOMIC_ACQUIRE) == 0) {
+        pthread_mutex_lock(&devices_mutex);
+        if (f->state == 0) {
+            device_facts tmp;
+            memset(&tmp, 0, sizeof tmp);
+            find_facts(dev, &tmp);
+            memcpy(f->why, tmp.why, sizeof f->why);
+            f->sms = tmp.sms;
+            memcpy(f->blocks_per_sm, tmp.blocks_per_sm, sizeof f->blocks_per_sm);
+            __atomic_store_n(&f->state, tmp.state, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&devices_mutex);
+    }
+    if (f->state < 0) snprintf(why, n, "%s", f->why);
+    return f;
+}
+
+static int cuda_probe(char *why, size_t n)
+{
+    const device_facts *f = current_device(why, n);
+    return f && f->state == 1;
+}
+
+/* cuTensorMapEncodeTiled, fetched once from the driver (the library does not link libcuda) */
+typedef CUresult (*tma_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
+                                  const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
+                                  CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+static tma_encode_fn tma_encode;
+static pthread_once_t tma_once = PTHREAD_ONCE_INIT;
+static void find_tma_encoder(void)
+{
+    void *f = NULL;
+    cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+        tma_encode = (tma_encode_fn)f;
+}
+
+/* ---- the plan of a call ------------------------------------------------------------- */
+
+typedef struct plan {
+    int row;            /* configuration row; -1: the fp32 recurrent path */
+    int nseg;           /* time segments (1: no split) */
+    int64_t seg_len;    /* tokens per segment, a multiple of 64 */
+    size_t ws_bytes;    /* workspace of the split */
+} plan;
+
+static int row_serves(int r, const sgla_forward_desc *d)
+{
+    const sgla_chunk_config *c = &sgla_chunk_configs[r];
+    return c->K == d->K && d->V % c->bv == 0;
+}
+
+/* Segments for the sequence split: enough to fill the SMs when N*H*(V/BV)
+ * blocks alone leave them idle, each at least 512 tokens.  1 = no split. */
+static int auto_segments(const sgla_forward_desc *d, const device_facts *f, int row)
+{
+    if (d->cu_seqlens || d->T < 1024) return 1;
+    const int bps = f->blocks_per_sm[d->dtype == SGLA_BF16][row];
+    const int64_t base = sgla_num_sequences(d) * d->H * (d->V / sgla_chunk_configs[row].bv);
+    int64_t nseg = (int64_t)f->sms * (bps > 0 ? bps : 1) / base;
+    if (nseg > d->T / 512) nseg = d->T / 512;
+    if (nseg > 64) nseg = 64;
+    return nseg >= 2 ? (int)nseg : 1;
+}
+
+static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, const sgla_cuda_plan *force, plan *pl)
+{
+    memset(pl, 0, sizeof *pl);
+    pl->row = -1;
+    pl->nseg = 1;
+    if (force && force->config >= 0 && d->dtype == SGLA_F32)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: fp32 inputs take the recurrent path, no row %d",
+                         force->config);
+    if (d->dtype == SGLA_F32 || d->T == 0) return SGLA_OK;
+    if (force && force->config >= 0) {
+        if (force->config >= SGLA_NUM_CHUNK_CONFIGS || !row_serves(force->config, d))
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: configuration row %d cannot serve K = %lld, V = %lld",
+                             force->config, (long long)d->K, (long long)d->V);
+        pl->row = force->config;
+    } else {
+        for (int r = 0; r < SGLA_NUM_CHUNK_CONFIGS && pl->row < 0; r++) {
+            const sgla_chunk_config *c = &sgla_chunk_configs[r];
+            if (c->K == d->K && d->V >= c->v_min && d->V <= c->v_max) pl->row = r;
+        }
+        if (pl->row < 0) return sgla_fail(SGLA_ERR_INTERNAL, "CUDA backend: no configuration row for K = %lld, V = %lld",
+                                          (long long)d->K, (long long)d->V);
+    }
+    int nseg;
+    if (force && force->nseg > 0) {
+        if (force->nseg > 1 && d->cu_seqlens)
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: no sequence split with cu_seqlens");
+        nseg = force->nseg;
+    } else {
+        nseg = auto_segments(d, f, pl->row);
+    }
+    if (nseg == 1) return SGLA_OK;
+    int64_t seg_len = (d->T + nseg - 1) / nseg;
+    seg_len = (seg_len + 63) / 64 * 64;
+    pl->nseg = (int)((d->T + seg_len - 1) / seg_len);
+    pl->seg_len = seg_len;
+    if (pl->nseg == 1) return SGLA_OK;
+    const int64_t nhc = sgla_num_sequences(d) * d->H;
+    if ((int64_t)pl->nseg * nhc > 0x7fffffffLL)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: %d segments x N*H = %lld exceed the grid", pl->nseg,
+                         (long long)nhc);
+    pl->ws_bytes = (size_t)(pl->nseg * nhc * d->K * d->V + pl->nseg * nhc) * sizeof(float);
+    return SGLA_OK;
+}
+
+/* ---- checks of the CUDA contract ------------------------------------------------------ */
+
+static int is_aligned(const void *p, size_t a) { return ((uintptr_t)p % a) == 0; }
+
+static sgla_status check_shape(const sgla_forward_desc *d)
+{
+    if (!((d->K == 64 || d->K == 128 || d->K == 256) && (d->V == 64 || d->V == 128 || d->V == 256)))
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: K = %lld, V = %lld; each must be 64, 128 or 256",
+                         (long long)d->K, (long long)d->V);
+    if (d->chunk != 64)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_CHUNK, "CUDA backend: chunk = %lld, only 64 is supported", (long long)d->chunk);
+    if (d->T > 0x7fffffffLL)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: T = %lld; the kernels take T < 2^31",
+                         (long long)d->T);
+    if (d->T > 0 && !(is_aligned(d->q, 16) && is_aligned(d->k, 16) && is_aligned(d->v, 16) && is_aligned(d->o, 16)))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: q, k, v and o must be 16-byte aligned");
+    if ((d->h0 && !is_aligned(d->h0, 8)) || (d->ht && !is_aligned(d->ht, 8)))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: h0 and ht must be 8-byte aligned");
+    if (d->workspace && !is_aligned(d->workspace, 16))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the workspace must be 16-byte aligned");
+    if (sgla_num_sequences(d) * d->H > 0x7fffffffLL)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: N*H = %lld exceeds the grid",
+                         (long long)(sgla_num_sequences(d) * d->H));
+    return SGLA_OK;
+}
+
+/* SGLA_FLAG_CHECK_DEVICE_VALUES: copy g, g_gamma, cu_seqlens to the host and run
+ * the library's own value checks on the copies (synchronises the stream). */
+static sgla_status check_device_values(const sgla_forward_desc *d, cudaStream_t st)
+{
+    sgla_status rc = SGLA_OK;
+    float *hg = NULL, *hgg = NULL;
+    int64_t *hcu = NULL;
+    size_t ng = (size_t)(d->B * d->T * d->H);
+    cudaError_t e = cudaSuccess;
+    if (d->g && ng) {
+        hg = (float *)malloc(ng * sizeof(float));
+        if (!hg) return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "host copy of g (%zu floats)", ng);
+        e = cudaMemcpyAsync(hg, d->g, ng * sizeof(float), cudaMemcpyDeviceToHost, st);
+        if (e != cudaSuccess) { rc = sgla_fail(SGLA_ERR_CUDA, "cudaMemcpyAsync(g to host): %s", cudaGetErrorString(e)); goto done; }
+    }
+    if (d->g_gamma) {
+        hgg = (float *)malloc((size_t)d->H * sizeof(float));
+        if (!hgg) { rc = sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "host copy of g_gamma"); goto done; }
+        e = cudaMemcpyAsync(hgg, d->g_gamma, (size_t)d->H * sizeof(float), cudaMemcpyDeviceToHost, st);
+        if (e != cudaSuccess) { rc = sgla_fail(SGLA_ERR_CUDA, "cudaMemcpyAsync(g_gamma to host): %s", cudaGetErrorString(e)); goto done; }
+    }
+    if (d->cu_seqlens) {
+        hcu = (int64_t *)malloc((size_t)(d->num_seqs + 1) * sizeof(int64_t));
+        if (!hcu) { rc = sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "host copy of cu_seqlens"); goto done; }
+        e = cudaMemcpyAsync(hcu, d->cu_seqlens, (size_t)(d->num_seqs + 1) * sizeof(int64_t), cudaMemcpyDeviceToHost, st);
+        if (e != cudaSuccess) { rc = sgla_fail(SGLA_ERR_CUDA, "cudaMemcpyAsync(cu_seqlens to host): %s", cudaGetErrorString(e)); goto done; }
+    }
+    e = cudaStreamSynchronize(st);
+    if (e != cudaSuccess) { rc = sgla_fail(SGLA_ERR_CUDA, "cudaStreamSynchronize (device value check): %s", cudaGetErrorString(e)); goto done; }
+    {
+        sgla_forward_desc hd = *d;
+        hd.g = d->g ? (hg ? hg : d->g) : NULL;
+        hd.g_gamma = hgg;
+        hd.cu_seqlens = hcu;
+        hd.flags &= ~(SGLA_FLAG_CHECK_FINITE | SGLA_FLAG_SKIP_VALUE_CHECK);
+        rc = sgla_check_desc(&hd, 1);
+    }
+done:
+    free(hg);
+    free(hgg);
+    free(hcu);
+    return rc;
+}
+
+/* ---- launches ----------------------------------------------------------------------------- */
+
+/* q, k, v, o as 4-D (feature, head, token, batch) tensors, boxes of 64 x 1 x 64 x 1 with the
+ * 128-byte swizzle; tokens past T read as zero and are not written.  With cu_seqlens the
+ * batch is one packed row (the kernels copy a sequence's last chunk without TMA).  T >= 1. */
+static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m)
+{
+    pthread_once(&tma_once, find_tma_encoder);
+    if (!tma_encode) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "the CUDA driver has no cuTensorMapEncodeTiled (TMA)");
+    const CUtensorMapDataType ty = dt == SGLA_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    struct {
+        CUtensorMap *map;
+        const void *ptr;
+        int64_t d;
+        const char *name;
+    } t[4] = {{&m->q, p->q, p->K, "q"}, {&m->k, p->k, p->K, "k"}, {&m->v, p->v, p->V, "v"}, {&m->o, p->o, p->V, "o"}};
+    for (int i = 0; i < 4; i++) {
+        const int64_t nb = p->cu ? 1 : p->N; /* cu_seqlens: one packed batch row */
+        const cuuint64_t dim[4] = {(cuuint64_t)t[i].d, (cuuint64_t)p->H, (cuuint64_t)p->T, (cuuint64_t)nb};
+        const cuuint64_t str[3] = {(cuuint64_t)(t[i].d * 2), (cuuint64_t)(p->H * t[i].d * 2),
+                                   (cuuint64_t)(p->T * p->H * t[i].d * 2)};
+        const cuuint32_t box[4] = {64, 1, 64, 1}, es[4] = {1, 1, 1, 1};
+        CUresult r = tma_encode(t[i].map, ty, 4, (void *)t[i].ptr, dim, str, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        if (r != CUDA_SUCCESS)
+            return sgla_fail(SGLA_ERR_CUDA, "cuTensorMapEncodeTiled(%s: %lld x %lld x %lld x %lld): CUresult %d",
+                             t[i].name, (long long)t[i].d, (long long)p->H, (long long)p->T, (long long)nb, (int)r);
+    }
+    return SGLA_OK;
+}
+
+/* Entering state of every segment: buf[s] holds segment s's local end state
+ * (from zero) on entry and the state entering segment s on exit. */
+static __global__ void seg_scan(float *buf, const float *ld, const float *h0, int nseg, int64_t nh_count, int64_t kv)
+{
+    const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nh_count * kv) return;
+    const int64_t nh = i / kv, e = i - nh * kv;
+    float carry = h0 ? h0[i] : 0.f;
+    for (int s = 0; s < nseg; s++) {
+        float *slot = buf + ((int64_t)s * nh_count + nh) * kv + e;
+        const float loc = s < nseg - 1 ? *slot : 0.f;
+        *slot = carry;
+        if (s < nseg - 1) carry = sgla_exp2(ld[(int64_t)s * nh_count + nh]) * carry + loc;
+    }
+}
+
+static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_kparams *p, const sgla_tmaps *tm,
+                                cudaStream_t st)
+{
+    dim3 grid((unsigned)(p->N * p->H * p->nseg), (unsigned)(p->V / sgla_chunk_configs[row].bv));
+    void *args[2] = {(void *)p, (void *)tm};
+    cudaError_t e = cudaLaunchKernel((const void *)k->fn, grid, dim3(k->threads), args, k->smem, st);
+    if (e != cudaSuccess)
+        return sgla_fail(SGLA_ERR_CUDA, "launch of the chunked forward (row %d, grid %u x %u, %u bytes of shared memory, mode %d): %s",
+                         row, grid.x, grid.y, k->smem, p->mode, cudaGetErrorString(e));
+    return SGLA_OK;
+}
+
+/* The split: local states (mode 1), the scan, outputs (mode 2), in the workspace. */
+static sgla_status run_split(const sgla_chunk_kernel *k, int row, const plan *pl, sgla_kparams q, const sgla_tmaps *tm,
+                             void *ws, cudaStream_t st)
+{
+    const int64_t nhc = q.N * q.H, kv = q.K * q.V;
+    q.nseg = pl->nseg;
+    q.seg_len = pl->seg_len;
+    q.seg_buf = (float *)ws;
+    q.seg_ld = q.seg_buf + pl->nseg * nhc * kv;
+    q.mode = 1;
+    sgla_status rc = launch_chunk(k, row, &q, tm, st);
+    if (rc != SGLA_OK) return rc;
+    const int64_t n = nhc * kv;
+    seg_scan<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(q.seg_buf, q.seg_ld, q.h0, pl->nseg, nhc, kv);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "launch of the split's scan: %s", cudaGetErrorString(e));
+    q.mode = 2;
+    return launch_chunk(k, row, &q, tm, st);
+}
+
+/* T = 0: nothing to compute; ht = h0 (or zero) on the stream. */
+static sgla_status empty_sequences(const sgla_forward_desc *d, cudaStream_t st)
+{
+    if (!d->ht || d->ht == d->h0) return SGLA_OK;
+    const size_t bytes = (size_t)(sgla_num_sequences(d) * d->H * d->K * d->V) * sizeof(float);
+    cudaError_t e = d->h0 ? cudaMemcpyAsync(d->ht, d->h0, bytes, cudaMemcpyDeviceToDevice, st)
+                          : cudaMemsetAsync(d->ht, 0, bytes, st);
+    if (e != cudaSuccess)
+        return sgla_fail(SGLA_ERR_CUDA, "%s of ht (T = 0): %s", d->h0 ? "cudaMemcpyAsync" : "cudaMemsetAsync",
+                         cudaGetErrorString(e));
+    return SGLA_OK;
+}
+
+/* A validated descriptor (values on the device) on the current device. */
+static sgla_status cuda_run(const sgla_forward_desc *d, const sgla_cuda_plan *force)
+{
+    sgla_status rc = check_shape(d);
+    if (rc != SGLA_OK) return rc;
+    char why[192];
+    const device_facts *f = current_device(why, sizeof why);
+    if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
+    plan pl;
+    if ((rc = make_plan(d, f, force, &pl)) != SGLA_OK) return rc;
+    if (d->workspace && d->workspace_bytes < pl.ws_bytes)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: workspace_bytes = %zu, this call needs %zu",
+                         d->workspace_bytes, pl.ws_bytes);
+    cudaStream_t st = (cudaStream_t)d->stream;
+    if ((d->flags & SGLA_FLAG_CHECK_DEVICE_VALUES) && !(d->flags & SGLA_FLAG_SKIP_VALUE_CHECK) &&
+        (rc = check_device_values(d, st)) != SGLA_OK)
+        return rc;
+    if (d->T == 0) return empty_sequences(d, st);
+
+    sgla_kparams p;
+    memset(&p, 0, sizeof p);
+    p.q = d->q;
+    p.k = d->k;
+    p.v = d->v;
+    p.o = d->o;
+    p.g = d->g;
+    p.g_gamma = d->g_gamma;
+    p.h0 = d->h0;
+    p.ht = d->ht;
+    p.cu = d->cu_seqlens;
+    p.T = d->T;
+    p.H = d->H;
+    p.K = d->K;
+    p.V = d->V;
+    p.N = sgla_num_sequences(d);
+    p.scale = d->scale;
+    p.nseg = 1;
+    p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
+    if (d->dtype == SGLA_F32) return sgla_recurrent_fwd_f32(&p, st);
+
+    sgla_tmaps tm;
+    if ((rc = tma_maps(&p, d->dtype, &tm)) != SGLA_OK) return rc;
+    const sgla_chunk_kernel *k = &chunk_kernels(d->dtype)[pl.row];
+    if (pl.nseg == 1) return launch_chunk(k, pl.row, &p, &tm, st);
+    if (d->workspace) return run_split(k, pl.row, &pl, p, &tm, d->workspace, st);
+    /* no workspace given: stream-ordered, freed after the last launch (no host sync) */
+    void *ws = NULL;
+    cudaError_t e = cudaMallocAsync(&ws, pl.ws_bytes, st);
+    if (e != cudaSuccess)
+        return sgla_fail(SGLA_ERR_CUDA, "cudaMallocAsync(%zu bytes of split workspace): %s", pl.ws_bytes,
+                         cudaGetErrorString(e));
+    rc = run_split(k, pl.row, &pl, p, &tm, ws, st);
+    e = cudaFreeAsync(ws, st);
+    if (rc == SGLA_OK && e != cudaSuccess)
+        rc = sgla_fail(SGLA_ERR_CUDA, "cudaFreeAsync(split workspace): %s", cudaGetErrorString(e));
+    return rc;
+}
+
+/* ---- the backend's entry and the development hooks ----------------------------------------- */
+
+static sgla_status cuda_forward(const sgla_forward_desc *d, sgla_backend kind)
+{
+    (void)kind;
+    return cuda_run(d, NULL);
+}
+
+static sgla_status cuda_workspace_size(const sgla_forward_desc *d, size_t *bytes)
+{
+    sgla_status rc = check_shape(d);
+    if (rc != SGLA_OK) return rc;
+    char why[192];
+    const device_facts *f = current_device(why, sizeof why);
+    if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
+    plan pl;
+    if ((rc = make_plan(d, f, NULL, &pl)) != SGLA_OK) return rc;
+    *bytes = pl.ws_bytes;
+    return SGLA_OK;
+}
+
+extern "C" const sgla_backend_impl sgla_backend_cuda = {0, cuda_probe, cuda_forward, cuda_workspace_size, NULL};
+
+extern "C" int sgla_cuda_num_configs(void) { return SGLA_NUM_CHUNK_CONFIGS; }
+
+extern "C" int sgla_cuda_config(int row, sgla_cuda_config_info *out)
+{
+    if (row < 0 || row >= SGLA_NUM_CHUNK_CONFIGS || !out) return 0;
+    const sgla_chunk_config *c = &sgla_chunk_configs[row];
+    out->K = c->K;
+    out->v_min = c->v_min;
+    out->v_max = c->v_max;
+    out->bv = c->bv;
+    out->stages = c->stages;
+    out->out_wgs = c->out_wgs;
+    out->smem = sgla_chunk_fwd_bf16[row].smem;
+    out->threads = sgla_chunk_fwd_bf16[row].threads;
+    out->why = c->why;
+    return 1;
+}
+
+/* sgla_forward's checks for the CUDA backend, then what the hook asks */
+static sgla_status dev_prepare(const sgla_forward_desc *user, sgla_forward_desc *d)
+{
+    sgla_clear_error();
+    sgla_status st = sgla_desc_read(user, d);
+    if (st != SGLA_OK) return st;
+    if ((st = sgla_check_desc(d, 0)) != SGLA_OK) return st;
+    char why[192];
+    if (!cuda_probe(why, sizeof why)) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
+    return check_shape(d);
+}
+
+extern "C" sgla_status sgla_cuda_plan_of(const sgla_forward_desc *user, sgla_cuda_plan *out)
+{
+    sgla_forward_desc d;
+    sgla_status st = dev_prepare(user, &d);
+    if (st != SGLA_OK) return st;
+    char why[192];
+    const device_facts *f = current_device(why, sizeof why);
+    plan pl;
+    if ((st = make_plan(&d, f, NULL, &pl)) != SGLA_OK) return st;
+    out->config = pl.row;
+    out->nseg = pl.nseg;
+    return SGLA_OK;
+}
+
+extern "C" sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *user, const sgla_cuda_plan *force)
+{
+    sgla_forward_desc d;
+    sgla_status st = dev_prepare(user, &d);
+    return st != SGLA_OK ? st : cuda_run(&d, force);
+}

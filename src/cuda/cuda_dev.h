@@ -1,0 +1,47 @@
+/* Development hooks of the CUDA backend, for the benchmarks and the tests:
+ * not installed and not exported (tools and tests link the static library).
+ * Plain C. */
+#ifndef SGLA_CUDA_DEV_H
+#define SGLA_CUDA_DEV_H
+
+#include "sgla.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A row of the chunked forward's configuration table (chunk_fwd_config.cuh). */
+typedef struct sgla_cuda_config_info {
+    int K, v_min, v_max; /* the shapes the row serves */
+    int bv, stages, out_wgs;
+    unsigned smem;       /* dynamic shared memory of a block, bytes */
+    int threads;
+    const char *why;
+} sgla_cuda_config_info;
+
+int sgla_cuda_num_configs(void);
+/* 1 and *out filled for a row in [0, sgla_cuda_num_configs()), else 0. */
+int sgla_cuda_config(int row, sgla_cuda_config_info *out);
+
+/* What a call chooses, or is forced to: the configuration row (-1 with fp32
+ * inputs, which take the recurrent path) and the number of time segments
+ * (1: no split). */
+typedef struct sgla_cuda_plan {
+    int config;
+    int nseg;
+} sgla_cuda_plan;
+
+/* The plan sgla_forward(d, SGLA_BACKEND_CUDA) would run on the current device. */
+sgla_status sgla_cuda_plan_of(const sgla_forward_desc *d, sgla_cuda_plan *plan);
+
+/* sgla_forward(d, SGLA_BACKEND_CUDA) with the plan forced: force->config a
+ * row (-1: the usual one) that serves d's K and V, force->nseg 0 (the usual
+ * split), 1 (none) or the number of segments (not with cu_seqlens).  A plan
+ * that cannot serve d is SGLA_ERR_INVALID_ARGUMENT. */
+sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *d, const sgla_cuda_plan *force);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

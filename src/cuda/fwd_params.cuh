@@ -1,0 +1,65 @@
+/* What the forward kernels receive: the parameter block (by value), the TMA
+ * descriptors, and the sequence bounds every kernel computes the same way. */
+#ifndef SGLA_CUDA_FWD_PARAMS_CUH
+#define SGLA_CUDA_FWD_PARAMS_CUH
+
+#include <cuda.h>
+#include <stdint.h>
+
+#define SGLA_LOG2E 1.4426950408889634f
+
+enum { SGLA_GATE_NONE = 0, SGLA_GATE_GAMMA = 1, SGLA_GATE_G = 2 };
+
+/* Everything a forward kernel needs; passed by value. */
+typedef struct sgla_kparams {
+    const void *q, *k, *v;
+    void *o;
+    const float *g;        /* [B,T,H] or NULL */
+    const float *g_gamma;  /* [H] or NULL */
+    const float *h0;       /* [N,H,K,V] or NULL */
+    float *ht;             /* [N,H,K,V] or NULL */
+    const int64_t *cu;     /* [N+1] or NULL */
+    int64_t T, H, K, V, N;
+    float scale;
+    int gmode;             /* SGLA_GATE_* */
+    /* sequence split (long sequences, few blocks): segment s of nseg covers
+     * tokens [s*seg_len, (s+1)*seg_len) of each sequence; blockIdx.x = nh*nseg + s.
+     * mode 0: plain; 1: local end state of each segment from zero into
+     * seg_buf[s] and its total log2 decay into seg_ld[s] (no outputs);
+     * 2: outputs, entering state read from seg_buf[s] (filled by the scan). */
+    int nseg, mode;
+    int64_t seg_len;
+    float *seg_buf;        /* [nseg][N*H][K][V] */
+    float *seg_ld;         /* [nseg][N*H] */
+} sgla_kparams;
+
+/* TMA descriptors of q, k, v, o: each tensor seen as 4-D (feature, head, token,
+ * batch), boxes of 64 features x 1 head x 64 tokens x 1 batch, 128-byte swizzle.
+ * Passed as a __grid_constant__ kernel parameter (the TMA unit reads it from
+ * parameter space). */
+typedef struct sgla_tmaps {
+    CUtensorMap q, k, v, o;
+} sgla_tmaps;
+
+#ifdef __CUDACC__
+/* Sequence n's batch row and token range [t0, t1), clamped so that a bad
+ * cu_seqlens can never address outside the tensors. */
+static __device__ __forceinline__ void sgla_seq_range(const sgla_kparams *p, int64_t n, int64_t *b,
+                                                      int64_t *t0, int64_t *t1)
+{
+    if (p->cu) {
+        int64_t a = p->cu[n], e = p->cu[n + 1];
+        a = a < 0 ? 0 : (a > p->T ? p->T : a);
+        e = e < a ? a : (e > p->T ? p->T : e);
+        *b = 0;
+        *t0 = a;
+        *t1 = e;
+    } else {
+        *b = n;
+        *t0 = 0;
+        *t1 = p->T;
+    }
+}
+#endif
+
+#endif

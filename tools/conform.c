@@ -1,0 +1,300 @@
+/* The conformance harness (conform.h). */
+#include "conform.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SGLA_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+double conform_bar(sgla_dtype dt) { return dt == SGLA_F16 ? 1e-3 : dt == SGLA_BF16 ? 8e-3 : 1e-5; }
+
+static const char *gate_name(int g)
+{
+    static const char *n[] = {"none", "g_gamma", "alpha", "g"};
+    return n[g];
+}
+static const char *range_name(int r)
+{
+    static const char *n[] = {"mild", "near0", "-30", "mix0/-30"};
+    return n[r];
+}
+
+static float draw_gate(ref_rng *r, int range)
+{
+    switch (range) {
+    case CONFORM_NEAR0: return ref_rng_uniform(r) < 0.2 ? 0.0f : (float)(-1e-3 * ref_rng_uniform(r));
+    case CONFORM_NEG30: return -30.0f;
+    case CONFORM_MIX30: return ref_rng_uniform(r) < 0.5 ? 0.0f : -30.0f;
+    default: return (float)(-0.3 * ref_rng_uniform(r));
+    }
+}
+
+static void *xmalloc(size_t bytes) { return malloc(bytes ? bytes : 16); }
+
+void conform_free(conform_data *x)
+{
+    free(x->q), free(x->k), free(x->v), free(x->g), free(x->g_gamma), free(x->h0), free(x->cu);
+    free(x->o64), free(x->ht64);
+    memset(x, 0, sizeof *x);
+}
+
+sgla_status conform_draw(conform_data *x, const conform_case *c, ref_rng *r, sgla_backend ref_kind)
+{
+    memset(x, 0, sizeof *x);
+    x->c = *c;
+    const int64_t B = c->B, T = c->T, H = c->H, K = c->K, V = c->V;
+    const size_t es = sgla_dtype_size(c->dtype);
+    x->N = c->nseq > 0 ? c->nseq : B;
+    if (c->nseq > 0) {
+        /* random cut points, sorted; with three or more sequences the second is empty */
+        const int64_t N = x->N;
+        x->cu = xmalloc((size_t)(N + 1) * sizeof *x->cu);
+        if (!x->cu) return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "conform: cu_seqlens");
+        x->cu[0] = 0;
+        x->cu[N] = T;
+        for (int64_t i = 1; i < N; i++) x->cu[i] = (int64_t)(ref_rng_next(r) % (uint64_t)(T + 1));
+        for (int64_t i = 1; i < N; i++)
+            for (int64_t j = i + 1; j < N; j++)
+                if (x->cu[j] < x->cu[i]) {
+                    int64_t t = x->cu[i];
+                    x->cu[i] = x->cu[j];
+                    x->cu[j] = t;
+                }
+        if (N > 2) x->cu[2] = x->cu[1];
+    }
+    x->nqk = B * T * H * K, x->nv = B * T * H * V, x->ns = x->N * H * K * V, x->ng = B * T * H;
+    x->q = xmalloc((size_t)x->nqk * es), x->k = xmalloc((size_t)x->nqk * es), x->v = xmalloc((size_t)x->nv * es);
+    x->o64 = xmalloc((size_t)x->nv * sizeof(double)), x->ht64 = xmalloc((size_t)x->ns * sizeof(double));
+    if (!x->q || !x->k || !x->v || !x->o64 || !x->ht64) {
+        conform_free(x);
+        return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "conform: inputs of %lld x %lld x %lld", (long long)B, (long long)T,
+                         (long long)H);
+    }
+    ref_rng_fill(r, x->q, c->dtype, x->nqk, 1.0);
+    ref_rng_fill(r, x->k, c->dtype, x->nqk, 1.0);
+    ref_rng_fill(r, x->v, c->dtype, x->nv, 1.0);
+    if (c->gate == CONFORM_GATE_G) {
+        if (!(x->g = xmalloc((size_t)x->ng * 4))) goto oom;
+        for (int64_t i = 0; i < x->ng; i++) x->g[i] = draw_gate(r, c->range);
+    } else if (c->gate == CONFORM_GATE_GAMMA || c->gate == CONFORM_GATE_ALPHA) {
+        if (!(x->g_gamma = xmalloc((size_t)H * 4))) goto oom;
+        const float a = draw_gate(r, c->range);
+        for (int64_t h = 0; h < H; h++) x->g_gamma[h] = c->gate == CONFORM_GATE_ALPHA ? a : draw_gate(r, c->range);
+    }
+    if (c->h0) {
+        if (!(x->h0 = xmalloc((size_t)x->ns * 4))) goto oom;
+        for (int64_t i = 0; i < x->ns; i++) x->h0[i] = (float)(ref_rng_normal(r) * 0.5);
+    }
+    sgla_forward_desc *d = &x->d;
+    sgla_forward_desc_init(d);
+    d->q = x->q, d->k = x->k, d->v = x->v, d->dtype = c->dtype;
+    d->B = B, d->T = T, d->H = H, d->K = K, d->V = V;
+    d->g = x->g, d->g_gamma = x->g_gamma, d->h0 = x->h0;
+    d->scale = (float)((0.5 + ref_rng_uniform(r)) / sqrt((double)K));
+    d->cu_seqlens = x->cu, d->num_seqs = c->nseq > 0 ? x->N : 0;
+    d->chunk = c->chunk > 0 ? c->chunk : 64;
+    d->threads = c->threads;
+    sgla_status st = sgla_reference(d, ref_kind ? ref_kind : SGLA_BACKEND_REF_A, x->o64, x->ht64);
+    if (st != SGLA_OK) conform_free(x);
+    return st;
+oom:
+    conform_free(x);
+    return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "conform: gates or h0");
+}
+
+/* NaN of every dtype (0x7E00 fp16, 0x7FC0 bf16, a quiet NaN fp32) */
+static void poison(void *p, sgla_dtype dt, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (dt == SGLA_F32) ((float *)p)[i] = NAN;
+        else ((uint16_t *)p)[i] = dt == SGLA_F16 ? 0x7E00 : 0x7FC0;
+    }
+}
+
+/* Judge o (dtype) and ht (fp32, or NULL) against the reference. */
+static void judge(const conform_data *x, const void *o, const float *ht, conform_result *res)
+{
+    const sgla_dtype dt = x->c.dtype;
+    double num = 0, den = 0, mabs = 0, mref = 0;
+    int64_t left = 0;
+    for (int64_t i = 0; i < x->nv; i++) {
+        const double a = sgla_load(o, dt, i), b = x->o64[i];
+        if (isnan(a)) left++;
+        num += (a - b) * (a - b); /* NaN propagates */
+        den += b * b;
+        if (fabs(a - b) > mabs) mabs = fabs(a - b);
+        if (fabs(b) > mref) mref = fabs(b);
+    }
+    res->o_unwritten = left;
+    res->o_rel = x->nv == 0 ? 0 : den > 0 ? sqrt(num / den) : (num == 0 ? 0 : INFINITY);
+    res->o_max_abs = isnan(num) ? NAN : mabs;
+    res->o_max_ref = mref;
+    res->ht_rel = 0;
+    res->ht_unwritten = 0;
+    if (ht) {
+        num = den = 0;
+        for (int64_t i = 0; i < x->ns; i++) {
+            const double a = ht[i], b = x->ht64[i];
+            if (isnan(a)) res->ht_unwritten++;
+            num += (a - b) * (a - b);
+            den += b * b;
+        }
+        res->ht_rel = den > 0 ? sqrt(num / den) : (num == 0 ? 0 : INFINITY);
+    }
+    /* comparisons written so that NaN fails them */
+    res->pass = res->status == SGLA_OK && res->o_unwritten == 0 && res->ht_unwritten == 0 && res->o_rel <= res->bar &&
+                res->o_max_abs <= 4 * res->bar * mref && res->ht_rel <= res->bar;
+}
+
+static void label(const conform_data *x, sgla_backend be, const sgla_cuda_plan *force, conform_result *res)
+{
+    const conform_case *c = &x->c;
+    char plan[48] = "";
+    if (force) snprintf(plan, sizeof plan, " [row %d, nseg %d]", force->config, force->nseg);
+    snprintf(res->label, sizeof res->label,
+             "%s %s gate=%s/%s B=%lld T=%lld H=%lld K=%lld V=%lld h0=%d ht=%d%s nseq=%d%s", sgla_backend_name(be),
+             sgla_dtype_name(c->dtype), gate_name(c->gate), range_name(c->range), (long long)c->B, (long long)c->T,
+             (long long)c->H, (long long)c->K, (long long)c->V, c->h0, c->ht, c->inplace ? "(in place)" : "", c->nseq,
+             plan);
+}
+
+static int check_host(const conform_data *x, sgla_backend be, conform_result *res)
+{
+    const sgla_dtype dt = x->c.dtype;
+    void *o = xmalloc((size_t)x->nv * sgla_dtype_size(dt));
+    float *ht = x->c.ht ? xmalloc((size_t)x->ns * 4) : NULL;
+    if (!o || (x->c.ht && !ht)) {
+        free(o), free(ht);
+        res->status = SGLA_ERR_OUT_OF_MEMORY;
+        return res->pass = 0;
+    }
+    poison(o, dt, x->nv);
+    sgla_forward_desc d = x->d;
+    d.o = o;
+    if (ht) {
+        if (x->c.inplace && x->h0) {
+            memcpy(ht, x->h0, (size_t)x->ns * 4);
+            d.h0 = ht;
+        } else {
+            poison(ht, SGLA_F32, x->ns);
+        }
+        d.ht = ht;
+    }
+    res->status = sgla_forward(&d, be);
+    judge(x, o, ht, res);
+    free(o), free(ht);
+    return res->pass;
+}
+
+#ifdef SGLA_HAVE_CUDA
+static int check_cuda(const conform_data *x, const sgla_cuda_plan *force, conform_result *res)
+{
+    const sgla_dtype dt = x->c.dtype;
+    const size_t es = sgla_dtype_size(dt);
+    void *dq = NULL, *dk = NULL, *dv = NULL, *dout = NULL;
+    float *dg = NULL, *dgg = NULL, *dh0 = NULL, *dht = NULL;
+    int64_t *dcu = NULL;
+    cudaStream_t st = NULL;
+    void *o = xmalloc((size_t)x->nv * es);
+    float *ht = xmalloc((size_t)x->ns * 4);
+    cudaError_t e = cudaSuccess;
+#define CF(call)                                                                                                        \
+    if (e == cudaSuccess) e = (call)
+    CF(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    CF(cudaMalloc(&dq, (size_t)x->nqk * es + 16));
+    CF(cudaMalloc(&dk, (size_t)x->nqk * es + 16));
+    CF(cudaMalloc(&dv, (size_t)x->nv * es + 16));
+    CF(cudaMalloc(&dout, (size_t)x->nv * es + 16));
+    CF(cudaMemcpy(dq, x->q, (size_t)x->nqk * es, cudaMemcpyHostToDevice));
+    CF(cudaMemcpy(dk, x->k, (size_t)x->nqk * es, cudaMemcpyHostToDevice));
+    CF(cudaMemcpy(dv, x->v, (size_t)x->nv * es, cudaMemcpyHostToDevice));
+    if (o) poison(o, dt, x->nv);
+    CF(cudaMemcpy(dout, o, (size_t)x->nv * es, cudaMemcpyHostToDevice));
+    if (x->g) {
+        CF(cudaMalloc((void **)&dg, (size_t)x->ng * 4 + 16));
+        CF(cudaMemcpy(dg, x->g, (size_t)x->ng * 4, cudaMemcpyHostToDevice));
+    }
+    if (x->g_gamma) {
+        CF(cudaMalloc((void **)&dgg, (size_t)x->c.H * 4));
+        CF(cudaMemcpy(dgg, x->g_gamma, (size_t)x->c.H * 4, cudaMemcpyHostToDevice));
+    }
+    if (x->cu) {
+        CF(cudaMalloc((void **)&dcu, (size_t)(x->N + 1) * 8));
+        CF(cudaMemcpy(dcu, x->cu, (size_t)(x->N + 1) * 8, cudaMemcpyHostToDevice));
+    }
+    if (x->h0) {
+        CF(cudaMalloc((void **)&dh0, (size_t)x->ns * 4));
+        CF(cudaMemcpy(dh0, x->h0, (size_t)x->ns * 4, cudaMemcpyHostToDevice));
+    }
+    if (x->c.ht) {
+        if (x->c.inplace && dh0) {
+            dht = dh0;
+        } else {
+            CF(cudaMalloc((void **)&dht, (size_t)x->ns * 4));
+            poison(ht, SGLA_F32, x->ns);
+            CF(cudaMemcpy(dht, ht, (size_t)x->ns * 4, cudaMemcpyHostToDevice));
+        }
+    }
+    /* pageable copies may still be in flight when cudaMemcpy returns, and the stream is
+     * non-blocking: the setup is done before the kernels read it */
+    CF(cudaDeviceSynchronize());
+    if (e != cudaSuccess || !o || !ht) {
+        res->status = e != cudaSuccess ? SGLA_ERR_CUDA : SGLA_ERR_OUT_OF_MEMORY;
+        if (e != cudaSuccess) sgla_fail(SGLA_ERR_CUDA, "conform: %s", cudaGetErrorString(e));
+        res->pass = 0;
+        goto done;
+    }
+    sgla_forward_desc d = x->d;
+    d.q = dq, d.k = dk, d.v = dv, d.o = dout, d.g = dg, d.g_gamma = dgg, d.h0 = dh0, d.ht = dht, d.cu_seqlens = dcu;
+    d.stream = st;
+    d.flags = SGLA_FLAG_CHECK_DEVICE_VALUES;
+    res->status = force ? sgla_cuda_forward_forced(&d, force) : sgla_forward(&d, SGLA_BACKEND_CUDA);
+    CF(cudaStreamSynchronize(st));
+    CF(cudaMemcpy(o, dout, (size_t)x->nv * es, cudaMemcpyDeviceToHost));
+    if (dht) CF(cudaMemcpy(ht, dht, (size_t)x->ns * 4, cudaMemcpyDeviceToHost));
+    if (e != cudaSuccess) {
+        if (res->status == SGLA_OK) res->status = sgla_fail(SGLA_ERR_CUDA, "conform: %s", cudaGetErrorString(e));
+        res->pass = 0;
+        goto done;
+    }
+    judge(x, o, dht ? ht : NULL, res);
+done:
+#undef CF
+    cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout), cudaFree(dg), cudaFree(dgg), cudaFree(dcu);
+    if (dht && dht != dh0) cudaFree(dht);
+    cudaFree(dh0);
+    if (st) cudaStreamDestroy(st);
+    free(o), free(ht);
+    return res->pass;
+}
+#endif
+
+int conform_check(const conform_data *x, sgla_backend be, const sgla_cuda_plan *force, conform_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->bar = conform_bar(x->c.dtype);
+    label(x, be, force, res);
+    if (be != SGLA_BACKEND_CUDA) return check_host(x, be, res);
+#ifdef SGLA_HAVE_CUDA
+    return check_cuda(x, force, res);
+#else
+    res->status = sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "conform: this build has no CUDA backend");
+    return res->pass = 0;
+#endif
+}
+
+void conform_print(FILE *f, const conform_result *res)
+{
+    fprintf(f, "%-4s %s: o rel %.2e maxabs %.2e (max|ref| %.2e) ht rel %.2e", res->pass ? "ok" : "FAIL", res->label,
+            res->o_rel, res->o_max_abs, res->o_max_ref, res->ht_rel);
+    if (res->status != SGLA_OK) fprintf(f, " -- status %s (%s)", sgla_status_string(res->status), sgla_last_error());
+    else if (res->o_unwritten || res->ht_unwritten)
+        fprintf(f, " -- %lld o and %lld ht elements not written", (long long)res->o_unwritten,
+                (long long)res->ht_unwritten);
+    else if (!res->pass)
+        fprintf(f, " -- above the bar %.0e", res->bar);
+    fprintf(f, "\n");
+}

@@ -1,0 +1,82 @@
+/* The conformance harness: one backend against the fp64 reference on fresh
+ * random inputs.  Used by the tests (tests/test_gpu_forward.c,
+ * tests/test_cpu_forward.c), `sgla verify` (levels 4-5) and the benchmarks'
+ * checks (`sgla bench`), so that every one of them draws, poisons, runs and
+ * judges the same way:
+ *
+ *   - inputs drawn from a seeded generator (callers print the seed);
+ *   - o and ht poisoned with NaN before the run, every element checked written;
+ *   - relative L2 error and max-abs error against the fp64 reference
+ *     (ref-a, the token recurrence, unless told otherwise); NaN never passes.
+ *
+ * Bars (SPEC §4 level 4): rel L2 <= 1e-3 (fp16), 8e-3 (bf16), 1e-5 (fp32), and
+ * max |out - ref| <= 4 x bar x max |ref|.
+ *
+ * For SGLA_BACKEND_CUDA the inputs are copied to the current device and the
+ * call runs on a non-blocking stream with SGLA_FLAG_CHECK_DEVICE_VALUES. */
+#ifndef SGLA_CONFORM_H
+#define SGLA_CONFORM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cuda/cuda_dev.h"
+#include "ref/ref.h"
+#include "sgla.h"
+
+typedef enum conform_gate { CONFORM_GATE_NONE, CONFORM_GATE_GAMMA, CONFORM_GATE_ALPHA, CONFORM_GATE_G } conform_gate;
+/* Values of the log-gates: U(-0.3, 0); near 0 (20% exactly 0, else U(-1e-3, 0));
+ * all -30; half 0 and half -30 (the state resets and holds). */
+typedef enum conform_range { CONFORM_MILD, CONFORM_NEAR0, CONFORM_NEG30, CONFORM_MIX30 } conform_range;
+
+typedef struct conform_case {
+    sgla_dtype dtype;
+    int gate;            /* conform_gate */
+    int range;           /* conform_range */
+    int64_t B, T, H, K, V;
+    int h0, ht, inplace; /* h0 given; ht asked for; ht written over h0 (needs both) */
+    int nseq;            /* > 0: varlen, B = 1, nseq sequences of drawn lengths (the second empty when nseq > 2) */
+    int64_t chunk;       /* 0: 64 */
+    int threads;         /* CPU backend threads; 0: default */
+} conform_case;
+
+/* A case drawn: host inputs and the fp64 reference outputs. */
+typedef struct conform_data {
+    conform_case c;
+    sgla_forward_desc d; /* host pointers; o and ht unset */
+    int64_t N, nqk, nv, ns, ng;
+    void *q, *k, *v;
+    float *g, *g_gamma, *h0;
+    int64_t *cu;
+    double *o64, *ht64;
+} conform_data;
+
+typedef struct conform_result {
+    sgla_status status;   /* of the backend's call */
+    char label[192];      /* the case in words */
+    double bar;           /* rel L2 bar of the dtype */
+    double o_rel, o_max_abs, o_max_ref, ht_rel;
+    int64_t o_unwritten, ht_unwritten;
+    int pass;
+} conform_result;
+
+/* The rel L2 bar of a dtype. */
+double conform_bar(sgla_dtype dt);
+
+/* Draw the case's inputs from r and compute the reference of kind ref_kind
+ * (0: ref-a).  Returns SGLA_OK or the failing status (the detail is in
+ * sgla_last_error()); on failure x holds nothing to free. */
+sgla_status conform_draw(conform_data *x, const conform_case *c, ref_rng *r, sgla_backend ref_kind);
+void conform_free(conform_data *x);
+
+/* Run backend `be` on the drawn case and judge it.  For SGLA_BACKEND_CUDA,
+ * `force` (or NULL) is the plan passed to sgla_cuda_forward_forced.  Returns
+ * res->pass; a CUDA runtime failure of the harness itself is a failed case
+ * with status SGLA_ERR_CUDA. */
+int conform_check(const conform_data *x, sgla_backend be, const sgla_cuda_plan *force, conform_result *res);
+
+/* One line: "ok  <label>: o rel ... maxabs ... ht rel ..." (FAIL and the
+ * reason when it failed). */
+void conform_print(FILE *f, const conform_result *res);
+
+#endif

@@ -1,117 +1,109 @@
 #!/bin/bash
-# One device call for the CUDA backend: GPU tests, compute-sanitizer
-# (memcheck, racecheck) on the small case, `sgla bench --backend cuda`, and
-# bench/fla_compare.py; logs under $OUT, a short summary printed last.
-# Needs the build carried in build-cuda/ (and .whl/ for fla).
-#   run: bash bench/device_run.sh [full|nofla|tests]   carry: [".devbin", ".whl"] (bench/stage_devbin.sh copies the build there)
-# Every kernel version is tested, sanitized and timed in its own process: a
-# version that faults leaves a sticky error in its CUDA context only.
-#   SGLA_VERSIONS        versions to test and sanitize (default: 0 9 1: the default,
-#                        v13, its cu_seqlens fallback v9, and the article's kernel)
-#   SGLA_BENCH_VERSIONS  versions to time (default: 0, the default kernel); a
-#                        version whose test process timed out or died is not timed
-#   SGLA_SAN_VERSIONS    versions to sanitize (default: SGLA_VERSIONS)
-#   SGLA_SAN_TOOLS       compute-sanitizer tools (default: memcheck racecheck)
-#   SGLA_BENCH_GATES     gate forms to time (default: gamma g)
-#   SGLA_BENCH_ARGS      extra `sgla bench` arguments (e.g. --shape 8,4096,16,128,128 ...)
-# Timeouts are short (tests 150 s, sanitizers 120 s, bench 100 s per process) so that a
-# version that hangs costs one timeout, not the call.
+# One device call for the CUDA backend, from a build staged by
+# bench/stage_devbin.sh (carry [".devbin"], and ".whl" for fla):
+#   1. correctness, in parallel: test_gpu_forward (every case on every plan),
+#      compute-sanitizer memcheck and racecheck (SGLA_GPU_SMALL), the Python
+#      gpu tests; then `sgla verify --level 4` and bench/run_cuda_check.sh;
+#   2. `sgla bench --backend cuda` on both gate forms, in interleaved rounds with
+#      the cuda-history build when one is staged (.devbin/history/sgla), medians
+#      over rounds;
+#   3. (mode full) bench/fla_compare.py: sgla and fla in interleaved rounds.
+# Logs under $OUT; a short summary is printed last.
+#   run: bash bench/device_run.sh [full|nofla|bench|tests]   (nofla: 1 and 2)
+#   SGLA_BENCH_ARGS   extra `sgla bench` arguments (e.g. --shape 8,4096,16,128,128 ...)
+#   SGLA_ROUNDS       bench rounds (default 2)
+#   SGLA_FLA_TIMEOUT  seconds for fla_compare (default 300)
 set -u
-T_START=$(date +%s)
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
-BD=${SGLA_BUILD:-.devbin}
+BD=.devbin
 MODE=${1:-full}
 export PYTHONUNBUFFERED=1
 SUM=$OUT/summary.txt
 : > "$SUM"
 note() { echo "$*" | tee -a "$SUM"; }
 
-note "== $(date -u +%FT%TZ) $(git rev-parse --short HEAD 2>/dev/null) pwd=$(pwd) mode=$MODE"
+note "== $(date -u +%FT%TZ) $(git rev-parse --short HEAD 2>/dev/null) mode=$MODE"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader 2>&1 | tee -a "$SUM"
-
-if ldd $BD/sgla 2>/dev/null | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/$BD/lib:${LD_LIBRARY_PATH:-}; note "using carried libs"; fi
+if ldd $BD/sgla 2>/dev/null | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/$BD/lib:${LD_LIBRARY_PATH:-}; fi
 if [ "$MODE" = full ] && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site || note "fla wheel install failed"
+    && export PYTHONPATH=/tmp/site || note "wheel install failed"
 fi
-SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
+SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
 
-# 1. correctness: the GPU tests (CPU-heavy fp64 reference), one process per version,
-#    and the sanitizers on the small set, one process per (tool, version); all in parallel
-VERSIONS=${SGLA_VERSIONS:-0 9 1}
-SANV=${SGLA_SAN_VERSIONS:-$VERSIONS}
-t0=$(date +%s)
-rm -f /tmp/rc_*.txt
-for t in $BD/tests/test_gpu_*; do
-  b=$(basename $t)
-  if [ "$b" = test_gpu_forward ]; then
-    for v in $VERSIONS; do
-      ( SGLA_CUDA_VERSION=$v timeout 150 $t > $OUT/${b}_v$v.log 2>&1; echo "$b v$v rc=$?" > /tmp/rc_test_v$v.txt ) &
+# 1. correctness
+if [ "$MODE" != bench ]; then
+  t0=$(date +%s)
+  rm -f /tmp/rc_*.txt
+  ( timeout 200 $BD/tests/test_gpu_forward > $OUT/test_gpu_forward.log 2>&1; echo "test_gpu_forward rc=$?" > /tmp/rc_test.txt ) &
+  if [ -n "$SAN" ]; then
+    for tool in memcheck racecheck; do
+      ( SGLA_GPU_SMALL=1 timeout 200 $SAN --tool $tool --error-exitcode 1 $BD/tests/test_gpu_forward > $OUT/san_$tool.log 2>&1
+        echo "compute-sanitizer $tool rc=$?" > /tmp/rc_san_$tool.txt ) &
     done
   else
-    ( timeout 150 $t > $OUT/$b.log 2>&1; echo "$b rc=$?" > /tmp/rc_test_$b.txt ) &
+    echo "compute-sanitizer not found" > /tmp/rc_san.txt
   fi
-done
-if [ "${SGLA_PYTEST:-1}" = 1 ] && python3 -c "import torch" 2>/dev/null; then
-  # the gpu-marked Python tests against fp64 (the fla comparisons run last, when fla's kernels are compiled)
-  ( PYTHONPATH=$PWD/python:${PYTHONPATH:-} SGLA_LIBRARY=$PWD/$BD/libsgla.so timeout 200 \
-      python3 -m pytest -p no:cacheprovider python/tests -m gpu -k "not vs_fla" -q -rs > $OUT/pytest_gpu.log 2>&1
-    echo "pytest -m gpu (not fla) rc=$?" > /tmp/rc_test_pytest.txt ) &
+  if python3 -c "import torch" 2>/dev/null; then
+    ( PYTHONPATH=$PWD/python:${PYTHONPATH:-} SGLA_LIBRARY=$PWD/$BD/libsgla.so timeout 200 \
+        python3 -m pytest -p no:cacheprovider python/tests -m gpu -k "not vs_fla" -q -rs > $OUT/pytest_gpu.log 2>&1
+      echo "pytest -m gpu (not fla) rc=$?" > /tmp/rc_pytest.txt ) &
+  fi
+  wait
+  cat /tmp/rc_*.txt | tee -a "$SUM"
+  tail -1 $OUT/test_gpu_forward.log | tee -a "$SUM"
+  grep -h "^FAIL\|FATAL" $OUT/test_gpu_forward.log | head -10 | tee -a "$SUM"
+  for f in $OUT/san_*.log; do [ -f "$f" ] && echo "$(basename $f): $(tail -1 $f)"; done | tee -a "$SUM"
+  [ -f $OUT/pytest_gpu.log ] && tail -1 $OUT/pytest_gpu.log | tee -a "$SUM"
+  timeout 120 $BD/sgla verify --level 4 > $OUT/verify.log 2>&1; note "sgla verify --level 4 rc=$?"
+  grep -E "^level [45]:|FAIL" $OUT/verify.log | tee -a "$SUM"
+  bash bench/run_cuda_check.sh $BD/sgla > $OUT/run_cuda_check.log 2>&1; note "run_cuda_check rc=$? $(tail -1 $OUT/run_cuda_check.log)"
+  note "correctness took $(( $(date +%s) - t0 )) s"
 fi
-if [ -n "$SAN" ]; then
-  for tool in ${SGLA_SAN_TOOLS:-memcheck racecheck}; do
-    for v in $SANV; do
-      ( SGLA_CUDA_VERSION=$v SGLA_GPU_SMALL=1 timeout 120 $SAN --tool $tool --error-exitcode 1 $BD/tests/test_gpu_forward > $OUT/san_${tool}_v$v.log 2>&1
-        echo "sanitize_$tool v$v rc=$?" > /tmp/rc_san_${tool}_v$v.txt ) &
-    done
-  done
-else
-  echo "compute-sanitizer not found" > /tmp/rc_san.txt
-fi
-wait
-cat /tmp/rc_test_*.txt /tmp/rc_san*.txt | tee -a "$SUM"
-for f in $OUT/test_*.log; do echo "$(basename $f): $(grep -c '^FAIL' $f) FAIL lines; $(grep -h 'passed\|configurations' $f | tr '\n' ' ')"; done | tee -a "$SUM"
-grep -h "^FAIL\|FATAL" $OUT/test_*.log | head -20 | tee -a "$SUM"
-[ -f $OUT/pytest_gpu.log ] && tail -1 $OUT/pytest_gpu.log | tee -a "$SUM"
-for f in $OUT/san_*.log; do [ -f "$f" ] && echo "$(basename $f): $(tail -1 $f)"; done | tee -a "$SUM"
-note "correctness took $(( $(date +%s) - t0 )) s"
-timeout 120 $BD/sgla verify --level 4 > $OUT/verify.log 2>&1; note "sgla verify --level 4 (levels 4-5) rc=$?"
-grep -E "^level|FAIL" $OUT/verify.log | tee -a "$SUM"
 
-# 2. our bench: each version in its own process, both gate forms, bf16
-if [ "$MODE" != "tests" ]; then
+# 2. sgla bench, this build and (when staged) the cuda-history build in interleaved rounds
+if [ "$MODE" != tests ]; then
   t0=$(date +%s)
-  BENCHV=${SGLA_BENCH_VERSIONS:-0}
-  for v in $BENCHV; do
-    trc=$(sed -n 's/.* rc=//p' /tmp/rc_test_v$v.txt 2>/dev/null)
-    if [ -n "$trc" ] && [ "$trc" != 0 ] && [ "$trc" != 1 ]; then note "bench v$v skipped: its test process ended rc=$trc"; continue; fi
-    for gate in ${SGLA_BENCH_GATES:-gamma g}; do
-      SGLA_CUDA_VERSION=$v timeout 100 $BD/sgla bench --backend cuda --dtype bf16 --gate $gate --iters 30 ${SGLA_BENCH_ARGS:-} >> $OUT/bench.log 2>&1
-      echo "bench v$v $gate rc=$?" >> "$SUM"
+  for r in $(seq 1 ${SGLA_ROUNDS:-2}); do
+    for gate in gamma g; do
+      timeout 120 $BD/sgla bench --backend cuda --dtype bf16 --gate $gate --iters 30 ${SGLA_BENCH_ARGS:-} >> $OUT/bench_new.log 2>&1
+      [ -x $BD/history/sgla ] && SGLA_CUDA_VERSION=13 timeout 120 $BD/history/sgla bench --backend cuda --dtype bf16 \
+        --gate $gate --iters 30 ${SGLA_BENCH_ARGS:-} >> $OUT/bench_history.log 2>&1
     done
   done
   note "bench took $(( $(date +%s) - t0 )) s"
-  # 3. fla side by side
-  if [ "$MODE" = "full" ]; then
-    t0=$(date +%s)
-    # time every version that passed its tests (a faulting one would poison the process)
-    FLAV=""
-    for v in $BENCHV; do [ "$(sed -n 's/.* rc=//p' /tmp/rc_test_v$v.txt 2>/dev/null)" = 0 ] && FLAV="$FLAV${FLAV:+,}$v"; done
-    SGLA_LIBRARY=$PWD/$BD/libsgla.so timeout ${SGLA_FLA_TIMEOUT:-300} python3 bench/fla_compare.py --versions "${FLAV:-0}" > $OUT/fla.log 2>&1
-    note "fla_compare (versions ${FLAV:-0}) rc=$? took $(( $(date +%s) - t0 )) s"
-    left=$(( ${SGLA_BUDGET_S:-560} - ($(date +%s) - T_START) ))
-    if [ "${SGLA_PYTEST:-1}" = 1 ] && [ $left -gt 40 ]; then
-      PYTHONPATH=$PWD/python:${PYTHONPATH:-} SGLA_LIBRARY=$PWD/$BD/libsgla.so timeout $left \
-        python3 -m pytest -p no:cacheprovider python/tests -m gpu -k "vs_fla" -q -rs > $OUT/pytest_fla.log 2>&1
-      note "pytest -m gpu -k vs_fla rc=$? ($(tail -1 $OUT/pytest_fla.log))"
-    else
-      note "pytest -k vs_fla skipped: ${left}s left"
-    fi
-  fi
+  grep -h "FAIL" $OUT/bench_new.log | head -5 | tee -a "$SUM"
+  python3 - "$OUT" <<'PY' | tee -a "$SUM"
+import re, statistics, sys, os, collections
+out = sys.argv[1]
+rows = collections.defaultdict(list)
+for tag in ("new", "history"):
+    p = os.path.join(out, f"bench_{tag}.log")
+    if not os.path.exists(p): continue
+    for line in open(p):
+        f = line.split()
+        if len(f) < 9 or not re.match(r"\d+x\d+x\d+x\d+x\d+$", f[0]) or f[1] != "bf16": continue
+        # new: shape dtype gate row nseg ms ...; history: shape dtype gate vN ms ... floor xfloor
+        ms, floor = (float(f[5]), float(f[8])) if tag == "new" else (float(f[4]), float(f[7]))
+        rows[(f[0], f[2], tag)].append((ms, floor))
+print(f"{'BxTxHxKxV':<22} {'gate':<6} {'new ms':>8} {'x floor':>7} {'history':>8} {'x floor':>7} {'new/hist':>8}  (medians of rounds; ms of each round)")
+for (sh, gate) in sorted({(k[0], k[1]) for k in rows}):
+    n = rows.get((sh, gate, "new"), []); h = rows.get((sh, gate, "history"), [])
+    mn = statistics.median(x[0] for x in n) if n else float("nan")
+    mh = statistics.median(x[0] for x in h) if h else float("nan")
+    fl = (n or h)[0][1]
+    print(f"{sh:<22} {gate:<6} {mn:8.4f} {mn/fl:7.2f} {mh:8.4f} {mh/fl:7.2f} {mn/mh:8.3f}  "
+          f"new {[round(x[0], 4) for x in n]} hist {[round(x[0], 4) for x in h]}")
+PY
+fi
+
+# 3. fla side by side
+if [ "$MODE" = full ]; then
+  t0=$(date +%s)
+  SGLA_LIBRARY=$PWD/$BD/libsgla.so timeout ${SGLA_FLA_TIMEOUT:-300} python3 bench/fla_compare.py ${SGLA_FLA_ARGS:-} > $OUT/fla.log 2>&1
+  note "fla_compare rc=$? took $(( $(date +%s) - t0 )) s"
 fi
 echo; echo "==== summary"; cat "$SUM"
-[ -f $OUT/bench.log ] && { grep "^  v" $OUT/bench.log | sort -u; grep -m1 "^BxTxHxKxV" $OUT/bench.log; grep -v "^  v\|^sgla bench\|^BxTxHxKxV" $OUT/bench.log | sort -s -k1,1 -k3,3; }
-[ -f $OUT/verify.log ] && sed -n '/^level 5/,$p' $OUT/verify.log
 [ -f $OUT/fla.log ] && sed -n '/^device\|^ceilings\|^fla /p;/^BxTxHxD/,$p' $OUT/fla.log
-exit 0  # the summary above is the result; rc != 0 would only mean that the last optional log was absent
+exit 0

@@ -1,20 +1,27 @@
 #!/bin/sh
 # Build the CUDA backend here and stage what the device needs in .devbin/
-# (ignored; carried by the device call).  Builds from a snapshot of HEAD plus
-# the CUDA backend's working files, so others' unfinished edits cannot break it.
+# (ignored; carried by the device call).  Builds a snapshot of the working
+# tree (tracked and new files), so the build matches what travels.
+#   SGLA_STAGE_HISTORY=1 also builds the tag cuda-history (the kernel versions
+#   before the one-family rewrite) into .devbin/history/ for side-by-side timing.
 set -e
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 SNAP=${SNAP:-/tmp/sgla_snap}
 rm -rf "$SNAP" && mkdir -p "$SNAP"
-git archive HEAD | tar -x -C "$SNAP"
-for f in src/cuda/* tools/bench_cuda.c tools/verify_cuda.c tests/test_gpu_*.c tests/gpu_sanitize.cmake tests/CMakeLists.txt; do
-  [ -f "$f" ] && mkdir -p "$SNAP/$(dirname "$f")" && cp "$f" "$SNAP/$f"
-done
-cmake -S "$SNAP" -B "$ROOT/build-cuda" -DCMAKE_BUILD_TYPE=Release > /tmp/sgla_cmake.log
-cmake --build "$ROOT/build-cuda" -j16 2>&1 | grep -E "error|ptxas info.*Used|spill|C75[0-9][0-9]" | grep -v " 0 bytes spill" || true
-rm -rf .devbin && mkdir -p .devbin/tests
+git ls-files -co --exclude-standard -z | xargs -0 tar -cf - | tar -x -C "$SNAP"
+cmake -S "$SNAP" -B "$ROOT/build-cuda" -DCMAKE_BUILD_TYPE=Release -DSGLA_PTXAS_VERBOSE=ON > /tmp/sgla_cmake.log
+cmake --build "$ROOT/build-cuda" -j"$(nproc)" 2>&1 | grep -E "error|ptxas info.*Used|spill|C75[0-9][0-9]" | grep -v " 0 bytes spill" || true
+rm -rf .devbin && mkdir -p .devbin/tests .devbin/lib
 cp -L build-cuda/sgla build-cuda/libsgla.so .devbin/
-cp build-cuda/tests/test_gpu_* .devbin/tests/
-mkdir -p .devbin/lib && cp -L /lib/x86_64-linux-gnu/libgomp.so.1 .devbin/lib/ 2>/dev/null || true
+cp build-cuda/tests/test_gpu_forward .devbin/tests/
+cp -L /lib/x86_64-linux-gnu/libgomp.so.1 .devbin/lib/ 2>/dev/null || true
+if [ "${SGLA_STAGE_HISTORY:-0}" = 1 ]; then
+  H=/tmp/sgla_history
+  rm -rf "$H" && mkdir -p "$H/src"
+  git archive cuda-history | tar -x -C "$H/src"
+  cmake -S "$H/src" -B "$H/build" -DCMAKE_BUILD_TYPE=Release > /tmp/sgla_cmake_history.log
+  cmake --build "$H/build" -j"$(nproc)" --target sgla_cli > /dev/null 2>&1
+  mkdir -p .devbin/history && cp -L "$H/build/sgla" .devbin/history/
+fi
 du -sh .devbin

@@ -1,7 +1,10 @@
-# A C program outside the tree uses an installed sgla, both ways the README
-# promises: find_package(sgla) and pkg-config.  The program is the README's
-# own C example, extracted here, so the README cannot drift from what works.
-#   cmake -DSRC_DIR=<repo> -DBUILD_DIR=<build> -DWORK=<scratch> -P install_consumer.cmake
+# A C program outside the tree uses an installed sgla every way the README
+# promises: find_package(sgla) with sgla::sgla (shared) and sgla::sgla_static,
+# pkg-config sgla (shared) and sgla-static (static), each from a plain C
+# project.  The program is the README's own C example, extracted here, so the
+# README cannot drift from what works.  Also: libsgla.so exports exactly the
+# functions sgla.h declares (nm -D), and a static binary does not load libsgla.
+#   cmake -DSRC_DIR=<repo> -DBUILD_DIR=<build> -DWORK=<scratch> [-DNM=nm] -P install_consumer.cmake
 foreach(v SRC_DIR BUILD_DIR WORK)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "install_consumer: ${v} is not set")
@@ -18,8 +21,48 @@ function(run what)
   set(last_out "${out}" PARENT_SCOPE)
 endfunction()
 
-run("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK}/prefix)
+function(expect_demo_output what)
+  if(NOT last_out MATCHES "o\\[last\\] = [-0-9.e+]+")
+    message(FATAL_ERROR "install_consumer: ${what}: unexpected output: ${last_out}")
+  endif()
+  message(STATUS "${what}: ${last_out}")
+endfunction()
 
+run("install" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK}/prefix)
+file(GLOB libdir LIST_DIRECTORIES true ${WORK}/prefix/lib*)
+list(GET libdir 0 libdir)
+
+# ---- exports: the functions of sgla.h, nothing else --------------------------
+file(READ ${SRC_DIR}/include/sgla.h header)
+string(REGEX MATCHALL "SGLA_API[^;(]*[ *](sgla_[a-z0-9_]+)\\(" decls "${header}")
+set(api "")
+foreach(d ${decls})
+  string(REGEX REPLACE ".*[ *](sgla_[a-z0-9_]+)\\($" "\\1" name "${d}")
+  list(APPEND api ${name})
+endforeach()
+list(SORT api)
+if(NOT DEFINED NM OR NM STREQUAL "")
+  find_program(NM nm)
+endif()
+if(NM AND EXISTS ${libdir}/libsgla.so)
+  run("nm -D" ${NM} -D --defined-only ${libdir}/libsgla.so)
+  string(REGEX MATCHALL "[0-9a-f]+ [TWDBR] [A-Za-z_][A-Za-z0-9_]*" rows "${last_out}")
+  set(exported "")
+  foreach(r ${rows})
+    string(REGEX REPLACE "^[0-9a-f]+ [TWDBR] " "" name "${r}")
+    if(NOT name MATCHES "^(_init|_fini)$")
+      list(APPEND exported ${name})
+    endif()
+  endforeach()
+  list(SORT exported)
+  if(NOT exported STREQUAL api)
+    message(FATAL_ERROR "install_consumer: libsgla.so exports\n  ${exported}\nbut sgla.h declares\n  ${api}")
+  endif()
+  list(LENGTH api n)
+  message(STATUS "libsgla.so exports the ${n} functions of sgla.h and nothing else")
+endif()
+
+# ---- the README's example --------------------------------------------------------
 file(READ ${SRC_DIR}/README.md readme)
 string(FIND "${readme}" "```c\n" a)
 if(a LESS 0)
@@ -29,36 +72,51 @@ math(EXPR a "${a} + 5")
 string(SUBSTRING "${readme}" ${a} -1 rest)
 string(FIND "${rest}" "\n```" b)
 string(SUBSTRING "${rest}" 0 ${b} demo)
-file(WRITE ${WORK}/consumer/demo.c "${demo}\n")
-file(WRITE ${WORK}/consumer/CMakeLists.txt
+file(WRITE ${WORK}/demo.c "${demo}\n")
+
+# ---- CMake: sgla::sgla and sgla::sgla_static from a C-only project ---------------
+foreach(target sgla sgla_static)
+  set(dir ${WORK}/cmake_${target})
+  file(MAKE_DIRECTORY ${dir})
+  file(WRITE ${dir}/CMakeLists.txt
 "cmake_minimum_required(VERSION 3.20)
 project(sgla_consumer C)
-find_package(sgla REQUIRED)
-add_executable(demo demo.c)
-target_link_libraries(demo PRIVATE sgla::sgla m)
+find_package(sgla 0.2 REQUIRED)
+add_executable(demo ${WORK}/demo.c)
+target_link_libraries(demo PRIVATE sgla::${target} m)
 ")
-run("configure the consumer" ${CMAKE_COMMAND} -S ${WORK}/consumer -B ${WORK}/consumer/b
-    -DCMAKE_PREFIX_PATH=${WORK}/prefix -DCMAKE_BUILD_TYPE=Release
-    -DCMAKE_BUILD_RPATH=${WORK}/prefix/lib)
-run("build the consumer" ${CMAKE_COMMAND} --build ${WORK}/consumer/b)
-run("run the find_package consumer" ${WORK}/consumer/b/demo)
-if(NOT last_out MATCHES "o\\[last\\] = [-0-9.e+]+")
-  message(FATAL_ERROR "install_consumer: unexpected output: ${last_out}")
-endif()
-message(STATUS "find_package consumer: ${last_out}")
+  run("configure the ${target} consumer" ${CMAKE_COMMAND} -S ${dir} -B ${dir}/b
+      -DCMAKE_PREFIX_PATH=${WORK}/prefix -DCMAKE_BUILD_TYPE=Release -DCMAKE_BUILD_RPATH=${libdir})
+  run("build the ${target} consumer" ${CMAKE_COMMAND} --build ${dir}/b)
+  run("run the ${target} consumer" ${dir}/b/demo)
+  expect_demo_output("find_package, sgla::${target}")
+endforeach()
 
+# ---- pkg-config: sgla (shared) and sgla-static -------------------------------------
 find_program(PKG_CONFIG pkg-config)
 find_program(CC NAMES cc gcc clang)
-if(PKG_CONFIG AND CC)
-  file(GLOB pcdir ${WORK}/prefix/lib*/pkgconfig)
-  set(ENV{PKG_CONFIG_PATH} "${pcdir}")
-  run("pkg-config" ${PKG_CONFIG} --cflags --libs sgla)
+if(NOT PKG_CONFIG OR NOT CC)
+  message(STATUS "pkg-config or a C compiler not found: the pkg-config consumers skipped")
+  return()
+endif()
+set(ENV{PKG_CONFIG_PATH} "${libdir}/pkgconfig")
+foreach(pc sgla sgla-static)
+  run("pkg-config ${pc}" ${PKG_CONFIG} --cflags --libs ${pc})
   string(STRIP "${last_out}" flags)
   separate_arguments(flags UNIX_COMMAND "${flags}")
-  run("compile with pkg-config flags" ${CC} ${WORK}/consumer/demo.c ${flags} -lm
-      -Wl,-rpath,${WORK}/prefix/lib -o ${WORK}/demo_pc)
-  run("run the pkg-config consumer" ${WORK}/demo_pc)
-  message(STATUS "pkg-config consumer: ${last_out}")
-else()
-  message(STATUS "pkg-config or a C compiler not found: that half skipped")
+  run("compile with pkg-config ${pc}" ${CC} ${WORK}/demo.c ${flags} -lm -Wl,-rpath,${libdir} -o ${WORK}/demo_${pc})
+  run("run the pkg-config ${pc} consumer" ${WORK}/demo_${pc})
+  expect_demo_output("pkg-config ${pc}")
+endforeach()
+# the static binary carries the library: it must not load libsgla.so
+find_program(LDD ldd)
+if(LDD)
+  run("ldd" ${LDD} ${WORK}/demo_sgla-static)
+  if(last_out MATCHES "libsgla")
+    message(FATAL_ERROR "install_consumer: the sgla-static binary loads libsgla:\n${last_out}")
+  endif()
+  run("ldd" ${LDD} ${WORK}/demo_sgla)
+  if(NOT last_out MATCHES "libsgla")
+    message(FATAL_ERROR "install_consumer: the shared consumer does not load libsgla:\n${last_out}")
+  endif()
 endif()

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conform.h"
 #include "cpu/cpu_kernels.h"
 #include "testutil.h"
 
@@ -277,6 +278,37 @@ int main(void)
         }
     }
     sgla_cpu_force_isa(SGLA_CPU_ISA_AUTO);
+
+    /* the same cases as the GPU's, through the conformance harness (tools/conform.h), on the
+     * CPU backend and on AUTO: the one judge every backend faces */
+    {
+        enum { NONE = CONFORM_GATE_NONE, GAMMA = CONFORM_GATE_GAMMA, ALPHA = CONFORM_GATE_ALPHA, G = CONFORM_GATE_G };
+        static const conform_case cases[] = {
+            /* dt, gate, range, B, T, H, K, V, h0, ht, inplace, nseq, chunk, threads */
+            {SGLA_F32, G, CONFORM_MILD, 2, 1, 2, 64, 64, 1, 1, 0, 0, 0, 0},
+            {SGLA_F32, G, CONFORM_MIX30, 1, 300, 2, 128, 64, 1, 1, 1, 3, 0, 2},
+            {SGLA_F32, GAMMA, CONFORM_NEAR0, 2, 130, 2, 32, 96, 0, 1, 0, 0, 16, 0},
+            {SGLA_F32, ALPHA, CONFORM_MILD, 1, 65, 3, 20, 12, 1, 1, 0, 0, 32, 1},
+            {SGLA_F32, NONE, CONFORM_MILD, 1, 0, 2, 8, 8, 1, 1, 0, 0, 0, 0},
+            {SGLA_F16, G, CONFORM_MILD, 2, 63, 2, 64, 128, 1, 1, 0, 0, 0, 0},
+            {SGLA_BF16, G, CONFORM_NEG30, 1, 200, 2, 128, 128, 1, 1, 0, 4, 0, 0},
+            {SGLA_BF16, GAMMA, CONFORM_MILD, 3, 1, 2, 64, 32, 1, 1, 1, 0, 0, 0},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            conform_data x;
+            sgla_status st = conform_draw(&x, &cases[i], &r, SGLA_BACKEND_REF_A);
+            TU_CHECK(st == SGLA_OK, "conform_draw: %s (%s)", sgla_status_string(st), sgla_last_error());
+            if (st != SGLA_OK) continue;
+            for (int be = 0; be < 2; be++) {
+                conform_result res;
+                conform_check(&x, be ? SGLA_BACKEND_AUTO : SGLA_BACKEND_CPU, NULL, &res);
+                conform_print(stdout, &res);
+                TU_CHECK(res.pass, "%s", res.label);
+                n_cases++;
+            }
+            conform_free(&x);
+        }
+    }
 
     /* NaN never passes: the comparison rejects it, and a NaN input shows in o */
     {

@@ -229,6 +229,67 @@ static void strings(void)
     TU_CHECK(sgla_last_error()[0] == '\0', "last error cleared on success");
 }
 
+/* The descriptor's size field: what an older or newer caller's header, or an
+ * uninitialised descriptor, gets; the workspace fields; the queries that must
+ * not touch the last error. */
+static void abi(void)
+{
+    sgla_forward_desc d;
+    base(&d);
+    TU_CHECK(d.size == sizeof d, "sgla_forward_desc_init sets size = %zu", d.size);
+    d.size = 0;
+    expect("descriptor size 0", &d, SGLA_ERR_INVALID_ARGUMENT);
+    TU_CHECK(strstr(sgla_last_error(), "sgla_forward_desc_init") != NULL, "size error says how: '%s'", sgla_last_error());
+    d.size = sizeof d - 8;
+    expect("descriptor one field short", &d, SGLA_ERR_INVALID_ARGUMENT);
+    d.size = (size_t)-1;
+    expect("descriptor size garbage", &d, SGLA_ERR_INVALID_ARGUMENT);
+
+    /* a newer header's descriptor: extra fields at zero are read as absent */
+    struct {
+        sgla_forward_desc d;
+        unsigned char extra[24];
+    } newer;
+    memset(&newer, 0, sizeof newer);
+    base(&newer.d);
+    newer.d.size = sizeof newer;
+    expect("newer descriptor, extra fields zero", &newer.d, SGLA_OK);
+    poison();
+    TU_CHECK(sgla_forward(&newer.d, SGLA_BACKEND_CPU) == SGLA_OK && !untouched(), "newer descriptor: o written");
+    newer.extra[5] = 1;
+    expect("newer descriptor, an unknown field set", &newer.d, SGLA_ERR_INVALID_ARGUMENT);
+
+    base(&d);
+    d.workspace_bytes = 64;
+    expect("workspace_bytes without workspace", &d, SGLA_ERR_INVALID_ARGUMENT);
+    base(&d);
+    size_t ws = 123;
+    TU_CHECK(sgla_workspace_size(&d, SGLA_BACKEND_CPU, &ws) == SGLA_OK && ws == 0, "CPU workspace %zu", ws);
+    ws = 123;
+    TU_CHECK(sgla_workspace_size(&d, SGLA_BACKEND_REF_B, &ws) == SGLA_OK && ws == 0, "ref-b workspace %zu", ws);
+    TU_CHECK(sgla_workspace_size(&d, SGLA_BACKEND_CPU, NULL) == SGLA_ERR_NULL_POINTER, "workspace size into NULL");
+    d.K = 0;
+    TU_CHECK(sgla_workspace_size(&d, SGLA_BACKEND_CPU, &ws) == SGLA_ERR_INVALID_SIZE, "workspace size validates");
+    TU_CHECK(sgla_workspace_size(&d, (sgla_backend)42, &ws) == SGLA_ERR_INVALID_BACKEND, "workspace size backend 42");
+
+    /* sgla_backend_available keeps the last error */
+    base(&d);
+    d.K = 0;
+    sgla_validate(&d, 1);
+    char before[256];
+    snprintf(before, sizeof before, "%s", sgla_last_error());
+    for (int b = SGLA_BACKEND_AUTO; b <= SGLA_BACKEND_CUDA + 1; b++) (void)sgla_backend_available((sgla_backend)b);
+    TU_CHECK(before[0] && !strcmp(before, sgla_last_error()), "sgla_backend_available changed the last error: '%s' -> '%s'",
+             before, sgla_last_error());
+
+    /* sgla_reference: fp64 ht64 written over the fp32 h0 is refused (a head's state would
+     * overwrite the next head's h0 before it is read) */
+    base(&d);
+    double o64[NV];
+    TU_CHECK(sgla_reference(&d, SGLA_BACKEND_REF_A, o64, (double *)(void *)h0) == SGLA_ERR_OVERLAP,
+             "sgla_reference with ht64 == h0 accepted");
+}
+
 int main(void)
 {
     uint64_t seed = tu_seed("test_validate");
@@ -242,5 +303,6 @@ int main(void)
     for (int i = 0; i < H; i++) gg[i] = -0.2f;
     statuses();
     strings();
+    abi();
     return tu_finish("test_validate");
 }

@@ -23,7 +23,7 @@ SUM=$OUT/summary.txt
 : > "$SUM"
 note() { echo "$*" | tee -a "$SUM"; }
 
-note "== $(date -u +%FT%TZ) $(git rev-parse --short HEAD 2>/dev/null) mode=$MODE"
+note "== $(date -u +%FT%TZ) build of $(cat $BD/COMMIT 2>/dev/null | tr "\n" " ")mode=$MODE"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader 2>&1 | tee -a "$SUM"
 if ldd $BD/sgla 2>/dev/null | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/$BD/lib:${LD_LIBRARY_PATH:-}; fi
 if [ "$MODE" = full ] && ls .whl/*.whl >/dev/null 2>&1; then

@@ -24,4 +24,5 @@ if [ "${SGLA_STAGE_HISTORY:-0}" = 1 ]; then
   cmake --build "$H/build" -j"$(nproc)" --target sgla_cli > /dev/null 2>&1
   mkdir -p .devbin/history && cp -L "$H/build/sgla" .devbin/history/
 fi
+git rev-parse --short HEAD > .devbin/COMMIT; git diff --quiet HEAD || echo "+ uncommitted changes" >> .devbin/COMMIT
 du -sh .devbin

@@ -3,9 +3,12 @@
  * and the sequence split (chunk states, a scan across chunks, outputs),
  * also forced on.  Each SIMD level in turn; varlen with empty and one-token
  * sequences; in place.  Also: T = 0 leaves o alone and copies h0 to ht;
- * chunk sizes out of range are refused with a message. */
+ * chunk sizes out of range are refused with a message; calls from several
+ * host threads at once (sharing the scratch pool, one of them releasing it)
+ * give the bits of the same calls made one after another. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +96,74 @@ static void check_case(tu_rng *r, int64_t B, int64_t T, int64_t H, int64_t K, in
     free(o_ref); free(ht_ref); free(o); free(ht);
 }
 
+/* Several host threads calling sgla_forward at once, each on its own buffers. */
+enum { CT_THREADS = 6, CT_CALLS = 8, CT_T = 150, CT_H = 3, CT_K = 24, CT_V = 40 };
+typedef struct ct_job {
+    const float *q, *k, *v, *g;
+    float o[CT_T * CT_H * CT_V], ht[CT_H * CT_K * CT_V];
+    sgla_status st;
+    int release; /* this thread also frees the shared scratch between its calls */
+    int errors_ok;
+} ct_job;
+
+static void ct_desc(const ct_job *j, sgla_forward_desc *d, float *o, float *ht)
+{
+    sgla_forward_desc_init(d);
+    d->q = j->q, d->k = j->k, d->v = j->v, d->g = j->g, d->o = o, d->ht = ht;
+    d->B = 1, d->T = CT_T, d->H = CT_H, d->K = CT_K, d->V = CT_V, d->chunk = 32, d->threads = 2;
+}
+
+static void *ct_run(void *arg)
+{
+    ct_job *j = arg;
+    sgla_forward_desc d;
+    j->errors_ok = 1;
+    for (int c = 0; c < CT_CALLS; c++) {
+        ct_desc(j, &d, j->o, j->ht);
+        j->st = sgla_forward(&d, SGLA_BACKEND_CPU);
+        if (j->st != SGLA_OK) break;
+        if (j->release) sgla_release_memory();
+        /* a failing call on this thread leaves its own message, whatever the others do */
+        d.K = 0;
+        if (sgla_forward(&d, SGLA_BACKEND_CPU) != SGLA_ERR_INVALID_SIZE || !strstr(sgla_last_error(), "K = 0"))
+            j->errors_ok = 0;
+    }
+    return NULL;
+}
+
+static void concurrent_calls(tu_rng *r)
+{
+    static float q[CT_THREADS][CT_T * CT_H * CT_K], k[CT_THREADS][CT_T * CT_H * CT_K];
+    static float v[CT_THREADS][CT_T * CT_H * CT_V], g[CT_THREADS][CT_T * CT_H];
+    static ct_job jobs[CT_THREADS], solo[CT_THREADS];
+    pthread_t th[CT_THREADS];
+    for (int t = 0; t < CT_THREADS; t++) {
+        tu_fill(r, q[t], SGLA_F32, CT_T * CT_H * CT_K, 1.0);
+        tu_fill(r, k[t], SGLA_F32, CT_T * CT_H * CT_K, 0.3);
+        tu_fill(r, v[t], SGLA_F32, CT_T * CT_H * CT_V, 1.0);
+        for (int i = 0; i < CT_T * CT_H; i++) g[t][i] = (float)tu_uniform_range(r, -0.2, 0);
+        ct_job *j = &solo[t];
+        j->q = q[t], j->k = k[t], j->v = v[t], j->g = g[t];
+        sgla_forward_desc d;
+        ct_desc(j, &d, j->o, j->ht);
+        j->st = sgla_forward(&d, SGLA_BACKEND_CPU); /* one after another: the expected bits */
+        jobs[t] = *j;
+        jobs[t].release = t == 0;
+    }
+    int started = 0;
+    for (int t = 0; t < CT_THREADS; t++) started += pthread_create(&th[t], NULL, ct_run, &jobs[t]) == 0;
+    TU_CHECK(started == CT_THREADS, "only %d threads started", started);
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    for (int t = 0; t < started; t++) {
+        TU_CHECK(solo[t].st == SGLA_OK && jobs[t].st == SGLA_OK, "thread %d: %d / %d", t, (int)solo[t].st,
+                 (int)jobs[t].st);
+        TU_CHECK(!memcmp(solo[t].o, jobs[t].o, sizeof solo[t].o) && !memcmp(solo[t].ht, jobs[t].ht, sizeof solo[t].ht),
+                 "thread %d: concurrent calls gave other bits", t);
+        TU_CHECK(jobs[t].errors_ok, "thread %d: its last error was not its own", t);
+    }
+    sgla_release_memory();
+}
+
 int main(void)
 {
     uint64_t seed = tu_seed("test_cpu_threads");
@@ -153,6 +224,7 @@ int main(void)
         TU_CHECK(st1 == SGLA_OK && st2 == SGLA_OK && memcmp(o1, o2, sizeof o1) == 0,
                  "after sgla_release_memory: %d %d, same bits %d", (int)st1, (int)st2, !memcmp(o1, o2, sizeof o1));
     }
+    concurrent_calls(&r);
     /* T = 0: nothing to write in o, ht = h0 */
     {
         float h0[2 * 3 * 4], ht[2 * 3 * 4];

@@ -365,16 +365,23 @@ static sgla_status empty_sequences(const sgla_forward_desc *d, cudaStream_t st)
     return SGLA_OK;
 }
 
-/* A validated descriptor (values on the device) on the current device. */
-static sgla_status cuda_run(const sgla_forward_desc *d, const sgla_cuda_plan *force)
+/* The CUDA contract's checks and the plan of a validated descriptor on the current device. */
+static sgla_status plan_call(const sgla_forward_desc *d, const sgla_cuda_plan *force, plan *pl)
 {
     sgla_status rc = check_shape(d);
     if (rc != SGLA_OK) return rc;
     char why[192];
     const device_facts *f = current_device(why, sizeof why);
     if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
+    return make_plan(d, f, force, pl);
+}
+
+/* A validated descriptor (values on the device) on the current device. */
+static sgla_status cuda_run(const sgla_forward_desc *d, const sgla_cuda_plan *force)
+{
     plan pl;
-    if ((rc = make_plan(d, f, force, &pl)) != SGLA_OK) return rc;
+    sgla_status rc = plan_call(d, force, &pl);
+    if (rc != SGLA_OK) return rc;
     if (d->workspace && d->workspace_bytes < pl.ws_bytes)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: workspace_bytes = %zu, this call needs %zu",
                          d->workspace_bytes, pl.ws_bytes);
@@ -433,15 +440,10 @@ static sgla_status cuda_forward(const sgla_forward_desc *d, sgla_backend kind)
 
 static sgla_status cuda_workspace_size(const sgla_forward_desc *d, size_t *bytes)
 {
-    sgla_status rc = check_shape(d);
-    if (rc != SGLA_OK) return rc;
-    char why[192];
-    const device_facts *f = current_device(why, sizeof why);
-    if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
     plan pl;
-    if ((rc = make_plan(d, f, NULL, &pl)) != SGLA_OK) return rc;
-    *bytes = pl.ws_bytes;
-    return SGLA_OK;
+    sgla_status rc = plan_call(d, NULL, &pl);
+    if (rc == SGLA_OK) *bytes = pl.ws_bytes;
+    return rc;
 }
 
 extern "C" const sgla_backend_impl sgla_backend_cuda = {0, cuda_probe, cuda_forward, cuda_workspace_size, NULL};
@@ -464,27 +466,22 @@ extern "C" int sgla_cuda_config(int row, sgla_cuda_config_info *out)
     return 1;
 }
 
-/* sgla_forward's checks for the CUDA backend, then what the hook asks */
+/* sgla_forward's checks for the CUDA backend (the hooks skip the dispatch) */
 static sgla_status dev_prepare(const sgla_forward_desc *user, sgla_forward_desc *d)
 {
     sgla_clear_error();
     sgla_status st = sgla_desc_read(user, d);
     if (st != SGLA_OK) return st;
-    if ((st = sgla_check_desc(d, 0)) != SGLA_OK) return st;
-    char why[192];
-    if (!cuda_probe(why, sizeof why)) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
-    return check_shape(d);
+    return sgla_check_desc(d, 0);
 }
 
 extern "C" sgla_status sgla_cuda_plan_of(const sgla_forward_desc *user, sgla_cuda_plan *out)
 {
     sgla_forward_desc d;
-    sgla_status st = dev_prepare(user, &d);
-    if (st != SGLA_OK) return st;
-    char why[192];
-    const device_facts *f = current_device(why, sizeof why);
     plan pl;
-    if ((st = make_plan(&d, f, NULL, &pl)) != SGLA_OK) return st;
+    sgla_status st = dev_prepare(user, &d);
+    if (st == SGLA_OK) st = plan_call(&d, NULL, &pl);
+    if (st != SGLA_OK) return st;
     out->config = pl.row;
     out->nseg = pl.nseg;
     return SGLA_OK;

@@ -17,7 +17,8 @@
  *
  * S_0 is h0 (zero when absent); ht receives S_T.  Layouts follow
  * flash-linear-attention: q, k [B,T,H,K]; v, o [B,T,H,V]; g [B,T,H];
- * g_gamma [H]; h0, ht [N,H,K,V] fp32, row-major and contiguous.
+ * g_gamma [H]; h0, ht [N,H,K,V] fp32 (fp64 with SGLA_F64), row-major and
+ * contiguous.
  *
  * Every function returns an sgla_status; the library never aborts or prints.
  * On any error no output has been written.  sgla_last_error() gives a
@@ -93,7 +94,10 @@ SGLA_API const char *sgla_last_error(void);
 typedef enum sgla_dtype {
     SGLA_F32 = 0,
     SGLA_F16 = 1,
-    SGLA_BF16 = 2
+    SGLA_BF16 = 2,
+    SGLA_F64 = 3  /* the reference backends only (gradient checks): every tensor of the call
+                     is then fp64, the gates and states too (g, g_gamma, h0, ht, and the
+                     backward's dht, dg, dg_gamma, dh0) */
 } sgla_dtype;
 
 /* Bytes per element of a dtype, 0 for an unknown one. */
@@ -146,11 +150,12 @@ typedef struct sgla_forward_desc {
     void *o;                /* [B,T,H,V], same dtype as q, k, v */
     sgla_dtype dtype;       /* of q, k, v, o */
     int64_t B, T, H, K, V;
-    const float *g;         /* [B,T,H] natural-log gates <= 0, or NULL */
-    const float *g_gamma;   /* [H] per-head constant log-decay <= 0, or NULL */
+    /* g, g_gamma, h0, ht: fp32 (float *), or fp64 when dtype is SGLA_F64 */
+    const void *g;          /* [B,T,H] natural-log gates <= 0, or NULL */
+    const void *g_gamma;    /* [H] per-head constant log-decay <= 0, or NULL */
     float scale;            /* multiplies q^T S; default 1 */
-    const float *h0;        /* [N,H,K,V] initial state, or NULL (zero) */
-    float *ht;              /* [N,H,K,V] final state out, or NULL */
+    const void *h0;         /* [N,H,K,V] initial state, or NULL (zero) */
+    void *ht;               /* [N,H,K,V] final state out, or NULL */
     const int64_t *cu_seqlens; /* [num_seqs+1], or NULL */
     int64_t num_seqs;       /* N when cu_seqlens is given */
     int64_t chunk;          /* chunk length C; default 64.  The CPU backend may compute in
@@ -228,6 +233,52 @@ SGLA_API void sgla_release_memory(void);
  */
 SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kind,
                                     double *o64, double *ht64);
+
+/*
+ * The backward: gradients of L = <o, dout> + <ht, dht> with respect to every
+ * input of a forward call.  Per sequence and head, in reverse time, with
+ * a_t = exp(g_t) and dS the gradient of the state:
+ *
+ *     dS  = a_{t+1} dS + scale q_t dout_t^T   (dS starts at dht, or 0)
+ *     dq_t = scale S_t dout_t,   dk_t = dS v_t,   dv_t = dS^T k_t,
+ *     dg_t = a_t <dS, S_{t-1}>,  dg_gamma[h] = sum over b, t of dg[b, t, h],
+ *     dh0  = dS at the start.
+ *
+ * `fwd` describes the forward call whose gradients are wanted (its o and ht
+ * are not read; its stream, threads, flags and chunk apply).  dq, dk, dv are
+ * in fwd->dtype; dht, dg, dg_gamma, dh0 are fp32 (fp64 with SGLA_F64).  The
+ * optional outputs are computed when given and must be absent when their input
+ * is (dg needs fwd->g, dg_gamma fwd->g_gamma, dh0 fwd->h0).  No output may
+ * overlap an input or another output, except dh0 == dht exactly (in place).
+ * The CUDA backend takes the same contract as the forward's (device pointers,
+ * asynchronous on fwd->stream; workspace from sgla_backward_workspace_size,
+ * passed here, or else taken from the stream-ordered allocator).
+ */
+typedef struct sgla_backward_desc {
+    size_t size;                   /* sizeof(sgla_backward_desc), set by sgla_backward_desc_init */
+    const sgla_forward_desc *fwd;  /* the forward call's inputs */
+    const void *dout;              /* [B,T,H,V] gradient of o, fwd->dtype */
+    const void *dht;               /* [N,H,K,V] gradient of ht, or NULL (zero) */
+    void *dq;                      /* [B,T,H,K] */
+    void *dk;                      /* [B,T,H,K] */
+    void *dv;                      /* [B,T,H,V] */
+    void *dg;                      /* [B,T,H], or NULL */
+    void *dg_gamma;                /* [H], or NULL */
+    void *dh0;                     /* [N,H,K,V], or NULL */
+    void *workspace;               /* CUDA: device scratch of workspace_bytes for this call, or NULL */
+    size_t workspace_bytes;
+} sgla_backward_desc;
+
+/* Zero everything, then size = sizeof *d. */
+SGLA_API void sgla_backward_desc_init(sgla_backward_desc *d);
+
+/* The gradients with the chosen backend (the reference kinds compute in fp64
+ * and round into the outputs). */
+SGLA_API sgla_status sgla_backward(const sgla_backward_desc *d, sgla_backend backend);
+
+/* Bytes of workspace sgla_backward needs for this call; 0 when none. */
+SGLA_API sgla_status sgla_backward_workspace_size(const sgla_backward_desc *d, sgla_backend backend,
+                                                  size_t *bytes);
 
 /* IEEE binary16 and bfloat16 conversions: round to nearest even, subnormals,
  * inf and NaN handled (NaN stays NaN). */

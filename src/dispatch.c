@@ -13,7 +13,7 @@ static int cuda_absent(char *why, size_t n)
     snprintf(why, n, "this build has no CUDA backend (nvcc was not found when it was configured)");
     return 0;
 }
-static const sgla_backend_impl sgla_backend_cuda = {0, cuda_absent, NULL, NULL, NULL};
+static const sgla_backend_impl sgla_backend_cuda = {.probe = cuda_absent};
 #endif
 
 static const struct {
@@ -97,6 +97,48 @@ void sgla_release_memory(void)
     for (int i = 0; i < NUM_BACKENDS; i++)
         if (backends[i].impl->release && (i == 0 || backends[i].impl != backends[i - 1].impl))
             backends[i].impl->release();
+}
+
+/* Read and validate a backward descriptor for backend b. */
+static sgla_status prepare_backward(const sgla_backward_desc *user, sgla_backend b, sgla_backward_desc *bd,
+                                    sgla_forward_desc *fwd)
+{
+    sgla_clear_error();
+    if (!valid_backend(b))
+        return sgla_fail(SGLA_ERR_INVALID_BACKEND, "backend %d is not a value of sgla_backend", (int)b);
+    sgla_status st = sgla_backward_desc_read(user, bd, fwd);
+    if (st != SGLA_OK) return st;
+    const sgla_backend_impl *be = backends[b].impl;
+    if ((st = sgla_check_backward(bd, be->values_on_host)) != SGLA_OK) return st;
+    char why[256];
+    if (be->probe && !be->probe(why, sizeof why))
+        return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "%s backend: %s", backends[b].name, why);
+    if (!be->backward)
+        return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "the %s backend has no backward", backends[b].name);
+    return SGLA_OK;
+}
+
+sgla_status sgla_backward(const sgla_backward_desc *user, sgla_backend backend)
+{
+    sgla_backward_desc bd;
+    sgla_forward_desc fwd;
+    sgla_status st = prepare_backward(user, backend, &bd, &fwd);
+    return st != SGLA_OK ? st : backends[backend].impl->backward(&bd, backend);
+}
+
+sgla_status sgla_backward_workspace_size(const sgla_backward_desc *user, sgla_backend backend, size_t *bytes)
+{
+    sgla_backward_desc bd;
+    sgla_forward_desc fwd;
+    if (!bytes) {
+        sgla_clear_error();
+        return sgla_fail(SGLA_ERR_NULL_POINTER, "bytes is NULL");
+    }
+    sgla_status st = prepare_backward(user, backend, &bd, &fwd);
+    if (st != SGLA_OK) return st;
+    const sgla_backend_impl *be = backends[backend].impl;
+    *bytes = 0;
+    return be->backward_workspace_size ? be->backward_workspace_size(&bd, bytes) : SGLA_OK;
 }
 
 sgla_status sgla_reference(const sgla_forward_desc *user, sgla_backend kind, double *o64, double *ht64)

@@ -23,10 +23,10 @@ static void private_recurrence(const sgla_forward_desc *d, double *o64, double *
         for (int64_t h = 0; h < H; h++) {
             int64_t b, t0, t1;
             sgla_seq_bounds(d, n, &b, &t0, &t1);
-            for (int64_t i = 0; i < K * V; i++) S[i] = d->h0 ? d->h0[(n * H + h) * K * V + i] : 0.0;
+            for (int64_t i = 0; i < K * V; i++) S[i] = d->h0 ? ((const float *)d->h0)[(n * H + h) * K * V + i] : 0.0;
             for (int64_t t = t0; t < t1; t++) {
                 int64_t row = (b * d->T + t) * H + h;
-                double g = d->g ? d->g[row] : d->g_gamma ? d->g_gamma[h] : 0.0;
+                double g = d->g ? ((const float *)d->g)[row] : d->g_gamma ? ((const float *)d->g_gamma)[h] : 0.0;
                 double al = exp(g);
                 for (int64_t p = 0; p < K; p++) {
                     double kp = sgla_load(d->k, d->dtype, row * K + p);

@@ -60,7 +60,8 @@ static double min_chunk_logcum(const sgla_forward_desc *d)
             for (int64_t s0 = t0; s0 < t1; s0 += d->chunk) {
                 double acc = 0.0;
                 for (int64_t t = s0; t < t1 && t < s0 + d->chunk; t++) {
-                    acc += d->g ? d->g[(b * d->T + t) * d->H + h] : d->g_gamma ? d->g_gamma[h] : 0.0;
+                    acc += d->g ? ((const float *)d->g)[(b * d->T + t) * d->H + h]
+                           : d->g_gamma ? ((const float *)d->g_gamma)[h] : 0.0;
                     if (acc < worst) worst = acc;
                 }
             }
@@ -199,7 +200,7 @@ static void check_family(tcase *c, int idx, int *d_compared, int *d_hazard)
     /* T = 0: the state passes through untouched. */
     if (d->T == 0)
         for (int64_t i = 0; i < ns; i++)
-            if (ht[0][i] != (d->h0 ? (double)d->h0[i] : 0.0)) {
+            if (ht[0][i] != (d->h0 ? (double)((const float *)d->h0)[i] : 0.0)) {
                 TU_CHECK(0, "case %d: T = 0 must leave ht = h0", idx);
                 break;
             }

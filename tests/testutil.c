@@ -70,6 +70,7 @@ void tu_to_double(const void *p, sgla_dtype dt, int64_t n, double *out)
         case SGLA_F32: out[i] = ((const float *)p)[i]; break;
         case SGLA_F16: out[i] = sgla_f16_to_f32(((const uint16_t *)p)[i]); break;
         case SGLA_BF16: out[i] = sgla_bf16_to_f32(((const uint16_t *)p)[i]); break;
+        case SGLA_F64: out[i] = ((const double *)p)[i]; break;
         }
     }
 }
@@ -81,6 +82,7 @@ void tu_poison(void *p, sgla_dtype dt, int64_t n)
         case SGLA_F32: ((float *)p)[i] = NAN; break;
         case SGLA_F16: ((uint16_t *)p)[i] = 0x7E00; break;
         case SGLA_BF16: ((uint16_t *)p)[i] = 0x7FC0; break;
+        case SGLA_F64: ((double *)p)[i] = NAN; break;
         }
     }
 }

@@ -20,6 +20,7 @@ typedef struct bench_args {
     uint64_t seed;
     int check;              /* also check against the fp64 reference (tools/conform.h) */
     int config, split;      /* CUDA: force a configuration row (-1: none) and a split (0: none) */
+    int backward;           /* also time the backward */
 } bench_args;
 
 /* FLOPs of the chunked algorithm for one forward (counted as 2 per MAC):

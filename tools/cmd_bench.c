@@ -35,6 +35,7 @@ static void usage(FILE *f)
             "                  [--gate none|gamma|g] [--threads N] [--iters N] [--warmup N]\n"
             "                  [--chunk C] [--seed N] [--isa scalar|avx2|avx512] [--no-peak] [--check]\n"
             "                  [--config ROW] [--split N]   (CUDA: force a configuration row, a split)\n"
+            "                  [--backward]  (also time sgla_backward: dq, dk, dv, dg or dg_gamma)\n"
             "\n"
             "Times one forward per shape (median of --iters runs after --warmup runs) and prints\n"
             "one row per shape.  --shape may be repeated (B,T,H,D means K = V = D); without it a\n"
@@ -100,6 +101,7 @@ static void fill(ref_rng *s, void *p, sgla_dtype dt, int64_t n, double sd)
         case SGLA_F32: ((float *)p)[i] = (float)x; break;
         case SGLA_F16: ((uint16_t *)p)[i] = sgla_f32_to_f16((float)x); break;
         case SGLA_BF16: ((uint16_t *)p)[i] = sgla_f32_to_bf16((float)x); break;
+        case SGLA_F64: ((double *)p)[i] = x; break;
         }
     }
 }
@@ -122,7 +124,8 @@ typedef struct timing {
 /* Time sgla_forward: warm-up calls, then iters calls; with nrot > 1 state
  * buffers (decode) each call updates the next one in turn, so the states
  * are not in cache when they are read. */
-static int time_forward(sgla_forward_desc *d, float **st, int nrot, int warm, int iters, timing *out)
+static int time_forward(sgla_forward_desc *d, float **st, int nrot, int warm, int iters, timing *out,
+                        const sgla_backward_desc *bwd)
 {
     double *times = malloc((size_t)iters * sizeof(double));
     if (!times) return 2;
@@ -131,11 +134,12 @@ static int time_forward(sgla_forward_desc *d, float **st, int nrot, int warm, in
         if (nrot > 0) d->h0 = d->ht = st[i % nrot];
         double c0 = cpu_now();
         double t0 = cli_now();
-        sgla_status s = sgla_forward(d, SGLA_BACKEND_CPU);
+        sgla_status s = bwd ? sgla_backward(bwd, SGLA_BACKEND_CPU) : sgla_forward(d, SGLA_BACKEND_CPU);
         double dt = cli_now() - t0;
         if (i >= warm) cpu_total += cpu_now() - c0;
         if (s != SGLA_OK) {
-            fprintf(stderr, "sgla bench: forward failed on %lld,%lld,%lld,%lld,%lld: %s (%s)\n", (long long)d->B,
+            fprintf(stderr, "sgla bench: %s failed on %lld,%lld,%lld,%lld,%lld: %s (%s)\n", bwd ? "backward" : "forward",
+                    (long long)d->B,
                     (long long)d->T, (long long)d->H, (long long)d->K, (long long)d->V, sgla_status_string(s),
                     sgla_last_error());
             free(times);
@@ -239,7 +243,7 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
     for (int pass = 0; pass < (decode ? 2 : 1); pass++) {
         timing tm;
         /* decode pass 0: one state, cache-resident (warm); pass 1: rotating (cold) */
-        int r = time_forward(&d, st, decode ? (pass == 0 ? 1 : nrot) : 0, warm, iters, &tm);
+        int r = time_forward(&d, st, decode ? (pass == 0 ? 1 : nrot) : 0, warm, iters, &tm, NULL);
         if (r) {
             rc = r;
             goto done;
@@ -257,6 +261,33 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
         }
         printf("\n");
         fflush(stdout);
+    }
+    if (a->backward && !decode) {
+        /* the gradients of every input: dout random, dg (or dg_gamma) asked for */
+        void *dout = amalloc64((size_t)nv * es), *dq = amalloc64((size_t)nqk * es), *dk = amalloc64((size_t)nqk * es);
+        void *dv = amalloc64((size_t)nv * es);
+        float *dg = g ? malloc((size_t)(B * T * H) * sizeof(float)) : NULL, *dgg = gg ? malloc((size_t)H * 4) : NULL;
+        if (!dout || !dq || !dk || !dv || (g && !dg) || (gg && !dgg)) {
+            fprintf(stderr, "sgla bench: out of memory for the backward\n");
+            rc = 2;
+        } else {
+            fill(&seed, dout, a->dtype, nv, 1.0);
+            sgla_backward_desc bd;
+            sgla_backward_desc_init(&bd);
+            bd.fwd = &d, bd.dout = dout, bd.dq = dq, bd.dk = dk, bd.dv = dv, bd.dg = dg, bd.dg_gamma = dgg;
+            timing tf, tb;
+            int r = time_forward(&d, NULL, 0, warm, iters, &tf, NULL);
+            if (!r) r = time_forward(&d, NULL, 0, warm, iters, &tb, &bd);
+            if (r) {
+                rc = r;
+            } else {
+                printf("%-20s %-5s %-6s %9.3f %9.3f %9.3f   backward; fwd %.3f ms, fwd+bwd = %.2f x fwd\n", shape,
+                       sgla_dtype_name(a->dtype), gname, tb.med * 1e3, tb.min * 1e3, tb.cpu / nth * 1e3, tf.med * 1e3,
+                       (tf.med + tb.med) / tf.med);
+                fflush(stdout);
+            }
+        }
+        free(dout), free(dq), free(dk), free(dv), free(dg), free(dgg);
     }
 done:
     free(q); free(k); free(v); free(o); free(g); free(gg);
@@ -335,6 +366,8 @@ int sgla_cmd_bench(int argc, char **argv)
             no_peak = 1;
         } else if (!strcmp(s, "--check")) {
             a.check = 1;
+        } else if (!strcmp(s, "--backward")) {
+            a.backward = 1;
         } else if (!strcmp(s, "--config") || !strcmp(s, "--split")) {
             int64_t x;
             if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_i64("bench", s, val, &x)) return 2;

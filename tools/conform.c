@@ -38,6 +38,8 @@ void conform_free(conform_data *x)
 {
     free(x->q), free(x->k), free(x->v), free(x->g), free(x->g_gamma), free(x->h0), free(x->cu);
     free(x->o64), free(x->ht64);
+    free(x->dout), free(x->dht), free(x->dq64), free(x->dk64), free(x->dv64), free(x->dg64), free(x->dgg64),
+        free(x->dh064);
     memset(x, 0, sizeof *x);
 }
 
@@ -296,5 +298,219 @@ void conform_print(FILE *f, const conform_result *res)
                 (long long)res->ht_unwritten);
     else if (!res->pass)
         fprintf(f, " -- above the bar %.0e", res->bar);
+    fprintf(f, "\n");
+}
+
+/* ---- the backward ------------------------------------------------------------------ */
+
+double conform_bwd_bar(sgla_dtype dt) { return dt == SGLA_F16 ? 2e-3 : dt == SGLA_BF16 ? 1e-2 : 2e-5; }
+
+/* an fp64 copy of n elements of dtype dt (NULL stays NULL) */
+static double *to_f64(const void *p, sgla_dtype dt, int64_t n)
+{
+    if (!p) return NULL;
+    double *out = xmalloc((size_t)n * sizeof(double));
+    if (out)
+        for (int64_t i = 0; i < n; i++) out[i] = sgla_load(p, dt, i);
+    return out;
+}
+
+sgla_status conform_draw_backward(conform_data *x, ref_rng *r)
+{
+    const conform_case *c = &x->c;
+    const size_t es = sgla_dtype_size(c->dtype);
+    x->dout = xmalloc((size_t)x->nv * es);
+    x->dht = c->ht ? xmalloc((size_t)x->ns * 4) : NULL;
+    x->dq64 = xmalloc((size_t)x->nqk * 8), x->dk64 = xmalloc((size_t)x->nqk * 8), x->dv64 = xmalloc((size_t)x->nv * 8);
+    x->dg64 = x->g ? xmalloc((size_t)x->ng * 8) : NULL;
+    x->dgg64 = x->g_gamma ? xmalloc((size_t)c->H * 8) : NULL;
+    x->dh064 = x->h0 ? xmalloc((size_t)x->ns * 8) : NULL;
+    if (!x->dout || (c->ht && !x->dht) || !x->dq64 || !x->dk64 || !x->dv64 || (x->g && !x->dg64) ||
+        (x->g_gamma && !x->dgg64) || (x->h0 && !x->dh064))
+        return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "conform: backward buffers");
+    ref_rng_fill(r, x->dout, c->dtype, x->nv, 1.0);
+    for (int64_t i = 0; x->dht && i < x->ns; i++) x->dht[i] = (float)(0.5 * ref_rng_normal(r));
+    /* the fp64 copy of everything, and ref-a's gradients straight into the fp64 buffers */
+    const sgla_dtype adt = SGLA_F32;
+    double *q = to_f64(x->q, c->dtype, x->nqk), *k = to_f64(x->k, c->dtype, x->nqk), *v = to_f64(x->v, c->dtype, x->nv);
+    double *g = to_f64(x->g, adt, x->ng), *gg = to_f64(x->g_gamma, adt, c->H), *h0 = to_f64(x->h0, adt, x->ns);
+    double *dout = to_f64(x->dout, c->dtype, x->nv), *dht = to_f64(x->dht, adt, x->ns);
+    sgla_status st = SGLA_ERR_OUT_OF_MEMORY;
+    if (q && k && v && (!x->g || g) && (!x->g_gamma || gg) && (!x->h0 || h0) && dout && (!x->dht || dht)) {
+        sgla_forward_desc f = x->d;
+        f.dtype = SGLA_F64;
+        f.q = q, f.k = k, f.v = v, f.g = g, f.g_gamma = gg, f.h0 = h0;
+        sgla_backward_desc b;
+        sgla_backward_desc_init(&b);
+        b.fwd = &f;
+        b.dout = dout, b.dht = dht;
+        b.dq = x->dq64, b.dk = x->dk64, b.dv = x->dv64, b.dg = x->dg64, b.dg_gamma = x->dgg64, b.dh0 = x->dh064;
+        st = sgla_backward(&b, SGLA_BACKEND_REF_A);
+    } else {
+        sgla_fail(st, "conform: fp64 copies");
+    }
+    free(q), free(k), free(v), free(g), free(gg), free(h0), free(dout), free(dht);
+    return st;
+}
+
+/* rel L2 of n elements of p (dtype dt) against ref; NaN anywhere gives NaN; *left counts NaN in p */
+static double rel_l2(const void *p, sgla_dtype dt, const double *ref, int64_t n, int64_t *left)
+{
+    double num = 0, den = 0;
+    *left = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const double a = sgla_load(p, dt, i);
+        if (isnan(a)) (*left)++;
+        num += (a - ref[i]) * (a - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return n == 0 ? 0 : den > 0 ? sqrt(num / den) : (num == 0 ? 0 : INFINITY);
+}
+
+static void check_host_backward(const conform_data *x, sgla_backend be, conform_bresult *res, void *const out[CONFORM_NGRAD])
+{
+    sgla_forward_desc f = x->d;
+    sgla_backward_desc b;
+    sgla_backward_desc_init(&b);
+    b.fwd = &f;
+    b.dout = x->dout, b.dht = x->dht;
+    b.dq = out[CONFORM_DQ], b.dk = out[CONFORM_DK], b.dv = out[CONFORM_DV];
+    b.dg = out[CONFORM_DG], b.dg_gamma = out[CONFORM_DGG], b.dh0 = out[CONFORM_DH0];
+    res->status = sgla_backward(&b, be);
+}
+
+#ifdef SGLA_HAVE_CUDA
+/* The device copies of the case, the backward on them, the gradients back into out. */
+static void check_cuda_backward(const conform_data *x, conform_bresult *res, void *const out[CONFORM_NGRAD],
+                                const size_t bytes[CONFORM_NGRAD])
+{
+    const sgla_dtype dt = x->c.dtype;
+    const size_t es = sgla_dtype_size(dt);
+    void *dev[CONFORM_NGRAD] = {0};
+    void *dq = NULL, *dk = NULL, *dv = NULL, *ddo = NULL;
+    float *dg = NULL, *dgg = NULL, *dh0 = NULL, *ddht = NULL;
+    int64_t *dcu = NULL;
+    cudaStream_t st = NULL;
+    cudaError_t e = cudaSuccess;
+#define CF(call)                                                                                                        \
+    if (e == cudaSuccess) e = (call)
+    CF(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    CF(cudaMalloc(&dq, (size_t)x->nqk * es + 16));
+    CF(cudaMalloc(&dk, (size_t)x->nqk * es + 16));
+    CF(cudaMalloc(&dv, (size_t)x->nv * es + 16));
+    CF(cudaMalloc(&ddo, (size_t)x->nv * es + 16));
+    CF(cudaMemcpy(dq, x->q, (size_t)x->nqk * es, cudaMemcpyHostToDevice));
+    CF(cudaMemcpy(dk, x->k, (size_t)x->nqk * es, cudaMemcpyHostToDevice));
+    CF(cudaMemcpy(dv, x->v, (size_t)x->nv * es, cudaMemcpyHostToDevice));
+    CF(cudaMemcpy(ddo, x->dout, (size_t)x->nv * es, cudaMemcpyHostToDevice));
+    if (x->g) {
+        CF(cudaMalloc((void **)&dg, (size_t)x->ng * 4 + 16));
+        CF(cudaMemcpy(dg, x->g, (size_t)x->ng * 4, cudaMemcpyHostToDevice));
+    }
+    if (x->g_gamma) {
+        CF(cudaMalloc((void **)&dgg, (size_t)x->c.H * 4));
+        CF(cudaMemcpy(dgg, x->g_gamma, (size_t)x->c.H * 4, cudaMemcpyHostToDevice));
+    }
+    if (x->cu) {
+        CF(cudaMalloc((void **)&dcu, (size_t)(x->N + 1) * 8));
+        CF(cudaMemcpy(dcu, x->cu, (size_t)(x->N + 1) * 8, cudaMemcpyHostToDevice));
+    }
+    if (x->h0) {
+        CF(cudaMalloc((void **)&dh0, (size_t)x->ns * 4));
+        CF(cudaMemcpy(dh0, x->h0, (size_t)x->ns * 4, cudaMemcpyHostToDevice));
+    }
+    if (x->dht) {
+        CF(cudaMalloc((void **)&ddht, (size_t)x->ns * 4));
+        CF(cudaMemcpy(ddht, x->dht, (size_t)x->ns * 4, cudaMemcpyHostToDevice));
+    }
+    for (int i = 0; i < CONFORM_NGRAD; i++)
+        if (out[i]) {
+            CF(cudaMalloc(&dev[i], bytes[i] + 16));
+            CF(cudaMemcpy(dev[i], out[i], bytes[i], cudaMemcpyHostToDevice)); /* the poison */
+        }
+    CF(cudaDeviceSynchronize());
+    if (e != cudaSuccess) {
+        res->status = sgla_fail(SGLA_ERR_CUDA, "conform: %s", cudaGetErrorString(e));
+        goto done;
+    }
+    {
+        sgla_forward_desc f = x->d;
+        f.q = dq, f.k = dk, f.v = dv, f.g = dg, f.g_gamma = dgg, f.h0 = dh0, f.cu_seqlens = dcu, f.stream = st;
+        f.flags = SGLA_FLAG_CHECK_DEVICE_VALUES;
+        sgla_backward_desc b;
+        sgla_backward_desc_init(&b);
+        b.fwd = &f;
+        b.dout = ddo, b.dht = ddht;
+        b.dq = dev[CONFORM_DQ], b.dk = dev[CONFORM_DK], b.dv = dev[CONFORM_DV];
+        b.dg = dev[CONFORM_DG], b.dg_gamma = dev[CONFORM_DGG], b.dh0 = dev[CONFORM_DH0];
+        res->status = sgla_backward(&b, SGLA_BACKEND_CUDA);
+    }
+    CF(cudaStreamSynchronize(st));
+    for (int i = 0; i < CONFORM_NGRAD; i++)
+        if (out[i]) CF(cudaMemcpy(out[i], dev[i], bytes[i], cudaMemcpyDeviceToHost));
+    if (e != cudaSuccess && res->status == SGLA_OK) res->status = sgla_fail(SGLA_ERR_CUDA, "conform: %s", cudaGetErrorString(e));
+done:
+#undef CF
+    cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(ddo), cudaFree(dg), cudaFree(dgg), cudaFree(dcu), cudaFree(dh0);
+    cudaFree(ddht);
+    for (int i = 0; i < CONFORM_NGRAD; i++) cudaFree(dev[i]);
+    if (st) cudaStreamDestroy(st);
+}
+#endif
+
+int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresult *res)
+{
+    memset(res, 0, sizeof *res);
+    const sgla_dtype dt = x->c.dtype, adt = SGLA_F32;
+    res->bar = conform_bwd_bar(dt);
+    {
+        conform_result tmp;
+        label(x, be, NULL, &tmp);
+        snprintf(res->label, sizeof res->label, "backward %.170s", tmp.label);
+    }
+    const sgla_dtype types[CONFORM_NGRAD] = {dt, dt, dt, adt, adt, adt};
+    const int64_t counts[CONFORM_NGRAD] = {x->nqk, x->nqk, x->nv, x->ng, x->c.H, x->ns};
+    const double *refs[CONFORM_NGRAD] = {x->dq64, x->dk64, x->dv64, x->dg64, x->dgg64, x->dh064};
+    void *out[CONFORM_NGRAD] = {0};
+    size_t bytes[CONFORM_NGRAD];
+    int ok = 1;
+    for (int i = 0; i < CONFORM_NGRAD; i++) {
+        res->present[i] = refs[i] != NULL;
+        bytes[i] = (size_t)counts[i] * sgla_dtype_size(types[i]);
+        if (res->present[i]) {
+            out[i] = xmalloc(bytes[i]);
+            if (!out[i]) ok = 0;
+            else poison(out[i], types[i], counts[i]);
+        }
+    }
+    if (!ok) {
+        res->status = SGLA_ERR_OUT_OF_MEMORY;
+    } else if (be != SGLA_BACKEND_CUDA) {
+        check_host_backward(x, be, res, out);
+    } else {
+#ifdef SGLA_HAVE_CUDA
+        check_cuda_backward(x, res, out, bytes);
+#else
+        res->status = sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "conform: this build has no CUDA backend");
+#endif
+    }
+    res->pass = res->status == SGLA_OK;
+    for (int i = 0; i < CONFORM_NGRAD; i++) {
+        if (!res->present[i] || res->status != SGLA_OK) continue;
+        res->rel[i] = rel_l2(out[i], types[i], refs[i], counts[i], &res->unwritten[i]);
+        res->pass &= res->unwritten[i] == 0 && res->rel[i] <= res->bar;
+    }
+    for (int i = 0; i < CONFORM_NGRAD; i++) free(out[i]);
+    return res->pass;
+}
+
+void conform_print_backward(FILE *f, const conform_bresult *res)
+{
+    static const char *names[CONFORM_NGRAD] = {"dq", "dk", "dv", "dg", "dg_gamma", "dh0"};
+    fprintf(f, "%-4s %s:", res->pass ? "ok" : "FAIL", res->label);
+    for (int i = 0; i < CONFORM_NGRAD; i++)
+        if (res->present[i]) fprintf(f, " %s %.2e", names[i], res->rel[i]);
+    if (res->status != SGLA_OK) fprintf(f, " -- status %s (%s)", sgla_status_string(res->status), sgla_last_error());
+    else if (!res->pass) fprintf(f, " -- above the bar %.0e or not written", res->bar);
     fprintf(f, "\n");
 }

@@ -40,7 +40,8 @@ typedef struct conform_case {
     int threads;         /* CPU backend threads; 0: default */
 } conform_case;
 
-/* A case drawn: host inputs and the fp64 reference outputs. */
+/* A case drawn: host inputs and the fp64 reference outputs; with
+ * conform_draw_backward also dout, dht and the fp64 reference gradients. */
 typedef struct conform_data {
     conform_case c;
     sgla_forward_desc d; /* host pointers; o and ht unset */
@@ -49,6 +50,10 @@ typedef struct conform_data {
     float *g, *g_gamma, *h0;
     int64_t *cu;
     double *o64, *ht64;
+    /* backward */
+    void *dout;   /* [B,T,H,V] in the case's dtype */
+    float *dht;   /* [N,H,K,V] when the case has ht */
+    double *dq64, *dk64, *dv64, *dg64, *dgg64, *dh064;
 } conform_data;
 
 typedef struct conform_result {
@@ -78,5 +83,31 @@ int conform_check(const conform_data *x, sgla_backend be, const sgla_cuda_plan *
 /* One line: "ok  <label>: o rel ... maxabs ... ht rel ..." (FAIL and the
  * reason when it failed). */
 void conform_print(FILE *f, const conform_result *res);
+
+/* ---- the backward ------------------------------------------------------------------ */
+
+/* Draw dout (and dht when the case asks for ht) from r and compute the fp64
+ * reference gradients (ref-a, through sgla_backward on an fp64 copy of every
+ * input); needs conform_draw first.  conform_free frees them too. */
+sgla_status conform_draw_backward(conform_data *x, ref_rng *r);
+
+enum { CONFORM_DQ, CONFORM_DK, CONFORM_DV, CONFORM_DG, CONFORM_DGG, CONFORM_DH0, CONFORM_NGRAD };
+typedef struct conform_bresult {
+    sgla_status status;
+    char label[192];
+    double bar;                        /* rel L2 bar of every gradient */
+    int present[CONFORM_NGRAD];        /* the gradients the case has */
+    double rel[CONFORM_NGRAD];         /* rel L2 against fp64 */
+    int64_t unwritten[CONFORM_NGRAD];  /* elements left NaN */
+    int pass;
+} conform_bresult;
+
+/* The backward bar of a dtype (rel L2 of each gradient). */
+double conform_bwd_bar(sgla_dtype dt);
+
+/* Run backend be's backward on the drawn case (outputs poisoned) and judge
+ * every gradient against fp64.  Returns res->pass. */
+int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresult *res);
+void conform_print_backward(FILE *f, const conform_bresult *res);
 
 #endif

@@ -21,6 +21,9 @@ typedef struct sgla_backend_impl {
     sgla_status (*forward)(const sgla_forward_desc *d, sgla_backend kind);
     /* device or host scratch the caller may pass in d->workspace; NULL: none */
     sgla_status (*workspace_size)(const sgla_forward_desc *d, size_t *bytes);
+    /* the gradients (sgla_backward); NULL: the backend has none */
+    sgla_status (*backward)(const sgla_backward_desc *b, sgla_backend kind);
+    sgla_status (*backward_workspace_size)(const sgla_backward_desc *b, size_t *bytes);
     /* free what the backend keeps between calls; NULL: nothing */
     void (*release)(void);
 } sgla_backend_impl;

@@ -27,7 +27,12 @@ void sgla_clear_error(void);
 
 /* ---- element access and sequences (tensor.c) ------------------------------ */
 
-/* Element i of a q/k/v/o buffer of dtype dt, as double / stored from double. */
+/* The dtype of the gates and states (g, g_gamma, h0, ht, dht, dg, ...) of a
+ * call whose q, k, v have dtype dt: fp32, or fp64 with SGLA_F64. */
+static inline sgla_dtype sgla_aux_dtype(sgla_dtype dt) { return dt == SGLA_F64 ? SGLA_F64 : SGLA_F32; }
+
+/* Element i of a buffer of dtype dt, as double / stored from double (q, k,
+ * v, o in the call's dtype; gates and states in sgla_aux_dtype's). */
 double sgla_load(const void *p, sgla_dtype dt, int64_t i);
 void sgla_store(void *p, sgla_dtype dt, int64_t i, double x);
 
@@ -46,11 +51,18 @@ int sgla_mul_ok(int64_t a, int64_t b, int64_t *out);
  * one (a newer header) that sets fields this library does not know. */
 sgla_status sgla_desc_read(const sgla_forward_desc *user, sgla_forward_desc *out);
 
+/* The same for a backward descriptor: the caller's into out, and its forward
+ * descriptor into fwd (out->fwd then points at fwd). */
+sgla_status sgla_backward_desc_read(const sgla_backward_desc *user, sgla_backward_desc *out, sgla_forward_desc *fwd);
+
 /* sgla_validate on a descriptor already read by sgla_desc_read. */
 sgla_status sgla_check_desc(const sgla_forward_desc *d, int values_on_host);
+/* The backward's checks (its forward's, then dout, dht and the gradients). */
+sgla_status sgla_check_backward(const sgla_backward_desc *b, int values_on_host);
 
-/* Outputs o (bo bytes) and ht (bht bytes) against every input of d: each
- * overlap is an SGLA_ERR_OVERLAP, except ht == h0 exactly (in place). */
+/* Outputs o (bo bytes) and ht (bht bytes) against every input of d and each
+ * other: each overlap is an SGLA_ERR_OVERLAP (for fp64 outputs, which are
+ * never in place). */
 sgla_status sgla_check_outputs(const sgla_forward_desc *d, const void *o, size_t bo, const char *oname,
                                const void *ht, size_t bht, const char *htname);
 

@@ -10,6 +10,7 @@ size_t sgla_dtype_size(sgla_dtype dt)
     case SGLA_F32: return 4;
     case SGLA_F16: return 2;
     case SGLA_BF16: return 2;
+    case SGLA_F64: return 8;
     }
     return 0;
 }
@@ -20,6 +21,7 @@ const char *sgla_dtype_name(sgla_dtype dt)
     case SGLA_F32: return "f32";
     case SGLA_F16: return "f16";
     case SGLA_BF16: return "bf16";
+    case SGLA_F64: return "f64";
     }
     return "unknown";
 }
@@ -32,6 +34,13 @@ void sgla_forward_desc_init(sgla_forward_desc *d)
     d->scale = 1.0f;
     d->chunk = 64;
     d->dtype = SGLA_F32;
+}
+
+void sgla_backward_desc_init(sgla_backward_desc *d)
+{
+    if (!d) return;
+    memset(d, 0, sizeof *d);
+    d->size = sizeof *d;
 }
 
 int64_t sgla_num_sequences(const sgla_forward_desc *d)
@@ -59,6 +68,7 @@ double sgla_load(const void *p, sgla_dtype dt, int64_t i)
     case SGLA_F32: return ((const float *)p)[i];
     case SGLA_F16: return sgla_f16_to_f32(((const uint16_t *)p)[i]);
     case SGLA_BF16: return sgla_bf16_to_f32(((const uint16_t *)p)[i]);
+    case SGLA_F64: return ((const double *)p)[i];
     }
     return NAN;
 }
@@ -69,6 +79,7 @@ void sgla_store(void *p, sgla_dtype dt, int64_t i, double x)
     case SGLA_F32: ((float *)p)[i] = (float)x; break;
     case SGLA_F16: ((uint16_t *)p)[i] = sgla_f64_to_f16(x); break;
     case SGLA_BF16: ((uint16_t *)p)[i] = sgla_f64_to_bf16(x); break;
+    case SGLA_F64: ((double *)p)[i] = x; break;
     }
 }
 

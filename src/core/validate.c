@@ -1,39 +1,60 @@
-/* The descriptor as the caller's header laid it out, and the checks every
- * backend runs first. */
+/* The descriptors as the caller's header laid them out, and the checks every
+ * backend runs first: shapes and their overflow, pointers and alignment,
+ * outputs overlapping inputs, and (host memory) the values of the gates and
+ * offsets. */
 #include "core/core.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
-/* The smallest descriptor this library accepts: the layout of 0.2, the first
- * with a size field.  Fields added later go after it (and this stays). */
-#define DESC_MIN_SIZE (offsetof(sgla_forward_desc, workspace_bytes) + sizeof(size_t))
 /* A larger size than any header could have: an uninitialised descriptor. */
 #define DESC_MAX_SIZE 4096
+
+/* The caller's struct of `n` bytes (its size field) into ours of `ours` bytes
+ * (already holding the defaults): the smallest accepted is `min` (the first
+ * published layout); a larger one must leave the fields we do not know zero. */
+static sgla_status read_sized(const void *user, size_t n, size_t min, void *out, size_t ours, const char *what)
+{
+    if (n < min || n > DESC_MAX_SIZE)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT,
+                         "%s size = %zu, this library reads %zu: initialise it with %s_init()", what, n, ours, what);
+    if (n <= ours) {
+        memcpy(out, user, n);
+        return SGLA_OK;
+    }
+    const unsigned char *extra = (const unsigned char *)user + ours;
+    for (size_t i = 0; i < n - ours; i++)
+        if (extra[i])
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT,
+                             "%s size = %zu sets byte %zu, past the %zu bytes this library (sgla %s) knows", what, n,
+                             ours + i, ours, SGLA_VERSION_STRING);
+    memcpy(out, user, ours);
+    return SGLA_OK;
+}
 
 sgla_status sgla_desc_read(const sgla_forward_desc *user, sgla_forward_desc *out)
 {
     if (!user) return sgla_fail(SGLA_ERR_NULL_POINTER, "the descriptor is NULL");
-    const size_t n = user->size;
-    if (n < DESC_MIN_SIZE || n > DESC_MAX_SIZE)
-        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT,
-                         "descriptor size = %zu, this library reads %zu: initialise it with sgla_forward_desc_init()",
-                         n, sizeof *out);
     sgla_forward_desc_init(out);
-    if (n <= sizeof *out) {
-        memcpy(out, user, n);
-        return SGLA_OK;
-    }
-    /* a newer header: its extra fields must be at their defaults (zero) */
-    const unsigned char *extra = (const unsigned char *)user + sizeof *out;
-    for (size_t i = 0; i < n - sizeof *out; i++)
-        if (extra[i])
-            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT,
-                             "descriptor size = %zu sets byte %zu, past the %zu bytes this library (sgla %s) knows",
-                             n, sizeof *out + i, sizeof *out, SGLA_VERSION_STRING);
-    memcpy(out, user, sizeof *out);
+    /* the layout of 0.2, the first with a size field; later fields go after it */
+    const size_t min = offsetof(sgla_forward_desc, workspace_bytes) + sizeof(size_t);
+    sgla_status st = read_sized(user, user->size, min, out, sizeof *out, "sgla_forward_desc");
     out->size = sizeof *out;
+    return st;
+}
+
+sgla_status sgla_backward_desc_read(const sgla_backward_desc *user, sgla_backward_desc *out, sgla_forward_desc *fwd)
+{
+    if (!user) return sgla_fail(SGLA_ERR_NULL_POINTER, "the backward descriptor is NULL");
+    sgla_backward_desc_init(out);
+    const size_t min = offsetof(sgla_backward_desc, workspace_bytes) + sizeof(size_t);
+    sgla_status st = read_sized(user, user->size, min, out, sizeof *out, "sgla_backward_desc");
+    out->size = sizeof *out;
+    if (st != SGLA_OK) return st;
+    if (!out->fwd) return sgla_fail(SGLA_ERR_NULL_POINTER, "the backward descriptor's fwd is NULL");
+    if ((st = sgla_desc_read(out->fwd, fwd)) != SGLA_OK) return st;
+    out->fwd = fwd;
     return SGLA_OK;
 }
 
@@ -46,41 +67,22 @@ static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
     return a0 < b0 + nb && b0 < a0 + na;
 }
 
-/* Outputs must not alias any input (ht == h0 exactly is the in-place
- * update): a backend reads gates, offsets and h0 after it has begun writing.
- * o is bo bytes, ht bht bytes; the input sizes come from d, whose counts
- * validation has already bounded. */
-sgla_status sgla_check_outputs(const sgla_forward_desc *d, const void *o, size_t bo, const char *oname,
-                                 const void *ht, size_t bht, const char *htname)
-{
-    size_t es = sgla_dtype_size(d->dtype), bth = (size_t)(d->B * d->T * d->H);
-    size_t bq = bth * (size_t)d->K * es, bv = bth * (size_t)d->V * es;
-    size_t bs = (size_t)(sgla_num_sequences(d) * d->H * d->K * d->V) * 4;
-    size_t bcu = d->cu_seqlens ? (size_t)(d->num_seqs + 1) * 8 : 0;
-    struct { const void *p; size_t n; const char *name; } in[] = {
-        {d->q, bq, "q"}, {d->k, bq, "k"}, {d->v, bv, "v"}, {d->g, d->g ? bth * 4 : 0, "g"},
-        {d->g_gamma, (size_t)d->H * 4, "g_gamma"}, {d->cu_seqlens, bcu, "cu_seqlens"}, {d->h0, bs, "h0"}};
-    for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
-        if (ranges_overlap(o, bo, in[i].p, in[i].n))
-            return sgla_fail(SGLA_ERR_OVERLAP, "%s overlaps %s", oname, in[i].name);
-        if (in[i].p == d->h0 && d->h0 == ht) continue; /* in place */
-        if (ranges_overlap(ht, bht, in[i].p, in[i].n))
-            return sgla_fail(SGLA_ERR_OVERLAP, "%s overlaps %s%s", htname, in[i].name,
-                             in[i].p == d->h0 ? " (only ht == h0 exactly is allowed)" : "");
-    }
-    if (ranges_overlap(ht, bht, o, bo)) return sgla_fail(SGLA_ERR_OVERLAP, "%s overlaps %s", htname, oname);
-    return SGLA_OK;
-}
+/* Sizes of a call's tensors, in elements and bytes; filled by check_shape. */
+typedef struct counts {
+    int64_t bth, nqk, nv, n_state;
+    size_t es, aes; /* bytes of an element of q, k, v, o and of the gates and states */
+} counts;
 
-sgla_status sgla_check_desc(const sgla_forward_desc *d, int values_on_host)
+/* Everything of d that does not depend on which outputs it has. */
+static sgla_status check_shape(const sgla_forward_desc *d, counts *c)
 {
     if (d->B < 1) return sgla_fail(SGLA_ERR_INVALID_SIZE, "B = %lld, must be >= 1", (long long)d->B);
     if (d->T < 0) return sgla_fail(SGLA_ERR_INVALID_SIZE, "T = %lld, must be >= 0", (long long)d->T);
     if (d->H < 1) return sgla_fail(SGLA_ERR_INVALID_SIZE, "H = %lld, must be >= 1", (long long)d->H);
     if (d->K < 1) return sgla_fail(SGLA_ERR_INVALID_SIZE, "K = %lld, must be >= 1", (long long)d->K);
     if (d->V < 1) return sgla_fail(SGLA_ERR_INVALID_SIZE, "V = %lld, must be >= 1", (long long)d->V);
-    size_t es = sgla_dtype_size(d->dtype);
-    if (es == 0) return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "dtype %d is not f32, f16 or bf16", (int)d->dtype);
+    const size_t es = sgla_dtype_size(d->dtype), aes = sgla_dtype_size(sgla_aux_dtype(d->dtype));
+    if (es == 0) return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "dtype %d is not f32, f16, bf16 or f64", (int)d->dtype);
     if (d->chunk < 1 || d->chunk > 1024)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_CHUNK, "chunk = %lld, must be in [1, 1024]", (long long)d->chunk);
     if (d->threads < 0) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "threads = %d, must be >= 0", d->threads);
@@ -89,10 +91,11 @@ sgla_status sgla_check_desc(const sgla_forward_desc *d, int values_on_host)
 
     /* Element counts, then byte counts, must fit; 2^62 keeps index sums safe. */
     const int64_t lim = (int64_t)1 << 62;
-    int64_t bt, bth, nqk, nv, hk, hkv, n_state, bytes;
-    if (!sgla_mul_ok(d->B, d->T, &bt) || !sgla_mul_ok(bt, d->H, &bth) || !sgla_mul_ok(bth, d->K, &nqk) ||
-        !sgla_mul_ok(bth, d->V, &nv) || !sgla_mul_ok(d->H, d->K, &hk) || !sgla_mul_ok(hk, d->V, &hkv) ||
-        !sgla_mul_ok(nqk > nv ? nqk : nv, (int64_t)es, &bytes) || bytes > lim || (uint64_t)bytes > SIZE_MAX)
+    int64_t bt, hk, hkv, bytes;
+    if (!sgla_mul_ok(d->B, d->T, &bt) || !sgla_mul_ok(bt, d->H, &c->bth) || !sgla_mul_ok(c->bth, d->K, &c->nqk) ||
+        !sgla_mul_ok(c->bth, d->V, &c->nv) || !sgla_mul_ok(d->H, d->K, &hk) || !sgla_mul_ok(hk, d->V, &hkv) ||
+        !sgla_mul_ok(c->nqk > c->nv ? c->nqk : c->nv, (int64_t)es, &bytes) || bytes > lim ||
+        (uint64_t)bytes > SIZE_MAX || !sgla_mul_ok(c->bth, (int64_t)aes, &bytes))
         return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "B*T*H*max(K,V) elements overflow (B=%lld T=%lld H=%lld K=%lld V=%lld)",
                          (long long)d->B, (long long)d->T, (long long)d->H, (long long)d->K, (long long)d->V);
 
@@ -100,15 +103,17 @@ sgla_status sgla_check_desc(const sgla_forward_desc *d, int values_on_host)
         if (d->B != 1) return sgla_fail(SGLA_ERR_CU_SEQLENS_BATCH, "cu_seqlens given with B = %lld", (long long)d->B);
         if (d->num_seqs < 1) return sgla_fail(SGLA_ERR_INVALID_NUM_SEQS, "num_seqs = %lld with cu_seqlens", (long long)d->num_seqs);
     }
-    int64_t N = sgla_num_sequences(d);
-    if (!sgla_mul_ok(N, hkv, &n_state) || !sgla_mul_ok(n_state, 4, &bytes) || bytes > lim || (uint64_t)bytes > SIZE_MAX)
+    const int64_t N = sgla_num_sequences(d);
+    if (!sgla_mul_ok(N, hkv, &c->n_state) || !sgla_mul_ok(c->n_state, (int64_t)aes, &bytes) || bytes > lim ||
+        (uint64_t)bytes > SIZE_MAX)
         return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "state N*H*K*V overflows (N=%lld)", (long long)N);
+    c->es = es;
+    c->aes = aes;
 
     if (d->T > 0) {
         if (!d->q) return sgla_fail(SGLA_ERR_NULL_POINTER, "q is NULL");
         if (!d->k) return sgla_fail(SGLA_ERR_NULL_POINTER, "k is NULL");
         if (!d->v) return sgla_fail(SGLA_ERR_NULL_POINTER, "v is NULL");
-        if (!d->o) return sgla_fail(SGLA_ERR_NULL_POINTER, "o is NULL");
     }
     if (d->g && d->g_gamma) return sgla_fail(SGLA_ERR_BOTH_GATES, "g and g_gamma are both set");
     if (!d->workspace && d->workspace_bytes)
@@ -117,59 +122,175 @@ sgla_status sgla_check_desc(const sgla_forward_desc *d, int values_on_host)
 
     /* Every pointer naturally aligned for its element type: the backends load
      * whole elements (and the CUDA kernels ask for more, see sgla.h). */
-    if ((d->q && !is_aligned(d->q, es)) || (d->k && !is_aligned(d->k, es)) || (d->v && !is_aligned(d->v, es)) ||
-        (d->o && !is_aligned(d->o, es)))
-        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "q, k, v and o must be aligned to their element size (%zu bytes)", es);
-    if (!is_aligned(d->g, 4) || !is_aligned(d->g_gamma, 4) || !is_aligned(d->h0, 4) || !is_aligned(d->ht, 4) ||
-        !is_aligned(d->cu_seqlens, 8))
-        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "g, g_gamma, h0, ht must be 4-byte and cu_seqlens 8-byte aligned");
+    if ((d->q && !is_aligned(d->q, es)) || (d->k && !is_aligned(d->k, es)) || (d->v && !is_aligned(d->v, es)))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "q, k and v must be aligned to their element size (%zu bytes)", es);
+    if (!is_aligned(d->g, aes) || !is_aligned(d->g_gamma, aes) || !is_aligned(d->h0, aes) || !is_aligned(d->cu_seqlens, 8))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "g, g_gamma and h0 must be %zu-byte and cu_seqlens 8-byte aligned", aes);
+    return SGLA_OK;
+}
 
-    sgla_status st = sgla_check_outputs(d, d->o, (size_t)nv * es, "o", d->ht, (size_t)n_state * 4, "ht");
+/* A tensor of a call: where, how many bytes, its name. */
+typedef struct span {
+    const void *p;
+    size_t n;
+    const char *name;
+} span;
+
+/* The forward's inputs as spans; returns how many (7). */
+static int input_spans(const sgla_forward_desc *d, const counts *c, span *in)
+{
+    const size_t bq = (size_t)c->nqk * c->es, bv = (size_t)c->nv * c->es, bs = (size_t)c->n_state * c->aes;
+    const size_t bcu = d->cu_seqlens ? (size_t)(d->num_seqs + 1) * 8 : 0;
+    const span s[7] = {{d->q, bq, "q"},
+                       {d->k, bq, "k"},
+                       {d->v, bv, "v"},
+                       {d->g, d->g ? (size_t)c->bth * c->aes : 0, "g"},
+                       {d->g_gamma, (size_t)d->H * c->aes, "g_gamma"},
+                       {d->cu_seqlens, bcu, "cu_seqlens"},
+                       {d->h0, bs, "h0"}};
+    memcpy(in, s, sizeof s);
+    return 7;
+}
+
+/* No output overlaps an input or another output, except output `same_out`
+ * equal to input `same_in` exactly (the in-place update of a state). */
+static sgla_status check_spans(const span *in, int nin, const span *out, int nout, const void *same_in,
+                               const void *same_out)
+{
+    for (int o = 0; o < nout; o++) {
+        for (int i = 0; i < nin; i++) {
+            if (!ranges_overlap(out[o].p, out[o].n, in[i].p, in[i].n)) continue;
+            const int pair = same_in && in[i].p == same_in && out[o].p == same_out;
+            if (pair && out[o].p == in[i].p) continue;
+            return sgla_fail(SGLA_ERR_OVERLAP, "%s overlaps %s%s", out[o].name, in[i].name,
+                             pair ? " (only exactly equal is allowed)" : "");
+        }
+        for (int p = 0; p < o; p++)
+            if (ranges_overlap(out[o].p, out[o].n, out[p].p, out[p].n))
+                return sgla_fail(SGLA_ERR_OVERLAP, "%s overlaps %s", out[o].name, out[p].name);
+    }
+    return SGLA_OK;
+}
+
+sgla_status sgla_check_outputs(const sgla_forward_desc *d, const void *o, size_t bo, const char *oname,
+                               const void *ht, size_t bht, const char *htname)
+{
+    counts c;
+    sgla_status st = check_shape(d, &c);
     if (st != SGLA_OK) return st;
+    span in[7];
+    const int nin = input_spans(d, &c, in);
+    const span out[2] = {{o, bo, oname}, {ht, bht, htname}};
+    return check_spans(in, nin, out, 2, NULL, NULL);
+}
 
-    if (!values_on_host) return SGLA_OK;
-    if (d->flags & SGLA_FLAG_SKIP_VALUE_CHECK) goto finite;
+static sgla_status check_gate_values(const char *name, const void *p, sgla_dtype adt, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const double x = sgla_load(p, adt, i);
+        if (!isfinite(x)) return sgla_fail(SGLA_ERR_NONFINITE_GATE, "%s[%lld] = %g", name, (long long)i, x);
+        if (x > 0.0) return sgla_fail(SGLA_ERR_POSITIVE_GATE, "%s[%lld] = %g > 0", name, (long long)i, x);
+    }
+    return SGLA_OK;
+}
 
-    if (d->cu_seqlens) {
-        const int64_t *cu = d->cu_seqlens;
-        if (cu[0] != 0) return sgla_fail(SGLA_ERR_CU_SEQLENS_START, "cu_seqlens[0] = %lld", (long long)cu[0]);
-        for (int64_t i = 0; i < d->num_seqs; i++)
-            if (cu[i + 1] < cu[i])
-                return sgla_fail(SGLA_ERR_CU_SEQLENS_DECREASING, "cu_seqlens[%lld] = %lld < cu_seqlens[%lld] = %lld",
-                                 (long long)(i + 1), (long long)cu[i + 1], (long long)i, (long long)cu[i]);
-        if (cu[d->num_seqs] != d->T)
-            return sgla_fail(SGLA_ERR_CU_SEQLENS_END, "cu_seqlens[%lld] = %lld but T = %lld",
-                             (long long)d->num_seqs, (long long)cu[d->num_seqs], (long long)d->T);
-    }
-    if (d->g) {
-        for (int64_t i = 0; i < bth; i++) {
-            float x = d->g[i];
-            if (!isfinite(x)) return sgla_fail(SGLA_ERR_NONFINITE_GATE, "g[%lld] = %g", (long long)i, (double)x);
-            if (x > 0.0f) return sgla_fail(SGLA_ERR_POSITIVE_GATE, "g[%lld] = %g > 0", (long long)i, (double)x);
+static sgla_status check_finite(const char *name, const void *p, sgla_dtype dt, int64_t n)
+{
+    for (int64_t i = 0; p && i < n; i++)
+        if (!isfinite(sgla_load(p, dt, i)))
+            return sgla_fail(SGLA_ERR_NONFINITE_INPUT, "%s[%lld] is not finite", name, (long long)i);
+    return SGLA_OK;
+}
+
+/* The values of a host-memory call: offsets and gates (unless skipped), and
+ * with SGLA_FLAG_CHECK_FINITE the data. */
+static sgla_status check_values(const sgla_forward_desc *d, const counts *c)
+{
+    const sgla_dtype adt = sgla_aux_dtype(d->dtype);
+    sgla_status st;
+    if (!(d->flags & SGLA_FLAG_SKIP_VALUE_CHECK)) {
+        if (d->cu_seqlens) {
+            const int64_t *cu = d->cu_seqlens;
+            if (cu[0] != 0) return sgla_fail(SGLA_ERR_CU_SEQLENS_START, "cu_seqlens[0] = %lld", (long long)cu[0]);
+            for (int64_t i = 0; i < d->num_seqs; i++)
+                if (cu[i + 1] < cu[i])
+                    return sgla_fail(SGLA_ERR_CU_SEQLENS_DECREASING, "cu_seqlens[%lld] = %lld < cu_seqlens[%lld] = %lld",
+                                     (long long)(i + 1), (long long)cu[i + 1], (long long)i, (long long)cu[i]);
+            if (cu[d->num_seqs] != d->T)
+                return sgla_fail(SGLA_ERR_CU_SEQLENS_END, "cu_seqlens[%lld] = %lld but T = %lld",
+                                 (long long)d->num_seqs, (long long)cu[d->num_seqs], (long long)d->T);
         }
+        if (d->g && (st = check_gate_values("g", d->g, adt, c->bth)) != SGLA_OK) return st;
+        if (d->g_gamma && (st = check_gate_values("g_gamma", d->g_gamma, adt, d->H)) != SGLA_OK) return st;
     }
-    if (d->g_gamma) {
-        for (int64_t h = 0; h < d->H; h++) {
-            float x = d->g_gamma[h];
-            if (!isfinite(x)) return sgla_fail(SGLA_ERR_NONFINITE_GATE, "g_gamma[%lld] = %g", (long long)h, (double)x);
-            if (x > 0.0f) return sgla_fail(SGLA_ERR_POSITIVE_GATE, "g_gamma[%lld] = %g > 0", (long long)h, (double)x);
-        }
-    }
-finite:
     if (d->flags & SGLA_FLAG_CHECK_FINITE) {
-        for (int64_t i = 0; i < nqk; i++) {
-            if (!isfinite(sgla_load(d->q, d->dtype, i)))
-                return sgla_fail(SGLA_ERR_NONFINITE_INPUT, "q[%lld] is not finite", (long long)i);
-            if (!isfinite(sgla_load(d->k, d->dtype, i)))
-                return sgla_fail(SGLA_ERR_NONFINITE_INPUT, "k[%lld] is not finite", (long long)i);
-        }
-        for (int64_t i = 0; i < nv; i++)
-            if (!isfinite(sgla_load(d->v, d->dtype, i)))
-                return sgla_fail(SGLA_ERR_NONFINITE_INPUT, "v[%lld] is not finite", (long long)i);
-        if (d->h0)
-            for (int64_t i = 0; i < n_state; i++)
-                if (!isfinite(d->h0[i]))
-                    return sgla_fail(SGLA_ERR_NONFINITE_INPUT, "h0[%lld] is not finite", (long long)i);
+        if ((st = check_finite("q", d->q, d->dtype, c->nqk)) != SGLA_OK ||
+            (st = check_finite("k", d->k, d->dtype, c->nqk)) != SGLA_OK ||
+            (st = check_finite("v", d->v, d->dtype, c->nv)) != SGLA_OK ||
+            (st = check_finite("h0", d->h0, adt, c->n_state)) != SGLA_OK)
+            return st;
+    }
+    return SGLA_OK;
+}
+
+sgla_status sgla_check_desc(const sgla_forward_desc *d, int values_on_host)
+{
+    counts c;
+    sgla_status st = check_shape(d, &c);
+    if (st != SGLA_OK) return st;
+    if (d->T > 0 && !d->o) return sgla_fail(SGLA_ERR_NULL_POINTER, "o is NULL");
+    if (d->o && !is_aligned(d->o, c.es))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "o must be aligned to its element size (%zu bytes)", c.es);
+    if (!is_aligned(d->ht, c.aes)) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "ht must be %zu-byte aligned", c.aes);
+    span in[7];
+    const int nin = input_spans(d, &c, in);
+    const span out[2] = {{d->o, (size_t)c.nv * c.es, "o"}, {d->ht, (size_t)c.n_state * c.aes, "ht"}};
+    if ((st = check_spans(in, nin, out, 2, d->h0, d->ht)) != SGLA_OK) return st;
+    return values_on_host ? check_values(d, &c) : SGLA_OK;
+}
+
+sgla_status sgla_check_backward(const sgla_backward_desc *b, int values_on_host)
+{
+    const sgla_forward_desc *d = b->fwd;
+    counts c;
+    sgla_status st = check_shape(d, &c);
+    if (st != SGLA_OK) return st;
+    if (d->T > 0) {
+        if (!b->dout) return sgla_fail(SGLA_ERR_NULL_POINTER, "dout is NULL");
+        if (!b->dq) return sgla_fail(SGLA_ERR_NULL_POINTER, "dq is NULL");
+        if (!b->dk) return sgla_fail(SGLA_ERR_NULL_POINTER, "dk is NULL");
+        if (!b->dv) return sgla_fail(SGLA_ERR_NULL_POINTER, "dv is NULL");
+    }
+    if (b->dg && !d->g) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "dg given but the forward has no g");
+    if (b->dg_gamma && !d->g_gamma)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "dg_gamma given but the forward has no g_gamma");
+    if (b->dh0 && !d->h0) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "dh0 given but the forward has no h0");
+    if (!b->workspace && b->workspace_bytes)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "workspace_bytes = %zu with a NULL workspace", b->workspace_bytes);
+    if ((b->dout && !is_aligned(b->dout, c.es)) || (b->dq && !is_aligned(b->dq, c.es)) ||
+        (b->dk && !is_aligned(b->dk, c.es)) || (b->dv && !is_aligned(b->dv, c.es)))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "dout, dq, dk and dv must be aligned to their element size (%zu bytes)",
+                         c.es);
+    if (!is_aligned(b->dht, c.aes) || !is_aligned(b->dg, c.aes) || !is_aligned(b->dg_gamma, c.aes) ||
+        !is_aligned(b->dh0, c.aes))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "dht, dg, dg_gamma and dh0 must be %zu-byte aligned", c.aes);
+    span in[9];
+    int nin = input_spans(d, &c, in);
+    in[nin++] = (span){b->dout, (size_t)c.nv * c.es, "dout"};
+    in[nin++] = (span){b->dht, (size_t)c.n_state * c.aes, "dht"};
+    const span out[6] = {{b->dq, (size_t)c.nqk * c.es, "dq"},
+                         {b->dk, (size_t)c.nqk * c.es, "dk"},
+                         {b->dv, (size_t)c.nv * c.es, "dv"},
+                         {b->dg, (size_t)c.bth * c.aes, "dg"},
+                         {b->dg_gamma, (size_t)d->H * c.aes, "dg_gamma"},
+                         {b->dh0, (size_t)c.n_state * c.aes, "dh0"}};
+    if ((st = check_spans(in, nin, out, 6, b->dht, b->dh0)) != SGLA_OK) return st;
+    if (!values_on_host) return SGLA_OK;
+    if ((st = check_values(d, &c)) != SGLA_OK) return st;
+    if (d->flags & SGLA_FLAG_CHECK_FINITE) {
+        if ((st = check_finite("dout", b->dout, d->dtype, c.nv)) != SGLA_OK ||
+            (st = check_finite("dht", b->dht, sgla_aux_dtype(d->dtype), c.n_state)) != SGLA_OK)
+            return st;
     }
     return SGLA_OK;
 }

@@ -115,6 +115,8 @@ static const sgla_cpu_kernels *kernels_for(int isa)
     return &sgla_cpu_kernels_scalar;
 }
 
+const sgla_cpu_kernels *sgla_cpu_kernels_current(void) { return kernels_for(sgla_cpu_isa_current()); }
+
 /* ---- scratch ------------------------------------------------------------ */
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
@@ -175,7 +177,7 @@ static pthread_mutex_t pool_mutex = PTHREAD_MUTEX_INITIALIZER;
 static void lock_pool(void) { pthread_mutex_lock(&pool_mutex); }
 static void unlock_pool(void) { pthread_mutex_unlock(&pool_mutex); }
 
-static float *pool_take(size_t floats)
+float *sgla_cpu_scratch_take(size_t floats)
 {
     float *m = NULL;
     lock_pool();
@@ -190,7 +192,7 @@ static float *pool_take(size_t floats)
     return amalloc(floats * sizeof(float) + 64);
 }
 
-static void pool_give(float *m, size_t floats)
+void sgla_cpu_scratch_give(float *m, size_t floats)
 {
     if (!m) return;
     lock_pool();
@@ -226,7 +228,7 @@ static int scratch_alloc(const plan *p, scratch *s, float **mem)
     size_t C = (size_t)p->C, K = (size_t)p->K, V = (size_t)p->V;
     size_t mx = K > V ? K : V;
     if (C + 1 > mx) mx = C + 1;
-    float *m = pool_take(scratch_floats(p));
+    float *m = sgla_cpu_scratch_take(scratch_floats(p));
     *mem = m;
     if (!m) return 0;
     size_t off = 0;
@@ -298,7 +300,7 @@ static float chunk_gates(const plan *p, const scratch *s, int64_t bb, int64_t t,
         return etab[n];
     }
     /* data-dependent gate: chunk-local cumulative sum in double */
-    const float *g = d->g + ((bb * d->T + t) * d->H + h);
+    const float *g = (const float *)d->g + ((bb * d->T + t) * d->H + h);
     const int64_t gs = d->H;
     double *b = s->b;
     b[0] = 0.0;
@@ -398,7 +400,7 @@ static const float *vw_of(const plan *p, const scratch *s) { return p->gate ? s-
 static void build_etab(const plan *p, int64_t h, float *etab)
 {
     if (p->gate != 1) return;
-    const double gam = (double)p->d->g_gamma[h];
+    const double gam = (double)((const float *)p->d->g_gamma)[h];
     for (int i = 0; i <= p->C; i++) etab[i] = (float)(gam * (double)i);
     p->kr->vexp(etab, etab, p->C + 1);
 }
@@ -429,8 +431,8 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
     float etab[1025];
     if (t1 - t0 <= 1) { /* empty, or decode: one pass over each state, in place in ht */
         for (int64_t h = hb; h < he; h++) {
-            const float *h0 = d->h0 ? d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
-            float *S = d->ht ? d->ht + ((size_t)n_seq * d->H + h) * kv : s->S;
+            const float *h0 = d->h0 ? (const float *)d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
+            float *S = d->ht ? (float *)d->ht + ((size_t)n_seq * d->H + h) * kv : s->S;
             if (!h0)
                 memset(S, 0, kv * sizeof(float));
             else if (h0 != S)
@@ -448,7 +450,7 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
         return;
     }
     for (int64_t h = hb; h < he; h++)
-        state_in(p, s->S + (size_t)(h - hb) * pkv, d->h0 ? d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL);
+        state_in(p, s->S + (size_t)(h - hb) * pkv, d->h0 ? (const float *)d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL);
 
     const sgla_dtype dt = d->dtype;
     const size_t oes = sgla_dtype_size(p->out_dt);
@@ -491,7 +493,7 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
     use_slot(p, s, 0);
     if (d->ht)
         for (int64_t h = hb; h < he; h++)
-            state_out(p, d->ht + ((size_t)n_seq * d->H + h) * kv, s->S + (size_t)(h - hb) * pkv);
+            state_out(p, (float *)d->ht + ((size_t)n_seq * d->H + h) * kv, s->S + (size_t)(h - hb) * pkv);
 }
 
 /* ---- one item split along the sequence (called inside a parallel region) ---- */
@@ -505,8 +507,8 @@ static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, floa
     sgla_seq_bounds(d, n_seq, &bb, &t0, &t1);
     const size_t kv = (size_t)p->K * p->V, pkv = (size_t)p->K * p->ldv;
     const int64_t nch = (t1 - t0 + p->C - 1) / p->C;
-    const float *h0 = d->h0 ? d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
-    float *ht = d->ht ? d->ht + ((size_t)n_seq * d->H + h) * kv : NULL;
+    const float *h0 = d->h0 ? (const float *)d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
+    float *ht = d->ht ? (float *)d->ht + ((size_t)n_seq * d->H + h) * kv : NULL;
     float etab[1025];
     build_etab(p, h, etab);
     int g_built = 0;
@@ -570,7 +572,7 @@ static int64_t item_chunks(const sgla_forward_desc *d, int64_t n, int C)
     return (t1 - t0 + C - 1) / C;
 }
 
-static int default_threads(void)
+int sgla_cpu_default_threads(void)
 {
 #ifdef _OPENMP
     return omp_get_max_threads();
@@ -582,6 +584,8 @@ static int default_threads(void)
 sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, void *o_out)
 {
     const int C = (int)d->chunk;
+    if (d->dtype == SGLA_F64 || out_dt == SGLA_F64)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CPU backend: f64 inputs are for the reference backends");
     if (C < 1 || C > 1024) /* every chunk length the API accepts works here */
         return sgla_fail(SGLA_ERR_UNSUPPORTED_CHUNK, "CPU backend: chunk = %lld, must be in [1, 1024]",
                          (long long)d->chunk);
@@ -624,7 +628,7 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
 
     const int64_t N = sgla_num_sequences(d);
     const int64_t items = N * d->H;
-    int nth = d->threads > 0 ? d->threads : default_threads();
+    int nth = d->threads > 0 ? d->threads : sgla_cpu_default_threads();
     if (nth < 1) nth = 1;
 
     /* Split along the sequence when there are fewer items than threads. */
@@ -726,7 +730,7 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
                 }
             }
         }
-        pool_give(mem, scratch_floats(&p));
+        sgla_cpu_scratch_give(mem, scratch_floats(&p));
         __atomic_thread_fence(__ATOMIC_SEQ_CST); /* drains streaming stores (mfence on x86) */
     }
     free(Sbuf);
@@ -742,4 +746,5 @@ static sgla_status cpu_forward(const sgla_forward_desc *d, sgla_backend kind)
     return sgla_cpu_forward_out(d, d->dtype, d->o);
 }
 
-const sgla_backend_impl sgla_backend_cpu = {1, NULL, cpu_forward, NULL, cpu_release};
+const sgla_backend_impl sgla_backend_cpu = {
+    .values_on_host = 1, .forward = cpu_forward, .release = cpu_release, .backward = sgla_cpu_backward};

@@ -107,6 +107,18 @@ int sgla_cpu_isa_parse(const char *name);
  * fp64 without the output rounding.  d must have been validated. */
 sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, void *o_out);
 
+/* The micro-kernels of the level the next call will use. */
+const sgla_cpu_kernels *sgla_cpu_kernels_current(void);
+/* Scratch kept between calls (64-byte aligned, at least `floats`), and its
+ * return; NULL when out of memory. */
+float *sgla_cpu_scratch_take(size_t floats);
+void sgla_cpu_scratch_give(float *m, size_t floats);
+/* Threads of a call with threads = 0. */
+int sgla_cpu_default_threads(void);
+
+/* The CPU backward (cpu_backward.c); b validated. */
+sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind);
+
 /* Testing hook: the number of threads at which the sequence is split
  * (work items < threads) can be forced: 1 = always split sequences with two
  * or more chunks, 0 = never split, -1 = default rule. */

@@ -140,6 +140,7 @@ static void load_scalar(const void *src, sgla_dtype dt, float *dst, int cnt)
     case SGLA_BF16:
         for (int i = 0; i < cnt; i++) dst[i] = sgla_bf16_to_f32(((const uint16_t *)src)[i]);
         break;
+    case SGLA_F64: break; /* refused before the kernels */
     }
 }
 
@@ -169,6 +170,7 @@ static void store_scalar(const float *src, sgla_dtype dt, void *dst, int cnt)
     case SGLA_BF16:
         for (int i = 0; i < cnt; i++) ((uint16_t *)dst)[i] = sgla_f32_to_bf16(src[i]);
         break;
+    case SGLA_F64: break; /* refused before the kernels */
     }
 }
 

@@ -208,6 +208,8 @@ static int is_aligned(const void *p, size_t a) { return ((uintptr_t)p % a) == 0;
 
 static sgla_status check_shape(const sgla_forward_desc *d)
 {
+    if (d->dtype == SGLA_F64)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CUDA backend: f64 inputs are for the reference backends");
     if (!((d->K == 64 || d->K == 128 || d->K == 256) && (d->V == 64 || d->V == 128 || d->V == 256)))
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: K = %lld, V = %lld; each must be 64, 128 or 256",
                          (long long)d->K, (long long)d->V);
@@ -259,7 +261,7 @@ static sgla_status check_device_values(const sgla_forward_desc *d, cudaStream_t 
     if (e != cudaSuccess) { rc = sgla_fail(SGLA_ERR_CUDA, "cudaStreamSynchronize (device value check): %s", cudaGetErrorString(e)); goto done; }
     {
         sgla_forward_desc hd = *d;
-        hd.g = d->g ? (hg ? hg : d->g) : NULL;
+        hd.g = d->g ? (hg ? (const void *)hg : d->g) : NULL;
         hd.g_gamma = hgg;
         hd.cu_seqlens = hcu;
         hd.flags &= ~(SGLA_FLAG_CHECK_FINITE | SGLA_FLAG_SKIP_VALUE_CHECK);
@@ -397,10 +399,10 @@ static sgla_status cuda_run(const sgla_forward_desc *d, const sgla_cuda_plan *fo
     p.k = d->k;
     p.v = d->v;
     p.o = d->o;
-    p.g = d->g;
-    p.g_gamma = d->g_gamma;
-    p.h0 = d->h0;
-    p.ht = d->ht;
+    p.g = (const float *)d->g;
+    p.g_gamma = (const float *)d->g_gamma;
+    p.h0 = (const float *)d->h0;
+    p.ht = (float *)d->ht;
     p.cu = d->cu_seqlens;
     p.T = d->T;
     p.H = d->H;
@@ -446,7 +448,8 @@ static sgla_status cuda_workspace_size(const sgla_forward_desc *d, size_t *bytes
     return rc;
 }
 
-extern "C" const sgla_backend_impl sgla_backend_cuda = {0, cuda_probe, cuda_forward, cuda_workspace_size, NULL};
+/* (C++17: no designated initializers; the order of sgla_backend_impl) */
+extern "C" const sgla_backend_impl sgla_backend_cuda = {0, cuda_probe, cuda_forward, cuda_workspace_size, NULL, NULL, NULL};
 
 extern "C" int sgla_cuda_num_configs(void) { return SGLA_NUM_CHUNK_CONFIGS; }
 

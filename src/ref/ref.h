@@ -18,6 +18,17 @@ extern "C" {
 /* o64 (and ht64) by reference kind (SGLA_BACKEND_REF_A..REF_D); d validated. */
 sgla_status sgla_ref_forward64(const sgla_forward_desc *d, sgla_backend kind, double *o64, double *ht64);
 
+/* fp64 gradients: dq, dk [B,T,H,K], dv [B,T,H,V] required; dg [B,T,H] (per token,
+ * also for g_gamma) and dh0 [N,H,K,V] when not NULL. */
+typedef struct ref_grads {
+    double *dq, *dk, *dv, *dg, *dh0;
+} ref_grads;
+/* By reference kind: REF_A (reverse-time recurrence) or REF_B (chunked); b validated
+ * (ref_bwd.c). */
+sgla_status sgla_ref_backward64(const sgla_backward_desc *b, sgla_backend kind, const ref_grads *g);
+/* The same through the typed API: rounded into b's outputs, nothing written on failure. */
+sgla_status sgla_ref_backward(const sgla_backward_desc *b, sgla_backend kind);
+
 sgla_status ref_a_forward(const sgla_forward_desc *d, double *o64, double *ht64);
 sgla_status ref_b_forward(const sgla_forward_desc *d, double *o64, double *ht64);
 sgla_status ref_c_forward(const sgla_forward_desc *d, double *o64, double *ht64);

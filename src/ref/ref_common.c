@@ -46,19 +46,19 @@ static sgla_status forward_ref(const sgla_forward_desc *d, sgla_backend kind)
     if (st == SGLA_OK) {
         for (int64_t i = 0; i < nv; i++) sgla_store(d->o, d->dtype, i, o64[i]);
         if (d->ht)
-            for (int64_t i = 0; i < ns; i++) d->ht[i] = (float)h64[i];
+            for (int64_t i = 0; i < ns; i++) sgla_store(d->ht, sgla_aux_dtype(d->dtype), i, h64[i]);
     }
     free(o64);
     free(h64);
     return st;
 }
 
-const sgla_backend_impl sgla_backend_ref = {1, NULL, forward_ref, NULL, NULL};
+const sgla_backend_impl sgla_backend_ref = {.values_on_host = 1, .forward = forward_ref, .backward = sgla_ref_backward};
 
 double ref_gate(const sgla_forward_desc *d, int64_t b, int64_t t, int64_t h)
 {
-    if (d->g) return (double)d->g[(b * d->T + t) * d->H + h];
-    if (d->g_gamma) return (double)d->g_gamma[h];
+    if (d->g) return sgla_load(d->g, sgla_aux_dtype(d->dtype), (b * d->T + t) * d->H + h);
+    if (d->g_gamma) return sgla_load(d->g_gamma, sgla_aux_dtype(d->dtype), h);
     return 0.0;
 }
 
@@ -92,8 +92,8 @@ void ref_state_init(const sgla_forward_desc *d, int64_t n, int64_t h, double *S)
         memset(S, 0, (size_t)kv * sizeof *S);
         return;
     }
-    const float *src = d->h0 + (n * d->H + h) * kv;
-    for (int64_t i = 0; i < kv; i++) S[i] = (double)src[i];
+    const sgla_dtype adt = sgla_aux_dtype(d->dtype);
+    for (int64_t i = 0; i < kv; i++) S[i] = sgla_load(d->h0, adt, (n * d->H + h) * kv + i);
 }
 
 void ref_state_store(const sgla_forward_desc *d, int64_t n, int64_t h, const double *S, double *ht64)

@@ -1,0 +1,377 @@
+/*
+ * The CPU backward: the chunked form of src/ref/ref_bwd.c (reference B) in
+ * fp32 on the forward's micro-kernels (cpu_kernels.h; `state` is a general
+ * tiled product Sout = Kt Vw + a Sin).  Per (sequence, head), in parallel
+ * over the threads:
+ *
+ *   1. a forward pass keeps the entering state S of every chunk;
+ *   2. the chunks in reverse, with dS the gradient of the chunk's end state,
+ *      rs = scale exp(b), w = exp(b_L - b), G = scale Gamma (0 above the
+ *      diagonal, never evaluated there):
+ *        A   = G ⊙ (Q K^T),  dP = tril(dO V^T),  dA = G ⊙ dP          qk
+ *        dQ  = (rs ⊙ dO) S^T + dA K                                     state x 2
+ *        dK  = (w ⊙ V) dS^T + dA^T Q                                    state x 2
+ *        dV  = (w ⊙ K) dS + A^T dO                                      state x 2
+ *        dS <- exp(b_L) dS + (rs ⊙ Q)^T dO                               state
+ *   3. the gate, straight from a_t <dS_t, S_{t-1}> (ref_bwd.c's B): for
+ *      token r, exp(b_L) <dS, S> + sum_{j<r} k_j.dKs_j + sum_{i>=r} q_i.dQs_i
+ *      + sum_{i>=r, j<r} A_ij dP_ij, with dQs, dKs the state parts of dQ, dK
+ *      above; sums of products, no difference of large terms, so a tiny dg
+ *      keeps its relative accuracy.  dg_gamma[h] sums dg over the head's
+ *      tokens per (sequence, head) item, then over the items in a fixed order:
+ *      the bits do not depend on the thread count.
+ *
+ * Memory: the chunk states of one (sequence, head) per thread, (chunks + 1) x
+ * K x V floats.
+ */
+#include "cpu_kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+typedef struct bplan {
+    const sgla_backward_desc *b;
+    const sgla_forward_desc *d;
+    const sgla_cpu_kernels *kr;
+    int C, K, V, ldk, ldv, ldc;
+    size_t es;
+    int gate;      /* 0 none, 1 gamma, 2 g */
+    int64_t ncm;   /* chunks of the longest sequence */
+} bplan;
+
+/* One thread's scratch. */
+typedef struct bscratch {
+    float *Q, *Kp, *Kw, *Qs, *dQs, *dQ, *dKs, *dK;  /* C x ldk */
+    float *Vp, *dO, *Vw, *rdO, *dVs, *dV;           /* C x ldv */
+    float *Kt, *Vt, *Qst;                           /* K or V x ldc */
+    float *G, *G1, *A, *dP, *dA, *AT, *dAT;         /* C x ldc */
+    float *St, *dSt;                                /* V x ldk */
+    float *rs, *w, *x;                              /* C (x: max(C, K, V) + 1) */
+    float *dS;                                      /* K x ldv */
+    float *states;                                  /* (ncm + 1) x K x ldv */
+    double *bc, *u, *e, *c4;                        /* C + 1 */
+} bscratch;
+
+static size_t bscratch_floats(const bplan *p, bscratch *s, float *m)
+{
+    const size_t C = (size_t)p->C, K = (size_t)p->K, V = (size_t)p->V;
+    size_t mx = K > V ? K : V;
+    if (C > mx) mx = C;
+    size_t off = 0;
+#define TAKE(ptr, cnt)                                                                                                 \
+    do {                                                                                                               \
+        if (m) ptr = m + off;                                                                                          \
+        off += (size_t)round_up((int64_t)(cnt), 16);                                                                   \
+    } while (0)
+    float *bd = NULL, *ud = NULL, *ed = NULL, *cd = NULL;
+    float **ck[] = {&s->Q, &s->Kp, &s->Kw, &s->Qs, &s->dQs, &s->dQ, &s->dKs, &s->dK};
+    float **cv[] = {&s->Vp, &s->dO, &s->Vw, &s->rdO, &s->dVs, &s->dV};
+    float **cc[] = {&s->G, &s->G1, &s->A, &s->dP, &s->dA, &s->AT, &s->dAT};
+    for (size_t i = 0; i < sizeof ck / sizeof ck[0]; i++) TAKE(*ck[i], C * p->ldk);
+    for (size_t i = 0; i < sizeof cv / sizeof cv[0]; i++) TAKE(*cv[i], C * p->ldv);
+    for (size_t i = 0; i < sizeof cc / sizeof cc[0]; i++) TAKE(*cc[i], C * p->ldc);
+    TAKE(s->Kt, K * p->ldc);
+    TAKE(s->Vt, V * p->ldc);
+    TAKE(s->Qst, K * p->ldc);
+    TAKE(s->St, V * p->ldk);
+    TAKE(s->dSt, V * p->ldk);
+    TAKE(s->rs, C);
+    TAKE(s->w, C);
+    TAKE(s->x, mx + 1);
+    TAKE(s->dS, K * p->ldv);
+    TAKE(s->states, (size_t)(p->ncm + 1) * K * p->ldv);
+    TAKE(bd, 2 * (C + 1));
+    TAKE(ud, 2 * (C + 1));
+    TAKE(ed, 2 * (C + 1));
+    TAKE(cd, 2 * (C + 1));
+#undef TAKE
+    if (m) {
+        s->bc = (double *)(void *)bd;
+        s->u = (double *)(void *)ud;
+        s->e = (double *)(void *)ed;
+        s->c4 = (double *)(void *)cd;
+    }
+    return off;
+}
+
+/* The gates of a chunk of n tokens at token t: G (scale Gamma, 0 above the
+ * diagonal), rs = scale exp(b), w = exp(b_n - b); returns exp(b_n). */
+static float chunk_gates(const bplan *p, bscratch *s, int64_t bb, int64_t t, int64_t h, int n)
+{
+    const sgla_forward_desc *d = p->d;
+    const float scale = d->scale;
+    double *b = s->bc;
+    b[0] = 0.0;
+    if (p->gate == 2) {
+        const float *g = (const float *)d->g + ((bb * d->T + t) * d->H + h);
+        for (int r = 1; r <= n; r++) b[r] = b[r - 1] + (double)g[(int64_t)(r - 1) * d->H];
+    } else {
+        const double gam = p->gate == 1 ? (double)((const float *)d->g_gamma)[h] : 0.0;
+        for (int r = 1; r <= n; r++) b[r] = gam * r;
+    }
+    for (int i = 0; i < n; i++) {
+        memset(s->G + (size_t)i * p->ldc, 0, (size_t)n * sizeof(float));
+        for (int j = 0; j < n; j++) s->G1[(size_t)i * p->ldc + j] = j <= i ? 1.0f : 0.0f;
+    }
+    p->kr->gmask(n, b, scale, s->G, p->ldc);
+    float *x = s->x;
+    for (int i = 0; i < n; i++) x[i] = (float)b[i + 1];
+    p->kr->vexp(x, s->rs, n);
+    for (int i = 0; i < n; i++) s->rs[i] *= scale;
+    for (int i = 0; i < n; i++) x[i] = (float)(b[n] - b[i + 1]);
+    p->kr->vexp(x, s->w, n);
+    x[0] = (float)b[n];
+    float a;
+    p->kr->vexp(x, &a, 1);
+    return a;
+}
+
+static int64_t tok_off(const sgla_forward_desc *d, int64_t bb, int64_t t, int64_t h, int64_t D)
+{
+    return ((bb * d->T + t) * d->H + h) * D;
+}
+
+/* n rows of a [B,T,H,D] tensor of dtype dt from token t into dst (ld) as fp32 */
+static void pack_rows(const bplan *p, const void *src, int64_t bb, int64_t t, int64_t h, int n, int D, float *dst,
+                      int ld)
+{
+    for (int i = 0; i < n; i++)
+        p->kr->load((const char *)src + (size_t)tok_off(p->d, bb, t + i, h, D) * p->es, p->d->dtype,
+                    dst + (size_t)i * ld, D);
+}
+
+/* n rows into a [B,T,H,D] output */
+static void store_rows(const bplan *p, void *dst, int64_t bb, int64_t t, int64_t h, int n, int D, const float *src,
+                       int ld)
+{
+    for (int i = 0; i < n; i++)
+        p->kr->store(src + (size_t)i * ld, p->d->dtype, (char *)dst + (size_t)tok_off(p->d, bb, t + i, h, D) * p->es, D);
+}
+
+/* T[j][i] = M[i][j], n x n */
+static void transpose_nn(int n, const float *M, float *T, int ld)
+{
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) T[(size_t)j * ld + i] = M[(size_t)i * ld + j];
+}
+
+static double dot(const float *a, const float *b, int n)
+{
+    double s = 0.0;
+    for (int i = 0; i < n; i++) s += (double)a[i] * (double)b[i];
+    return s;
+}
+
+/* Sequence n_seq, head h; returns the head's sum of dg over the sequence. */
+static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t h)
+{
+    const sgla_backward_desc *bd = p->b;
+    const sgla_forward_desc *d = p->d;
+    const sgla_cpu_kernels *kr = p->kr;
+    const int K = p->K, V = p->V, C = p->C, ldk = p->ldk, ldv = p->ldv, ldc = p->ldc;
+    const size_t kvp = (size_t)K * ldv, kv = (size_t)K * V;
+    int64_t bb, t0, t1;
+    sgla_seq_bounds(d, n_seq, &bb, &t0, &t1);
+    const int64_t nc = (t1 - t0 + C - 1) / C;
+
+    /* 1. the entering state of every chunk (states[c]), and the end state states[nc] */
+    const float *h0 = d->h0 ? (const float *)d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
+    for (int r = 0; r < K; r++) {
+        float *row = s->states + (size_t)r * ldv;
+        if (h0) memcpy(row, h0 + (size_t)r * V, (size_t)V * sizeof(float));
+        else memset(row, 0, (size_t)V * sizeof(float));
+    }
+    for (int64_t c = 0; c < nc; c++) {
+        const int64_t t = t0 + c * C;
+        const int n = (int)(t1 - t < C ? t1 - t : C);
+        const float a = chunk_gates(p, s, bb, t, h, n);
+        pack_rows(p, d->k, bb, t, h, n, K, s->Kp, ldk);
+        kr->trans(n, K, s->Kp, ldk, s->Kt, ldc);
+        pack_rows(p, d->v, bb, t, h, n, V, s->Vp, ldv);
+        kr->wrows(n, V, s->w, s->Vp, ldv, s->Vw, ldv);
+        kr->state(n, K, V, s->Kt, ldc, s->Vw, ldv, a, s->states + (size_t)c * kvp, s->states + (size_t)(c + 1) * kvp,
+                  ldv);
+    }
+
+    /* 2. the chunks in reverse, dS from dht */
+    const float *dht = bd->dht ? (const float *)bd->dht + ((size_t)n_seq * d->H + h) * kv : NULL;
+    for (int r = 0; r < K; r++) {
+        float *row = s->dS + (size_t)r * ldv;
+        if (dht) memcpy(row, dht + (size_t)r * V, (size_t)V * sizeof(float));
+        else memset(row, 0, (size_t)V * sizeof(float));
+    }
+    double dg_sum = 0.0;
+    for (int64_t c = nc - 1; c >= 0; c--) {
+        const int64_t t = t0 + c * C;
+        const int n = (int)(t1 - t < C ? t1 - t : C);
+        const float *S = s->states + (size_t)c * kvp;
+        const float a = chunk_gates(p, s, bb, t, h, n);
+        pack_rows(p, d->q, bb, t, h, n, K, s->Q, ldk);
+        pack_rows(p, d->k, bb, t, h, n, K, s->Kp, ldk);
+        pack_rows(p, d->v, bb, t, h, n, V, s->Vp, ldv);
+        pack_rows(p, bd->dout, bb, t, h, n, V, s->dO, ldv);
+        kr->trans(n, K, s->Kp, ldk, s->Kt, ldc);
+        kr->trans(n, V, s->Vp, ldv, s->Vt, ldc);
+        /* A = G ⊙ QK^T; dP = tril(dO V^T) (G1: ones); dA = G ⊙ dP */
+        kr->qk(n, K, s->Q, ldk, s->Kt, ldc, s->G, ldc, s->A, ldc);
+        kr->qk(n, V, s->dO, ldv, s->Vt, ldc, s->G1, ldc, s->dP, ldc);
+        for (int i = 0; i < n; i++) {
+            const float *gr = s->G + (size_t)i * ldc, *pr = s->dP + (size_t)i * ldc;
+            float *ar = s->dA + (size_t)i * ldc;
+            for (int j = 0; j <= i; j++) ar[j] = gr[j] * pr[j];
+            for (int j = i + 1; j < n; j++) ar[j] = 0.0f;
+        }
+        /* dQ = (rs ⊙ dO) S^T + dA K */
+        kr->wrows(n, V, s->rs, s->dO, ldv, s->rdO, ldv);
+        kr->trans(K, V, S, ldv, s->St, ldk);
+        kr->state(V, n, K, s->rdO, ldv, s->St, ldk, 0.0f, NULL, s->dQs, ldk);
+        kr->state(n, n, K, s->dA, ldc, s->Kp, ldk, 1.0f, s->dQs, s->dQ, ldk);
+        /* dK = (w ⊙ V) dS^T + dA^T Q */
+        kr->wrows(n, V, s->w, s->Vp, ldv, s->Vw, ldv);
+        kr->trans(K, V, s->dS, ldv, s->dSt, ldk);
+        kr->state(V, n, K, s->Vw, ldv, s->dSt, ldk, 0.0f, NULL, s->dKs, ldk);
+        transpose_nn(n, s->dA, s->dAT, ldc);
+        kr->state(n, n, K, s->dAT, ldc, s->Q, ldk, 1.0f, s->dKs, s->dK, ldk);
+        /* dV = (w ⊙ K) dS + A^T dO */
+        kr->wrows(n, K, s->w, s->Kp, ldk, s->Kw, ldk);
+        kr->state(K, n, V, s->Kw, ldk, s->dS, ldv, 0.0f, NULL, s->dVs, ldv);
+        transpose_nn(n, s->A, s->AT, ldc);
+        kr->state(n, n, V, s->AT, ldc, s->dO, ldv, 1.0f, s->dVs, s->dV, ldv);
+        /* 3. the gate of token r: a <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij */
+        if (p->gate) {
+            double t1 = 0.0;
+            for (int r = 0; r < K; r++) t1 += dot(s->dS + (size_t)r * ldv, S + (size_t)r * ldv, V);
+            t1 *= (double)a;
+            for (int r = 0; r < n; r++) {
+                s->u[r] = dot(s->Kp + (size_t)r * ldk, s->dKs + (size_t)r * ldk, K);
+                s->e[r] = dot(s->Q + (size_t)r * ldk, s->dQs + (size_t)r * ldk, K);
+                s->c4[r] = 0.0;
+            }
+            /* c4_r = sum over i >= r of the row prefix sum_{j<r} A_ij dP_ij */
+            for (int i = 1; i < n; i++) {
+                const float *ar = s->A + (size_t)i * ldc, *pr = s->dP + (size_t)i * ldc;
+                double pre = 0.0;
+                for (int r = 1; r <= i; r++) {
+                    pre += (double)ar[r - 1] * (double)pr[r - 1];
+                    s->c4[r] += pre;
+                }
+            }
+            double up = 0.0, es = 0.0;
+            for (int r = 0; r < n; r++) es += s->e[r];
+            float *dg = bd->dg ? (float *)bd->dg + ((bb * d->T + t) * d->H + h) : NULL;
+            for (int r = 0; r < n; r++) {
+                const double v = t1 + up + es + s->c4[r];
+                dg_sum += v;
+                if (dg) dg[(int64_t)r * d->H] = (float)v;
+                up += s->u[r];
+                es -= s->e[r];
+            }
+        }
+        store_rows(p, bd->dq, bb, t, h, n, K, s->dQ, ldk);
+        store_rows(p, bd->dk, bb, t, h, n, K, s->dK, ldk);
+        store_rows(p, bd->dv, bb, t, h, n, V, s->dV, ldv);
+        /* the entering state's gradient: dS = exp(b_n) dS + (rs ⊙ Q)^T dO */
+        kr->wrows(n, K, s->rs, s->Q, ldk, s->Qs, ldk);
+        kr->trans(n, K, s->Qs, ldk, s->Qst, ldc);
+        kr->state(n, K, V, s->Qst, ldc, s->dO, ldv, a, s->dS, s->dS, ldv);
+    }
+    if (bd->dh0) {
+        float *dh0 = (float *)bd->dh0 + ((size_t)n_seq * d->H + h) * kv;
+        for (int r = 0; r < K; r++) memcpy(dh0 + (size_t)r * V, s->dS + (size_t)r * ldv, (size_t)V * sizeof(float));
+    }
+    return dg_sum;
+}
+
+sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
+{
+    (void)kind;
+    const sgla_forward_desc *d = b->fwd;
+    if (d->dtype == SGLA_F64)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CPU backend: f64 inputs are for the reference backends");
+    if (d->K > 65536 || d->V > 65536)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CPU backend: K = %lld, V = %lld, each must be <= 65536",
+                         (long long)d->K, (long long)d->V);
+    bplan p;
+    memset(&p, 0, sizeof p);
+    p.b = b;
+    p.d = d;
+    p.kr = sgla_cpu_kernels_current();
+    p.C = (int)d->chunk;
+    p.K = (int)d->K;
+    p.V = (int)d->V;
+    p.ldk = (int)round_up(p.K, 16) + 16;
+    p.ldv = (int)round_up(p.V, 16) + 16;
+    p.ldc = (int)round_up(p.C, 16) + 16;
+    p.es = sgla_dtype_size(d->dtype);
+    p.gate = d->g ? 2 : d->g_gamma ? 1 : 0;
+    const int64_t N = sgla_num_sequences(d), items = N * d->H;
+    for (int64_t n = 0; n < N; n++) {
+        int64_t bb, t0, t1;
+        sgla_seq_bounds(d, n, &bb, &t0, &t1);
+        const int64_t nc = (t1 - t0 + p.C - 1) / p.C;
+        if (nc > p.ncm) p.ncm = nc;
+    }
+    bscratch probe;
+    const size_t floats = bscratch_floats(&p, &probe, NULL);
+    if ((double)floats * sizeof(float) > (double)SIZE_MAX / 4)
+        return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU backward: %zu floats of scratch a thread", floats);
+    double *dg_part = d->g_gamma && b->dg_gamma ? calloc((size_t)items, sizeof(double)) : NULL;
+    if (d->g_gamma && b->dg_gamma && !dg_part)
+        return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU backward: %lld partial sums", (long long)items);
+    int nth = d->threads > 0 ? d->threads : sgla_cpu_default_threads();
+    if (nth > items) nth = (int)(items > 0 ? items : 1);
+    if (nth < 1) nth = 1;
+    int fail = 0;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nth) if (nth > 1)
+#endif
+    {
+        bscratch s;
+        float *mem = sgla_cpu_scratch_take(floats);
+        if (!mem) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            fail = 1;
+        } else {
+            bscratch_floats(&p, &s, mem);
+        }
+        /* every thread runs the loop (its iterations are shared); a failed
+         * allocation anywhere makes every thread skip the work, so nothing
+         * is written */
+        int failed;
+#ifdef _OPENMP
+#pragma omp barrier
+#pragma omp atomic read
+#endif
+        failed = fail;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+        for (int64_t it = 0; it < items; it++) {
+            if (failed) continue;
+            const double sum = backward_item(&p, &s, it / d->H, it % d->H);
+            if (dg_part) dg_part[it] = sum;
+        }
+        sgla_cpu_scratch_give(mem, floats);
+    }
+    if (fail) {
+        free(dg_part);
+        return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU backward: %zu bytes of scratch a thread", floats * sizeof(float));
+    }
+    if (dg_part) {
+        for (int64_t h = 0; h < d->H; h++) {
+            double acc = 0.0;
+            for (int64_t n = 0; n < N; n++) acc += dg_part[n * d->H + h];
+            ((float *)b->dg_gamma)[h] = (float)acc;
+        }
+        free(dg_part);
+    }
+    return SGLA_OK;
+}

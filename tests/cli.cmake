@@ -76,7 +76,7 @@ sgla_cli_test(cli_help "--help" RE "usage: sgla <command>")
 sgla_cli_test(cli_version "version" RE "sgla [0-9]+\\.[0-9]+\\.[0-9]+")
 sgla_cli_test(cli_no_command "" RC 2 RE "usage")
 sgla_cli_test(cli_unknown_command "frobnicate" RC 2 RE "unknown command 'frobnicate'")
-foreach(c verify tables run plot bench)
+foreach(c verify tables run grad plot bench)
   sgla_cli_test(cli_help_${c} "${c}|--help" RE "usage: sgla ${c}")
 endforeach()
 

@@ -1,4 +1,4 @@
-/* `sgla run` end to end: run the CLI on .npy files, read o and ht back and
+/* `sgla run` and `sgla grad` end to end: run the CLI on .npy files, read o and ht back and
  * compare them with the fp64 reference computed here from the same files,
  * for every backend, f32/f16/f8 inputs, every gate form, varlen, T = 0, and
  * the error exits.  SGLA_CLI (the sgla executable) and SGLA_TEST_DATA_DIR
@@ -27,12 +27,12 @@ static const char *dp(const char *name)
     return buf[k];
 }
 
-/* Run `sgla run <args>`, stderr to a file; returns the exit status. */
-static int run_cli(const char *args, char *errbuf, size_t errcap)
+/* Run `sgla <sub> <args>`, stderr to a file; returns the exit status. */
+static int run_sub(const char *sub, const char *args, char *errbuf, size_t errcap)
 {
     char cmd[8192];
     const char *errfile = "test_cli_run.stderr";
-    snprintf(cmd, sizeof cmd, "'%s' run %s > /dev/null 2> %s", SGLA_CLI, args, errfile);
+    snprintf(cmd, sizeof cmd, "'%s' %s %s > /dev/null 2> %s", SGLA_CLI, sub, args, errfile);
     int st = system(cmd);
     errbuf[0] = '\0';
     FILE *f = fopen(errfile, "r");
@@ -44,6 +44,8 @@ static int run_cli(const char *args, char *errbuf, size_t errcap)
     remove(errfile);
     return st == -1 ? -1 : (WIFEXITED(st) ? WEXITSTATUS(st) : 128);
 }
+
+static int run_cli(const char *args, char *errbuf, size_t errcap) { return run_sub("run", args, errbuf, errcap); }
 
 static npy_array must_read(const char *path)
 {
@@ -196,6 +198,83 @@ static void make_derived(void)
     }
 }
 
+/* `sgla grad` with ref-a, ref-b and cpu on the run fixtures (do = v's file, dht = h0's
+ * file): every gradient file against the fp64 backward computed here from the same
+ * files (SGLA_F64 through ref-a). */
+static void check_grad(void)
+{
+    npy_array q = must_read(dp("run_q.npy")), k = must_read(dp("run_k.npy")), v = must_read(dp("run_v.npy"));
+    npy_array g = must_read(dp("run_g.npy")), h0 = must_read(dp("run_h0.npy"));
+    if (!q.data || !k.data || !v.data || !g.data || !h0.data) {
+        TU_CHECK(0, "grad: fixtures unreadable");
+        return;
+    }
+    const int64_t B = q.shape[0], T = q.shape[1], H = q.shape[2], K = q.shape[3], V = v.shape[3];
+    double *q64 = malloc((size_t)q.count * 8), *k64 = malloc((size_t)k.count * 8), *v64 = malloc((size_t)v.count * 8);
+    double *g64 = malloc((size_t)g.count * 8), *h064 = malloc((size_t)h0.count * 8);
+    to_f64(&q, q64), to_f64(&k, k64), to_f64(&v, v64), to_f64(&g, g64), to_f64(&h0, h064);
+    double *ref[5] = {malloc((size_t)q.count * 8), malloc((size_t)k.count * 8), malloc((size_t)v.count * 8),
+                      malloc((size_t)g.count * 8), malloc((size_t)h0.count * 8)};
+    sgla_forward_desc d;
+    sgla_forward_desc_init(&d);
+    d.q = q64, d.k = k64, d.v = v64, d.g = g64, d.h0 = h064, d.dtype = SGLA_F64, d.scale = 0.5f, d.chunk = 3;
+    d.B = B, d.T = T, d.H = H, d.K = K, d.V = V;
+    sgla_backward_desc b;
+    sgla_backward_desc_init(&b);
+    b.fwd = &d, b.dout = v64, b.dht = h064;
+    b.dq = ref[0], b.dk = ref[1], b.dv = ref[2], b.dg = ref[3], b.dh0 = ref[4];
+    sgla_status st = sgla_backward(&b, SGLA_BACKEND_REF_A);
+    TU_CHECK(st == SGLA_OK, "grad reference: %s", sgla_last_error());
+    static const char *names[5] = {"dq", "dk", "dv", "dg", "dh0"};
+    static const char *backends[3] = {"ref-a", "ref-b", "cpu"};
+    for (int bi = 0; bi < 3 && st == SGLA_OK; bi++) {
+        char args[8192], err[4096];
+        snprintf(args, sizeof args,
+                 "--q '%s' --k '%s' --v '%s' --g '%s' --h0 '%s' --scale 0.5 --chunk 3 --backend %s --do '%s' --dht '%s' "
+                 "--dq g_dq.npy --dk g_dk.npy --dv g_dv.npy --dg g_dg.npy --dh0 g_dh0.npy",
+                 dp("run_q.npy"), dp("run_k.npy"), dp("run_v.npy"), dp("run_g.npy"), dp("run_h0.npy"), backends[bi],
+                 dp("run_v.npy"), dp("run_h0.npy"));
+        int rc = run_sub("grad", args, err, sizeof err);
+        TU_CHECK(rc == 0, "sgla grad --backend %s: rc %d, '%s'", backends[bi], rc, err);
+        if (rc) continue;
+        for (int i = 0; i < 5; i++) {
+            char path[64];
+            snprintf(path, sizeof path, "g_%s.npy", names[i]);
+            npy_array o = must_read(path);
+            const int64_t n = i < 2 ? q.count : i == 2 ? v.count : i == 3 ? g.count : h0.count;
+            double *x = malloc((size_t)(n ? n : 1) * 8), num = 0, den = 0;
+            if (o.data && o.count == n) {
+                to_f64(&o, x);
+                for (int64_t j = 0; j < n; j++) num += (x[j] - ref[i][j]) * (x[j] - ref[i][j]), den += ref[i][j] * ref[i][j];
+            }
+            const double rel = o.data && o.count == n ? sqrt(num / den) : NAN;
+            const double bar = backends[bi][0] == 'r' ? 1e-6 : 1e-5; /* f4 files: the rounding */
+            TU_CHECK(rel <= bar, "sgla grad --backend %s: %s rel L2 %.3e > %.0e", backends[bi], names[i], rel, bar);
+            printf("grad %-5s %-4s rel L2 %.2e\n", backends[bi], names[i], rel);
+            free(x);
+            npy_free(&o);
+            remove(path);
+        }
+    }
+    /* its errors: status 2 and a line naming the problem */
+    char args[4096], err[4096];
+    snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --do '%s' --dq a.npy --dk b.npy --dv c.npy --dg d.npy",
+             dp("run_q.npy"), dp("run_k.npy"), dp("run_v.npy"), dp("run_v.npy"));
+    int rc = run_sub("grad", args, err, sizeof err);
+    TU_CHECK(rc == 2 && strstr(err, "--dg needs --g"), "grad --dg without --g: rc %d, '%s'", rc, err);
+    snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --do '%s' --dq a.npy --dk a.npy --dv c.npy",
+             dp("run_q.npy"), dp("run_k.npy"), dp("run_v.npy"), dp("run_v.npy"));
+    rc = run_sub("grad", args, err, sizeof err);
+    TU_CHECK(rc == 2 && strstr(err, "same file"), "grad with --dq == --dk: rc %d, '%s'", rc, err);
+    snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --do '%s' --dq a.npy --dk b.npy --dv c.npy",
+             dp("run_q.npy"), dp("run_k.npy"), dp("run_v.npy"), dp("run_q.npy"));
+    rc = run_sub("grad", args, err, sizeof err);
+    TU_CHECK(rc == 2 && strstr(err, "--do"), "grad with do of q's shape: rc %d, '%s'", rc, err);
+    for (int i = 0; i < 5; i++) free(ref[i]);
+    free(q64), free(k64), free(v64), free(g64), free(h064);
+    npy_free(&q), npy_free(&k), npy_free(&v), npy_free(&g), npy_free(&h0);
+}
+
 int main(void)
 {
     make_derived();
@@ -235,6 +314,7 @@ int main(void)
              dp("run_v.npy"), dp("run_gg.npy"));
     rc = run_cli(args, err, sizeof err);
     TU_CHECK(rc == 2 && strstr(err, "--g") && strstr(err, "run_gg.npy"), "wrong gate rank: rc %d, '%s'", rc, err);
+    check_grad();
     FILE *f = fopen("o_x.npy", "rb");
     TU_CHECK(f == NULL, "o was written although the run failed");
     if (f) fclose(f);

@@ -10,6 +10,7 @@
 int sgla_cmd_verify(int argc, char **argv);  /* tools/cmd_verify.c */
 int sgla_cmd_tables(int argc, char **argv);  /* tools/cmd_tables.c */
 int sgla_cmd_run(int argc, char **argv);     /* tools/cmd_run.c */
+int sgla_cmd_grad(int argc, char **argv);    /* tools/cmd_grad.c */
 int sgla_cmd_plot(int argc, char **argv);    /* tools/cmd_plot.c */
 int sgla_cmd_bench(int argc, char **argv);   /* tools/cmd_bench.c */
 

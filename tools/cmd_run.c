@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_inputs.h"
 #include "dispatch.h"
 #include "npy.h"
 
@@ -59,155 +60,38 @@ static void usage(FILE *f)
             "Exit status: 0 success, 2 bad arguments, unreadable or inconsistent input, or a library error.\n");
 }
 
-static int err_out(const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 1, 2)))
-#endif
-    ;
-
-static int err_out(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "sgla " CMD ": ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    return 2;
-}
+#define err_out(...) cli_err(CMD, __VA_ARGS__)
 
 typedef struct run_args {
-    const char *q, *k, *v, *g, *gg, *h0, *cu, *o, *ht;
-    int have_alpha;
-    double alpha;
-    double scale;
-    int64_t chunk;
-    int64_t threads;
-    sgla_backend backend;
+    cli_input_args in;
+    const char *o, *ht;
 } run_args;
-
-/* Read one file and check its rank. */
-static int load(const char *flag, const char *path, int ndim, npy_array *a)
-{
-    char err[512];
-    if (npy_read(path, a, err, sizeof err)) return err_out("%s: %s", flag, err);
-    if (a->ndim != ndim) {
-        char sh[256];
-        npy_shape_str(a->ndim, a->shape, sh, sizeof sh);
-        int got = a->ndim;
-        npy_free(a);
-        return err_out("%s: %s: shape %s has %d dimensions, expected %d", flag, path, sh, got, ndim);
-    }
-    return 0;
-}
-
-/* Convert an f8 array to f4 in place (the library's gates and states are
- * fp32); f4 passes through; anything else is an error. */
-static int want_f32(const char *flag, const char *path, npy_array *a)
-{
-    if (a->dtype == NPY_F32) return 0;
-    if (a->dtype != NPY_F64)
-        return err_out("%s: %s: dtype %s, expected <f4 (or <f8)", flag, path, npy_dtype_descr(a->dtype));
-    float *f = malloc((size_t)(a->count ? a->count : 1) * sizeof(float));
-    if (!f) return err_out("%s: %s: out of memory", flag, path);
-    const double *d = a->data;
-    for (int64_t i = 0; i < a->count; i++) f[i] = (float)d[i];
-    free(a->data);
-    a->data = f;
-    a->dtype = NPY_F32;
-    return 0;
-}
-
-static int shape_eq(const npy_array *a, const int64_t *want, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (a->shape[i] != want[i]) return 0;
-    return 1;
-}
-
-static int shape_err(const char *flag, const char *path, const npy_array *a, int n, const int64_t *want,
-                     const char *why)
-{
-    char got[256], exp[256];
-    npy_shape_str(a->ndim, a->shape, got, sizeof got);
-    npy_shape_str(n, want, exp, sizeof exp);
-    return err_out("%s: %s: shape %s, expected %s (%s)", flag, path, got, exp, why);
-}
 
 static int parse_args(int argc, char **argv, run_args *a, int *help)
 {
     memset(a, 0, sizeof *a);
-    a->scale = 1.0;
-    a->chunk = 64;
-    a->backend = SGLA_BACKEND_AUTO;
+    cli_input_defaults(&a->in);
     *help = 0;
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i], *v;
-        const char **slot = NULL;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
             *help = 1;
             return 0;
         }
-        if (!strcmp(f, "--q")) slot = &a->q;
-        else if (!strcmp(f, "--k")) slot = &a->k;
-        else if (!strcmp(f, "--v")) slot = &a->v;
-        else if (!strcmp(f, "--g")) slot = &a->g;
-        else if (!strcmp(f, "--g-gamma")) slot = &a->gg;
-        else if (!strcmp(f, "--h0")) slot = &a->h0;
-        else if (!strcmp(f, "--cu-seqlens")) slot = &a->cu;
-        else if (!strcmp(f, "--o")) slot = &a->o;
-        else if (!strcmp(f, "--ht")) slot = &a->ht;
-        if (slot) {
-            if (*slot) return err_out("%s given twice", f);
-            if (!(v = cli_value(CMD, argc, argv, &i))) return 2;
-            if (!*v) return err_out("%s: empty file name", f);
-            *slot = v;
-            continue;
-        }
-        if (!strcmp(f, "--alpha")) {
-            if (a->have_alpha) return err_out("--alpha given twice");
-            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, "--alpha", v, &a->alpha)) return 2;
-            if (!(a->alpha > 0.0 && a->alpha <= 1.0)) return err_out("--alpha: %s is not in (0, 1]", v);
-            a->have_alpha = 1;
-        } else if (!strcmp(f, "--scale")) {
-            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, "--scale", v, &a->scale)) return 2;
-            if (!isfinite(a->scale) || fabs(a->scale) > 3.4e38) return err_out("--scale: %s is not a finite float", v);
-        } else if (!strcmp(f, "--chunk")) {
-            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_i64(CMD, "--chunk", v, &a->chunk)) return 2;
-        } else if (!strcmp(f, "--threads")) {
-            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_i64(CMD, "--threads", v, &a->threads)) return 2;
-            if (a->threads < 0 || a->threads > 65536) return err_out("--threads: %s is not in [0, 65536]", v);
-        } else if (!strcmp(f, "--backend")) {
-            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_backend(CMD, v, &a->backend)) return 2;
-        } else {
-            return err_out("unknown option '%s' (try `sgla run --help`)", f);
-        }
+        const int in = cli_input_flag(CMD, argc, argv, &i, &a->in);
+        if (in == 2) return 2;
+        if (in == 1) continue;
+        const char **slot = !strcmp(f, "--o") ? &a->o : !strcmp(f, "--ht") ? &a->ht : NULL;
+        if (!slot) return err_out("unknown option '%s' (try `sgla run --help`)", f);
+        if (*slot) return err_out("%s given twice", f);
+        if (!(v = cli_value(CMD, argc, argv, &i))) return 2;
+        if (!*v) return err_out("%s: empty file name", f);
+        *slot = v;
     }
-    if (!a->q || !a->k || !a->v)
-        return err_out("--q, --k and --v are required (try `sgla run --help`)");
+    if (cli_input_check(CMD, &a->in)) return 2;
     if (!a->o) return err_out("--o is required (try `sgla run --help`)");
     if (a->ht && !strcmp(a->ht, a->o)) return err_out("--o and --ht name the same file '%s'", a->o);
-    if ((a->g != NULL) + (a->gg != NULL) + a->have_alpha > 1)
-        return err_out("give at most one of --g, --g-gamma and --alpha");
     return 0;
-}
-
-/* The inputs, owned. */
-typedef struct run_data {
-    npy_array q, k, v, g, gg, h0, cu;
-    float *alpha_gg;
-} run_data;
-
-static void free_data(run_data *r)
-{
-    npy_free(&r->q);
-    npy_free(&r->k);
-    npy_free(&r->v);
-    npy_free(&r->g);
-    npy_free(&r->gg);
-    npy_free(&r->h0);
-    npy_free(&r->cu);
-    free(r->alpha_gg);
 }
 
 static int lib_err(const char *what, sgla_status st)
@@ -308,130 +192,16 @@ int sgla_cmd_run(int argc, char **argv)
     }
     if (rc) return rc;
 
-    run_data r;
-    memset(&r, 0, sizeof r);
+    cli_inputs r;
+    sgla_forward_desc d;
     void *o = NULL, *o_file = NULL;
     float *ht = NULL;
     double *o64 = NULL, *ht64 = NULL;
+    if (cli_inputs_load(CMD, &a.in, &r, &d)) return 2;
     rc = 2;
-
-    /* ---- q, k, v ---- */
-    if (load("--q", a.q, 4, &r.q) || load("--k", a.k, 4, &r.k) || load("--v", a.v, 4, &r.v)) goto out;
-    npy_dtype in_dt = r.q.dtype;
-    if (in_dt != NPY_F16 && in_dt != NPY_F32 && in_dt != NPY_F64) {
-        err_out("--q: %s: dtype %s, expected <f2 or <f4 (or <f8)", a.q, npy_dtype_descr(in_dt));
-        goto out;
-    }
-    if (r.k.dtype != in_dt || r.v.dtype != in_dt) {
-        err_out("q, k and v must share a dtype: q is %s, k is %s, v is %s", npy_dtype_descr(in_dt),
-                npy_dtype_descr(r.k.dtype), npy_dtype_descr(r.v.dtype));
-        goto out;
-    }
-    const int64_t B = r.q.shape[0], T = r.q.shape[1], H = r.q.shape[2], K = r.q.shape[3], V = r.v.shape[3];
-    if (!shape_eq(&r.k, r.q.shape, 4)) {
-        shape_err("--k", a.k, &r.k, 4, r.q.shape, "must equal q's [B,T,H,K]");
-        goto out;
-    }
-    {
-        int64_t want[4] = {B, T, H, V};
-        if (!shape_eq(&r.v, want, 3)) {
-            shape_err("--v", a.v, &r.v, 4, want, "must be [B,T,H,V] with q's B, T, H");
-            goto out;
-        }
-    }
-    if (B < 1 || H < 1 || K < 1 || V < 1) {
-        err_out("--q/--v: B = %lld, H = %lld, K = %lld, V = %lld: each must be >= 1", (long long)B, (long long)H,
-                (long long)K, (long long)V);
-        goto out;
-    }
-    /* The library computes in f16 or f32; f8 inputs are rounded to f32. */
-    sgla_dtype dt = in_dt == NPY_F16 ? SGLA_F16 : SGLA_F32;
-    if (in_dt == NPY_F64) {
-        if (want_f32("--q", a.q, &r.q) || want_f32("--k", a.k, &r.k) || want_f32("--v", a.v, &r.v)) goto out;
-        fprintf(stderr, "sgla run: note: q, k, v are f8; computing with f32 inputs, o is written as f8\n");
-    }
-
-    /* ---- varlen ---- */
-    int64_t N = B;
-    if (a.cu) {
-        if (load("--cu-seqlens", a.cu, 1, &r.cu)) goto out;
-        if (r.cu.dtype == NPY_I32) {
-            int64_t *w = malloc((size_t)(r.cu.count ? r.cu.count : 1) * sizeof(int64_t));
-            if (!w) {
-                err_out("--cu-seqlens: out of memory");
-                goto out;
-            }
-            for (int64_t i = 0; i < r.cu.count; i++) w[i] = ((const int32_t *)r.cu.data)[i];
-            free(r.cu.data);
-            r.cu.data = w;
-            r.cu.dtype = NPY_I64;
-        } else if (r.cu.dtype != NPY_I64) {
-            err_out("--cu-seqlens: %s: dtype %s, expected <i8 (or <i4)", a.cu, npy_dtype_descr(r.cu.dtype));
-            goto out;
-        }
-        if (r.cu.count < 2) {
-            err_out("--cu-seqlens: %s: %lld entries; needs N+1 >= 2 offsets", a.cu, (long long)r.cu.count);
-            goto out;
-        }
-        if (B != 1) {
-            err_out("--cu-seqlens needs B = 1, but q has B = %lld", (long long)B);
-            goto out;
-        }
-        N = r.cu.count - 1;
-    }
-
-    /* ---- gates ---- */
-    if (a.g) {
-        int64_t want[3] = {B, T, H};
-        if (load("--g", a.g, 3, &r.g) || want_f32("--g", a.g, &r.g)) goto out;
-        if (!shape_eq(&r.g, want, 3)) {
-            shape_err("--g", a.g, &r.g, 3, want, "must be [B,T,H] of q");
-            goto out;
-        }
-    } else if (a.gg) {
-        if (load("--g-gamma", a.gg, 1, &r.gg) || want_f32("--g-gamma", a.gg, &r.gg)) goto out;
-        if (r.gg.shape[0] != H) {
-            shape_err("--g-gamma", a.gg, &r.gg, 1, &H, "must be [H] of q");
-            goto out;
-        }
-    } else if (a.have_alpha) {
-        r.alpha_gg = malloc((size_t)H * sizeof(float));
-        if (!r.alpha_gg) {
-            err_out("--alpha: out of memory");
-            goto out;
-        }
-        float lg = (float)log(a.alpha);
-        for (int64_t h = 0; h < H; h++) r.alpha_gg[h] = lg;
-    }
-    if (a.h0) {
-        int64_t want[4] = {N, H, K, V};
-        if (load("--h0", a.h0, 4, &r.h0) || want_f32("--h0", a.h0, &r.h0)) goto out;
-        if (!shape_eq(&r.h0, want, 4)) {
-            shape_err("--h0", a.h0, &r.h0, 4, want, a.cu ? "must be [N,H,K,V], N = len(cu_seqlens) - 1" : "must be [B,H,K,V]");
-            goto out;
-        }
-    }
-
-    /* ---- descriptor and validation ---- */
-    sgla_forward_desc d;
-    sgla_forward_desc_init(&d);
-    d.dtype = dt;
-    d.B = B;
-    d.T = T;
-    d.H = H;
-    d.K = K;
-    d.V = V;
-    d.q = r.q.data;
-    d.k = r.k.data;
-    d.v = r.v.data;
-    d.g = r.g.data;
-    d.g_gamma = r.gg.data ? r.gg.data : r.alpha_gg;
-    d.scale = (float)a.scale;
-    d.h0 = r.h0.data;
-    d.cu_seqlens = r.cu.data;
-    d.num_seqs = a.cu ? N : 0;
-    d.chunk = a.chunk;
-    d.threads = (int)a.threads;
+    const int64_t B = r.B, T = r.T, H = r.H, K = r.K, V = r.V, N = r.N;
+    const npy_dtype in_dt = r.in_dt;
+    const sgla_dtype dt = r.dt;
 
     /* Outputs before validation, so the library also checks them for
      * overlap; their sizes come from v's element count (already known to
@@ -463,7 +233,7 @@ int sgla_cmd_run(int argc, char **argv)
         }
     }
 
-    sgla_backend be = a.backend;
+    sgla_backend be = a.in.backend;
     if (be == SGLA_BACKEND_AUTO) be = sgla_backend_available(SGLA_BACKEND_CUDA) ? SGLA_BACKEND_CUDA : SGLA_BACKEND_CPU;
     int is_ref = be >= SGLA_BACKEND_REF_A && be <= SGLA_BACKEND_REF_D;
 
@@ -503,7 +273,7 @@ int sgla_cmd_run(int argc, char **argv)
         t0 = cli_now();
         int crc = run_cuda(&d, bq, bv, bg, bgg, d.h0 || d.ht ? bs : 0, bcu, &dev_ms, &lst);
         wall = cli_now() - t0;
-        if (crc == 3 && a.backend == SGLA_BACKEND_AUTO &&
+        if (crc == 3 && a.in.backend == SGLA_BACKEND_AUTO &&
             (lst == SGLA_ERR_UNSUPPORTED_SHAPE || lst == SGLA_ERR_UNSUPPORTED_DTYPE || lst == SGLA_ERR_UNSUPPORTED_CHUNK)) {
             /* auto: the GPU kernel covers fewer shapes than the CPU path. */
             fprintf(stderr, "sgla run: note: cuda declined (%s); using cpu\n", sgla_last_error());
@@ -571,12 +341,12 @@ int sgla_cmd_run(int argc, char **argv)
     }
     printf("sgla run: backend %s, %s, B=%lld T=%lld H=%lld K=%lld V=%lld%s, chunk %lld: %.6f s wall",
            sgla_backend_name(be), sgla_dtype_name(dt), (long long)B, (long long)T, (long long)H, (long long)K,
-           (long long)V, a.cu ? " (varlen)" : "", (long long)d.chunk, wall);
+           (long long)V, a.in.cu ? " (varlen)" : "", (long long)d.chunk, wall);
     if (dev_ms >= 0.0f) printf(" (incl. transfers), %.6f s device", (double)dev_ms * 1e-3);
     printf("\n");
     rc = 0;
 out:
-    free_data(&r);
+    cli_inputs_free(&r);
     free(o);
     free(o_file);
     free(ht);

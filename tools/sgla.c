@@ -16,6 +16,7 @@ static void usage(FILE *f)
             "           with a GPU also the CUDA kernel against fp64 and its latency)\n"
             "  tables   print the numeric tables (overflow, underflow, cumprod, memory length)\n"
             "  run      compute one forward from .npy files and write o (and ht) as .npy\n"
+            "  grad     the gradients of one forward (given do, and dht) as .npy\n"
             "  plot     write the SVG figures (decay matrix, error against alpha, bounds)\n"
             "  bench    time a backend on built-in or given shapes\n"
             "  version  print the library version\n"
@@ -46,6 +47,7 @@ int main(int argc, char **argv)
     if (!strcmp(c, "verify")) return sgla_cmd_verify(argc - 1, argv + 1);
     if (!strcmp(c, "tables")) return sgla_cmd_tables(argc - 1, argv + 1);
     if (!strcmp(c, "run")) return sgla_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(c, "grad")) return sgla_cmd_grad(argc - 1, argv + 1);
     if (!strcmp(c, "plot")) return sgla_cmd_plot(argc - 1, argv + 1);
     if (!strcmp(c, "bench")) return sgla_cmd_bench(argc - 1, argv + 1);
     fprintf(stderr, "sgla: unknown command '%s' (try `sgla --help`)\n", c);

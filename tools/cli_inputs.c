@@ -1,0 +1,265 @@
+/* The inputs `sgla run` and `sgla grad` share (cli_inputs.h). */
+#include "cli_inputs.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_err(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "sgla %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    return 2;
+}
+
+/* Read one file and check its rank. */
+int cli_npy_load(const char *cmd, const char *flag, const char *path, int ndim, npy_array *a)
+{
+    char err[512];
+    if (npy_read(path, a, err, sizeof err)) return cli_err(cmd, "%s: %s", flag, err);
+    if (a->ndim != ndim) {
+        char sh[256];
+        npy_shape_str(a->ndim, a->shape, sh, sizeof sh);
+        int got = a->ndim;
+        npy_free(a);
+        return cli_err(cmd, "%s: %s: shape %s has %d dimensions, expected %d", flag, path, sh, got, ndim);
+    }
+    return 0;
+}
+
+/* Convert an f8 array to f4 in place (the library's gates and states are
+ * fp32); f4 passes through; anything else is an error. */
+int cli_npy_f32(const char *cmd, const char *flag, const char *path, npy_array *a)
+{
+    if (a->dtype == NPY_F32) return 0;
+    if (a->dtype != NPY_F64)
+        return cli_err(cmd, "%s: %s: dtype %s, expected <f4 (or <f8)", flag, path, npy_dtype_descr(a->dtype));
+    float *f = malloc((size_t)(a->count ? a->count : 1) * sizeof(float));
+    if (!f) return cli_err(cmd, "%s: %s: out of memory", flag, path);
+    const double *d = a->data;
+    for (int64_t i = 0; i < a->count; i++) f[i] = (float)d[i];
+    free(a->data);
+    a->data = f;
+    a->dtype = NPY_F32;
+    return 0;
+}
+
+int cli_shape_eq(const npy_array *a, const int64_t *want, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (a->shape[i] != want[i]) return 0;
+    return 1;
+}
+
+int cli_shape_err(const char *cmd, const char *flag, const char *path, const npy_array *a, int n,
+                  const int64_t *want, const char *why)
+{
+    char got[256], exp[256];
+    npy_shape_str(a->ndim, a->shape, got, sizeof got);
+    npy_shape_str(n, want, exp, sizeof exp);
+    return cli_err(cmd, "%s: %s: shape %s, expected %s (%s)", flag, path, got, exp, why);
+}
+
+void cli_input_defaults(cli_input_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->scale = 1.0;
+    a->chunk = 64;
+    a->backend = SGLA_BACKEND_AUTO;
+}
+
+int cli_input_flag(const char *cmd, int argc, char **argv, int *i, cli_input_args *a)
+{
+    const char *f = argv[*i], *v;
+    const char **slot = NULL;
+    if (!strcmp(f, "--q")) slot = &a->q;
+    else if (!strcmp(f, "--k")) slot = &a->k;
+    else if (!strcmp(f, "--v")) slot = &a->v;
+    else if (!strcmp(f, "--g")) slot = &a->g;
+    else if (!strcmp(f, "--g-gamma")) slot = &a->gg;
+    else if (!strcmp(f, "--h0")) slot = &a->h0;
+    else if (!strcmp(f, "--cu-seqlens")) slot = &a->cu;
+    if (slot) {
+        if (*slot) return cli_err(cmd, "%s given twice", f);
+        if (!(v = cli_value(cmd, argc, argv, i))) return 2;
+        if (!*v) return cli_err(cmd, "%s: empty file name", f);
+        *slot = v;
+        return 1;
+    }
+    if (!strcmp(f, "--alpha")) {
+        if (a->have_alpha) return cli_err(cmd, "--alpha given twice");
+        if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_double(cmd, "--alpha", v, &a->alpha)) return 2;
+        if (!(a->alpha > 0.0 && a->alpha <= 1.0)) return cli_err(cmd, "--alpha: %s is not in (0, 1]", v);
+        a->have_alpha = 1;
+    } else if (!strcmp(f, "--scale")) {
+        if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_double(cmd, "--scale", v, &a->scale)) return 2;
+        if (!isfinite(a->scale) || fabs(a->scale) > 3.4e38) return cli_err(cmd, "--scale: %s is not a finite float", v);
+    } else if (!strcmp(f, "--chunk")) {
+        if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_i64(cmd, "--chunk", v, &a->chunk)) return 2;
+    } else if (!strcmp(f, "--threads")) {
+        if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_i64(cmd, "--threads", v, &a->threads)) return 2;
+        if (a->threads < 0 || a->threads > 65536) return cli_err(cmd, "--threads: %s is not in [0, 65536]", v);
+    } else if (!strcmp(f, "--backend")) {
+        if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_backend(cmd, v, &a->backend)) return 2;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+int cli_input_check(const char *cmd, const cli_input_args *a)
+{
+    if (!a->q || !a->k || !a->v) return cli_err(cmd, "--q, --k and --v are required (try `sgla %s --help`)", cmd);
+    if ((a->g != NULL) + (a->gg != NULL) + a->have_alpha > 1)
+        return cli_err(cmd, "give at most one of --g, --g-gamma and --alpha");
+    return 0;
+}
+
+void cli_inputs_free(cli_inputs *r)
+{
+    npy_free(&r->q);
+    npy_free(&r->k);
+    npy_free(&r->v);
+    npy_free(&r->g);
+    npy_free(&r->gg);
+    npy_free(&r->h0);
+    npy_free(&r->cu);
+    free(r->alpha_gg);
+    r->alpha_gg = NULL;
+}
+
+int cli_inputs_load(const char *cmd, const cli_input_args *a, cli_inputs *r, sgla_forward_desc *d)
+{
+    memset(r, 0, sizeof *r);
+    /* ---- q, k, v ---- */
+    if (cli_npy_load(cmd, "--q", a->q, 4, &r->q) || cli_npy_load(cmd, "--k", a->k, 4, &r->k) || cli_npy_load(cmd, "--v", a->v, 4, &r->v)) goto fail;
+    npy_dtype in_dt = r->q.dtype;
+    if (in_dt != NPY_F16 && in_dt != NPY_F32 && in_dt != NPY_F64) {
+        cli_err(cmd, "--q: %s: dtype %s, expected <f2 or <f4 (or <f8)", a->q, npy_dtype_descr(in_dt));
+        goto fail;
+    }
+    if (r->k.dtype != in_dt || r->v.dtype != in_dt) {
+        cli_err(cmd, "q, k and v must share a dtype: q is %s, k is %s, v is %s", npy_dtype_descr(in_dt),
+                npy_dtype_descr(r->k.dtype), npy_dtype_descr(r->v.dtype));
+        goto fail;
+    }
+    const int64_t B = r->q.shape[0], T = r->q.shape[1], H = r->q.shape[2], K = r->q.shape[3], V = r->v.shape[3];
+    if (!cli_shape_eq(&r->k, r->q.shape, 4)) {
+        cli_shape_err(cmd, "--k", a->k, &r->k, 4, r->q.shape, "must equal q's [B,T,H,K]");
+        goto fail;
+    }
+    {
+        int64_t want[4] = {B, T, H, V};
+        if (!cli_shape_eq(&r->v, want, 3)) {
+            cli_shape_err(cmd, "--v", a->v, &r->v, 4, want, "must be [B,T,H,V] with q's B, T, H");
+            goto fail;
+        }
+    }
+    if (B < 1 || H < 1 || K < 1 || V < 1) {
+        cli_err(cmd, "--q/--v: B = %lld, H = %lld, K = %lld, V = %lld: each must be >= 1", (long long)B, (long long)H,
+                (long long)K, (long long)V);
+        goto fail;
+    }
+    /* The library computes in f16 or f32; f8 inputs are rounded to f32. */
+    sgla_dtype dt = in_dt == NPY_F16 ? SGLA_F16 : SGLA_F32;
+    if (in_dt == NPY_F64) {
+        if (cli_npy_f32(cmd, "--q", a->q, &r->q) || cli_npy_f32(cmd, "--k", a->k, &r->k) || cli_npy_f32(cmd, "--v", a->v, &r->v)) goto fail;
+        fprintf(stderr, "sgla %s: note: q, k, v are f8; computing with f32 inputs, o is written as f8\n", cmd);
+    }
+
+    /* ---- varlen ---- */
+    int64_t N = B;
+    if (a->cu) {
+        if (cli_npy_load(cmd, "--cu-seqlens", a->cu, 1, &r->cu)) goto fail;
+        if (r->cu.dtype == NPY_I32) {
+            int64_t *w = malloc((size_t)(r->cu.count ? r->cu.count : 1) * sizeof(int64_t));
+            if (!w) {
+                cli_err(cmd, "--cu-seqlens: out of memory");
+                goto fail;
+            }
+            for (int64_t i = 0; i < r->cu.count; i++) w[i] = ((const int32_t *)r->cu.data)[i];
+            free(r->cu.data);
+            r->cu.data = w;
+            r->cu.dtype = NPY_I64;
+        } else if (r->cu.dtype != NPY_I64) {
+            cli_err(cmd, "--cu-seqlens: %s: dtype %s, expected <i8 (or <i4)", a->cu, npy_dtype_descr(r->cu.dtype));
+            goto fail;
+        }
+        if (r->cu.count < 2) {
+            cli_err(cmd, "--cu-seqlens: %s: %lld entries; needs N+1 >= 2 offsets", a->cu, (long long)r->cu.count);
+            goto fail;
+        }
+        if (B != 1) {
+            cli_err(cmd, "--cu-seqlens needs B = 1, but q has B = %lld", (long long)B);
+            goto fail;
+        }
+        N = r->cu.count - 1;
+    }
+
+    /* ---- gates ---- */
+    if (a->g) {
+        int64_t want[3] = {B, T, H};
+        if (cli_npy_load(cmd, "--g", a->g, 3, &r->g) || cli_npy_f32(cmd, "--g", a->g, &r->g)) goto fail;
+        if (!cli_shape_eq(&r->g, want, 3)) {
+            cli_shape_err(cmd, "--g", a->g, &r->g, 3, want, "must be [B,T,H] of q");
+            goto fail;
+        }
+    } else if (a->gg) {
+        if (cli_npy_load(cmd, "--g-gamma", a->gg, 1, &r->gg) || cli_npy_f32(cmd, "--g-gamma", a->gg, &r->gg)) goto fail;
+        if (r->gg.shape[0] != H) {
+            cli_shape_err(cmd, "--g-gamma", a->gg, &r->gg, 1, &H, "must be [H] of q");
+            goto fail;
+        }
+    } else if (a->have_alpha) {
+        r->alpha_gg = malloc((size_t)H * sizeof(float));
+        if (!r->alpha_gg) {
+            cli_err(cmd, "--alpha: out of memory");
+            goto fail;
+        }
+        float lg = (float)log(a->alpha);
+        for (int64_t h = 0; h < H; h++) r->alpha_gg[h] = lg;
+    }
+    if (a->h0) {
+        int64_t want[4] = {N, H, K, V};
+        if (cli_npy_load(cmd, "--h0", a->h0, 4, &r->h0) || cli_npy_f32(cmd, "--h0", a->h0, &r->h0)) goto fail;
+        if (!cli_shape_eq(&r->h0, want, 4)) {
+            cli_shape_err(cmd, "--h0", a->h0, &r->h0, 4, want, a->cu ? "must be [N,H,K,V], N = len(cu_seqlens) - 1" : "must be [B,H,K,V]");
+            goto fail;
+        }
+    }
+
+    /* ---- descriptor and validation ---- */
+    sgla_forward_desc_init(d);
+    d->dtype = dt;
+    d->B = B;
+    d->T = T;
+    d->H = H;
+    d->K = K;
+    d->V = V;
+    d->q = r->q.data;
+    d->k = r->k.data;
+    d->v = r->v.data;
+    d->g = r->g.data;
+    d->g_gamma = r->gg.data ? r->gg.data : r->alpha_gg;
+    d->scale = (float)a->scale;
+    d->h0 = r->h0.data;
+    d->cu_seqlens = r->cu.data;
+    d->num_seqs = a->cu ? N : 0;
+    d->chunk = a->chunk;
+    d->threads = (int)a->threads;
+    r->in_dt = in_dt;
+    r->dt = dt;
+    r->B = B, r->T = T, r->H = H, r->K = K, r->V = V, r->N = N;
+    return 0;
+fail:
+    cli_inputs_free(r);
+    return 2;
+}

@@ -1,0 +1,57 @@
+/* What `sgla run` and `sgla grad` share: the forward's inputs as .npy files
+ * (their flags, loading, shape and dtype checks) and the messages. */
+#ifndef SGLA_CLI_INPUTS_H
+#define SGLA_CLI_INPUTS_H
+
+#include <stdint.h>
+
+#include "npy.h"
+#include "sgla.h"
+
+/* "sgla <cmd>: <message>" on stderr; returns 2. */
+int cli_err(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Read a .npy file of rank ndim (0, or 2 after a message). */
+int cli_npy_load(const char *cmd, const char *flag, const char *path, int ndim, npy_array *a);
+/* An f8 array to f4 in place; f4 passes; anything else is an error. */
+int cli_npy_f32(const char *cmd, const char *flag, const char *path, npy_array *a);
+int cli_shape_eq(const npy_array *a, const int64_t *want, int n);
+int cli_shape_err(const char *cmd, const char *flag, const char *path, const npy_array *a, int n,
+                  const int64_t *want, const char *why);
+
+/* The forward's input flags. */
+typedef struct cli_input_args {
+    const char *q, *k, *v, *g, *gg, *h0, *cu;
+    int have_alpha;
+    double alpha;
+    double scale;
+    int64_t chunk;
+    int64_t threads;
+    sgla_backend backend;
+} cli_input_args;
+
+void cli_input_defaults(cli_input_args *a);
+/* argv[*i] if it is one of the input flags: 1 (consumed with its value), or 2
+ * after a message; 0 when it is not one of them. */
+int cli_input_flag(const char *cmd, int argc, char **argv, int *i, cli_input_args *a);
+/* The flags every command needs (q, k, v; one gate at most); 0 or 2. */
+int cli_input_check(const char *cmd, const cli_input_args *a);
+
+/* The inputs, loaded and owned. */
+typedef struct cli_inputs {
+    npy_array q, k, v, g, gg, h0, cu;
+    float *alpha_gg;
+    npy_dtype in_dt;   /* of q, k, v in their files */
+    sgla_dtype dt;     /* what the library computes with */
+    int64_t B, T, H, K, V, N;
+} cli_inputs;
+
+/* Load and check every input, and fill d (o, ht unset); 0, or 2 after a message. */
+int cli_inputs_load(const char *cmd, const cli_input_args *a, cli_inputs *r, sgla_forward_desc *d);
+void cli_inputs_free(cli_inputs *r);
+
+#endif

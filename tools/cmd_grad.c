@@ -1,0 +1,282 @@
+/*
+ * sgla grad: the gradients of one forward from .npy files (sgla_backward).
+ *
+ *   sgla grad <the inputs of sgla run> --do DO.npy [--dht DHT.npy]
+ *             --dq DQ.npy --dk DK.npy --dv DV.npy [--dg DG.npy] [--dg-gamma DGG.npy] [--dh0 DH0.npy]
+ *
+ * Exit 0 on success, 2 on any usage, input or library error (one line on
+ * stderr naming what is wrong).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_inputs.h"
+#include "dispatch.h"
+#include "npy.h"
+
+#ifdef SGLA_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+#define CMD "grad"
+#define err_out(...) cli_err(CMD, __VA_ARGS__)
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: sgla grad --q Q.npy --k K.npy --v V.npy [--g G.npy | --g-gamma GG.npy | --alpha A]\n"
+            "                 [--h0 H0.npy] [--cu-seqlens CU.npy] [--scale S] [--chunk C]\n"
+            "                 [--backend auto|ref-a|ref-b|cpu|cuda] [--threads N]\n"
+            "                 --do DO.npy [--dht DHT.npy]\n"
+            "                 --dq DQ.npy --dk DK.npy --dv DV.npy [--dg DG.npy] [--dg-gamma DGG.npy] [--dh0 DH0.npy]\n"
+            "\n"
+            "The gradients of L = <o, do> + <ht, dht> with respect to the inputs of `sgla run` (same\n"
+            "flags, same files), written as .npy files.\n"
+            "\n"
+            "inputs besides sgla run's:\n"
+            "  --do            [B,T,H,V]  dtype of q: the gradient of o\n"
+            "  --dht           [N,H,K,V]  f4 (or f8): the gradient of the final state (default 0)\n"
+            "outputs:\n"
+            "  --dq, --dk      [B,T,H,K]  dtype of q (f4 for f8 inputs, which are computed in f32)\n"
+            "  --dv            [B,T,H,V]  dtype of q\n"
+            "  --dg            [B,T,H]    f4; needs --g\n"
+            "  --dg-gamma      [H]        f4; needs --g-gamma or --alpha (the gradient of ln alpha per head)\n"
+            "  --dh0           [N,H,K,V]  f4; needs --h0\n"
+            "\n"
+            "Backends with a backward: ref-a (reverse-time recurrence, fp64), ref-b (chunked, fp64), cpu,\n"
+            "cuda; auto is cuda when available, else cpu.\n"
+            "Exit status: 0 success, 2 bad arguments, unreadable or inconsistent input, or a library error.\n");
+}
+
+enum { O_DQ, O_DK, O_DV, O_DG, O_DGG, O_DH0, NOUT };
+static const char *const out_flag[NOUT] = {"--dq", "--dk", "--dv", "--dg", "--dg-gamma", "--dh0"};
+
+typedef struct grad_args {
+    cli_input_args in;
+    const char *dout, *dht;
+    const char *out[NOUT];
+} grad_args;
+
+static int parse_args(int argc, char **argv, grad_args *a, int *help)
+{
+    memset(a, 0, sizeof *a);
+    cli_input_defaults(&a->in);
+    *help = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i], *v;
+        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+            *help = 1;
+            return 0;
+        }
+        const int in = cli_input_flag(CMD, argc, argv, &i, &a->in);
+        if (in == 2) return 2;
+        if (in == 1) continue;
+        const char **slot = !strcmp(f, "--do") ? &a->dout : !strcmp(f, "--dht") ? &a->dht : NULL;
+        for (int o = 0; o < NOUT && !slot; o++)
+            if (!strcmp(f, out_flag[o])) slot = &a->out[o];
+        if (!slot) return err_out("unknown option '%s' (try `sgla grad --help`)", f);
+        if (*slot) return err_out("%s given twice", f);
+        if (!(v = cli_value(CMD, argc, argv, &i))) return 2;
+        if (!*v) return err_out("%s: empty file name", f);
+        *slot = v;
+    }
+    if (cli_input_check(CMD, &a->in)) return 2;
+    if (!a->dout) return err_out("--do is required (try `sgla grad --help`)");
+    if (!a->out[O_DQ] || !a->out[O_DK] || !a->out[O_DV]) return err_out("--dq, --dk and --dv are required");
+    if (a->out[O_DG] && !a->in.g) return err_out("--dg needs --g (the gate it is the gradient of)");
+    if (a->out[O_DGG] && !a->in.gg && !a->in.have_alpha) return err_out("--dg-gamma needs --g-gamma or --alpha");
+    if (a->out[O_DH0] && !a->in.h0) return err_out("--dh0 needs --h0");
+    for (int o = 0; o < NOUT; o++)
+        for (int p = 0; p < o; p++)
+            if (a->out[o] && a->out[p] && !strcmp(a->out[o], a->out[p]))
+                return err_out("%s and %s name the same file '%s'", out_flag[p], out_flag[o], a->out[o]);
+    return 0;
+}
+
+static int lib_err(const char *what, sgla_status st)
+{
+    const char *detail = sgla_last_error();
+    if (detail && detail[0]) return err_out("%s: %s (%s)", what, sgla_status_string(st), detail);
+    return err_out("%s: %s", what, sgla_status_string(st));
+}
+
+#ifdef SGLA_HAVE_CUDA
+/* Every buffer of b (host) to the device, the backward there, the gradients
+ * back.  Returns 0, 2 after printing a CUDA runtime error, or 3 with the
+ * library's status in *lib_st (not printed). */
+static int run_cuda(const sgla_backward_desc *hb, const size_t in_bytes[9], const size_t out_bytes[NOUT],
+                    sgla_status *lib_st)
+{
+    const sgla_forward_desc *h = hb->fwd;
+    const void *hin[9] = {h->q, h->k, h->v, h->g, h->g_gamma, h->h0, h->cu_seqlens, hb->dout, hb->dht};
+    void *const hout[NOUT] = {hb->dq, hb->dk, hb->dv, hb->dg, hb->dg_gamma, hb->dh0};
+    void *din[9] = {0}, *dout[NOUT] = {0};
+    int rc = 2;
+    cudaError_t ce = cudaSuccess;
+    for (int i = 0; i < 9 && ce == cudaSuccess; i++)
+        if (hin[i] && in_bytes[i]) {
+            ce = cudaMalloc(&din[i], in_bytes[i]);
+            if (ce == cudaSuccess) ce = cudaMemcpy(din[i], hin[i], in_bytes[i], cudaMemcpyHostToDevice);
+        }
+    for (int o = 0; o < NOUT && ce == cudaSuccess; o++)
+        if (hout[o] && out_bytes[o]) ce = cudaMalloc(&dout[o], out_bytes[o]);
+    if (ce != cudaSuccess) {
+        err_out("backend cuda: %s", cudaGetErrorString(ce));
+        goto done;
+    }
+    {
+        sgla_forward_desc d = *h;
+        d.q = din[0], d.k = din[1], d.v = din[2], d.g = din[3], d.g_gamma = din[4], d.h0 = din[5];
+        d.cu_seqlens = din[6];
+        d.stream = NULL;
+        sgla_backward_desc b = *hb;
+        b.fwd = &d;
+        b.dout = din[7], b.dht = din[8];
+        b.dq = dout[O_DQ], b.dk = dout[O_DK], b.dv = dout[O_DV], b.dg = dout[O_DG], b.dg_gamma = dout[O_DGG];
+        b.dh0 = dout[O_DH0];
+        sgla_status st = sgla_backward(&b, SGLA_BACKEND_CUDA);
+        if (st != SGLA_OK) {
+            *lib_st = st;
+            rc = 3;
+            goto done;
+        }
+    }
+    for (int o = 0; o < NOUT && ce == cudaSuccess; o++)
+        if (hout[o] && out_bytes[o]) ce = cudaMemcpy(hout[o], dout[o], out_bytes[o], cudaMemcpyDeviceToHost);
+    if (ce != cudaSuccess) {
+        err_out("backend cuda: %s", cudaGetErrorString(ce));
+        goto done;
+    }
+    rc = 0;
+done:
+    for (int i = 0; i < 9; i++) cudaFree(din[i]);
+    for (int o = 0; o < NOUT; o++) cudaFree(dout[o]);
+    return rc;
+}
+#endif
+
+int sgla_cmd_grad(int argc, char **argv)
+{
+    grad_args a;
+    int help;
+    int rc = parse_args(argc, argv, &a, &help);
+    if (help) {
+        usage(stdout);
+        return 0;
+    }
+    if (rc) return rc;
+    cli_inputs r;
+    sgla_forward_desc d;
+    npy_array dout, dht;
+    memset(&dout, 0, sizeof dout);
+    memset(&dht, 0, sizeof dht);
+    void *out[NOUT] = {0};
+    if (cli_inputs_load(CMD, &a.in, &r, &d)) return 2;
+    rc = 2;
+    const int64_t B = r.B, T = r.T, H = r.H, K = r.K, V = r.V, N = r.N;
+    {
+        const int64_t want[4] = {B, T, H, V};
+        if (cli_npy_load(CMD, "--do", a.dout, 4, &dout)) goto out;
+        if (r.in_dt == NPY_F64 && cli_npy_f32(CMD, "--do", a.dout, &dout)) goto out;
+        if (dout.dtype != (r.dt == SGLA_F16 ? NPY_F16 : NPY_F32)) {
+            err_out("--do: %s: dtype %s, expected q's", a.dout, npy_dtype_descr(dout.dtype));
+            goto out;
+        }
+        if (!cli_shape_eq(&dout, want, 4)) {
+            cli_shape_err(CMD, "--do", a.dout, &dout, 4, want, "must be [B,T,H,V] of q and v");
+            goto out;
+        }
+    }
+    if (a.dht) {
+        const int64_t want[4] = {N, H, K, V};
+        if (cli_npy_load(CMD, "--dht", a.dht, 4, &dht) || cli_npy_f32(CMD, "--dht", a.dht, &dht)) goto out;
+        if (!cli_shape_eq(&dht, want, 4)) {
+            cli_shape_err(CMD, "--dht", a.dht, &dht, 4, want, "must be [N,H,K,V]");
+            goto out;
+        }
+    }
+    const size_t es = sgla_dtype_size(r.dt);
+    const int64_t count[NOUT] = {B * T * H * K, B * T * H * K, B * T * H * V, B * T * H, H, N * H * K * V};
+    const size_t esz[NOUT] = {es, es, es, 4, 4, 4};
+    for (int o = 0; o < NOUT; o++)
+        if (a.out[o] && !(out[o] = malloc((size_t)(count[o] ? count[o] : 1) * esz[o]))) {
+            err_out("out of memory for %s", out_flag[o]);
+            goto out;
+        }
+    sgla_backward_desc b;
+    sgla_backward_desc_init(&b);
+    b.fwd = &d;
+    b.dout = dout.data, b.dht = dht.data;
+    b.dq = out[O_DQ], b.dk = out[O_DK], b.dv = out[O_DV], b.dg = out[O_DG], b.dg_gamma = out[O_DGG];
+    b.dh0 = out[O_DH0];
+
+    sgla_backend be = a.in.backend;
+    if (be == SGLA_BACKEND_AUTO) be = sgla_backend_available(SGLA_BACKEND_CUDA) ? SGLA_BACKEND_CUDA : SGLA_BACKEND_CPU;
+    double t0 = cli_now(), wall = 0;
+    if (be == SGLA_BACKEND_CUDA) {
+        char why[256];
+        if (!sgla_backend_probe(SGLA_BACKEND_CUDA, why, sizeof why)) {
+            err_out("backend cuda: %s (%s)", sgla_status_string(SGLA_ERR_BACKEND_UNAVAILABLE), why);
+            goto out;
+        }
+#ifdef SGLA_HAVE_CUDA
+        d.flags |= SGLA_FLAG_CHECK_DEVICE_VALUES; /* the gates and offsets checked where they are */
+        const size_t in_bytes[9] = {(size_t)count[O_DQ] * es, (size_t)count[O_DK] * es, (size_t)count[O_DV] * es,
+                                    d.g ? (size_t)count[O_DG] * 4 : 0, d.g_gamma ? (size_t)H * 4 : 0,
+                                    d.h0 ? (size_t)count[O_DH0] * 4 : 0, d.cu_seqlens ? (size_t)(N + 1) * 8 : 0,
+                                    (size_t)count[O_DV] * es, dht.data ? (size_t)count[O_DH0] * 4 : 0};
+        size_t out_bytes[NOUT];
+        for (int o = 0; o < NOUT; o++) out_bytes[o] = out[o] ? (size_t)count[o] * esz[o] : 0;
+        sgla_status lst = SGLA_OK;
+        t0 = cli_now();
+        int crc = run_cuda(&b, in_bytes, out_bytes, &lst);
+        wall = cli_now() - t0;
+        if (crc == 3 && a.in.backend == SGLA_BACKEND_AUTO &&
+            (lst == SGLA_ERR_UNSUPPORTED_SHAPE || lst == SGLA_ERR_UNSUPPORTED_DTYPE ||
+             lst == SGLA_ERR_UNSUPPORTED_CHUNK || lst == SGLA_ERR_BACKEND_UNAVAILABLE)) {
+            fprintf(stderr, "sgla grad: note: cuda declined (%s); using cpu\n", sgla_last_error());
+            be = SGLA_BACKEND_CPU;
+        } else if (crc == 3) {
+            lib_err("backend cuda", lst);
+            goto out;
+        } else if (crc) {
+            goto out;
+        }
+#endif
+    }
+    if (be != SGLA_BACKEND_CUDA) {
+        t0 = cli_now();
+        sgla_status st = sgla_backward(&b, be);
+        wall = cli_now() - t0;
+        if (st != SGLA_OK) {
+            char what[64];
+            snprintf(what, sizeof what, "backend %s", sgla_backend_name(be));
+            lib_err(what, st);
+            goto out;
+        }
+    }
+    {
+        const npy_dtype fdt = r.dt == SGLA_F16 ? NPY_F16 : NPY_F32;
+        const int64_t shapes[NOUT][4] = {{B, T, H, K}, {B, T, H, K}, {B, T, H, V}, {B, T, H}, {H}, {N, H, K, V}};
+        const int ndims[NOUT] = {4, 4, 4, 3, 1, 4};
+        const npy_dtype dts[NOUT] = {fdt, fdt, fdt, NPY_F32, NPY_F32, NPY_F32};
+        char err[512];
+        for (int o = 0; o < NOUT; o++)
+            if (a.out[o] && npy_write(a.out[o], dts[o], ndims[o], shapes[o], out[o], err, sizeof err)) {
+                err_out("%s: %s", out_flag[o], err);
+                goto out;
+            }
+    }
+    printf("sgla grad: backend %s, %s, B=%lld T=%lld H=%lld K=%lld V=%lld%s, chunk %lld: %.6f s wall\n",
+           sgla_backend_name(be), sgla_dtype_name(r.dt), (long long)B, (long long)T, (long long)H, (long long)K,
+           (long long)V, a.in.cu ? " (varlen)" : "", (long long)d.chunk, wall);
+    rc = 0;
+out:
+    cli_inputs_free(&r);
+    npy_free(&dout);
+    npy_free(&dht);
+    for (int o = 0; o < NOUT; o++) free(out[o]);
+    return rc;
+}

@@ -54,6 +54,7 @@ class DType(enum.IntEnum):
     F32 = 0
     F16 = 1
     BF16 = 2
+    F64 = 3  # the reference backends only; every tensor of the call is then fp64
 
 
 class Backend(enum.IntEnum):
@@ -99,6 +100,25 @@ class ForwardDesc(ctypes.Structure):
         ("threads", ctypes.c_int),
         ("stream", ctypes.c_void_p),
         ("flags", ctypes.c_uint),
+        ("workspace", ctypes.c_void_p),
+        ("workspace_bytes", ctypes.c_size_t),
+    ]
+
+
+class BackwardDesc(ctypes.Structure):
+    """Mirror of `sgla_backward_desc` (include/sgla.h), field for field."""
+
+    _fields_ = [
+        ("size", ctypes.c_size_t),
+        ("fwd", ctypes.POINTER(ForwardDesc)),
+        ("dout", ctypes.c_void_p),
+        ("dht", ctypes.c_void_p),
+        ("dq", ctypes.c_void_p),
+        ("dk", ctypes.c_void_p),
+        ("dv", ctypes.c_void_p),
+        ("dg", ctypes.c_void_p),
+        ("dg_gamma", ctypes.c_void_p),
+        ("dh0", ctypes.c_void_p),
         ("workspace", ctypes.c_void_p),
         ("workspace_bytes", ctypes.c_size_t),
     ]
@@ -192,6 +212,11 @@ sgla_reference = _sig("sgla_reference", ctypes.c_int, _c_desc_p, ctypes.c_int,
                       ctypes.c_void_p, ctypes.c_void_p)
 sgla_workspace_size = _sig("sgla_workspace_size", ctypes.c_int, _c_desc_p, ctypes.c_int,
                            ctypes.POINTER(ctypes.c_size_t))
+_c_bdesc_p = ctypes.POINTER(BackwardDesc)
+sgla_backward_desc_init = _sig("sgla_backward_desc_init", None, _c_bdesc_p)
+sgla_backward = _sig("sgla_backward", ctypes.c_int, _c_bdesc_p, ctypes.c_int)
+sgla_backward_workspace_size = _sig("sgla_backward_workspace_size", ctypes.c_int, _c_bdesc_p, ctypes.c_int,
+                                    ctypes.POINTER(ctypes.c_size_t))
 
 version = sgla_version().decode()
 
@@ -219,6 +244,26 @@ def _check_mirror():
 
 
 _check_mirror()
+
+
+def _check_backward_mirror():
+    n = ctypes.sizeof(BackwardDesc)
+    buf = (ctypes.c_ubyte * (n + 64))(*([0xA5] * (n + 64)))
+    d = BackwardDesc.from_buffer(buf)
+    sgla_backward_desc_init(ctypes.byref(d))
+    if bytes(buf[n:]) != b"\xa5" * 64 or d.size != n or d.dout is not None or d.workspace_bytes != 0:
+        raise ImportError(
+            f"sgla: the ctypes mirror of sgla_backward_desc does not match {library_path} "
+            f"(version {version}); update python/sgla/_lib.py")
+
+
+_check_backward_mirror()
+
+
+def new_bdesc():
+    d = BackwardDesc()
+    sgla_backward_desc_init(ctypes.byref(d))
+    return d
 
 
 def new_desc():

@@ -13,7 +13,8 @@ import sys
 from . import _lib
 from ._lib import Backend, DType, SglaError
 
-__all__ = ["chunk_simple_gla", "fused_recurrent_simple_gla", "backends", "resolve_backend"]
+__all__ = ["chunk_simple_gla", "chunk_simple_gla_backward", "fused_recurrent_simple_gla", "backends",
+           "resolve_backend"]
 
 _BACKEND_NAMES = {
     "auto": Backend.AUTO, "ref-a": Backend.REF_A, "ref-b": Backend.REF_B,
@@ -178,8 +179,10 @@ def _np_dtype_code(name, a):
         return DType.F16
     if dt.name == "bfloat16" and dt.itemsize == 2:  # ml_dtypes.bfloat16
         return DType.BF16
-    raise TypeError(f"{name} has dtype {dt}; sgla takes float32, float16 or bfloat16 "
-                    f"(convert with .astype(numpy.float32))")
+    if dt == np.float64:
+        return DType.F64
+    raise TypeError(f"{name} has dtype {dt}; sgla takes float32, float16, bfloat16 or float64 "
+                    f"(float64: the reference backends) (convert with .astype(numpy.float32))")
 
 
 def _np_in(name, x, dlpack):
@@ -206,13 +209,30 @@ def _np_in(name, x, dlpack):
     return x
 
 
-def _np_f32(name, x):
+def _np_f32(name, x, f64=False):
+    """Gates and states: fp32, or fp64 with float64 inputs (SGLA_F64)."""
     np = _np()
     if x is None:
         return None
     if not (np.issubdtype(x.dtype, np.floating) or x.dtype.name == "bfloat16"):
         raise TypeError(f"{name} must be a floating-point array (it is used as fp32), got dtype {x.dtype}")
-    return np.ascontiguousarray(x, dtype=np.float32)
+    return np.ascontiguousarray(x, dtype=np.float64 if f64 else np.float32)
+
+
+def _default_backend(dt, on_cuda):
+    """None: "cuda" for CUDA tensors, "ref-b" for float64 (only the references take it), else "cpu"."""
+    if on_cuda:
+        return Backend.CUDA
+    return Backend.REF_B if dt == DType.F64 else Backend.CPU
+
+
+def _np_backend(backend, dt):
+    if backend is None:
+        return _default_backend(dt, False)
+    be = resolve_backend(backend)
+    if be == Backend.CUDA:
+        raise ValueError("backend='cuda' needs CUDA tensors (torch); q is a host (NumPy) array")
+    return be
 
 
 def _forward_numpy(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backend,
@@ -226,14 +246,10 @@ def _forward_numpy(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backe
     for name, x in (("k", k), ("v", v)):
         if x.dtype != q.dtype:
             raise TypeError(f"{name} has dtype {x.dtype} but q has {q.dtype}; q, k and v must share one dtype")
-    if backend is None:
-        be = Backend.CPU
-    else:
-        be = resolve_backend(backend)
-        if be == Backend.CUDA:
-            raise ValueError("backend='cuda' needs CUDA tensors (torch); q is a host (NumPy) array")
+    be = _np_backend(backend, dt)
+    f64 = dt == DType.F64
     q, k, v = (np.ascontiguousarray(x) for x in (q, k, v))
-    g, g_gamma, h0 = _np_f32("g", g), _np_f32("g_gamma", g_gamma), _np_f32("initial_state", h0)
+    g, g_gamma, h0 = _np_f32("g", g, f64), _np_f32("g_gamma", g_gamma, f64), _np_f32("initial_state", h0, f64)
     if h0 is not None and state_v_first:
         h0 = np.ascontiguousarray(h0.transpose(0, 1, 3, 2))
     if cu is not None:
@@ -241,7 +257,7 @@ def _forward_numpy(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backe
             raise TypeError(f"cu_seqlens must be an integer array (int64), got dtype {cu.dtype}")
         cu = np.ascontiguousarray(cu, dtype=np.int64)
     o = np.empty((B, T, H, V), dtype=q.dtype)
-    ht = np.empty((N, H, K, V), dtype=np.float32) if output_final_state else None
+    ht = np.empty((N, H, K, V), dtype=np.float64 if f64 else np.float32) if output_final_state else None
 
     d = _lib.new_desc()
     _fill_desc(d, dt, B, T, H, K, V, N, _scale_of(scale, K), chunk, threads, cu is not None)
@@ -262,6 +278,53 @@ def _forward_numpy(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backe
     return o, ht
 
 
+def _backward_numpy(q, k, v, do, g, g_gamma, scale, h0, dht, cu, backend, threads, chunk, state_v_first, dlpack):
+    np = _np()
+    q, k, v, do, g, g_gamma, h0, dht, cu = (_np_in(n, x, dlpack) for n, x in (
+        ("q", q), ("k", k), ("v", v), ("do", do), ("g", g), ("g_gamma", g_gamma),
+        ("initial_state", h0), ("dht", dht), ("cu_seqlens", cu)))
+    B, T, H, K, V, N = _shape_checks(q, k, v, g, g_gamma, h0, cu, state_v_first)
+    dt = _np_dtype_code("q", q)
+    for name, x in (("k", k), ("v", v), ("do", do)):
+        if x.dtype != q.dtype:
+            raise TypeError(f"{name} has dtype {x.dtype} but q has {q.dtype}; q, k, v and do must share one dtype")
+    if tuple(do.shape) != (B, T, H, V):
+        raise ValueError(f"do must be [B, T, H, V] = {[B, T, H, V]}, got {list(do.shape)}")
+    want = (N, H, V, K) if state_v_first else (N, H, K, V)
+    if dht is not None and tuple(dht.shape) != want:
+        raise ValueError(f"dht must have the final state's shape {list(want)}, got {list(dht.shape)}")
+    be = _np_backend(backend, dt)
+    f64 = dt == DType.F64
+    aux = np.float64 if f64 else np.float32
+    q, k, v, do = (np.ascontiguousarray(x) for x in (q, k, v, do))
+    g, g_gamma = _np_f32("g", g, f64), _np_f32("g_gamma", g_gamma, f64)
+    h0, dht = _np_f32("initial_state", h0, f64), _np_f32("dht", dht, f64)
+    if state_v_first:
+        h0 = np.ascontiguousarray(h0.transpose(0, 1, 3, 2)) if h0 is not None else None
+        dht = np.ascontiguousarray(dht.transpose(0, 1, 3, 2)) if dht is not None else None
+    if cu is not None:
+        if not np.issubdtype(cu.dtype, np.integer):
+            raise TypeError(f"cu_seqlens must be an integer array (int64), got dtype {cu.dtype}")
+        cu = np.ascontiguousarray(cu, dtype=np.int64)
+    dq, dk, dv = np.empty_like(q), np.empty_like(k), np.empty_like(v)
+    dg = np.empty((B, T, H), dtype=aux) if g is not None else None
+    dgg = np.empty((H,), dtype=aux) if g_gamma is not None else None
+    dh0 = np.empty((N, H, K, V), dtype=aux) if h0 is not None else None
+    f = _lib.new_desc()
+    _fill_desc(f, dt, B, T, H, K, V, N, _scale_of(scale, K), chunk, threads, cu is not None)
+    ptr = lambda x: x.ctypes.data if x is not None else None  # noqa: E731
+    f.q, f.k, f.v = ptr(q), ptr(k), ptr(v)
+    f.g, f.g_gamma, f.h0, f.cu_seqlens = ptr(g), ptr(g_gamma), ptr(h0), ptr(cu)
+    b = _lib.new_bdesc()
+    b.fwd = ctypes.pointer(f)
+    b.dout, b.dht = ptr(do), ptr(dht)
+    b.dq, b.dk, b.dv, b.dg, b.dg_gamma, b.dh0 = ptr(dq), ptr(dk), ptr(dv), ptr(dg), ptr(dgg), ptr(dh0)
+    _lib.raise_for(_lib.sgla_backward(ctypes.byref(b), int(be)))
+    if dh0 is not None and state_v_first:
+        dh0 = np.ascontiguousarray(dh0.transpose(0, 1, 3, 2))
+    return dq, dk, dv, dg, dgg, dh0
+
+
 # --------------------------------------------------------------------------
 # torch (CPU and CUDA; DLPack device producers are imported through torch)
 
@@ -273,18 +336,22 @@ def _torch_dtype_code(name, t):
         return DType.F16
     if t.dtype == torch.bfloat16:
         return DType.BF16
-    raise TypeError(f"{name} has dtype {t.dtype}; sgla takes torch.float32, torch.float16 or "
-                    f"torch.bfloat16")
+    if t.dtype == torch.float64:
+        return DType.F64
+    raise TypeError(f"{name} has dtype {t.dtype}; sgla takes torch.float32, torch.float16, "
+                    f"torch.bfloat16 or torch.float64 (the reference backends)")
 
 
-def _forward_torch(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backend,
-                   threads, chunk, state_v_first):
+def _torch_prepare(q, k, v, g, g_gamma, h0, cu, backend, state_v_first):
+    """Checks and converts the torch inputs (differentiably: the gates and the state
+    become fp32, or fp64 with float64 inputs, and contiguous; a [N, H, V, K] state is
+    transposed).  Returns the tensors, the shape, the dtype code and the backend."""
     torch = _torch()
     if not _is_torch(q):  # a DLPack producer on a device
         q = torch.from_dlpack(q)
     dev = q.device
 
-    def take(name, x, float32):
+    def take(name, x, aux):
         if x is None:
             return None
         if not isinstance(x, torch.Tensor):
@@ -295,31 +362,23 @@ def _forward_torch(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backe
         if x.device != dev:
             raise ValueError(f"{name} is on {x.device} but q is on {dev}; "
                              "all tensors must be on one device")
-        if float32:
+        if aux is not None:
             if not x.is_floating_point():
                 raise TypeError(f"{name} must be a floating-point tensor (it is used as fp32), "
                                 f"got {x.dtype}")
-            x = x.to(torch.float32)
+            x = x.to(aux)
         return x
 
-    k, v = take("k", k, False), take("v", v, False)
-    g, g_gamma = take("g", g, True), take("g_gamma", g_gamma, True)
-    h0 = take("initial_state", h0, True)
-    cu = take("cu_seqlens", cu, False)
-
-    if torch.is_grad_enabled() and any(
-            x is not None and x.requires_grad for x in (q, k, v, g, g_gamma, h0)):
-        raise NotImplementedError(
-            "sgla computes the forward only; it has no backward yet. Call it under "
-            "torch.no_grad() / torch.inference_mode() or pass detached tensors "
-            "(for training use fla.ops.simple_gla.chunk_simple_gla)")
-
+    k, v = take("k", k, None), take("v", v, None)
+    cu = take("cu_seqlens", cu, None)
     B, T, H, K, V, N = _shape_checks(q, k, v, g, g_gamma, h0, cu, state_v_first)
     dt = _torch_dtype_code("q", q)
     for name, x in (("k", k), ("v", v)):
         if x.dtype != q.dtype:
             raise TypeError(f"{name} has dtype {x.dtype} but q has {q.dtype}; "
                             "q, k and v must share one dtype")
+    aux = torch.float64 if dt == DType.F64 else torch.float32
+    g, g_gamma, h0 = take("g", g, aux), take("g_gamma", g_gamma, aux), take("initial_state", h0, aux)
     if cu is not None:
         if cu.is_floating_point() or cu.is_complex() or cu.dtype == torch.bool:
             raise TypeError(f"cu_seqlens must be an integer tensor (torch.long), got {cu.dtype}")
@@ -328,16 +387,15 @@ def _forward_torch(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backe
     on_cuda = dev.type == "cuda"
     if not on_cuda and dev.type != "cpu":
         raise ValueError(f"q is on {dev}; sgla runs on CPU tensors and CUDA tensors")
-    if backend is None or backend == "auto":  # "auto": the fastest for where q lives
-        be = Backend.CUDA if on_cuda else Backend.CPU
+    if backend is None:
+        be = _default_backend(dt, on_cuda)
     else:
         be = resolve_backend(backend)
         if on_cuda and be != Backend.CUDA:
-            raise ValueError(f"backend={backend!r} reads host memory but q is on {dev}; "
+            raise ValueError(f"backend={backend!r} runs on the host but q is on {dev}; "
                              "use backend='cuda' (the default for CUDA tensors)")
         if not on_cuda and be == Backend.CUDA:
             raise ValueError(f"backend='cuda' needs CUDA tensors; q is on {dev}")
-
     if on_cuda and not _lib.backend_available(Backend.CUDA):
         raise SglaError(
             _lib.Status.ERR_BACKEND_UNAVAILABLE,
@@ -350,39 +408,88 @@ def _forward_torch(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backe
     g_gamma = g_gamma.contiguous() if g_gamma is not None else None
     if h0 is not None:
         h0 = (h0.transpose(-1, -2) if state_v_first else h0).contiguous()
-    o = torch.empty((B, T, H, V), dtype=q.dtype, device=dev)
-    ht = torch.empty((N, H, K, V), dtype=torch.float32, device=dev) if output_final_state else None
+    return q, k, v, g, g_gamma, h0, cu, (B, T, H, K, V, N), dt, be
 
+
+def _ptr(x):
+    return x.data_ptr() if x is not None else None
+
+
+def _torch_run(dev, d, be, call, size_query):
+    """Run a C entry on q's device; on CUDA on its current stream, with the
+    workspace from torch's caching allocator (same stream: reused only after)."""
+    torch = _torch()
+    if dev.type != "cuda":
+        _lib.raise_for(call(ctypes.byref(d), int(be)))
+        return
+    with torch.cuda.device(dev):
+        fwd = d if isinstance(d, _lib.ForwardDesc) else d.fwd.contents
+        fwd.stream = torch.cuda.current_stream(dev).cuda_stream
+        nbytes = ctypes.c_size_t(0)
+        _lib.raise_for(size_query(ctypes.byref(d), int(be), ctypes.byref(nbytes)))
+        ws = None
+        if nbytes.value:
+            ws = torch.empty(nbytes.value, dtype=torch.uint8, device=dev)
+            d.workspace, d.workspace_bytes = ws.data_ptr(), nbytes.value
+        _lib.raise_for(call(ctypes.byref(d), int(be)))
+        del ws
+
+
+def _torch_forward_raw(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, be, threads, chunk):
+    """o (and ht) of prepared tensors, no autograd."""
+    torch = _torch()
+    B, T, H, K = q.shape
+    V = v.shape[3]
+    N = cu.shape[0] - 1 if cu is not None else B
+    dt = _torch_dtype_code("q", q)
+    aux = torch.float64 if dt == DType.F64 else torch.float32
+    o = torch.empty((B, T, H, V), dtype=q.dtype, device=q.device)
+    ht = torch.empty((N, H, K, V), dtype=aux, device=q.device) if output_final_state else None
     d = _lib.new_desc()
-    _fill_desc(d, dt, B, T, H, K, V, N, _scale_of(scale, K), chunk, threads, cu is not None)
+    _fill_desc(d, dt, B, T, H, K, V, N, float(scale), chunk, threads, cu is not None)
     d.q, d.k, d.v, d.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()
-    if g is not None:
-        d.g = g.data_ptr()
-    if g_gamma is not None:
-        d.g_gamma = g_gamma.data_ptr()
-    if h0 is not None:
-        d.h0 = h0.data_ptr()
-    if ht is not None:
-        d.ht = ht.data_ptr()
-    if cu is not None:
-        d.cu_seqlens = cu.data_ptr()
-    if on_cuda:
-        # The kernel runs on the caller's current stream of q's device; the
-        # call is asynchronous (no synchronisation added).  Temporaries made
-        # above (contiguous copies, fp32 gates) were allocated on that same
-        # stream, so the caching allocator orders their reuse after it.
-        # The sequence split's workspace comes from torch's caching allocator
-        # on the same stream, so it is reused only after the kernels ran.
-        with torch.cuda.device(dev):
-            d.stream = torch.cuda.current_stream(dev).cuda_stream
-            nbytes = ctypes.c_size_t(0)
-            _lib.raise_for(_lib.sgla_workspace_size(ctypes.byref(d), int(be), ctypes.byref(nbytes)))
-            if nbytes.value:
-                ws = torch.empty(nbytes.value, dtype=torch.uint8, device=dev)
-                d.workspace, d.workspace_bytes = ws.data_ptr(), nbytes.value
-            _call(d, be)
-    else:
-        _call(d, be)
+    d.g, d.g_gamma, d.h0, d.ht, d.cu_seqlens = _ptr(g), _ptr(g_gamma), _ptr(h0), _ptr(ht), _ptr(cu)
+    _torch_run(q.device, d, be, _lib.sgla_forward, _lib.sgla_workspace_size)
+    return o, ht
+
+
+def _torch_backward_raw(q, k, v, do, g, g_gamma, h0, dht, cu, scale, be, threads, chunk,
+                        want_dg=True, want_dgg=True, want_dh0=True):
+    """(dq, dk, dv, dg, dg_gamma, dh0) of prepared tensors; None where the input is absent."""
+    torch = _torch()
+    B, T, H, K = q.shape
+    V = v.shape[3]
+    N = cu.shape[0] - 1 if cu is not None else B
+    dt = _torch_dtype_code("q", q)
+    aux = torch.float64 if dt == DType.F64 else torch.float32
+    dev = q.device
+    do = do.to(q.dtype).contiguous()
+    dht = dht.to(aux).contiguous() if dht is not None else None
+    dq, dk = torch.empty_like(q), torch.empty_like(k)
+    dv = torch.empty_like(v)
+    dg = torch.empty((B, T, H), dtype=aux, device=dev) if g is not None and want_dg else None
+    dgg = torch.empty((H,), dtype=aux, device=dev) if g_gamma is not None and want_dgg else None
+    dh0 = torch.empty((N, H, K, V), dtype=aux, device=dev) if h0 is not None and want_dh0 else None
+    f = _lib.new_desc()
+    _fill_desc(f, dt, B, T, H, K, V, N, float(scale), chunk, threads, cu is not None)
+    f.q, f.k, f.v = q.data_ptr(), k.data_ptr(), v.data_ptr()
+    f.g, f.g_gamma, f.h0, f.cu_seqlens = _ptr(g), _ptr(g_gamma), _ptr(h0), _ptr(cu)
+    b = _lib.new_bdesc()
+    b.fwd = ctypes.pointer(f)
+    b.dout, b.dht = do.data_ptr(), _ptr(dht)
+    b.dq, b.dk, b.dv = dq.data_ptr(), dk.data_ptr(), dv.data_ptr()
+    b.dg, b.dg_gamma, b.dh0 = _ptr(dg), _ptr(dgg), _ptr(dh0)
+    _torch_run(dev, b, be, _lib.sgla_backward, _lib.sgla_backward_workspace_size)
+    return dq, dk, dv, dg, dgg, dh0
+
+
+def _forward_torch(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backend,
+                   threads, chunk, state_v_first):
+    from . import _autograd
+    q, k, v, g, g_gamma, h0, cu, (B, T, H, K, V, N), dt, be = _torch_prepare(
+        q, k, v, g, g_gamma, h0, cu, backend, state_v_first)
+    o, ht = _autograd.forward(q, k, v, g, g_gamma, h0, cu, _scale_of(scale, K), output_final_state,
+                              be, threads, chunk)
     if ht is not None and state_v_first:
         ht = ht.transpose(-1, -2).contiguous()
     return o, ht
@@ -417,10 +524,55 @@ def _reject_kwargs(fn, kwargs):
         raise TypeError(f"{fn}() got unexpected keyword argument(s) {sorted(kwargs)}")
 
 
+def chunk_simple_gla_backward(q, k, v, do, g=None, g_gamma=None, scale=None, initial_state=None, dht=None,
+                              cu_seqlens=None, *, state_v_first=False, backend=None, threads=0, chunk=None):
+    r"""The gradients of :func:`chunk_simple_gla`'s outputs: given ``do`` (the
+    gradient of o) and ``dht`` (of the final state, or None), the gradients of
+    L = <o, do> + <ht, dht> with respect to every input.
+
+    Takes the forward's arguments (same shapes, dtypes, backends) plus ``do``
+    ``[B, T, H, V]`` in q's dtype and ``dht`` ``[N, H, K, V]`` (fp32, or fp64 for
+    float64 inputs).  Returns ``(dq, dk, dv, dg, dg_gamma, dh0)``: dq, dk, dv in
+    q's dtype; dg ``[B, T, H]``, dg_gamma ``[H]`` (the gradient of each head's
+    constant log-decay) and dh0 ``[N, H, K, V]`` in fp32 (fp64 for float64
+    inputs), each None when its input was absent.  No autograd: for that, call
+    :func:`chunk_simple_gla` on tensors that require grad.
+
+    float64 inputs (NumPy or torch) run the fp64 references (backend None picks
+    "ref-b"; "ref-a" is the reverse-time recurrence).
+    """
+    fw = _framework_of_q(q)
+    if fw in ("torch", "dlpack-device"):
+        if fw == "dlpack-device" and _torch() is None:
+            import torch  # noqa: F401
+        torch = _torch()
+        q, k, v, g, g_gamma, h0, cu, (B, T, H, K, V, N), dt, be = _torch_prepare(
+            q, k, v, g, g_gamma, initial_state, cu_seqlens, backend, state_v_first)
+        do = do if isinstance(do, torch.Tensor) else torch.as_tensor(do, device=q.device)
+        if tuple(do.shape) != (B, T, H, V):
+            raise ValueError(f"do must be [B, T, H, V] = {[B, T, H, V]}, got {list(do.shape)}")
+        if dht is not None:
+            dht = dht if isinstance(dht, torch.Tensor) else torch.as_tensor(dht, device=q.device)
+            want = (N, H, V, K) if state_v_first else (N, H, K, V)
+            if tuple(dht.shape) != want:
+                raise ValueError(f"dht must have the final state's shape {list(want)}, got {list(dht.shape)}")
+            if state_v_first:
+                dht = dht.transpose(-1, -2)
+        with torch.no_grad():
+            grads = _torch_backward_raw(q, k, v, do, g, g_gamma, h0, dht, cu, _scale_of(scale, K), be,
+                                        threads, 64 if chunk is None else chunk)
+        dq, dk, dv, dg, dgg, dh0 = grads
+        if dh0 is not None and state_v_first:
+            dh0 = dh0.transpose(-1, -2).contiguous()
+        return dq, dk, dv, dg, dgg, dh0
+    return _backward_numpy(q, k, v, do, g, g_gamma, scale, initial_state, dht, cu_seqlens, backend, threads,
+                           chunk, state_v_first, dlpack=(fw == "dlpack-cpu"))
+
+
 def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=None,
                      output_final_state=False, cu_seqlens=None, *, state_v_first=False,
                      backend=None, threads=0, chunk=None, **kwargs):
-    r"""Causal linear attention with a scalar (per-head) decay; forward only.
+    r"""Causal linear attention with a scalar (per-head) decay, differentiable.
 
     The signature and meanings of ``fla.ops.simple_gla.chunk_simple_gla``::
 
@@ -428,7 +580,8 @@ def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=No
 
     Args:
         q, k: ``[B, T, H, K]``; v: ``[B, T, H, V]``.  One dtype for all three:
-            float32, float16 or bfloat16.  torch tensors (CPU or CUDA), NumPy
+            float32, float16 or bfloat16 (float64 on the reference backends, for
+            gradient checks).  torch tensors (CPU or CUDA), NumPy
             arrays, or any DLPack producer (CPU ones through NumPy, device ones
             through torch).  Non-contiguous inputs are copied to contiguous.
         g: ``[B, T, H]`` natural-log gates (<= 0), or None.  Converted to fp32.
@@ -453,6 +606,11 @@ def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=No
         ``(o, final_state)``: o ``[B, T, H, V]`` in q's dtype, on q's device
         (a NumPy array for NumPy input); final_state None unless requested.
 
+    torch tensors go through the custom op ``sgla::chunk_fwd``, whose autograd
+    formula is ``sgla::chunk_bwd`` (:func:`chunk_simple_gla_backward`): q, k, v,
+    g, g_gamma and initial_state get gradients, and dht flows in when the final
+    state is used; torch.compile sees the operator, not a graph break.
+
     On CUDA the kernel runs asynchronously on ``torch.cuda.current_stream()``;
     gate and cu_seqlens values on the device are trusted, not checked (checking
     them would synchronise).  Host calls check them: a positive gate raises
@@ -460,8 +618,7 @@ def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=No
 
     Raises:
         TypeError / ValueError naming the argument for wrong dtypes, devices or
-        shapes; :class:`sgla.SglaError` (a ValueError) for any C status;
-        NotImplementedError when autograd would need a backward.
+        shapes; :class:`sgla.SglaError` (a ValueError) for any C status.
     """
     _reject_kwargs("chunk_simple_gla", kwargs)
     return _forward(q, k, v, g, g_gamma, scale, initial_state, output_final_state, cu_seqlens,

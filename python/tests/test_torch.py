@@ -65,11 +65,11 @@ def test_cpu_tensor_varlen_noncontiguous_and_gate_dtype():
     check(o, ht, ro, rht, torch.float32)
 
 
-def test_autograd_refused():
+def test_grad_modes():
     q, k, v, g, _, _ = rand_inputs(3, 1, 8, 2, 8, 8, torch.float32, "cpu")
     q.requires_grad_(True)
-    with pytest.raises(NotImplementedError, match="backward"):
-        sgla.chunk_simple_gla(q, k, v, g=g)
+    o, _ = sgla.chunk_simple_gla(q, k, v, g=g)  # differentiable (test_backward.py checks the values)
+    assert o.requires_grad
     with torch.no_grad():
         o, _ = sgla.chunk_simple_gla(q, k, v, g=g)
     assert not o.requires_grad
@@ -83,7 +83,10 @@ def test_cpu_errors():
     with pytest.raises(TypeError, match="^k has dtype"):
         sgla.chunk_simple_gla(q, k.half(), v)
     with pytest.raises(TypeError, match="^q has dtype"):
-        sgla.chunk_simple_gla(q.double(), k.double(), v.double())
+        sgla.chunk_simple_gla(q.int(), k.int(), v.int())
+    with pytest.raises(sgla.SglaError) as ei:  # float64 is for the references
+        sgla.chunk_simple_gla(q.double(), k.double(), v.double(), backend="cpu")
+    assert ei.value.status == sgla.Status.ERR_UNSUPPORTED_DTYPE
     with pytest.raises(TypeError, match="^cu_seqlens must be an integer"):
         sgla.chunk_simple_gla(q, k, v, cu_seqlens=torch.tensor([0.0, 8.0]))
     with pytest.raises(sgla.SglaError) as ei:

@@ -1,0 +1,99 @@
+"""torch autograd and torch.compile for sgla.
+
+The forward and the backward are torch.library custom ops, ``sgla::chunk_fwd``
+and ``sgla::chunk_bwd``, each with a fake (meta) implementation, and the
+backward is registered as the forward's autograd formula: autograd
+differentiates through sgla, and torch.compile sees one operator with its
+gradient instead of a graph break.  Imported on the first torch call.
+
+Custom ops return tensors only: an absent output (no final state asked for,
+no gate, no initial state) is an empty tensor here and None outside.
+"""
+from __future__ import annotations
+
+from typing import Optional, Tuple
+
+import torch
+
+from . import _ops
+from ._lib import Backend
+
+_T = torch.Tensor
+
+
+def _aux(q):
+    return torch.float64 if q.dtype == torch.float64 else torch.float32
+
+
+def _empty(q):
+    return q.new_empty((0,), dtype=_aux(q))
+
+
+def _some(x):
+    return x if x is not None and x.numel() else None
+
+
+@torch.library.custom_op("sgla::chunk_fwd", mutates_args=())
+def chunk_fwd(q: _T, k: _T, v: _T, g: Optional[_T], g_gamma: Optional[_T], h0: Optional[_T],
+              cu: Optional[_T], scale: float, output_final_state: bool, backend: int, threads: int,
+              chunk: int) -> Tuple[_T, _T]:
+    o, ht = _ops._torch_forward_raw(q, k, v, g, g_gamma, h0, cu, scale, output_final_state,
+                                    Backend(backend), threads, chunk)
+    return o, ht if ht is not None else _empty(q)
+
+
+@chunk_fwd.register_fake
+def _chunk_fwd_fake(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk):
+    B, T, H, K = q.shape
+    V = v.shape[3]
+    N = cu.shape[0] - 1 if cu is not None else B
+    o = q.new_empty((B, T, H, V))
+    ht = q.new_empty((N, H, K, V), dtype=_aux(q)) if output_final_state else _empty(q)
+    return o, ht
+
+
+@torch.library.custom_op("sgla::chunk_bwd", mutates_args=())
+def chunk_bwd(q: _T, k: _T, v: _T, do: _T, g: Optional[_T], g_gamma: Optional[_T], h0: Optional[_T],
+              dht: Optional[_T], cu: Optional[_T], scale: float, backend: int, threads: int, chunk: int,
+              want_dg: bool, want_dgg: bool, want_dh0: bool) -> Tuple[_T, _T, _T, _T, _T, _T]:
+    grads = _ops._torch_backward_raw(q, k, v, do, g, g_gamma, h0, dht, cu, scale, Backend(backend),
+                                     threads, chunk, want_dg, want_dgg, want_dh0)
+    return tuple(x if x is not None else _empty(q) for x in grads)
+
+
+@chunk_bwd.register_fake
+def _chunk_bwd_fake(q, k, v, do, g, g_gamma, h0, dht, cu, scale, backend, threads, chunk, want_dg, want_dgg,
+                    want_dh0):
+    B, T, H, K = q.shape
+    V = v.shape[3]
+    N = cu.shape[0] - 1 if cu is not None else B
+    aux = _aux(q)
+    dg = q.new_empty((B, T, H), dtype=aux) if g is not None and want_dg else _empty(q)
+    dgg = q.new_empty((H,), dtype=aux) if g_gamma is not None and want_dgg else _empty(q)
+    dh0 = q.new_empty((N, H, K, V), dtype=aux) if h0 is not None and want_dh0 else _empty(q)
+    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), dg, dgg, dh0
+
+
+def _setup_context(ctx, inputs, output):
+    q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk = inputs
+    ctx.save_for_backward(q, k, v, g, g_gamma, h0, cu)
+    ctx.args = (scale, backend, threads, chunk)
+
+
+def _backward(ctx, do, dht):
+    q, k, v, g, g_gamma, h0, cu = ctx.saved_tensors
+    scale, backend, threads, chunk = ctx.args
+    need = ctx.needs_input_grad
+    dq, dk, dv, dg, dgg, dh0 = chunk_bwd(q, k, v, do, g, g_gamma, h0, _some(dht), cu, scale, backend, threads,
+                                         chunk, bool(need[3]), bool(need[4]), bool(need[5]))
+    return (dq, dk, dv, _some(dg), _some(dgg), _some(dh0)) + (None,) * 6
+
+
+chunk_fwd.register_autograd(_backward, setup_context=_setup_context)
+
+
+def forward(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk):
+    """(o, final state or None) of prepared tensors, differentiable."""
+    o, ht = chunk_fwd(q, k, v, g, g_gamma, h0, cu, float(scale), bool(output_final_state), int(backend),
+                      int(threads), 64 if chunk is None else int(chunk))
+    return o, ht if output_final_state else None

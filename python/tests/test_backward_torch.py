@@ -1,0 +1,108 @@
+"""The backward through torch: autograd (gradcheck in float64 on the references,
+fp32 gradients equal to the explicit backward and to an independent fp64
+recurrence, dht flowing from a used final state), torch.compile seeing one
+operator (fullgraph), and on CUDA every gradient against fp64."""
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import sgla  # noqa: E402
+from _reference import ref_backward, ref_forward, rel_l2  # noqa: E402
+
+
+def t_inputs(seed, B, T, H, K, V, dtype, device="cpu", gate="g", nseq=0):
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(B, T, H, K, generator=gen, dtype=torch.float64)
+    k = torch.randn(B, T, H, K, generator=gen, dtype=torch.float64)
+    v = torch.randn(B, T, H, V, generator=gen, dtype=torch.float64)
+    g = -torch.rand(B, T, H, generator=gen, dtype=torch.float64) * 0.4 if gate == "g" else None
+    gg = -(torch.rand(H, generator=gen, dtype=torch.float64) * 0.3 + 0.01) if gate == "g_gamma" else None
+    N = nseq or B
+    cu = torch.tensor([0] + sorted(torch.randint(0, T + 1, (nseq - 1,), generator=gen).tolist()) + [T]) if nseq else None
+    h0 = torch.randn(N, H, K, V, generator=gen, dtype=torch.float64)
+    aux = torch.float64 if dtype == torch.float64 else torch.float32
+    cv = lambda x, dt: x.to(dt).to(device).requires_grad_() if x is not None else None  # noqa: E731
+    return (cv(q, dtype), cv(k, dtype), cv(v, dtype), cv(g, aux), cv(gg, aux), cv(h0, aux),
+            cu.to(device) if cu is not None else None)
+
+
+@pytest.mark.parametrize("gate,nseq", [("g", 0), ("g_gamma", 0), ("none", 3), ("g", 3)])
+def test_gradcheck_float64(gate, nseq):
+    """Every input's gradient, dht flowing from the final state, on the fp64 references."""
+    q, k, v, g, gg, h0, cu = t_inputs(1, 1 if nseq else 2, 19, 2, 3, 4, torch.float64, gate=gate, nseq=nseq)
+    ins = [x for x in (q, k, v, g, gg, h0) if x is not None]
+
+    def f(*xs):
+        it = iter(xs)
+        args = [next(it) for _ in range(3)]
+        gx = next(it) if g is not None else None
+        ggx = next(it) if gg is not None else None
+        hx = next(it)
+        o, ht = sgla.chunk_simple_gla(*args, g=gx, g_gamma=ggx, initial_state=hx, output_final_state=True,
+                                      cu_seqlens=cu, chunk=4, backend="ref-a")
+        return o, ht
+
+    assert torch.autograd.gradcheck(f, ins)
+
+
+def test_autograd_matches_the_explicit_backward():
+    q, k, v, g, _, h0, _ = t_inputs(2, 2, 70, 2, 16, 8, torch.float32)
+    o, ht = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0, output_final_state=True)
+    do, dht = torch.randn_like(o), torch.randn_like(ht)
+    (o * do).sum().add_((ht * dht).sum()).backward()
+    want = sgla.chunk_simple_gla_backward(q.detach(), k.detach(), v.detach(), do, g=g.detach(),
+                                          initial_state=h0.detach(), dht=dht)
+    for x, w in zip((q, k, v, g, h0), (want[0], want[1], want[2], want[3], want[5])):
+        assert torch.equal(x.grad, w)
+    ro, rht = ref_forward(q, k, v, g, None, None, h0)
+    assert rel_l2(o, ro) <= 1e-5
+    r = ref_backward(q, k, v, do, g, None, None, h0, dht)
+    for x, w in zip((q.grad, k.grad, v.grad, g.grad, h0.grad), (r[0], r[1], r[2], r[3], r[5])):
+        assert rel_l2(x, w) <= 1e-5
+
+
+def test_autograd_without_final_state_and_no_grad():
+    q, k, v, g, _, _, _ = t_inputs(3, 1, 30, 2, 8, 8, torch.float32)
+    o, ht = sgla.chunk_simple_gla(q, k, v, g=g)
+    assert ht is None and o.requires_grad
+    o.sum().backward()
+    assert q.grad is not None and g.grad is not None
+    with torch.no_grad():
+        o2, _ = sgla.chunk_simple_gla(q, k, v, g=g)
+    assert not o2.requires_grad and torch.equal(o2, o.detach())
+
+
+def test_torch_compile_sees_one_operator():
+    q, k, v, g, _, h0, _ = t_inputs(4, 1, 40, 2, 8, 8, torch.float32)
+
+    def f(q, k, v, g, h0):
+        o, ht = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0, output_final_state=True)
+        return o.square().sum() + ht.sum()
+
+    cf = torch.compile(f, fullgraph=True, backend="aot_eager")  # fullgraph: a graph break raises
+    loss = cf(q, k, v, g, h0)
+    loss.backward()
+    grads = [x.grad.clone() for x in (q, k, v, g, h0)]
+    for x in (q, k, v, g, h0):
+        x.grad = None
+    f(q, k, v, g, h0).backward()
+    for a, b in zip(grads, (q.grad, k.grad, v.grad, g.grad, h0.grad)):
+        assert torch.allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32], ids=["bf16", "f16", "f32"])
+@pytest.mark.parametrize("gate", ["g", "g_gamma"])
+def test_cuda_autograd_vs_fp64(dtype, gate):
+    q, k, v, g, gg, h0, _ = t_inputs(5, 2, 200, 2, 64, 128, dtype, device="cuda", gate=gate)
+    o, ht = sgla.chunk_simple_gla(q, k, v, g=g, g_gamma=gg, initial_state=h0, output_final_state=True)
+    do, dht = torch.randn_like(o), torch.randn_like(ht)
+    (o.float() * do.float()).sum().add_((ht * dht).sum()).backward()
+    r = ref_backward(q, k, v, do, g, gg, None, h0, dht)
+    tol = {torch.bfloat16: 1e-2, torch.float16: 2e-3, torch.float32: 2e-5}[dtype]
+    got = (q.grad, k.grad, v.grad, g.grad if g is not None else None, gg.grad if gg is not None else None, h0.grad)
+    for name, x, w in zip(("dq", "dk", "dv", "dg", "dg_gamma", "dh0"), got, r):
+        if w is None:
+            continue
+        e = rel_l2(x, w)
+        assert e <= tol, f"{name}: rel L2 {e:.3g} > {tol}"

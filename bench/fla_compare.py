@@ -78,9 +78,117 @@ def ref_slice(q, k, v, g, gamma, scale, C=64):
     return o
 
 
+def ref_bwd_slice(q, k, v, do, g, gamma, scale, C=64):
+    """fp64 gradients (dq, dk, dv, dg) of <o, do> for one [T, D] slice, chunked like ref-b."""
+    q, k, v, do = q.double(), k.double(), v.double(), do.double()
+    T, K = q.shape
+    V = v.shape[1]
+    if g is not None:
+        gl = g.double()
+    elif gamma is not None:
+        gl = torch.full((T,), gamma, dtype=torch.float64, device=q.device)
+    else:
+        gl = torch.zeros(T, dtype=torch.float64, device=q.device)
+    starts = list(range(0, T, C))
+    S = torch.zeros(K, V, dtype=torch.float64, device=q.device)
+    states = []
+    for s in starts:
+        e = min(T, s + C)
+        b = torch.cumsum(gl[s:e], 0)
+        states.append(S)
+        S = torch.exp(b[-1]) * S + (k[s:e] * torch.exp(b[-1] - b)[:, None]).T @ v[s:e]
+    dq, dk, dv, dg = (torch.empty_like(x) for x in (q, k, v, gl))
+    dS = torch.zeros(K, V, dtype=torch.float64, device=q.device)
+    for ci in range(len(starts) - 1, -1, -1):
+        s = starts[ci]
+        e = min(T, s + C)
+        n = e - s
+        b = torch.cumsum(gl[s:e], 0)
+        S = states[ci]
+        qc, kc, vc, dc = q[s:e], k[s:e], v[s:e], do[s:e]
+        mask = torch.tril(torch.ones(n, n, dtype=torch.bool, device=q.device))
+        diff = torch.where(mask, b[:, None] - b[None, :], torch.zeros_like(b[:, None] - b[None, :]))
+        G = torch.where(mask, scale * torch.exp(diff), torch.zeros_like(diff))
+        P, dP = qc @ kc.T, torch.where(mask, dc @ vc.T, torch.zeros(n, n, dtype=torch.float64, device=q.device))
+        A, dA = G * P, G * dP
+        rs, w = scale * torch.exp(b), torch.exp(b[-1] - b)
+        dqs, dks = rs[:, None] * (dc @ S.T), w[:, None] * (vc @ dS.T)
+        dq[s:e] = dqs + dA @ kc
+        dk[s:e] = dks + dA.T @ qc
+        dv[s:e] = w[:, None] * (kc @ dS) + A.T @ dc
+        ee, uu = (qc * dqs).sum(1), (kc * dks).sum(1)
+        M = torch.tril(A * dP, -1)
+        c4 = torch.stack([M[r:, :r].sum() for r in range(n)])
+        dg[s:e] = torch.exp(b[-1]) * (dS * S).sum() + torch.cumsum(uu, 0) - uu + torch.flip(torch.cumsum(torch.flip(ee, [0]), 0), [0]) + c4
+        dS = torch.exp(b[-1]) * dS + (qc * rs[:, None]).T @ dc
+    return dq, dk, dv, dg
+
+
 def rel(a, b):
     a, b = a.double(), b.double()
     return ((a - b).norm() / b.norm()).item()
+
+
+def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
+    """fwd + bwd and fwd alone of sgla and fla in interleaved rounds (medians; bwd = the
+    difference), and every gradient's relative RMS against fp64 on the last slice."""
+    do = torch.randn(q.shape[0], q.shape[1], q.shape[2], v.shape[3], device=q.device, dtype=q.dtype)
+    def leaf(x):
+        return x.detach().clone().requires_grad_() if x is not None else None
+    qs, ks, vs, gs, ggs = leaf(q), leaf(k), leaf(v), leaf(g), leaf(gg)
+    kw = lambda: dict(g=gs, g_gamma=ggs, scale=scale)  # noqa: E731
+    def fb_s():
+        o, _ = sgla.chunk_simple_gla(qs, ks, vs, **kw())
+        o.backward(do)
+    def fb_f():
+        o, _ = fla_chunk(qs, ks, vs, **kw())
+        o.backward(do)
+    def f_s():
+        with torch.no_grad():
+            sgla.chunk_simple_gla(qs, ks, vs, **kw())
+    def f_f():
+        with torch.no_grad():
+            fla_chunk(qs, ks, vs, **kw())
+    if gate == "g" and fla_chunk is not None:  # fla issue 640: timing only, its gated backward is wrong on Triton 3.6
+        import fla.ops.common.chunk_o as fco
+        fco.TRITON_ABOVE_3_7_1 = True
+    res = {}
+    for name, fn in (("sfb", fb_s), ("ffb", fb_f), ("sf", f_s), ("ff", f_f)):
+        if fla_chunk is None and name[0] == "f":
+            res[name] = []
+            continue
+        try:
+            fn()
+            torch.cuda.synchronize()
+            res[name] = []
+        except Exception as e:  # noqa: BLE001
+            print(f"{name} failed on {sh} {gate}: {e!r}")
+            res[name] = None
+    for _ in range(args.rounds):
+        for name, fn in (("sfb", fb_s), ("ffb", fb_f), ("sf", f_s), ("ff", f_f)):
+            if res.get(name) is None:
+                continue
+            res[name].append(triton.testing.do_bench(fn, warmup=5, rep=args.rep, return_mode="median"))
+    med = {n: (statistics.median(t) if t else float("nan")) for n, t in res.items() if t is not None}
+    med = {n: med.get(n, float("nan")) for n in ("sfb", "ffb", "sf", "ff")}
+    # accuracy on the last (batch, head) slice
+    r = ref_bwd_slice(q[bq, :, hq], k[bq, :, hq], v[bq, :, hq], do[bq, :, hq], None if g is None else g[bq, :, hq],
+                      None if gg is None else gg[hq].item(), scale)
+    def errs(fn):
+        for x in (qs, ks, vs, gs):
+            if x is not None:
+                x.grad = None
+        try:
+            fn()
+        except Exception:  # noqa: BLE001
+            return [float("nan")] * 4
+        got = [qs.grad[bq, :, hq], ks.grad[bq, :, hq], vs.grad[bq, :, hq], gs.grad[bq, :, hq] if gs is not None else None]
+        return [rel(x, y) if x is not None else float("nan") for x, y in zip(got, r)]
+    es = errs(fb_s)
+    ef = errs(fb_f) if fla_chunk is not None else [float("nan")] * 4
+    row = (sh, gate, med["sfb"], med["ffb"], med["sfb"] - med["sf"], med["ffb"] - med["ff"], es, ef)
+    print("bwd " + " ".join(str(x) for x in row), flush=True)
+    return row
 
 
 def main():
@@ -90,6 +198,8 @@ def main():
     ap.add_argument("--rep", type=int, default=60, help="do_bench rep of one round (ms)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved rounds (the table gives their median)")
     ap.add_argument("--no-ceilings", action="store_true")
+    ap.add_argument("--bwd-shapes", default="8x4096x16x128,4x8192x32x64",
+                    help="shapes that also time forward + backward and check the gradients ('' for none)")
     args = ap.parse_args()
 
     torch.manual_seed(0)
@@ -106,7 +216,7 @@ def main():
         fla_chunk = None
         print(f"fla unavailable: {e!r}")
 
-    rows = []
+    rows, bwd_rows = [], []
     for sh in args.shapes.split(","):
         B, T, H, D = (int(x) for x in sh.split("x"))
         q = torch.randn(B, T, H, D, device="cuda", dtype=torch.bfloat16)
@@ -158,6 +268,8 @@ def main():
             rows.append(row)
             print("row " + " ".join(str(x) for x in row), flush=True)
             del o_s, o_f
+            if sh in args.bwd_shapes.split(","):
+                bwd_rows.append(time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq))
         del q, k, v
         torch.cuda.empty_cache()
 
@@ -167,6 +279,13 @@ def main():
     for (sh, gate, ms_s, ms_f, fl, rs, rf, a, b_, c, sp) in rows:
         print(f"{sh:<16} {gate:<6} {ms_s:8.4f} {ms_f:8.4f} {fl:7.4f} {rs:7.2f} {rf:8.2f}  {a:10.2e}"
               f" {b_:10.2e} {c:9.2e} {sp:10.1%}")
+    if bwd_rows:
+        print()
+        print(f"{'BxTxHxD':<16} {'gate':<6} {'sgla f+b':>9} {'fla f+b':>9} {'sgla bwd':>9} {'fla bwd':>9}"
+              f" {'fla/sgla':>8}  relRMS sgla (dq dk dv dg) | fla (dq dk dv dg)")
+        for (sh, gate, sfb, ffb, sb, fb, es, ef) in bwd_rows:
+            fmt = lambda e: " ".join(f"{x:.1e}" for x in e)  # noqa: E731
+            print(f"{sh:<16} {gate:<6} {sfb:9.4f} {ffb:9.4f} {sb:9.4f} {fb:9.4f} {fb / sb:8.2f}  {fmt(es)} | {fmt(ef)}")
     bad = [r for r in rows if not (r[7] <= 8e-3)]
     if bad:
         print(f"FAIL: {len(bad)} sgla outputs off the fp64 reference by more than 8e-3")

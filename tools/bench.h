@@ -34,5 +34,6 @@ int bench_cuda_run(const bench_args *a); /* tools/bench_cuda.c */
  * inputs shaped like sh (B = 1, at most 2 heads and tmax tokens); prints one
  * line, returns 1 when it fails (tools/cmd_bench.c). */
 int bench_check(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t tmax, const sgla_cuda_plan *force);
+int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax);
 
 #endif

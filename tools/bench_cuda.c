@@ -178,6 +178,49 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
                a->gate == BENCH_GATE_G ? "g" : a->gate == BENCH_GATE_GAMMA ? "gamma" : "none", plan.config, plan.nseg,
                med, mn, bytes / (med * 1e-3) * 1e-9, floor_ms, med / floor_ms, bad ? "FAIL" : "ok");
         fflush(stdout);
+        if (a->backward) {
+            /* the backward: checked against fp64 on a smaller case of the shape, then timed with its
+             * own workspace (the bytes it needs are the backward's extra memory) */
+            const int64_t tb = T < 256 ? T : 256;
+            if (bench_check_backward(a, sh, tb)) rc = 1;
+            void *bdo = NULL, *bq = NULL, *bk = NULL, *bv = NULL, *ws = NULL;
+            float *bdg = NULL, *bdgg = NULL;
+            BC(cudaMalloc(&bdo, (size_t)nv * es));
+            BC(cudaMalloc(&bq, (size_t)nqk * es));
+            BC(cudaMalloc(&bk, (size_t)nqk * es));
+            BC(cudaMalloc(&bv, (size_t)nv * es));
+            BC(cudaMemcpy(bdo, hv, (size_t)nv * es, cudaMemcpyHostToDevice));
+            if (dg[0]) BC(cudaMalloc((void **)&bdg, (size_t)ng * 4));
+            if (dgg) BC(cudaMalloc((void **)&bdgg, (size_t)H * 4));
+            sgla_backward_desc bd;
+            sgla_backward_desc_init(&bd);
+            d.q = dq[0]; d.k = dk[0]; d.v = dv[0]; d.o = dout[0]; d.g = dg[0];
+            bd.fwd = &d, bd.dout = bdo, bd.dq = bq, bd.dk = bk, bd.dv = bv, bd.dg = bdg, bd.dg_gamma = bdgg;
+            size_t wsb = 0;
+            r = sgla_backward_workspace_size(&bd, SGLA_BACKEND_CUDA, &wsb);
+            if (r == SGLA_OK && wsb) BC(cudaMalloc(&ws, wsb));
+            bd.workspace = ws, bd.workspace_bytes = wsb;
+            for (int i = 0; r == SGLA_OK && i < warm + iters; i++) {
+                if (i >= warm) BC(cudaEventRecord(ev[2 * (i - warm)], st));
+                r = sgla_backward(&bd, SGLA_BACKEND_CUDA);
+                if (i >= warm) BC(cudaEventRecord(ev[2 * (i - warm) + 1], st));
+            }
+            if (r != SGLA_OK) {
+                printf("%-22s backward: %s (%s)\n", shs, sgla_status_string(r), sgla_last_error());
+                rc = 2;
+            } else {
+                BC(cudaStreamSynchronize(st));
+                for (int i = 0; i < iters; i++) BC(cudaEventElapsedTime(&times[i], ev[2 * i], ev[2 * i + 1]));
+                qsort(times, (size_t)iters, sizeof(float), cmp_float);
+                const double bmed = times[iters / 2], bfloor = floor_ms * 7.0 / 4.0; /* q, k, v, do in; dq, dk, dv out */
+                printf("%-22s %-5s %-6s bwd      %9.4f %9.4f %8.1f %8.4f %7.2f  workspace %.1f MB\n", shs,
+                       sgla_dtype_name(dt), a->gate == BENCH_GATE_G ? "g" : a->gate == BENCH_GATE_GAMMA ? "gamma" : "none",
+                       bmed, (double)times[0], bytes * 7.0 / 4.0 / (bmed * 1e-3) * 1e-9, bfloor, bmed / bfloor,
+                       (double)wsb / 1e6);
+                fflush(stdout);
+            }
+            cudaFree(bdo), cudaFree(bq), cudaFree(bk), cudaFree(bv), cudaFree(ws), cudaFree(bdg), cudaFree(bdgg);
+        }
     }
 out:
     if (ev)

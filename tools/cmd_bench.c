@@ -181,6 +181,33 @@ int bench_check(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t
     return !res.pass;
 }
 
+/* The backward's check: every gradient of backend a->backend against fp64 on
+ * fresh inputs shaped like sh (B = 1, at most 2 heads and tmax tokens). */
+int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax)
+{
+    const conform_case c = {a->dtype, a->gate == BENCH_GATE_G ? CONFORM_GATE_G
+                                      : a->gate == BENCH_GATE_GAMMA ? CONFORM_GATE_GAMMA
+                                                                    : CONFORM_GATE_NONE,
+                            CONFORM_MILD, 1, sh[1] < tmax ? sh[1] : tmax, sh[2] < 2 ? sh[2] : 2, sh[3], sh[4],
+                            1, 1, 0, 0, 0, a->threads};
+    ref_rng r;
+    ref_rng_init(&r, a->seed ^ 0xb4cull);
+    conform_data x;
+    sgla_status st = conform_draw(&x, &c, &r, SGLA_BACKEND_REF_A);
+    if (st == SGLA_OK) st = conform_draw_backward(&x, &r);
+    if (st != SGLA_OK) {
+        printf("  check: the reference failed: %s (%s)\n", sgla_status_string(st), sgla_last_error());
+        conform_free(&x);
+        return 1;
+    }
+    conform_bresult res;
+    conform_check_backward(&x, a->backend, &res);
+    printf("  check ");
+    conform_print_backward(stdout, &res);
+    conform_free(&x);
+    return !res.pass;
+}
+
 static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk, double peak, double copy_bw,
                            int nth)
 {
@@ -263,6 +290,7 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
         fflush(stdout);
     }
     if (a->backward && !decode) {
+        if (a->check && bench_check_backward(a, sh, 128)) rc = 1;
         /* the gradients of every input: dout random, dg (or dg_gamma) asked for */
         void *dout = amalloc64((size_t)nv * es), *dq = amalloc64((size_t)nqk * es), *dk = amalloc64((size_t)nqk * es);
         void *dv = amalloc64((size_t)nv * es);

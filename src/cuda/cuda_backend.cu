@@ -70,6 +70,22 @@ static void find_facts(int dev, device_facts *f)
                 return;
             }
         }
+    /* the backward's gradient kernel, at its largest (K = V = 256) */
+    const size_t bsm = sgla_bwd_grads_smem(256, 256);
+    if ((int)bsm > optin) {
+        snprintf(f->why, sizeof f->why, "device %d allows %d bytes of shared memory a block; the backward needs %zu",
+                 dev, optin, bsm);
+        f->state = -1;
+        return;
+    }
+    const sgla_dtype bdt[3] = {SGLA_F32, SGLA_F16, SGLA_BF16};
+    for (int i = 0; i < 3; i++)
+        if ((e = cudaFuncSetAttribute(sgla_bwd_grads_kernel(bdt[i]), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      (int)bsm)) != cudaSuccess) {
+            snprintf(f->why, sizeof f->why, "device %d, the backward: %s", dev, cudaGetErrorString(e));
+            f->state = -1;
+            return;
+        }
     f->state = 1;
 }
 
@@ -432,6 +448,115 @@ static sgla_status cuda_run(const sgla_forward_desc *d, const sgla_cuda_plan *fo
     return rc;
 }
 
+/* ---- the backward ------------------------------------------------------------------------------ */
+
+/* The backward's checks beyond the forward's, and its workspace: [N + 1] block
+ * table (cu_seqlens), two fp32 states per block of tokens and head, and dg when
+ * only dg_gamma is asked for. */
+typedef struct bwd_plan {
+    int64_t blocks;
+    size_t off_states, off_dstates, off_dg, bytes;
+} bwd_plan;
+
+static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+
+static sgla_status bwd_plan_of(const sgla_backward_desc *b, bwd_plan *pl)
+{
+    const sgla_forward_desc *d = b->fwd;
+    if (d->dtype == SGLA_F64)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CUDA backend: f64 inputs are for the reference backends");
+    if (d->K > 256)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backward: K = %lld; it takes K <= 256", (long long)d->K);
+    if (d->T > 0x7fffffffLL || d->H > 65535 || (d->V + 31) / 32 > 65535 || sgla_num_sequences(d) * d->H > 0x7fffffffLL)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backward: T = %lld, H = %lld, V = %lld exceed its grid",
+                         (long long)d->T, (long long)d->H, (long long)d->V);
+    const size_t es = sgla_dtype_size(d->dtype);
+    if (d->T > 0 && !(is_aligned(d->q, es) && is_aligned(b->dout, es)))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backward: misaligned inputs");
+    if (b->workspace && !is_aligned(b->workspace, 256))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backward: the workspace must be 256-byte aligned");
+    const int64_t N = sgla_num_sequences(d);
+    pl->blocks = d->T > 0 ? sgla_bwd_blocks(d->B, d->T, N, d->cu_seqlens != NULL) : 0;
+    const size_t st = (size_t)pl->blocks * (size_t)(d->H * d->K * d->V) * sizeof(float);
+    size_t off = d->cu_seqlens ? align256((size_t)(N + 1) * sizeof(int64_t)) : 0;
+    pl->off_states = off;
+    off += align256(st);
+    pl->off_dstates = off;
+    off += align256(st);
+    pl->off_dg = off;
+    if (d->g_gamma && b->dg_gamma) off += align256((size_t)(d->B * d->T * d->H) * sizeof(float));
+    pl->bytes = d->T > 0 || d->cu_seqlens ? off : 0;
+    return SGLA_OK;
+}
+
+static sgla_status cuda_backward_workspace_size(const sgla_backward_desc *b, size_t *bytes)
+{
+    bwd_plan pl;
+    sgla_status rc = bwd_plan_of(b, &pl);
+    if (rc == SGLA_OK) *bytes = pl.bytes;
+    return rc;
+}
+
+static sgla_status cuda_backward(const sgla_backward_desc *b, sgla_backend kind)
+{
+    (void)kind;
+    const sgla_forward_desc *d = b->fwd;
+    bwd_plan pl;
+    sgla_status rc = bwd_plan_of(b, &pl);
+    if (rc != SGLA_OK) return rc;
+    char why[192];
+    const device_facts *f = current_device(why, sizeof why);
+    if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
+    if (b->workspace && b->workspace_bytes < pl.bytes)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backward: workspace_bytes = %zu, this call needs %zu",
+                         b->workspace_bytes, pl.bytes);
+    cudaStream_t st = (cudaStream_t)d->stream;
+    if ((d->flags & SGLA_FLAG_CHECK_DEVICE_VALUES) && !(d->flags & SGLA_FLAG_SKIP_VALUE_CHECK) &&
+        (rc = check_device_values(d, st)) != SGLA_OK)
+        return rc;
+    const int64_t N = sgla_num_sequences(d);
+    cudaError_t e;
+    if (d->T == 0) { /* dh0 = dht (or 0), dg_gamma = 0 */
+        const size_t sb = (size_t)(N * d->H * d->K * d->V) * sizeof(float);
+        if (b->dh0 && b->dh0 != b->dht) {
+            e = b->dht ? cudaMemcpyAsync(b->dh0, b->dht, sb, cudaMemcpyDeviceToDevice, st) : cudaMemsetAsync(b->dh0, 0, sb, st);
+            if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "dh0 (T = 0): %s", cudaGetErrorString(e));
+        }
+        if (b->dg_gamma && (e = cudaMemsetAsync(b->dg_gamma, 0, (size_t)d->H * sizeof(float), st)) != cudaSuccess)
+            return sgla_fail(SGLA_ERR_CUDA, "dg_gamma (T = 0): %s", cudaGetErrorString(e));
+        return SGLA_OK;
+    }
+    unsigned char *ws = (unsigned char *)b->workspace;
+    if (!ws && pl.bytes) {
+        void *m = NULL;
+        if ((e = cudaMallocAsync(&m, pl.bytes, st)) != cudaSuccess)
+            return sgla_fail(SGLA_ERR_CUDA, "cudaMallocAsync(%zu bytes of backward workspace): %s", pl.bytes,
+                             cudaGetErrorString(e));
+        ws = (unsigned char *)m;
+    }
+    sgla_bparams p;
+    memset(&p, 0, sizeof p);
+    p.q = d->q, p.k = d->k, p.v = d->v, p.dout = b->dout;
+    p.g = (const float *)d->g, p.g_gamma = (const float *)d->g_gamma, p.h0 = (const float *)d->h0;
+    p.dht = (const float *)b->dht, p.cu = d->cu_seqlens;
+    p.dq = b->dq, p.dk = b->dk, p.dv = b->dv;
+    p.dg_out = b->dg ? (float *)b->dg : d->g_gamma && b->dg_gamma ? (float *)(ws + pl.off_dg) : NULL;
+    p.dgg = (float *)b->dg_gamma, p.dh0 = (float *)b->dh0;
+    p.B = d->B, p.T = d->T, p.H = d->H, p.K = d->K, p.V = d->V, p.N = N;
+    p.scale = d->scale;
+    p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
+    p.base = d->cu_seqlens ? (int64_t *)ws : NULL;
+    p.ws_states = (float *)(ws + pl.off_states);
+    p.ws_dstates = (float *)(ws + pl.off_dstates);
+    rc = sgla_bwd_launch(&p, d->dtype, pl.blocks, st);
+    if (!b->workspace && ws) {
+        e = cudaFreeAsync(ws, st);
+        if (rc == SGLA_OK && e != cudaSuccess)
+            rc = sgla_fail(SGLA_ERR_CUDA, "cudaFreeAsync(backward workspace): %s", cudaGetErrorString(e));
+    }
+    return rc;
+}
+
 /* ---- the backend's entry and the development hooks ----------------------------------------- */
 
 static sgla_status cuda_forward(const sgla_forward_desc *d, sgla_backend kind)
@@ -449,7 +574,8 @@ static sgla_status cuda_workspace_size(const sgla_forward_desc *d, size_t *bytes
 }
 
 /* (C++17: no designated initializers; the order of sgla_backend_impl) */
-extern "C" const sgla_backend_impl sgla_backend_cuda = {0, cuda_probe, cuda_forward, cuda_workspace_size, NULL, NULL, NULL};
+extern "C" const sgla_backend_impl sgla_backend_cuda = {0, cuda_probe, cuda_forward, cuda_workspace_size,
+                                                     cuda_backward, cuda_backward_workspace_size, NULL};
 
 extern "C" int sgla_cuda_num_configs(void) { return SGLA_NUM_CHUNK_CONFIGS; }
 

@@ -11,4 +11,27 @@
 /* fp32 inputs: the token recurrence on CUDA cores (recurrent_fwd_f32.cu). */
 sgla_status sgla_recurrent_fwd_f32(const sgla_kparams *p, cudaStream_t st);
 
+/* The backward's parameter block (chunk_bwd.cu). */
+typedef struct sgla_bparams {
+    const void *q, *k, *v, *dout;      /* the call's dtype */
+    const float *g, *g_gamma, *h0, *dht;
+    const int64_t *cu;
+    void *dq, *dk, *dv;
+    float *dg_out;                     /* dg, or the workspace's copy when only dg_gamma is asked for, or NULL */
+    float *dgg, *dh0;
+    int64_t B, T, H, K, V, N;
+    float scale;
+    int gmode;                         /* SGLA_GATE_* */
+    int64_t *base;                     /* [N + 1] (cu_seqlens): the first block of every sequence */
+    float *ws_states, *ws_dstates;     /* [blocks][H][K][V] */
+} sgla_bparams;
+
+/* The backward works in blocks of this many tokens; how many blocks a call has at most. */
+int64_t sgla_bwd_blocks(int64_t B, int64_t T, int64_t N, int varlen);
+/* Dynamic shared memory of the gradient kernel, and that kernel (for the opt-in). */
+size_t sgla_bwd_grads_smem(int64_t K, int64_t V);
+const void *sgla_bwd_grads_kernel(sgla_dtype dt);
+/* Every launch of the backward on stream st; blocks = sgla_bwd_blocks(...). */
+sgla_status sgla_bwd_launch(const sgla_bparams *p, sgla_dtype dt, int64_t blocks, cudaStream_t st);
+
 #endif

@@ -1,0 +1,411 @@
+/* The CUDA backward, first version: the chunked form of src/ref/ref_bwd.c
+ * (reference B) on CUDA cores in fp32, deterministic (no atomics: every sum
+ * has one order), any input dtype, K <= 256, any V.  Blocks of BT = 32 tokens
+ * (the chunked form is exact for any block length).  Five launches:
+ *
+ *   1. (cu_seqlens only) chunk_base: the first block of every sequence;
+ *   2. states:  per (sequence, head, 32 columns of V), the entering state S of
+ *      every block, in order            -> workspace [blocks][H][K][V]
+ *   3. dstates: the same in reverse, dS' (the gradient of each block's end
+ *      state) from dht, and dh0          -> workspace [blocks][H][K][V]
+ *   4. grads:   per (block, head), independent of each other: with S and dS'
+ *      of that block, dq, dk, dv and dg (sgla_cpu_backward's products, written
+ *      as tiled dot products through shared memory);
+ *   5. (g_gamma) dg_gamma: dg summed per head in a fixed order.
+ *
+ * Memory: two fp32 states per block of 32 tokens, 2 x blocks x H x K x V x 4
+ * bytes, plus dg when only dg_gamma is asked for.  The tensor-core version of
+ * launch 4 and a smaller workspace are the next steps (docs/perf.md). */
+#include <stdint.h>
+
+#include "cuda_backend.cuh"
+#include "ptx.cuh"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+constexpr int BT = 32;         /* tokens per block */
+constexpr int NTHREADS = 256;  /* every kernel */
+constexpr int MAXK = 256;
+
+static __device__ __forceinline__ float ld(const float *p, int64_t i) { return p[i]; }
+static __device__ __forceinline__ float ld(const __half *p, int64_t i) { return __half2float(p[i]); }
+static __device__ __forceinline__ float ld(const __nv_bfloat16 *p, int64_t i) { return __bfloat162float(p[i]); }
+static __device__ __forceinline__ void st(float *p, int64_t i, float x) { p[i] = x; }
+static __device__ __forceinline__ void st(__half *p, int64_t i, float x) { p[i] = __float2half_rn(x); }
+static __device__ __forceinline__ void st(__nv_bfloat16 *p, int64_t i, float x) { p[i] = __float2bfloat16_rn(x); }
+
+/* Sequence n: batch row, first token, length; and its first block in the workspace. */
+static __device__ __forceinline__ void bwd_seq(const sgla_bparams &p, int64_t n, int64_t *b, int64_t *t0,
+                                               int64_t *len, int64_t *base)
+{
+    if (p.cu) {
+        int64_t a = p.cu[n], e = p.cu[n + 1];
+        a = a < 0 ? 0 : (a > p.T ? p.T : a);
+        e = e < a ? a : (e > p.T ? p.T : e);
+        *b = 0, *t0 = a, *len = e - a, *base = p.base[n];
+    } else {
+        const int64_t nb = (p.T + BT - 1) / BT;
+        *b = n, *t0 = 0, *len = p.T, *base = n * nb;
+    }
+}
+
+/* The natural-log gate of token t (absolute in the batch row) of head h. */
+static __device__ __forceinline__ float gate_of(const sgla_bparams &p, int64_t b, int64_t t, int64_t h)
+{
+    if (p.gmode == SGLA_GATE_G) return p.g[(b * p.T + t) * p.H + h];
+    if (p.gmode == SGLA_GATE_GAMMA) return p.g_gamma[h];
+    return 0.f;
+}
+
+/* bc[r] = cumulative log-gate of the block's first r + 1 tokens (r < len), by one warp. */
+static __device__ __forceinline__ void block_logcum(const sgla_bparams &p, int64_t b, int64_t t, int64_t h, int len,
+                                                    float *bc, int lane)
+{
+    float x = lane < len ? gate_of(p, b, t + lane, h) : 0.f;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const float y = __shfl_up_sync(0xffffffffu, x, off);
+        if (lane >= off) x += y;
+    }
+    bc[lane] = x;
+}
+
+/* ---- 1. the first block of every sequence (cu_seqlens) ---------------------------------- */
+
+static __global__ void chunk_base_kernel(const int64_t *cu, int64_t N, int64_t T, int64_t *base)
+{
+    __shared__ int64_t part[NTHREADS];
+    int64_t carry = 0;
+    for (int64_t s0 = 0; s0 < N; s0 += NTHREADS) {
+        const int64_t n = s0 + threadIdx.x;
+        int64_t nb = 0;
+        if (n < N) {
+            int64_t a = cu[n], e = cu[n + 1];
+            a = a < 0 ? 0 : (a > T ? T : a);
+            e = e < a ? a : (e > T ? T : e);
+            nb = (e - a + BT - 1) / BT;
+        }
+        part[threadIdx.x] = nb;
+        __syncthreads();
+        for (int off = 1; off < NTHREADS; off <<= 1) { /* inclusive scan, fixed order */
+            const int64_t y = threadIdx.x >= off ? part[threadIdx.x - off] : 0;
+            __syncthreads();
+            part[threadIdx.x] += y;
+            __syncthreads();
+        }
+        if (n < N) base[n] = carry + part[threadIdx.x] - nb;
+        carry += part[NTHREADS - 1];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) base[N] = carry;
+}
+
+/* ---- 2, 3. the entering states and the end-state gradients, per 32 columns ------------ */
+
+/* thread: warp w owns rows w, w + 8, ... (at most 32), lane the column */
+template <class E>
+static __global__ void __launch_bounds__(NTHREADS) states_kernel(const sgla_bparams p, int reverse)
+{
+    __shared__ float a_s[BT][MAXK]; /* k rows (forward) or rs-weighted q rows (reverse) */
+    __shared__ float b_s[BT][32];   /* v columns (forward) or dout columns (reverse) */
+    __shared__ float bc[32], wv[32];
+    const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31;
+    const int64_t nh = blockIdx.x, n = nh / p.H, h = nh - n * p.H;
+    const int64_t c = (int64_t)blockIdx.y * 32 + lane;
+    const int K = (int)p.K;
+    const bool col = c < p.V;
+    int64_t b, t0, len, base;
+    bwd_seq(p, n, &b, &t0, &len, &base);
+    const int64_t nb = (len + BT - 1) / BT;
+    const E *A = (const E *)(reverse ? p.q : p.k);
+    const E *Bm = (const E *)(reverse ? p.dout : p.v);
+    float S[MAXK / 8];
+    const int64_t kv = (int64_t)K * p.V;
+    /* the start: h0 (forward) or dht (reverse) */
+    const float *init = reverse ? p.dht : p.h0;
+#pragma unroll
+    for (int m = 0; m < MAXK / 8; m++) {
+        const int r = w + 8 * m;
+        S[m] = init && col && r < K ? init[nh * kv + (int64_t)r * p.V + c] : 0.f;
+    }
+    for (int64_t i = 0; i < nb; i++) {
+        const int64_t blk = reverse ? nb - 1 - i : i;
+        const int64_t t = t0 + blk * BT;
+        const int L = (int)(len - blk * BT < BT ? len - blk * BT : BT);
+        /* the block's state: S entering it (forward), dS' of its end (reverse) */
+        float *out = (reverse ? p.ws_dstates : p.ws_states) + ((base + blk) * p.H + h) * kv;
+#pragma unroll
+        for (int m = 0; m < MAXK / 8; m++) {
+            const int r = w + 8 * m;
+            if (col && r < K) out[(int64_t)r * p.V + c] = S[m];
+        }
+        __syncthreads(); /* the previous block's reads of a_s, b_s are done */
+        if (w == 0) {
+            block_logcum(p, b, t, h, L, bc, lane);
+            __syncwarp();
+            /* forward: w_r = exp(b_L - b_r); reverse: rs_r = scale exp(b_r) */
+            if (lane < L) wv[lane] = reverse ? p.scale * expf(bc[lane]) : expf(bc[L - 1] - bc[lane]);
+        }
+        __syncthreads();
+        for (int idx = tid; idx < L * K; idx += NTHREADS) {
+            const int r = idx / K, q = idx - r * K;
+            a_s[r][q] = wv[r] * ld(A, ((b * p.T + t + r) * p.H + h) * K + q);
+        }
+        for (int idx = tid; idx < L * 32; idx += NTHREADS) {
+            const int r = idx >> 5, cc = idx & 31;
+            const int64_t col2 = (int64_t)blockIdx.y * 32 + cc;
+            b_s[r][cc] = col2 < p.V ? ld(Bm, ((b * p.T + t + r) * p.H + h) * p.V + col2) : 0.f;
+        }
+        __syncthreads();
+        const float carry = p.gmode ? expf(bc[L - 1]) : 1.f;
+#pragma unroll
+        for (int m = 0; m < MAXK / 8; m++) {
+            const int r = w + 8 * m;
+            if (r >= K) break;
+            float acc = 0.f;
+            for (int j = 0; j < L; j++) acc = fmaf(a_s[j][r], b_s[j][lane], acc);
+            S[m] = fmaf(carry, S[m], acc);
+        }
+    }
+    if (reverse && p.dh0) {
+#pragma unroll
+        for (int m = 0; m < MAXK / 8; m++) {
+            const int r = w + 8 * m;
+            if (col && r < K) p.dh0[nh * kv + (int64_t)r * p.V + c] = S[m];
+        }
+    }
+}
+
+/* ---- 4. the gradients of one block of tokens ------------------------------------------- */
+
+/* block sum of x over NTHREADS threads in a fixed order (every thread gets it) */
+static __device__ __forceinline__ float block_sum(float x, float *red)
+{
+    red[threadIdx.x] = x;
+    __syncthreads();
+    for (int off = NTHREADS / 2; off > 0; off >>= 1) {
+        if (threadIdx.x < off) red[threadIdx.x] += red[threadIdx.x + off];
+        __syncthreads();
+    }
+    const float s = red[0];
+    __syncthreads();
+    return s;
+}
+
+template <class E> static __global__ void __launch_bounds__(NTHREADS) grads_kernel(const sgla_bparams p)
+{
+    extern __shared__ float sm[];
+    const int K = (int)p.K, V = (int)p.V, lk = K + 1, lv = V + 1, mx = K > V ? K : V;
+    float *Qs = sm, *Ks = Qs + BT * lk, *Vs = Ks + BT * lk, *dOs = Vs + BT * lv, *X = dOs + BT * lv;
+    float *A = X + BT * mx, *dP = A + BT * (BT + 1), *dA = dP + BT * (BT + 1);
+    float *bc = dA + BT * (BT + 1), *rs = bc + 32, *wv = rs + 32, *e = wv + 32, *u = e + 32, *red = u + 32;
+    const int tid = threadIdx.x, lane = tid & 31;
+    const int64_t h = blockIdx.y;
+    /* which sequence and block: the last sequence whose first block is <= blockIdx.x */
+    const int64_t gblk = blockIdx.x;
+    int64_t n;
+    if (p.cu) {
+        if (gblk >= p.base[p.N]) return;
+        int64_t lo = 0, hi = p.N - 1;
+        while (lo < hi) {
+            const int64_t mid = (lo + hi + 1) / 2;
+            if (p.base[mid] <= gblk) lo = mid;
+            else hi = mid - 1;
+        }
+        n = lo;
+        while (n + 1 < p.N && p.base[n + 1] <= gblk) n++; /* skip empty sequences */
+    } else {
+        n = gblk / ((p.T + BT - 1) / BT);
+    }
+    int64_t b, t0, len, base;
+    bwd_seq(p, n, &b, &t0, &len, &base);
+    const int64_t blk = gblk - base;
+    if (blk < 0 || blk * BT >= len) return;
+    const int64_t t = t0 + blk * BT;
+    const int L = (int)(len - blk * BT < BT ? len - blk * BT : BT);
+    const int64_t kv = (int64_t)K * V;
+    const float *S = p.ws_states + (gblk * p.H + h) * kv, *dS = p.ws_dstates + (gblk * p.H + h) * kv;
+    const E *q = (const E *)p.q, *k = (const E *)p.k, *v = (const E *)p.v, *dout = (const E *)p.dout;
+    for (int idx = tid; idx < L * K; idx += NTHREADS) {
+        const int r = idx / K, c = idx - r * K;
+        const int64_t g = ((b * p.T + t + r) * p.H + h) * K + c;
+        Qs[r * lk + c] = ld(q, g);
+        Ks[r * lk + c] = ld(k, g);
+    }
+    for (int idx = tid; idx < L * V; idx += NTHREADS) {
+        const int r = idx / V, c = idx - r * V;
+        const int64_t g = ((b * p.T + t + r) * p.H + h) * V + c;
+        Vs[r * lv + c] = ld(v, g);
+        dOs[r * lv + c] = ld(dout, g);
+    }
+    if (tid < 32) {
+        block_logcum(p, b, t, h, L, bc, lane);
+        __syncwarp();
+        if (lane < L) {
+            rs[lane] = p.scale * expf(bc[lane]);
+            wv[lane] = expf(bc[L - 1] - bc[lane]);
+        }
+    }
+    __syncthreads();
+    /* A = scale Gamma ⊙ QK^T, dP = dO V^T, dA = scale Gamma ⊙ dP (j <= i; 0 above) */
+    for (int idx = tid; idx < L * L; idx += NTHREADS) {
+        const int i = idx / L, j = idx - i * L;
+        float a = 0.f, d = 0.f, da = 0.f;
+        if (j <= i) {
+            const float gm = p.scale * expf(bc[i] - bc[j]);
+            for (int c = 0; c < K; c++) a = fmaf(Qs[i * lk + c], Ks[j * lk + c], a);
+            for (int c = 0; c < V; c++) d = fmaf(dOs[i * lv + c], Vs[j * lv + c], d);
+            a *= gm;
+            da = gm * d;
+        }
+        A[i * (BT + 1) + j] = a;
+        dP[i * (BT + 1) + j] = d;
+        dA[i * (BT + 1) + j] = da;
+    }
+    __syncthreads();
+    E *dq = (E *)p.dq, *dk = (E *)p.dk, *dv = (E *)p.dv;
+    /* dQs = rs ⊙ (dO S^T) into X; dQ = dQs + dA K */
+    for (int idx = tid; idx < L * K; idx += NTHREADS) {
+        const int c = idx / L, i = idx - c * L; /* a warp shares S's row c */
+        float acc = 0.f;
+        for (int j = 0; j < V; j++) acc = fmaf(dOs[i * lv + j], S[(int64_t)c * V + j], acc);
+        X[i * mx + c] = rs[i] * acc;
+    }
+    __syncthreads();
+    if (tid < 32) {
+        float ee = 0.f;
+        if (lane < L)
+            for (int c = 0; c < K; c++) ee = fmaf(Qs[lane * lk + c], X[lane * mx + c], ee);
+        e[lane] = ee;
+    }
+    for (int idx = tid; idx < L * K; idx += NTHREADS) {
+        const int i = idx / K, c = idx - i * K;
+        float acc = X[i * mx + c];
+        for (int j = 0; j <= i; j++) acc = fmaf(dA[i * (BT + 1) + j], Ks[j * lk + c], acc);
+        st(dq, ((b * p.T + t + i) * p.H + h) * K + c, acc);
+    }
+    __syncthreads();
+    /* dKs = w ⊙ (V dS^T) into X; dK = dKs + dA^T Q */
+    for (int idx = tid; idx < L * K; idx += NTHREADS) {
+        const int c = idx / L, j = idx - c * L;
+        float acc = 0.f;
+        for (int m = 0; m < V; m++) acc = fmaf(Vs[j * lv + m], dS[(int64_t)c * V + m], acc);
+        X[j * mx + c] = wv[j] * acc;
+    }
+    __syncthreads();
+    if (tid < 32) {
+        float uu = 0.f;
+        if (lane < L)
+            for (int c = 0; c < K; c++) uu = fmaf(Ks[lane * lk + c], X[lane * mx + c], uu);
+        u[lane] = uu;
+    }
+    for (int idx = tid; idx < L * K; idx += NTHREADS) {
+        const int j = idx / K, c = idx - j * K;
+        float acc = X[j * mx + c];
+        for (int i = j; i < L; i++) acc = fmaf(dA[i * (BT + 1) + j], Qs[i * lk + c], acc);
+        st(dk, ((b * p.T + t + j) * p.H + h) * K + c, acc);
+    }
+    __syncthreads();
+    /* dV = w ⊙ (K dS) + A^T dO */
+    for (int idx = tid; idx < L * V; idx += NTHREADS) {
+        const int c = idx / L, j = idx - c * L; /* a warp shares dS's column c */
+        float acc = 0.f;
+        for (int m = 0; m < K; m++) acc = fmaf(Ks[j * lk + m], dS[(int64_t)m * V + c], acc);
+        acc *= wv[j];
+        for (int i = j; i < L; i++) acc = fmaf(A[i * (BT + 1) + j], dOs[i * lv + c], acc);
+        st(dv, ((b * p.T + t + j) * p.H + h) * V + c, acc);
+    }
+    /* the gate: exp(b_L) <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij */
+    if (p.gmode && p.dg_out) {
+        float part = 0.f;
+        for (int64_t i = tid; i < kv; i += NTHREADS) part = fmaf(dS[i], S[i], part);
+        const float t1 = expf(bc[L - 1]) * block_sum(part, red);
+        if (tid < 32) {
+            const int r = lane;
+            float acc = t1;
+            for (int j = 0; j < r && j < L; j++) acc += u[j];
+            for (int i = r; i < L; i++) {
+                acc += e[i];
+                for (int j = 0; j < r; j++) acc = fmaf(A[i * (BT + 1) + j], dP[i * (BT + 1) + j], acc);
+            }
+            if (r < L) p.dg_out[(b * p.T + t + r) * p.H + h] = acc;
+        }
+    }
+}
+
+/* ---- 5. dg_gamma[h] = the sum of dg over the head's tokens, in a fixed order ------------ */
+
+static __global__ void dg_gamma_kernel(const float *dg, int64_t BT_all, int64_t H, float *dgg)
+{
+    __shared__ double red[NTHREADS];
+    const int64_t h = blockIdx.x;
+    double acc = 0.0;
+    for (int64_t i = threadIdx.x; i < BT_all; i += NTHREADS) acc += (double)dg[i * H + h];
+    red[threadIdx.x] = acc;
+    __syncthreads();
+    for (int off = NTHREADS / 2; off > 0; off >>= 1) {
+        if (threadIdx.x < off) red[threadIdx.x] += red[threadIdx.x + off];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) dgg[h] = (float)red[0];
+}
+
+/* ---- host ------------------------------------------------------------------------------- */
+
+int64_t sgla_bwd_blocks(int64_t B, int64_t T, int64_t N, int varlen)
+{
+    return varlen ? T / BT + N : B * ((T + BT - 1) / BT);
+}
+
+size_t sgla_bwd_grads_smem(int64_t K, int64_t V)
+{
+    const int64_t mx = K > V ? K : V;
+    return (size_t)(2 * BT * (K + 1) + 2 * BT * (V + 1) + BT * mx + 3 * BT * (BT + 1) + 5 * 32 + NTHREADS) *
+           sizeof(float);
+}
+
+template <class E> static const void *grads_fn(void) { return (const void *)grads_kernel<E>; }
+
+const void *sgla_bwd_grads_kernel(sgla_dtype dt)
+{
+    return dt == SGLA_BF16 ? grads_fn<__nv_bfloat16>() : dt == SGLA_F16 ? grads_fn<__half>() : grads_fn<float>();
+}
+
+template <class E> static sgla_status launch_all(const sgla_bparams &p, int64_t blocks, cudaStream_t st)
+{
+    cudaError_t e;
+    const dim3 sg((unsigned)(p.N * p.H), (unsigned)((p.V + 31) / 32));
+    states_kernel<E><<<sg, NTHREADS, 0, st>>>(p, 0);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's states: %s", cudaGetErrorString(e));
+    states_kernel<E><<<sg, NTHREADS, 0, st>>>(p, 1);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's state gradients: %s", cudaGetErrorString(e));
+    if (blocks > 0) {
+        grads_kernel<E><<<dim3((unsigned)blocks, (unsigned)p.H), NTHREADS, sgla_bwd_grads_smem(p.K, p.V), st>>>(p);
+        if ((e = cudaGetLastError()) != cudaSuccess)
+            return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's gradients: %s", cudaGetErrorString(e));
+    }
+    return SGLA_OK;
+}
+
+sgla_status sgla_bwd_launch(const sgla_bparams *p, sgla_dtype dt, int64_t blocks, cudaStream_t st)
+{
+    cudaError_t e;
+    if (p->cu) {
+        chunk_base_kernel<<<1, NTHREADS, 0, st>>>(p->cu, p->N, p->T, p->base);
+        if ((e = cudaGetLastError()) != cudaSuccess)
+            return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's block table: %s", cudaGetErrorString(e));
+    }
+    sgla_status rc = dt == SGLA_BF16 ? launch_all<__nv_bfloat16>(*p, blocks, st)
+                     : dt == SGLA_F16 ? launch_all<__half>(*p, blocks, st)
+                                      : launch_all<float>(*p, blocks, st);
+    if (rc != SGLA_OK) return rc;
+    if (p->dgg && p->B * p->T > 0) {
+        dg_gamma_kernel<<<(unsigned)p->H, NTHREADS, 0, st>>>(p->dg_out, p->B * p->T, p->H, p->dgg);
+        if ((e = cudaGetLastError()) != cudaSuccess)
+            return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's dg_gamma: %s", cudaGetErrorString(e));
+    }
+    return SGLA_OK;
+}

@@ -1,0 +1,158 @@
+/* The CUDA backward against fp64 through the conformance harness (every
+ * gradient; fresh inputs from the printed seed; outputs poisoned and checked
+ * written): every dtype and gate form, h0 / dht, varlen with empty sequences,
+ * K != V, partial blocks; then bit-identical repeats (no atomics), a workspace
+ * passed in, one too small, and the call captured in a CUDA graph.
+ * SGLA_GPU_SMALL=1 runs a few small cases (for compute-sanitizer). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "conform.h"
+#include "testutil.h"
+
+#define CK(call)                                                                                                     \
+    do {                                                                                                             \
+        cudaError_t e_ = (call);                                                                                     \
+        if (e_ != cudaSuccess) {                                                                                     \
+            fprintf(stderr, "FATAL %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));             \
+            exit(2);                                                                                                 \
+        }                                                                                                            \
+    } while (0)
+
+static void run_case(const conform_case *c, tu_rng *r)
+{
+    conform_data x;
+    sgla_status st = conform_draw(&x, c, r, SGLA_BACKEND_REF_A);
+    if (st == SGLA_OK) st = conform_draw_backward(&x, r);
+    TU_CHECK(st == SGLA_OK, "draw: %s (%s)", sgla_status_string(st), sgla_last_error());
+    if (st == SGLA_OK) {
+        conform_bresult res;
+        conform_check_backward(&x, SGLA_BACKEND_CUDA, &res);
+        conform_print_backward(stdout, &res);
+        TU_CHECK(res.pass, "%s", res.label);
+    }
+    conform_free(&x);
+}
+
+static void *dalloc(size_t n)
+{
+    void *p = NULL;
+    CK(cudaMalloc(&p, n ? n : 16));
+    return p;
+}
+
+/* same bits twice; a workspace passed in gives them too; one byte short is refused; a graph replays them */
+static void repeats_workspace_graph(tu_rng *r)
+{
+    const int64_t B = 2, T = 300, H = 3, K = 64, V = 128, nqk = B * T * H * K, nv = B * T * H * V, ng = B * T * H;
+    uint16_t *hq = malloc((size_t)nqk * 2), *hv = malloc((size_t)nv * 2);
+    float *hg = malloc((size_t)ng * 4);
+    void *q = dalloc((size_t)nqk * 2), *k = dalloc((size_t)nqk * 2), *v = dalloc((size_t)nv * 2), *dout = dalloc((size_t)nv * 2);
+    void *dq = dalloc((size_t)nqk * 2), *dk = dalloc((size_t)nqk * 2), *dv = dalloc((size_t)nv * 2);
+    float *g = dalloc((size_t)ng * 4), *dg = dalloc((size_t)ng * 4);
+    tu_fill(r, hq, SGLA_BF16, nqk, 1.0);
+    CK(cudaMemcpy(q, hq, (size_t)nqk * 2, cudaMemcpyHostToDevice));
+    tu_fill(r, hq, SGLA_BF16, nqk, 1.0);
+    CK(cudaMemcpy(k, hq, (size_t)nqk * 2, cudaMemcpyHostToDevice));
+    tu_fill(r, hv, SGLA_BF16, nv, 1.0);
+    CK(cudaMemcpy(v, hv, (size_t)nv * 2, cudaMemcpyHostToDevice));
+    tu_fill(r, hv, SGLA_BF16, nv, 1.0);
+    CK(cudaMemcpy(dout, hv, (size_t)nv * 2, cudaMemcpyHostToDevice));
+    for (int64_t i = 0; i < ng; i++) hg[i] = (float)-tu_uniform_range(r, 0, 0.3);
+    CK(cudaMemcpy(g, hg, (size_t)ng * 4, cudaMemcpyHostToDevice));
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    CK(cudaDeviceSynchronize());
+    sgla_forward_desc f;
+    sgla_forward_desc_init(&f);
+    f.q = q, f.k = k, f.v = v, f.g = g, f.dtype = SGLA_BF16, f.stream = st;
+    f.B = B, f.T = T, f.H = H, f.K = K, f.V = V, f.scale = 0.125f;
+    sgla_backward_desc b;
+    sgla_backward_desc_init(&b);
+    b.fwd = &f, b.dout = dout, b.dq = dq, b.dk = dk, b.dv = dv, b.dg = dg;
+    uint16_t *r1 = malloc((size_t)nqk * 2), *r2 = malloc((size_t)nqk * 2);
+    float *g1 = malloc((size_t)ng * 4), *g2 = malloc((size_t)ng * 4);
+    TU_CHECK(sgla_backward(&b, SGLA_BACKEND_CUDA) == SGLA_OK, "backward: %s", sgla_last_error());
+    CK(cudaStreamSynchronize(st));
+    CK(cudaMemcpy(r1, dk, (size_t)nqk * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(g1, dg, (size_t)ng * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemset(dk, 0xff, (size_t)nqk * 2));
+    TU_CHECK(sgla_backward(&b, SGLA_BACKEND_CUDA) == SGLA_OK, "backward again: %s", sgla_last_error());
+    CK(cudaStreamSynchronize(st));
+    CK(cudaMemcpy(r2, dk, (size_t)nqk * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(g2, dg, (size_t)ng * 4, cudaMemcpyDeviceToHost));
+    TU_CHECK(!memcmp(r1, r2, (size_t)nqk * 2) && !memcmp(g1, g2, (size_t)ng * 4), "a repeated backward gave other bits");
+    size_t need = 0;
+    TU_CHECK(sgla_backward_workspace_size(&b, SGLA_BACKEND_CUDA, &need) == SGLA_OK && need > 0, "workspace size %zu",
+             need);
+    printf("backward workspace at 2x300x3, K=64, V=128: %zu bytes\n", need);
+    b.workspace = dalloc(need);
+    b.workspace_bytes = need - 1;
+    TU_CHECK(sgla_backward(&b, SGLA_BACKEND_CUDA) == SGLA_ERR_INVALID_ARGUMENT, "workspace one byte short accepted");
+    b.workspace_bytes = need;
+    CK(cudaMemset(dk, 0xff, (size_t)nqk * 2));
+    CK(cudaDeviceSynchronize());
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    sgla_status s = sgla_backward(&b, SGLA_BACKEND_CUDA);
+    cudaError_t ce = cudaStreamEndCapture(st, &graph);
+    TU_CHECK(s == SGLA_OK && ce == cudaSuccess, "capture: %s (%s), %s", sgla_status_string(s), sgla_last_error(),
+             cudaGetErrorString(ce));
+    if (s == SGLA_OK && ce == cudaSuccess) {
+        CK(cudaGraphInstantiate(&exec, graph, 0));
+        CK(cudaGraphLaunch(exec, st));
+        CK(cudaStreamSynchronize(st));
+        CK(cudaMemcpy(r2, dk, (size_t)nqk * 2, cudaMemcpyDeviceToHost));
+        TU_CHECK(!memcmp(r1, r2, (size_t)nqk * 2), "graph replay (workspace passed in) gave other bits");
+        cudaGraphExecDestroy(exec);
+    }
+    if (graph) cudaGraphDestroy(graph);
+    cudaFree(b.workspace);
+    cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(dout), cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(g),
+        cudaFree(dg);
+    CK(cudaStreamDestroy(st));
+    free(hq), free(hv), free(hg), free(r1), free(r2), free(g1), free(g2);
+}
+
+int main(void)
+{
+    if (!sgla_backend_available(SGLA_BACKEND_CUDA)) {
+        printf("test_gpu_backward: no CUDA device; skipped\n");
+        return 77;
+    }
+    uint64_t seed = tu_seed("test_gpu_backward");
+    tu_rng r;
+    tu_rng_init(&r, seed);
+    const int small = getenv("SGLA_GPU_SMALL") != NULL;
+    const sgla_dtype BF = SGLA_BF16, HF = SGLA_F16, F32 = SGLA_F32;
+    enum { NONE = CONFORM_GATE_NONE, GAMMA = CONFORM_GATE_GAMMA, ALPHA = CONFORM_GATE_ALPHA, G = CONFORM_GATE_G };
+    enum { MILD = CONFORM_MILD, NEAR0 = CONFORM_NEAR0, NEG30 = CONFORM_NEG30, MIX30 = CONFORM_MIX30 };
+    static const conform_case all[] = {
+        /* dt, gate, range, B, T, H, K, V, h0, ht(dht), inplace, nseq */
+        {BF, G, MILD, 2, 1, 2, 64, 64, 1, 1, 0, 0},
+        {BF, G, MILD, 2, 200, 2, 128, 128, 1, 1, 0, 0},
+        {BF, G, MIX30, 1, 300, 2, 64, 128, 1, 1, 0, 4},
+        {BF, GAMMA, MILD, 2, 130, 3, 128, 64, 0, 1, 0, 0},
+        {BF, NONE, MILD, 1, 97, 2, 256, 256, 1, 0, 0, 0},
+        {BF, G, NEG30, 1, 64, 2, 64, 64, 1, 1, 0, 3},
+        {HF, G, NEAR0, 1, 500, 2, 128, 128, 1, 1, 0, 0},
+        {HF, ALPHA, MILD, 2, 33, 2, 64, 256, 1, 1, 0, 0},
+        {F32, G, MILD, 2, 150, 2, 64, 64, 1, 1, 0, 0},
+        {F32, GAMMA, NEAR0, 1, 200, 2, 32, 48, 1, 1, 0, 3},
+        {F32, NONE, MILD, 1, 0, 2, 64, 64, 1, 1, 0, 0},
+    };
+    static const conform_case smalls[] = {
+        {BF, G, MILD, 1, 70, 2, 64, 64, 1, 1, 0, 0},
+        {HF, GAMMA, MILD, 1, 40, 1, 128, 64, 1, 1, 0, 3},
+        {F32, G, MIX30, 1, 33, 1, 32, 48, 1, 1, 0, 0},
+    };
+    const conform_case *list = small ? smalls : all;
+    const int n = small ? (int)(sizeof smalls / sizeof smalls[0]) : (int)(sizeof all / sizeof all[0]);
+    for (int i = 0; i < n; i++) run_case(&list[i], &r);
+    if (!small) repeats_workspace_graph(&r);
+    return tu_finish("test_gpu_backward");
+}

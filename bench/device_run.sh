@@ -57,7 +57,7 @@ if [ "$MODE" != bench ]; then
   wait
   cat /tmp/rc_*.txt | tee -a "$SUM"
   tail -qn1 $OUT/test_gpu_forward.log $OUT/test_gpu_backward.log | tee -a "$SUM"
-  grep -h "^FAIL\|FATAL" $OUT/test_gpu_forward.log $OUT/test_gpu_backward.log | head -10 | tee -a "$SUM"
+  grep -h "FAIL\|FATAL" $OUT/test_gpu_forward.log $OUT/test_gpu_backward.log | cut -c1-300 | head -12 | tee -a "$SUM"
   for f in $OUT/san_*.log; do [ -f "$f" ] && echo "$(basename $f): $(tail -1 $f)"; done | tee -a "$SUM"
   [ -f $OUT/pytest_gpu.log ] && tail -1 $OUT/pytest_gpu.log | tee -a "$SUM"
   timeout 120 $BD/sgla verify --level 4 > $OUT/verify.log 2>&1; note "sgla verify --level 4 rc=$?"
@@ -110,4 +110,6 @@ if [ "$MODE" = full ]; then
 fi
 echo; echo "==== summary"; cat "$SUM"
 [ -f $OUT/fla.log ] && sed -n '/^device\|^ceilings\|^fla /p;/^BxTxHxD/,$p' $OUT/fla.log
+# one archive of the logs (the device call returns a few files only)
+( cd "$OUT" && ls *.log >/dev/null 2>&1 && tar czf logs.tgz *.log && rm -f *.log )
 exit 0

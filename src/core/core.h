@@ -57,6 +57,9 @@ sgla_status sgla_backward_desc_read(const sgla_backward_desc *user, sgla_backwar
 
 /* sgla_validate on a descriptor already read by sgla_desc_read. */
 sgla_status sgla_check_desc(const sgla_forward_desc *d, int values_on_host);
+/* The value checks alone (gates, cu_seqlens) on a descriptor whose shape is already valid and
+ * whose g, g_gamma, cu_seqlens point at host copies; used by device backends. */
+sgla_status sgla_check_host_values(const sgla_forward_desc *d);
 /* The backward's checks (its forward's, then dout, dht and the gradients). */
 sgla_status sgla_check_backward(const sgla_backward_desc *b, int values_on_host);
 

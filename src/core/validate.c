@@ -295,6 +295,13 @@ sgla_status sgla_check_backward(const sgla_backward_desc *b, int values_on_host)
     return SGLA_OK;
 }
 
+sgla_status sgla_check_host_values(const sgla_forward_desc *d)
+{
+    counts c;
+    sgla_status st = check_shape(d, &c);
+    return st != SGLA_OK ? st : check_values(d, &c);
+}
+
 sgla_status sgla_validate(const sgla_forward_desc *user, int values_on_host)
 {
     sgla_clear_error();

@@ -281,7 +281,7 @@ static sgla_status check_device_values(const sgla_forward_desc *d, cudaStream_t 
         hd.g_gamma = hgg;
         hd.cu_seqlens = hcu;
         hd.flags &= ~(SGLA_FLAG_CHECK_FINITE | SGLA_FLAG_SKIP_VALUE_CHECK);
-        rc = sgla_check_desc(&hd, 1);
+        rc = sgla_check_host_values(&hd);
     }
 done:
     free(hg);

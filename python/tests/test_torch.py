@@ -186,11 +186,8 @@ def test_cuda_noncontiguous_and_errors():
         sgla.chunk_simple_gla(q, k.cpu(), v)
     with pytest.raises(ValueError, match="^cu_seqlens is on cpu"):
         sgla.chunk_simple_gla(q, k, v, cu_seqlens=torch.tensor([0, 100]))
-    with pytest.raises(ValueError, match="reads host memory"):
+    with pytest.raises(ValueError, match="runs on the host but q is on cuda"):
         sgla.chunk_simple_gla(q, k, v, backend="cpu")
-    qg = q.clone().requires_grad_(True)
-    with pytest.raises(NotImplementedError):
-        sgla.chunk_simple_gla(qg, k, v)
 
 
 def _fla():

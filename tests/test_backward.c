@@ -232,6 +232,34 @@ static void cpu_cases(tu_rng *r)
     }
 }
 
+/* The dg dots of every ISA level against a long double sum: within the fp64
+ * summation bound (n + 1) eps sum|a b| (float products are exact in fp64),
+ * and the same bits when repeated. */
+static void dot64_levels(tu_rng *r)
+{
+    static const int isas[] = {SGLA_CPU_ISA_SCALAR, SGLA_CPU_ISA_AVX2, SGLA_CPU_ISA_AVX512};
+    float a[301], b[301];
+    for (int trial = 0; trial < 40; trial++) {
+        const int n = trial < 20 ? trial : (int)tu_int(r, 20, 300);
+        const int off = (int)tu_int(r, 0, 1); /* unaligned rows too */
+        for (int i = 0; i < n + off; i++) a[i] = (float)tu_normal(r), b[i] = (float)tu_normal(r);
+        long double exact = 0.0L, mag = 0.0L;
+        for (int i = 0; i < n; i++) {
+            exact += (long double)a[off + i] * (long double)b[off + i];
+            mag += fabsl((long double)a[off + i] * (long double)b[off + i]);
+        }
+        for (int ii = 0; ii < 3; ii++) {
+            if (!sgla_cpu_force_isa(isas[ii])) continue;
+            const sgla_cpu_kernels *kr = sgla_cpu_kernels_current();
+            const double d1 = kr->dot64(a + off, b + off, n), d2 = kr->dot64(a + off, b + off, n);
+            TU_CHECK(d1 == d2 && fabsl((long double)d1 - exact) <= (n + 1) * 1.2e-16L * mag,
+                     "dot64 %s n=%d: %.17g vs %.17Lg (repeat %.17g)", kr->name, n, d1, exact, d2);
+        }
+    }
+    sgla_cpu_force_isa(SGLA_CPU_ISA_AUTO);
+    printf("dot64: every level within fp64 rounding of the exact sum\n");
+}
+
 /* the same gradients, to the bit, on 1, 2 and 3 threads */
 static void thread_independence(tu_rng *r)
 {
@@ -408,6 +436,7 @@ int main(void)
         {1, 1, 2, 3, 3, 4, 2, 1, 1, 0, {0}},
     };
     for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++) fd_check(&fds[i], &r);
+    dot64_levels(&r);
     cpu_cases(&r);
     thread_independence(&r);
     validation(&r);

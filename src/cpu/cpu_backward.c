@@ -154,18 +154,6 @@ static void store_rows(const bplan *p, void *dst, int64_t bb, int64_t t, int64_t
         p->kr->store(src + (size_t)i * ld, p->d->dtype, (char *)dst + (size_t)tok_off(p->d, bb, t + i, h, D) * p->es, D);
 }
 
-/* In fp64 with eight partial sums (a fixed order, so the same bits on every
- * thread; independent sums let the compiler use vector lanes). */
-static double dot(const float *a, const float *b, int n)
-{
-    double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; j++) p[j] += (double)a[i + j] * (double)b[i + j];
-    for (; i < n; i++) p[i & 7] += (double)a[i] * (double)b[i];
-    return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
-}
-
 /* Products with a triangular n x n left factor M (ld ldm), X n x cols (ld ldx):
  * Out = M X + Sin (Sin may be NULL), by bands of TRI_ROWS rows whose
  * reduction stops at the band's last nonzero column (lower: M[p][r] = 0 for
@@ -261,11 +249,11 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
         /* 3. the gate of token r: a <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij */
         if (p->gate) {
             double t1 = 0.0;
-            for (int r = 0; r < K; r++) t1 += dot(s->dS + (size_t)r * ldv, S + (size_t)r * ldv, V);
+            for (int r = 0; r < K; r++) t1 += kr->dot64(s->dS + (size_t)r * ldv, S + (size_t)r * ldv, V);
             t1 *= (double)a;
             for (int r = 0; r < n; r++) {
-                s->u[r] = dot(s->Kp + (size_t)r * ldk, s->dKs + (size_t)r * ldk, K);
-                s->e[r] = dot(s->Q + (size_t)r * ldk, s->dQs + (size_t)r * ldk, K);
+                s->u[r] = kr->dot64(s->Kp + (size_t)r * ldk, s->dKs + (size_t)r * ldk, K);
+                s->e[r] = kr->dot64(s->Q + (size_t)r * ldk, s->dQs + (size_t)r * ldk, K);
                 s->c4[r] = 0.0;
             }
             /* c4_r = sum over i >= r of the row prefix sum_{j<r} A_ij dP_ij */

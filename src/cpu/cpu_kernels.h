@@ -49,6 +49,8 @@
  * gather: a chunk's group of heads: for token i < ntok and head r < rows,
  *        dst[r*rld + i*dld + c] = fp32 of src[i*tld + r*cnt + c], c < cnt
  *        (tld: token stride of src in elements); exact, any order.
+ * dot64: sum_{i<n} a[i] b[i] in fp64 (each product exact), the summation
+ *        order fixed per level: the same bits on every thread and call.
  * store: dst[0..cnt) = src rounded to dt, round to nearest even; may use
  *        streaming (non-temporal) stores: the caller issues a full fence
  *        before the data is read by another thread.
@@ -78,6 +80,7 @@ typedef struct sgla_cpu_kernels {
                    int64_t dld, int64_t rld);
     void (*store)(const float *src, sgla_dtype dt, void *dst, int cnt);
     void (*wrows)(int n, int cnt, const float *w, const float *src, int lds, float *dst, int ldd);
+    double (*dot64)(const float *a, const float *b, int n);
 } sgla_cpu_kernels;
 
 extern const sgla_cpu_kernels sgla_cpu_kernels_scalar;

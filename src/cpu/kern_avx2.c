@@ -165,9 +165,26 @@ static void store_avx2(const float *src, sgla_dtype dt, void *dst, int cnt)
     for (; i < cnt; i++) d[i] = dt == SGLA_F16 ? sgla_f32_to_f16(src[i]) : sgla_f32_to_bf16(src[i]);
 }
 
+/* four fp64 lanes, two accumulators (float products are exact in fp64) */
+static double dot64_avx2(const float *a, const float *b, int n)
+{
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        s0 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(a + i)), _mm256_cvtps_pd(_mm_loadu_ps(b + i)), s0);
+        s1 = _mm256_fmadd_pd(_mm256_cvtps_pd(_mm_loadu_ps(a + i + 4)), _mm256_cvtps_pd(_mm_loadu_ps(b + i + 4)), s1);
+    }
+    double t = 0.0;
+    for (; i < n; i++) t += (double)a[i] * (double)b[i];
+    const __m256d s = _mm256_add_pd(s0, s1);
+    const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h))) + t;
+}
+
 const sgla_cpu_kernels sgla_cpu_kernels_avx2 = {
     "avx2", qk_avx2, out_avx2, state_avx2, scan_avx2, decode_avx2,
     vexp_avx2, gmask_avx2, trans_avx2, load_avx2, gather_avx2, store_avx2, wrows_avx2,
+    dot64_avx2,
 };
 
 #endif /* SGLA_CPU_X86 */

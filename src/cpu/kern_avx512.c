@@ -197,9 +197,26 @@ static void store_avx512(const float *src, sgla_dtype dt, void *dst, int cnt)
     }
 }
 
+/* eight fp64 lanes, two accumulators; a float product is exact in fp64, so
+ * fma and multiply-then-add give the same bits */
+static double dot64_avx512(const float *a, const float *b, int n)
+{
+    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+    int i = 0;
+    for (; i + 16 <= n; i += 16) {
+        s0 = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm256_loadu_ps(a + i)), _mm512_cvtps_pd(_mm256_loadu_ps(b + i)), s0);
+        s1 = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm256_loadu_ps(a + i + 8)), _mm512_cvtps_pd(_mm256_loadu_ps(b + i + 8)),
+                             s1);
+    }
+    double t = 0.0;
+    for (; i < n; i++) t += (double)a[i] * (double)b[i];
+    return _mm512_reduce_add_pd(_mm512_add_pd(s0, s1)) + t;
+}
+
 const sgla_cpu_kernels sgla_cpu_kernels_avx512 = {
     "avx512", qk_avx512, out_avx512, state_avx512, scan_avx512, decode_avx512,
     vexp_avx512, gmask_avx512, trans_avx512, load_avx512, gather_avx512, store_avx512, wrows_avx512,
+    dot64_avx512,
 };
 
 #endif /* SGLA_CPU_X86 */

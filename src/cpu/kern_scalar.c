@@ -174,7 +174,19 @@ static void store_scalar(const float *src, sgla_dtype dt, void *dst, int cnt)
     }
 }
 
+/* eight partial sums: independent chains the compiler can put in vector lanes */
+static double dot64_scalar(const float *a, const float *b, int n)
+{
+    double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) p[j] += (double)a[i + j] * (double)b[i + j];
+    for (; i < n; i++) p[i & 7] += (double)a[i] * (double)b[i];
+    return ((p[0] + p[1]) + (p[2] + p[3])) + ((p[4] + p[5]) + (p[6] + p[7]));
+}
+
 const sgla_cpu_kernels sgla_cpu_kernels_scalar = {
     "scalar", qk_scalar, out_scalar, state_scalar, scan_scalar, decode_scalar,
     vexp_scalar, gmask_scalar, trans_scalar, load_scalar, gather_scalar, store_scalar, wrows_scalar,
+    dot64_scalar,
 };

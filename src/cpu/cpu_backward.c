@@ -4,7 +4,8 @@
  * tiled product Sout = Kt Vw + a Sin).  Per (sequence, head), in parallel
  * over the threads:
  *
- *   1. a forward pass keeps the entering state S of every chunk;
+ *   1. a forward pass keeps the entering state of every chunk, as S^T (the
+ *      one form the reverse pass reads: no transpose a chunk);
  *   2. the chunks in reverse, with dS the gradient of the chunk's end state,
  *      rs = scale exp(b), w = exp(b_L - b), G = scale Gamma (0 above the
  *      diagonal, never evaluated there):
@@ -22,7 +23,7 @@
  *      the bits do not depend on the thread count.
  *
  * Memory: the chunk states of one (sequence, head) per thread, (chunks + 1) x
- * K x V floats.
+ * V x K floats.
  */
 #include "cpu_kernels.h"
 
@@ -51,10 +52,10 @@ typedef struct bscratch {
     float *Vp, *dO, *Vw, *rdO, *dVs, *dV;           /* C x ldv */
     float *Kt, *Vt, *Qst;                           /* K or V x ldc */
     float *G, *G1, *A, *dP, *dA, *AT, *dAT;         /* C x ldc */
-    float *St, *dSt;                                /* V x ldk */
+    float *dSt;                                     /* V x ldk */
     float *rs, *w, *x;                              /* C (x: max(C, K, V) + 1) */
     float *dS;                                      /* K x ldv */
-    float *states;                                  /* (ncm + 1) x K x ldv */
+    float *states;                                  /* (ncm + 1) x V x ldk: S^T */
     double *bc, *u, *e, *c4;                        /* C + 1 */
 } bscratch;
 
@@ -79,13 +80,12 @@ static size_t bscratch_floats(const bplan *p, bscratch *s, float *m)
     TAKE(s->Kt, K * p->ldc);
     TAKE(s->Vt, V * p->ldc);
     TAKE(s->Qst, K * p->ldc);
-    TAKE(s->St, V * p->ldk);
     TAKE(s->dSt, V * p->ldk);
     TAKE(s->rs, C);
     TAKE(s->w, C);
     TAKE(s->x, mx + 1);
     TAKE(s->dS, K * p->ldv);
-    TAKE(s->states, (size_t)(p->ncm + 1) * K * p->ldv);
+    TAKE(s->states, (size_t)(p->ncm + 1) * V * p->ldk);
     TAKE(bd, 2 * (C + 1));
     TAKE(ud, 2 * (C + 1));
     TAKE(ed, 2 * (C + 1));
@@ -178,28 +178,29 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
     const sgla_forward_desc *d = p->d;
     const sgla_cpu_kernels *kr = p->kr;
     const int K = p->K, V = p->V, C = p->C, ldk = p->ldk, ldv = p->ldv, ldc = p->ldc;
-    const size_t kvp = (size_t)K * ldv, kv = (size_t)K * V;
+    const size_t vkp = (size_t)V * ldk, kv = (size_t)K * V;
     int64_t bb, t0, t1;
     sgla_seq_bounds(d, n_seq, &bb, &t0, &t1);
     const int64_t nc = (t1 - t0 + C - 1) / C;
 
-    /* 1. the entering state of every chunk (states[c]), and the end state states[nc] */
+    /* 1. the entering state of every chunk (states[c] = S^T), and the end state states[nc];
+     * S^T <- a S^T + (w ⊙ V)^T K sums the same products in the same order as S */
     const float *h0 = d->h0 ? (const float *)d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
-    for (int r = 0; r < K; r++) {
-        float *row = s->states + (size_t)r * ldv;
-        if (h0) memcpy(row, h0 + (size_t)r * V, (size_t)V * sizeof(float));
-        else memset(row, 0, (size_t)V * sizeof(float));
+    if (h0) {
+        kr->trans(K, V, h0, V, s->states, ldk);
+    } else {
+        for (int r = 0; r < V; r++) memset(s->states + (size_t)r * ldk, 0, (size_t)K * sizeof(float));
     }
     for (int64_t c = 0; c < nc; c++) {
         const int64_t t = t0 + c * C;
         const int n = (int)(t1 - t < C ? t1 - t : C);
         const float a = chunk_gates(p, s, bb, t, h, n);
         pack_rows(p, d->k, bb, t, h, n, K, s->Kp, ldk);
-        kr->trans(n, K, s->Kp, ldk, s->Kt, ldc);
         pack_rows(p, d->v, bb, t, h, n, V, s->Vp, ldv);
         kr->wrows(n, V, s->w, s->Vp, ldv, s->Vw, ldv);
-        kr->state(n, K, V, s->Kt, ldc, s->Vw, ldv, a, s->states + (size_t)c * kvp, s->states + (size_t)(c + 1) * kvp,
-                  ldv);
+        kr->trans(n, V, s->Vw, ldv, s->Vt, ldc);
+        kr->state(n, V, K, s->Vt, ldc, s->Kp, ldk, a, s->states + (size_t)c * vkp, s->states + (size_t)(c + 1) * vkp,
+                  ldk);
     }
 
     /* 2. the chunks in reverse, dS from dht */
@@ -213,7 +214,7 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
     for (int64_t c = nc - 1; c >= 0; c--) {
         const int64_t t = t0 + c * C;
         const int n = (int)(t1 - t < C ? t1 - t : C);
-        const float *S = s->states + (size_t)c * kvp;
+        const float *St = s->states + (size_t)c * vkp;
         const float a = chunk_gates(p, s, bb, t, h, n);
         pack_rows(p, d->q, bb, t, h, n, K, s->Q, ldk);
         pack_rows(p, d->k, bb, t, h, n, K, s->Kp, ldk);
@@ -232,8 +233,7 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
         }
         /* dQ = (rs ⊙ dO) S^T + dA K */
         kr->wrows(n, V, s->rs, s->dO, ldv, s->rdO, ldv);
-        kr->trans(K, V, S, ldv, s->St, ldk);
-        kr->state(V, n, K, s->rdO, ldv, s->St, ldk, 0.0f, NULL, s->dQs, ldk);
+        kr->state(V, n, K, s->rdO, ldv, St, ldk, 0.0f, NULL, s->dQs, ldk);
         tri_product(kr, 0, n, K, s->dA, ldc, s->Kp, ldk, s->dQs, s->dQ, ldk);
         /* dK = (w ⊙ V) dS^T + dA^T Q */
         kr->wrows(n, V, s->w, s->Vp, ldv, s->Vw, ldv);
@@ -249,7 +249,7 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
         /* 3. the gate of token r: a <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij */
         if (p->gate) {
             double t1 = 0.0;
-            for (int r = 0; r < K; r++) t1 += kr->dot64(s->dS + (size_t)r * ldv, S + (size_t)r * ldv, V);
+            for (int r = 0; r < V; r++) t1 += kr->dot64(s->dSt + (size_t)r * ldk, St + (size_t)r * ldk, K);
             t1 *= (double)a;
             for (int r = 0; r < n; r++) {
                 s->u[r] = kr->dot64(s->Kp + (size_t)r * ldk, s->dKs + (size_t)r * ldk, K);

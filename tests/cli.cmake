@@ -124,3 +124,8 @@ sgla_cli_test(cli_plot_no_out "plot" RC 2 RE "--out DIR is required")
 # ---- the other sub-commands -------------------------------------------------
 sgla_cli_test(cli_tables "tables")
 sgla_cli_test(cli_verify "verify")
+if(NOT SGLA_HAVE_CUDA)
+  # asked for the GPU levels alone and none ran: not a pass
+  sgla_cli_test(cli_verify_level4_skipped "verify|--level|4" RC 3 RE "verify: SKIPPED")
+endif()
+sgla_cli_test(cli_bench_shape_overflow "bench|--shape|1,9223372036854775807,1,1,1" RC 2 RE "exceed 2\\^48 bytes")

@@ -359,6 +359,17 @@ int sgla_cmd_bench(int argc, char **argv)
                 fprintf(stderr, "sgla bench: --shape '%s': B, T, H, K, V must all be >= 1\n", val);
                 return 2;
             }
+            /* the buffers' sizes must fit before anything is allocated: q, k, v, o (and the
+             * backward's six) in 8-byte elements, the states in 4 */
+            int64_t x, y;
+            const int64_t mx = sh[3] > sh[4] ? sh[3] : sh[4];
+            if (!sgla_mul_ok(sh[0], sh[1], &x) || !sgla_mul_ok(x, sh[2], &x) || !sgla_mul_ok(x, mx, &x) ||
+                !sgla_mul_ok(x, 8, &x) || !sgla_mul_ok(sh[0], sh[2], &y) || !sgla_mul_ok(y, sh[3], &y) ||
+                !sgla_mul_ok(y, sh[4], &y) || !sgla_mul_ok(y, 4, &y) || x > ((int64_t)1 << 48) ||
+                y > ((int64_t)1 << 48)) {
+                fprintf(stderr, "sgla bench: --shape '%s': its buffers would exceed 2^48 bytes\n", val);
+                return 2;
+            }
             a.nshapes++;
         } else if (!strcmp(s, "--dtype")) {
             if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_dtype("bench", val, &a.dtype)) return 2;

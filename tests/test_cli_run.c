@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "npy.h"
 #include "testutil.h"
@@ -27,12 +30,15 @@ static const char *dp(const char *name)
     return buf[k];
 }
 
+/* a command in front of the CLI (e.g. "timeout 30 ") for a case that might hang */
+static const char *run_prefix = "";
+
 /* Run `sgla <sub> <args>`, stderr to a file; returns the exit status. */
 static int run_sub(const char *sub, const char *args, char *errbuf, size_t errcap)
 {
     char cmd[8192];
     const char *errfile = "test_cli_run.stderr";
-    snprintf(cmd, sizeof cmd, "'%s' %s %s > /dev/null 2> %s", SGLA_CLI, sub, args, errfile);
+    snprintf(cmd, sizeof cmd, "%s'%s' %s %s > /dev/null 2> %s", run_prefix, SGLA_CLI, sub, args, errfile);
     int st = system(cmd);
     errbuf[0] = '\0';
     FILE *f = fopen(errfile, "r");
@@ -275,6 +281,98 @@ static void check_grad(void)
     npy_free(&q), npy_free(&k), npy_free(&v), npy_free(&g), npy_free(&h0);
 }
 
+/* A file's bytes (NULL when it cannot be read), for "unchanged" checks. */
+static char *slurp(const char *path, long *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    *n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)*n + 1);
+    if (b && fread(b, 1, (size_t)*n, f) != (size_t)*n) free(b), b = NULL;
+    fclose(f);
+    return b;
+}
+
+static int same_bytes(const char *path, const char *want, long wn)
+{
+    long n = -1;
+    char *b = slurp(path, &n);
+    const int same = b && n == wn && memcmp(b, want, (size_t)n) == 0;
+    free(b);
+    return same;
+}
+
+/* Outputs are never lost: a name spelled differently is still the same file;
+ * an output naming an input is refused; a failed second output leaves the
+ * first target as it was (nothing renamed before every file is complete);
+ * a FIFO as input is refused at once instead of waiting for a writer. */
+static void file_safety(void)
+{
+    char err[4096], args[4096];
+    const char *qkv_fmt = "--q fs_q.npy --k '%s' --v '%s'";
+    /* a private copy of q, so that a failing check cannot destroy the fixture */
+    npy_array q = must_read(dp("run_q.npy"));
+    char e2[512];
+    TU_CHECK(q.data && !npy_write("fs_q.npy", NPY_F32, q.ndim, q.shape, q.data, e2, sizeof e2), "fs_q.npy: %s", e2);
+    npy_free(&q);
+    long qn = -1;
+    char *qbytes = slurp("fs_q.npy", &qn);
+    FILE *f;
+    char qkv[2048];
+    snprintf(qkv, sizeof qkv, qkv_fmt, dp("run_k.npy"), dp("run_v.npy"));
+
+    snprintf(args, sizeof args, "%s --o fs_same.npy --ht ./fs_same.npy", qkv);
+    int rc = run_cli(args, err, sizeof err);
+    TU_CHECK(rc == 2 && strstr(err, "name the same file"), "--o x --ht ./x: rc %d, '%s'", rc, err);
+
+    snprintf(args, sizeof args, "%s --o ./fs_q.npy", qkv);
+    rc = run_cli(args, err, sizeof err);
+    TU_CHECK(rc == 2 && strstr(err, "input file of --q"), "--o naming --q's file: rc %d, '%s'", rc, err);
+    TU_CHECK(qbytes && same_bytes("fs_q.npy", qbytes, qn), "--o naming the input changed it");
+    f = fopen("fs_q.npy", "wb"); /* put it back if it was lost, for the cases below */
+    if (f) fwrite(qbytes, 1, (size_t)(qbytes ? qn : 0), f), fclose(f);
+
+    /* o's target holds other bytes; --ht goes into a missing directory: o must be untouched */
+    f = fopen("fs_o.npy", "wb");
+    if (f) fputs("precious", f), fclose(f);
+    snprintf(args, sizeof args, "%s --o fs_o.npy --ht fs_no_such_dir/ht.npy", qkv);
+    rc = run_cli(args, err, sizeof err);
+    TU_CHECK(rc == 2 && strstr(err, "--ht"), "--ht into a missing directory: rc %d, '%s'", rc, err);
+    TU_CHECK(same_bytes("fs_o.npy", "precious", 8), "a failed --ht changed --o's existing file");
+    /* and a successful run replaces it */
+    snprintf(args, sizeof args, "%s --o fs_o.npy --ht fs_ht.npy", qkv);
+    rc = run_cli(args, err, sizeof err);
+    npy_array o = must_read("fs_o.npy");
+    TU_CHECK(rc == 0 && o.data && o.ndim == 4, "the run after it: rc %d, '%s'", rc, err);
+    npy_free(&o);
+
+    /* grad: an output naming --do's file */
+    snprintf(args, sizeof args, "%s --do fs_q.npy --dq fs_dq.npy --dk fs_dk.npy --dv fs_q.npy", qkv);
+    rc = run_sub("grad", args, err, sizeof err);
+    TU_CHECK(rc == 2 && strstr(err, "input file of"), "grad --dv naming an input: rc %d, '%s'", rc, err);
+    TU_CHECK(qbytes && same_bytes("fs_q.npy", qbytes, qn), "grad changed its input");
+
+    /* a FIFO: refused, not a hang (the CLI runs under the test's timeout) */
+    remove("fs_fifo.npy");
+    if (mkfifo("fs_fifo.npy", 0600) == 0) {
+        snprintf(args, sizeof args, "--q fs_fifo.npy --k '%s' --v '%s' --o fs_x.npy", dp("run_k.npy"), dp("run_v.npy"));
+        if (system("command -v timeout > /dev/null 2>&1") == 0) run_prefix = "timeout 30 ";
+        rc = run_cli(args, err, sizeof err);
+        run_prefix = "";
+        TU_CHECK(rc == 2 && strstr(err, "not a regular file"), "FIFO input: rc %d, '%s'", rc, err);
+        remove("fs_fifo.npy");
+    }
+    /* no temporary file is left behind by any of the above */
+    rc = system("ls -a | grep -q '\\.tmp-'");
+    TU_CHECK(rc != 0, "a temporary output file was left behind");
+    free(qbytes);
+    const char *made[] = {"fs_q.npy", "fs_o.npy", "fs_ht.npy", "fs_dq.npy", "fs_dk.npy", "fs_same.npy", "fs_x.npy"};
+    for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) remove(made[i]);
+    printf("file safety: done\n");
+}
+
 int main(void)
 {
     make_derived();
@@ -315,6 +413,7 @@ int main(void)
     rc = run_cli(args, err, sizeof err);
     TU_CHECK(rc == 2 && strstr(err, "--g") && strstr(err, "run_gg.npy"), "wrong gate rank: rc %d, '%s'", rc, err);
     check_grad();
+    file_safety();
     FILE *f = fopen("o_x.npy", "rb");
     TU_CHECK(f == NULL, "o was written although the run failed");
     if (f) fclose(f);

@@ -123,6 +123,29 @@ int cli_input_check(const char *cmd, const cli_input_args *a)
     return 0;
 }
 
+int cli_outputs_check(const char *cmd, const cli_input_args *a, int n, const char *const *flags,
+                      const char *const *paths, int nextra, const char *const *extra_flags,
+                      const char *const *extra_paths)
+{
+    const char *in_flag[] = {"--q", "--k", "--v", "--g", "--g-gamma", "--h0", "--cu-seqlens"};
+    const char *in_path[] = {a->q, a->k, a->v, a->g, a->gg, a->h0, a->cu};
+    for (int o = 0; o < n; o++) {
+        if (!paths[o]) continue;
+        for (int p = 0; p < o; p++)
+            if (paths[p] && npy_same_file(paths[o], paths[p]))
+                return cli_err(cmd, "%s and %s name the same file '%s'", flags[p], flags[o], paths[o]);
+        for (int i = 0; i < (int)(sizeof in_path / sizeof in_path[0]); i++)
+            if (in_path[i] && npy_same_file(paths[o], in_path[i]))
+                return cli_err(cmd, "%s '%s' is the input file of %s: refusing to overwrite an input", flags[o],
+                               paths[o], in_flag[i]);
+        for (int i = 0; i < nextra; i++)
+            if (extra_paths[i] && npy_same_file(paths[o], extra_paths[i]))
+                return cli_err(cmd, "%s '%s' is the input file of %s: refusing to overwrite an input", flags[o],
+                               paths[o], extra_flags[i]);
+    }
+    return 0;
+}
+
 void cli_inputs_free(cli_inputs *r)
 {
     npy_free(&r->q);

@@ -41,6 +41,13 @@ int cli_input_flag(const char *cmd, int argc, char **argv, int *i, cli_input_arg
 /* The flags every command needs (q, k, v; one gate at most); 0 or 2. */
 int cli_input_check(const char *cmd, const cli_input_args *a);
 
+/* The output files (n of them, NULL where not asked for) against each other
+ * and against every input file (the forward's and nextra more), by file
+ * identity, not by spelling; 0, or 2 after a message. */
+int cli_outputs_check(const char *cmd, const cli_input_args *a, int n, const char *const *flags,
+                      const char *const *paths, int nextra, const char *const *extra_flags,
+                      const char *const *extra_paths);
+
 /* The inputs, loaded and owned. */
 typedef struct cli_inputs {
     npy_array q, k, v, g, gg, h0, cu;

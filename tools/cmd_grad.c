@@ -88,10 +88,8 @@ static int parse_args(int argc, char **argv, grad_args *a, int *help)
     if (a->out[O_DG] && !a->in.g) return err_out("--dg needs --g (the gate it is the gradient of)");
     if (a->out[O_DGG] && !a->in.gg && !a->in.have_alpha) return err_out("--dg-gamma needs --g-gamma or --alpha");
     if (a->out[O_DH0] && !a->in.h0) return err_out("--dh0 needs --h0");
-    for (int o = 0; o < NOUT; o++)
-        for (int p = 0; p < o; p++)
-            if (a->out[o] && a->out[p] && !strcmp(a->out[o], a->out[p]))
-                return err_out("%s and %s name the same file '%s'", out_flag[p], out_flag[o], a->out[o]);
+    const char *const xflags[2] = {"--do", "--dht"}, *const xpaths[2] = {a->dout, a->dht};
+    if (cli_outputs_check(CMD, &a->in, NOUT, out_flag, (const char *const *)a->out, 2, xflags, xpaths)) return 2;
     return 0;
 }
 
@@ -263,11 +261,18 @@ int sgla_cmd_grad(int argc, char **argv)
         const int ndims[NOUT] = {4, 4, 4, 3, 1, 4};
         const npy_dtype dts[NOUT] = {fdt, fdt, fdt, NPY_F32, NPY_F32, NPY_F32};
         char err[512];
+        npy_outputs files;
+        memset(&files, 0, sizeof files);
         for (int o = 0; o < NOUT; o++)
-            if (a.out[o] && npy_write(a.out[o], dts[o], ndims[o], shapes[o], out[o], err, sizeof err)) {
+            if (a.out[o] && npy_outputs_add(&files, a.out[o], dts[o], ndims[o], shapes[o], out[o], err, sizeof err)) {
                 err_out("%s: %s", out_flag[o], err);
+                npy_outputs_abort(&files);
                 goto out;
             }
+        if (npy_outputs_commit(&files, err, sizeof err)) {
+            err_out("%s", err);
+            goto out;
+        }
     }
     printf("sgla grad: backend %s, %s, B=%lld T=%lld H=%lld K=%lld V=%lld%s, chunk %lld: %.6f s wall\n",
            sgla_backend_name(be), sgla_dtype_name(r.dt), (long long)B, (long long)T, (long long)H, (long long)K,

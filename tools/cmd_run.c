@@ -90,7 +90,8 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
     }
     if (cli_input_check(CMD, &a->in)) return 2;
     if (!a->o) return err_out("--o is required (try `sgla run --help`)");
-    if (a->ht && !strcmp(a->ht, a->o)) return err_out("--o and --ht name the same file '%s'", a->o);
+    const char *const oflags[2] = {"--o", "--ht"}, *const opaths[2] = {a->o, a->ht};
+    if (cli_outputs_check(CMD, &a->in, 2, oflags, opaths, 0, NULL, NULL)) return 2;
     return 0;
 }
 
@@ -331,12 +332,20 @@ int sgla_cmd_run(int argc, char **argv)
 
     char err[512];
     int64_t oshape[4] = {B, T, H, V}, hshape[4] = {N, H, K, V};
-    if (npy_write(a.o, o_dt, 4, oshape, o_data, err, sizeof err)) {
+    npy_outputs files;
+    memset(&files, 0, sizeof files);
+    if (npy_outputs_add(&files, a.o, o_dt, 4, oshape, o_data, err, sizeof err)) {
         err_out("--o: %s", err);
+        npy_outputs_abort(&files);
         goto out;
     }
-    if (a.ht && npy_write(a.ht, NPY_F32, 4, hshape, ht, err, sizeof err)) {
+    if (a.ht && npy_outputs_add(&files, a.ht, NPY_F32, 4, hshape, ht, err, sizeof err)) {
         err_out("--ht: %s", err);
+        npy_outputs_abort(&files);
+        goto out;
+    }
+    if (npy_outputs_commit(&files, err, sizeof err)) {
+        err_out("%s", err);
         goto out;
     }
     printf("sgla run: backend %s, %s, B=%lld T=%lld H=%lld K=%lld V=%lld%s, chunk %lld: %.6f s wall",

@@ -9,7 +9,7 @@
  * numpy itself would not produce: exactly the three keys, a string descr, a
  * literal True/False and a tuple of non-negative integers.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* POSIX 2008 plus realpath */
 #include "npy.h"
 
 #include <errno.h>
@@ -17,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MAGIC_LEN 6
 static const unsigned char npy_magic[MAGIC_LEN] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
@@ -376,8 +379,16 @@ int npy_parse(const char *name, const unsigned char *buf, size_t len, npy_array 
 int npy_read(const char *path, npy_array *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    /* non-blocking, so that a FIFO or a device is refused below instead of
+     * waiting for a writer; a regular file reads the same either way */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        return fail(err, errlen, "%s: cannot open: %s", path, strerror(e));
+    }
     int rc = -1;
     unsigned char pre[12];
     unsigned char *hdr = NULL;
@@ -481,9 +492,12 @@ size_t npy_format_header(npy_dtype dt, int ndim, const int64_t *shape, unsigned 
     return total;
 }
 
-int npy_write(const char *path, npy_dtype dt, int ndim, const int64_t *shape, const void *data, char *err,
-              size_t errlen)
+/* Write the file to a new temporary name beside path (created, mode 0666 less
+ * the umask, as fopen would); *tmp_out receives that name. */
+static int write_temp(const char *path, npy_dtype dt, int ndim, const int64_t *shape, const void *data,
+                      char **tmp_out, char *err, size_t errlen)
 {
+    *tmp_out = NULL;
     int64_t count;
     size_t es = npy_dtype_size(dt);
     if (es == 0) return fail(err, errlen, "%s: cannot write: unknown dtype %d", path, (int)dt);
@@ -496,29 +510,126 @@ int npy_write(const char *path, npy_dtype dt, int ndim, const int64_t *shape, co
     size_t hl = npy_format_header(dt, ndim, shape, hdr, sizeof hdr);
     if (!hl) return fail(err, errlen, "%s: cannot write: header does not fit", path);
 
-    FILE *f = fopen(path, "wb");
-    if (!f) return fail(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+    const size_t pl = strlen(path);
+    char *tmp = malloc(pl + 16);
+    if (!tmp) return fail(err, errlen, "%s: out of memory", path);
+    memcpy(tmp, path, pl);
+    memcpy(tmp + pl, ".tmp-XXXXXX", 12);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        return fail(err, errlen, "%s: cannot create: %s", path, strerror(e));
+    }
+    const mode_t mask = umask(0);
+    umask(mask);
+    FILE *f = fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "wb") : NULL;
+    if (!f) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        return fail(err, errlen, "%s: cannot create: %s", path, strerror(e));
+    }
     int ok = fwrite(hdr, 1, hl, f) == hl;
     if (ok && nbytes) {
         if (host_is_little_endian()) {
             ok = fwrite(data, 1, nbytes, f) == nbytes;
         } else {
             /* Swap through a small buffer rather than touching the caller's data. */
-            unsigned char tmp[4096];
+            unsigned char buf[4096];
             const unsigned char *p = data;
-            size_t per = sizeof tmp / es;
+            size_t per = sizeof buf / es;
             for (size_t done = 0; ok && done < (size_t)count; done += per) {
                 size_t m = (size_t)count - done < per ? (size_t)count - done : per;
-                memcpy(tmp, p + done * es, m * es);
-                to_from_le(tmp, es, (int64_t)m);
-                ok = fwrite(tmp, es, m, f) == m;
+                memcpy(buf, p + done * es, m * es);
+                to_from_le(buf, es, (int64_t)m);
+                ok = fwrite(buf, es, m, f) == m;
             }
         }
     }
-    if (fclose(f) != 0) ok = 0;
+    int e = ok ? 0 : errno;
+    if (fclose(f) != 0 && ok) ok = 0, e = errno;
     if (!ok) {
-        remove(path);
-        return fail(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        unlink(tmp); /* only what this call created */
+        free(tmp);
+        return fail(err, errlen, "%s: write failed: %s", path, strerror(e ? e : EIO));
     }
+    *tmp_out = tmp;
     return 0;
+}
+
+int npy_outputs_add(npy_outputs *s, const char *path, npy_dtype dt, int ndim, const int64_t *shape,
+                    const void *data, char *err, size_t errlen)
+{
+    if (s->n >= NPY_MAX_OUTPUTS) return fail(err, errlen, "%s: more than %d outputs", path, NPY_MAX_OUTPUTS);
+    char *tmp;
+    if (write_temp(path, dt, ndim, shape, data, &tmp, err, errlen)) return -1;
+    s->tmp[s->n] = tmp;
+    s->dst[s->n] = path;
+    s->n++;
+    return 0;
+}
+
+void npy_outputs_abort(npy_outputs *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        if (s->tmp[i]) unlink(s->tmp[i]);
+        free(s->tmp[i]);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+int npy_outputs_commit(npy_outputs *s, char *err, size_t errlen)
+{
+    int rc = 0;
+    for (int i = 0; i < s->n; i++) {
+        if (rename(s->tmp[i], s->dst[i]) != 0) {
+            rc = fail(err, errlen, "%s: cannot rename the finished file into place: %s", s->dst[i], strerror(errno));
+            break;
+        }
+        free(s->tmp[i]);
+        s->tmp[i] = NULL;
+    }
+    npy_outputs_abort(s); /* the temporaries not renamed */
+    return rc;
+}
+
+int npy_write(const char *path, npy_dtype dt, int ndim, const int64_t *shape, const void *data, char *err,
+              size_t errlen)
+{
+    npy_outputs s;
+    memset(&s, 0, sizeof s);
+    if (npy_outputs_add(&s, path, dt, ndim, shape, data, err, errlen)) return -1;
+    return npy_outputs_commit(&s, err, errlen);
+}
+
+/* path's directory made canonical, then its last component; NULL when the
+ * directory does not resolve. */
+static char *canonical_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char *dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : strdup(".");
+    if (!dir) return NULL;
+    char *real = realpath(dir, NULL);
+    free(dir);
+    if (!real) return NULL;
+    char *out = malloc(strlen(real) + strlen(base) + 2);
+    if (out) sprintf(out, "%s/%s", real, base);
+    free(real);
+    return out;
+}
+
+int npy_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    const int ea = stat(a, &sa) == 0, eb = stat(b, &sb) == 0;
+    if (ea && eb) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ea != eb) return 0;
+    char *ca = canonical_name(a), *cb = canonical_name(b);
+    const int same = ca && cb ? strcmp(ca, cb) == 0 : strcmp(a, b) == 0;
+    free(ca);
+    free(cb);
+    return same;
 }

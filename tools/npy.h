@@ -45,9 +45,31 @@ int npy_parse(const char *name, const unsigned char *buf, size_t len, npy_array 
 
 /* Write data (count = product of shape elements, native byte order) as a
  * .npy file in the layout numpy.save produces: v1.0 unless the header needs
- * v2.0, header padded so the data starts at a multiple of 64 bytes. */
+ * v2.0, header padded so the data starts at a multiple of 64 bytes.  The
+ * file is written beside the target and renamed over it when complete: a
+ * failed write leaves the target as it was (and removes only its own
+ * temporary file). */
 int npy_write(const char *path, npy_dtype dt, int ndim, const int64_t *shape, const void *data,
               char *err, size_t errlen);
+
+/* Several outputs as one: each npy_outputs_add writes a temporary file beside
+ * its target; npy_outputs_commit renames them all into place (so an error in
+ * any output, before the commit, leaves every target untouched);
+ * npy_outputs_abort removes the temporary files.  Both free the set. */
+#define NPY_MAX_OUTPUTS 8
+typedef struct npy_outputs {
+    int n;
+    char *tmp[NPY_MAX_OUTPUTS];
+    const char *dst[NPY_MAX_OUTPUTS];
+} npy_outputs;
+int npy_outputs_add(npy_outputs *s, const char *path, npy_dtype dt, int ndim, const int64_t *shape,
+                    const void *data, char *err, size_t errlen);
+int npy_outputs_commit(npy_outputs *s, char *err, size_t errlen);
+void npy_outputs_abort(npy_outputs *s);
+
+/* 1 when a and b name the same file: the same device and inode when both
+ * exist, else the same canonical directory and name; 0 otherwise. */
+int npy_same_file(const char *a, const char *b);
 
 /* The header numpy.save would write (magic through the final '\n') into buf;
  * returns its length, or 0 if buf is too small or the shape is invalid. */

@@ -6,9 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "bench.h"
 #include "cli.h"
@@ -19,12 +16,14 @@
 double bench_flops(int64_t B, int64_t T, int64_t H, int64_t K, int64_t V, int64_t C)
 {
     /* per sequence and head: full chunks of C tokens and one partial chunk
-     * of n = T mod C; a chunk of n tokens costs 2*(n*n*K + n*n*V + 2*n*K*V) */
+     * of n = T mod C; a chunk of n tokens costs 2*(m*K + m*V + 2*n*K*V) with
+     * m = n(n+1)/2, the causal half of Q.K^T and of the scores x V (the
+     * kernels skip what lies above the diagonal) */
     if (C < 1) C = 64;
     int64_t full = T / C, rem = T % C;
-    double c = (double)C, n = (double)rem;
-    double per = (double)full * 2.0 * (c * c * (double)K + c * c * (double)V + 2.0 * c * (double)K * (double)V) +
-                 2.0 * (n * n * (double)K + n * n * (double)V + 2.0 * n * (double)K * (double)V);
+    double c = (double)C, n = (double)rem, mc = c * (c + 1.0) / 2.0, mn = n * (n + 1.0) / 2.0;
+    double per = (double)full * 2.0 * (mc * (double)K + mc * (double)V + 2.0 * c * (double)K * (double)V) +
+                 2.0 * (mn * (double)K + mn * (double)V + 2.0 * n * (double)K * (double)V);
     return per * (double)B * (double)H;
 }
 
@@ -50,8 +49,9 @@ static void usage(FILE *f)
             "  ms       median wall time of one sgla_forward call (min ms: the fastest run;\n"
             "           cpu ms: process CPU time per call / threads, a guide when the machine is busy)\n"
             "  GFLOP/s  FLOPs of the chunked algorithm / time, 2 per multiply-add: per head and\n"
-            "           chunk of n tokens 2*(n*n*K [Q.K^T, half masked, counted whole] + n*n*V\n"
-            "           [scores x V] + n*K*V [Q.S] + n*K*V [K^T.V]); the last chunk is partial\n"
+            "           chunk of n tokens 2*(m*K [Q.K^T] + m*V [scores x V] + n*K*V [Q.S]\n"
+            "           + n*K*V [K^T.V]), m = n(n+1)/2 the causal half that is computed; the last\n"
+            "           chunk is partial\n"
             "  %%peak    of the FMA peak measured first: every thread runs independent chains of\n"
             "           vector FMAs of the SIMD level in use (16 x zmm or 12 x ymm)\n"
             "  GB/s     decode rows: bytes of the state read and written once (plus q, k, v, o)\n"
@@ -427,12 +427,9 @@ int sgla_cmd_bench(int argc, char **argv)
         fprintf(stderr, "sgla bench: --isa %s: this CPU cannot run it\n", sgla_cpu_isa_name(isa));
         return 2;
     }
-    int nth = a.threads;
-#ifdef _OPENMP
-    if (nth == 0) nth = omp_get_max_threads();
-#else
-    if (nth == 0) nth = 1;
-#endif
+    /* the library's own default: this file may be built without OpenMP while the
+     * library runs on every thread, and the peak must be measured on as many */
+    int nth = a.threads ? a.threads : sgla_cpu_default_threads();
     int cur = sgla_cpu_isa_current();
     double peak = 0, copy_bw = 0;
     if (!no_peak) {

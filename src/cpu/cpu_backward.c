@@ -100,9 +100,10 @@ static size_t bscratch_floats(const bplan *p, bscratch *s, float *m)
     return off;
 }
 
-/* The gates of a chunk of n tokens at token t: G (scale Gamma, 0 above the
- * diagonal), rs = scale exp(b), w = exp(b_n - b); returns exp(b_n). */
-static float chunk_gates(const bplan *p, bscratch *s, int64_t bb, int64_t t, int64_t h, int n)
+/* The gates of a chunk of n tokens at token t: G (scale Gamma; with_G = 0
+ * skips it: the forward pass needs only w and the carry), rs = scale exp(b),
+ * w = exp(b_n - b); returns exp(b_n). */
+static float chunk_gates(const bplan *p, bscratch *s, int64_t bb, int64_t t, int64_t h, int n, int with_G)
 {
     const sgla_forward_desc *d = p->d;
     const float scale = d->scale;
@@ -115,21 +116,7 @@ static float chunk_gates(const bplan *p, bscratch *s, int64_t bb, int64_t t, int
         const double gam = p->gate == 1 ? (double)((const float *)d->g_gamma)[h] : 0.0;
         for (int r = 1; r <= n; r++) b[r] = gam * r;
     }
-    for (int i = 0; i < n; i++) {
-        memset(s->G + (size_t)i * p->ldc, 0, (size_t)n * sizeof(float));
-        for (int j = 0; j < n; j++) s->G1[(size_t)i * p->ldc + j] = j <= i ? 1.0f : 0.0f;
-    }
-    p->kr->gmask(n, b, scale, s->G, p->ldc);
-    float *x = s->x;
-    for (int i = 0; i < n; i++) x[i] = (float)b[i + 1];
-    p->kr->vexp(x, s->rs, n);
-    for (int i = 0; i < n; i++) s->rs[i] *= scale;
-    for (int i = 0; i < n; i++) x[i] = (float)(b[n] - b[i + 1]);
-    p->kr->vexp(x, s->w, n);
-    x[0] = (float)b[n];
-    float a;
-    p->kr->vexp(x, &a, 1);
-    return a;
+    return sgla_cpu_gate_weights(p->kr, n, b, scale, with_G ? s->G : NULL, p->ldc, s->rs, s->w, s->x);
 }
 
 static int64_t tok_off(const sgla_forward_desc *d, int64_t bb, int64_t t, int64_t h, int64_t D)
@@ -194,7 +181,7 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
     for (int64_t c = 0; c < nc; c++) {
         const int64_t t = t0 + c * C;
         const int n = (int)(t1 - t < C ? t1 - t : C);
-        const float a = chunk_gates(p, s, bb, t, h, n);
+        const float a = chunk_gates(p, s, bb, t, h, n, 0);
         pack_rows(p, d->k, bb, t, h, n, K, s->Kp, ldk);
         pack_rows(p, d->v, bb, t, h, n, V, s->Vp, ldv);
         kr->wrows(n, V, s->w, s->Vp, ldv, s->Vw, ldv);
@@ -215,7 +202,7 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
         const int64_t t = t0 + c * C;
         const int n = (int)(t1 - t < C ? t1 - t : C);
         const float *St = s->states + (size_t)c * vkp;
-        const float a = chunk_gates(p, s, bb, t, h, n);
+        const float a = chunk_gates(p, s, bb, t, h, n, 1);
         pack_rows(p, d->q, bb, t, h, n, K, s->Q, ldk);
         pack_rows(p, d->k, bb, t, h, n, K, s->Kp, ldk);
         pack_rows(p, d->v, bb, t, h, n, V, s->Vp, ldv);
@@ -344,6 +331,13 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
             fail = 1;
         } else {
             bscratch_floats(&p, &s, mem);
+            /* G: zero above the diagonal for good (gmask writes only below);
+             * G1: the causal mask of dO V^T, the same for every chunk */
+            for (int i = 0; i < p.C; i++)
+                for (int j = 0; j < p.C; j++) {
+                    s.G[(size_t)i * p.ldc + j] = 0.0f;
+                    s.G1[(size_t)i * p.ldc + j] = j <= i ? 1.0f : 0.0f;
+                }
         }
         /* every thread runs the loop (its iterations are shared); a failed
          * allocation anywhere makes every thread skip the work, so nothing

@@ -305,17 +305,22 @@ static float chunk_gates(const plan *p, const scratch *s, int64_t bb, int64_t t,
     double *b = s->b;
     b[0] = 0.0;
     for (int r = 1; r <= n; r++) b[r] = b[r - 1] + (double)g[(int64_t)(r - 1) * gs];
-    float *x = s->x;
-    /* row i: scale * exp(b_{i+1} - b_{j+1}) for j <= i; the rest stays 0 */
-    p->kr->gmask(n, b, scale, s->G, ldc);
+    return sgla_cpu_gate_weights(p->kr, n, b, scale, s->G, ldc, s->rs, s->w, s->x);
+}
+
+float sgla_cpu_gate_weights(const sgla_cpu_kernels *kr, int n, const double *b, float scale, float *G, int ldg,
+                            float *rs, float *w, float *x)
+{
+    /* row i: scale * exp(b_{i+1} - b_{j+1}) for j <= i; the rest stays as it was (0) */
+    if (G) kr->gmask(n, b, scale, G, ldg);
     for (int i = 0; i < n; i++) x[i] = (float)b[i + 1];
-    p->kr->vexp(x, s->rs, n);
-    for (int i = 0; i < n; i++) s->rs[i] *= scale;
+    kr->vexp(x, rs, n);
+    for (int i = 0; i < n; i++) rs[i] *= scale;
     for (int i = 0; i < n; i++) x[i] = (float)(b[n] - b[i + 1]);
-    p->kr->vexp(x, s->w, n);
+    kr->vexp(x, w, n);
     x[0] = (float)b[n];
     float a;
-    p->kr->vexp(x, &a, 1);
+    kr->vexp(x, &a, 1);
     return a;
 }
 

@@ -119,6 +119,13 @@ void sgla_cpu_scratch_give(float *m, size_t floats);
 /* Threads of a call with threads = 0. */
 int sgla_cpu_default_threads(void);
 
+/* A chunk's weights from its cumulative log-gates b[0..n] (b[0] = 0): G (when
+ * not NULL; rows 0..n-1, the part above the diagonal left alone), rs = scale
+ * exp(b), w = exp(b_n - b); returns the carry exp(b_n).  x: n + 1 floats of
+ * scratch.  Shared by the forward and the backward so both weight alike. */
+float sgla_cpu_gate_weights(const sgla_cpu_kernels *kr, int n, const double *b, float scale, float *G, int ldg,
+                            float *rs, float *w, float *x);
+
 /* The CPU backward (cpu_backward.c); b validated. */
 sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind);
 

@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "cli.h"
+#ifdef SGLA_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 int cli_err(const char *cmd, const char *fmt, ...)
 {
@@ -120,6 +123,61 @@ int cli_input_check(const char *cmd, const cli_input_args *a)
     if (!a->q || !a->k || !a->v) return cli_err(cmd, "--q, --k and --v are required (try `sgla %s --help`)", cmd);
     if ((a->g != NULL) + (a->gg != NULL) + a->have_alpha > 1)
         return cli_err(cmd, "give at most one of --g, --g-gamma and --alpha");
+    return 0;
+}
+
+#ifdef SGLA_HAVE_CUDA
+const char *cli_cuda_upload(int n, const void *const *host, const size_t *bytes, void **dev)
+{
+    for (int i = 0; i < n; i++) {
+        dev[i] = NULL;
+        if ((host && !host[i]) || !bytes[i]) continue;
+        cudaError_t e = cudaMalloc(&dev[i], bytes[i]);
+        if (e == cudaSuccess && host) e = cudaMemcpy(dev[i], host[i], bytes[i], cudaMemcpyHostToDevice);
+        if (e != cudaSuccess) {
+            for (int j = i + 1; j < n; j++) dev[j] = NULL;
+            return cudaGetErrorString(e);
+        }
+    }
+    return NULL;
+}
+
+const char *cli_cuda_download(int n, void *const *host, void *const *dev, const size_t *bytes)
+{
+    for (int i = 0; i < n; i++) {
+        if (!host[i] || !dev[i]) continue;
+        cudaError_t e = cudaMemcpy(host[i], dev[i], bytes[i], cudaMemcpyDeviceToHost);
+        if (e != cudaSuccess) return cudaGetErrorString(e);
+    }
+    return NULL;
+}
+
+void cli_cuda_free(int n, void **dev)
+{
+    for (int i = 0; i < n; i++) cudaFree(dev[i]);
+}
+#endif
+
+int cli_lib_err(const char *cmd, const char *what, sgla_status st)
+{
+    const char *detail = sgla_last_error();
+    if (detail && detail[0]) return cli_err(cmd, "%s: %s (%s)", what, sgla_status_string(st), detail);
+    return cli_err(cmd, "%s: %s", what, sgla_status_string(st));
+}
+
+int cli_path_flag(const char *cmd, int argc, char **argv, int *i, int n, const char *const *flags,
+                  const char **const *slots)
+{
+    const char *f = argv[*i];
+    for (int k = 0; k < n; k++) {
+        if (strcmp(f, flags[k])) continue;
+        if (*slots[k]) return cli_err(cmd, "%s given twice", f);
+        const char *v = cli_value(cmd, argc, argv, i);
+        if (!v) return 2;
+        if (!*v) return cli_err(cmd, "%s: empty file name", f);
+        *slots[k] = v;
+        return 1;
+    }
     return 0;
 }
 

@@ -23,6 +23,27 @@ int cli_shape_eq(const npy_array *a, const int64_t *want, int n);
 int cli_shape_err(const char *cmd, const char *flag, const char *path, const npy_array *a, int n,
                   const int64_t *want, const char *why);
 
+/* A library error as one line: "sgla <cmd>: <what>: <status> (<detail>)"; returns 2. */
+int cli_lib_err(const char *cmd, const char *what, sgla_status st);
+
+/* argv[*i] if it is one of the n file flags: its value into *slots[k] (a
+ * flag given twice or an empty name is an error); 1 (consumed), 2 after a
+ * message, 0 when it is none of them. */
+int cli_path_flag(const char *cmd, int argc, char **argv, int *i, int n, const char *const *flags,
+                  const char **const *slots);
+
+#ifdef SGLA_HAVE_CUDA
+/* n host buffers to new device buffers: dev[i] is a copy of host[i]
+ * (bytes[i]), or left NULL when host[i] is NULL or bytes[i] is 0; with
+ * host NULL, new uncopied buffers of bytes[i] (outputs).  NULL on success,
+ * else the CUDA error's text; the caller frees dev[] with cli_cuda_free
+ * either way. */
+const char *cli_cuda_upload(int n, const void *const *host, const size_t *bytes, void **dev);
+/* dev[i] (bytes[i]) into host[i] where both are set; NULL or the error's text. */
+const char *cli_cuda_download(int n, void *const *host, void *const *dev, const size_t *bytes);
+void cli_cuda_free(int n, void **dev);
+#endif
+
 /* The forward's input flags. */
 typedef struct cli_input_args {
     const char *q, *k, *v, *g, *gg, *h0, *cu;

@@ -65,7 +65,7 @@ static int parse_args(int argc, char **argv, grad_args *a, int *help)
     cli_input_defaults(&a->in);
     *help = 0;
     for (int i = 1; i < argc; i++) {
-        const char *f = argv[i], *v;
+        const char *f = argv[i];
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
             *help = 1;
             return 0;
@@ -73,14 +73,13 @@ static int parse_args(int argc, char **argv, grad_args *a, int *help)
         const int in = cli_input_flag(CMD, argc, argv, &i, &a->in);
         if (in == 2) return 2;
         if (in == 1) continue;
-        const char **slot = !strcmp(f, "--do") ? &a->dout : !strcmp(f, "--dht") ? &a->dht : NULL;
-        for (int o = 0; o < NOUT && !slot; o++)
-            if (!strcmp(f, out_flag[o])) slot = &a->out[o];
-        if (!slot) return err_out("unknown option '%s' (try `sgla grad --help`)", f);
-        if (*slot) return err_out("%s given twice", f);
-        if (!(v = cli_value(CMD, argc, argv, &i))) return 2;
-        if (!*v) return err_out("%s: empty file name", f);
-        *slot = v;
+        const char *const flags[NOUT + 2] = {"--do", "--dht", out_flag[0], out_flag[1], out_flag[2],
+                                             out_flag[3], out_flag[4], out_flag[5]};
+        const char **const slots[NOUT + 2] = {&a->dout, &a->dht, &a->out[0], &a->out[1], &a->out[2],
+                                              &a->out[3], &a->out[4], &a->out[5]};
+        const int pf = cli_path_flag(CMD, argc, argv, &i, NOUT + 2, flags, slots);
+        if (pf == 2) return 2;
+        if (pf == 0) return err_out("unknown option '%s' (try `sgla grad --help`)", f);
     }
     if (cli_input_check(CMD, &a->in)) return 2;
     if (!a->dout) return err_out("--do is required (try `sgla grad --help`)");
@@ -93,12 +92,6 @@ static int parse_args(int argc, char **argv, grad_args *a, int *help)
     return 0;
 }
 
-static int lib_err(const char *what, sgla_status st)
-{
-    const char *detail = sgla_last_error();
-    if (detail && detail[0]) return err_out("%s: %s (%s)", what, sgla_status_string(st), detail);
-    return err_out("%s: %s", what, sgla_status_string(st));
-}
 
 #ifdef SGLA_HAVE_CUDA
 /* Every buffer of b (host) to the device, the backward there, the gradients
@@ -110,47 +103,39 @@ static int run_cuda(const sgla_backward_desc *hb, const size_t in_bytes[9], cons
     const sgla_forward_desc *h = hb->fwd;
     const void *hin[9] = {h->q, h->k, h->v, h->g, h->g_gamma, h->h0, h->cu_seqlens, hb->dout, hb->dht};
     void *const hout[NOUT] = {hb->dq, hb->dk, hb->dv, hb->dg, hb->dg_gamma, hb->dh0};
-    void *din[9] = {0}, *dout[NOUT] = {0};
+    size_t ob[NOUT];
+    for (int o = 0; o < NOUT; o++) ob[o] = hout[o] ? out_bytes[o] : 0;
+    void *din[9], *dout[NOUT] = {0};
     int rc = 2;
-    cudaError_t ce = cudaSuccess;
-    for (int i = 0; i < 9 && ce == cudaSuccess; i++)
-        if (hin[i] && in_bytes[i]) {
-            ce = cudaMalloc(&din[i], in_bytes[i]);
-            if (ce == cudaSuccess) ce = cudaMemcpy(din[i], hin[i], in_bytes[i], cudaMemcpyHostToDevice);
-        }
-    for (int o = 0; o < NOUT && ce == cudaSuccess; o++)
-        if (hout[o] && out_bytes[o]) ce = cudaMalloc(&dout[o], out_bytes[o]);
-    if (ce != cudaSuccess) {
-        err_out("backend cuda: %s", cudaGetErrorString(ce));
+    const char *ce = cli_cuda_upload(9, hin, in_bytes, din);
+    if (!ce) ce = cli_cuda_upload(NOUT, NULL, ob, dout);
+    if (ce) {
+        err_out("backend cuda: %s", ce);
         goto done;
     }
-    {
-        sgla_forward_desc d = *h;
-        d.q = din[0], d.k = din[1], d.v = din[2], d.g = din[3], d.g_gamma = din[4], d.h0 = din[5];
-        d.cu_seqlens = din[6];
-        d.stream = NULL;
-        sgla_backward_desc b = *hb;
-        b.fwd = &d;
-        b.dout = din[7], b.dht = din[8];
-        b.dq = dout[O_DQ], b.dk = dout[O_DK], b.dv = dout[O_DV], b.dg = dout[O_DG], b.dg_gamma = dout[O_DGG];
-        b.dh0 = dout[O_DH0];
-        sgla_status st = sgla_backward(&b, SGLA_BACKEND_CUDA);
-        if (st != SGLA_OK) {
-            *lib_st = st;
-            rc = 3;
-            goto done;
-        }
+    sgla_forward_desc d = *h;
+    d.q = din[0], d.k = din[1], d.v = din[2], d.g = din[3], d.g_gamma = din[4], d.h0 = din[5];
+    d.cu_seqlens = din[6];
+    d.stream = NULL;
+    sgla_backward_desc b = *hb;
+    b.fwd = &d;
+    b.dout = din[7], b.dht = din[8];
+    b.dq = dout[O_DQ], b.dk = dout[O_DK], b.dv = dout[O_DV], b.dg = dout[O_DG], b.dg_gamma = dout[O_DGG];
+    b.dh0 = dout[O_DH0];
+    sgla_status st = sgla_backward(&b, SGLA_BACKEND_CUDA);
+    if (st != SGLA_OK) {
+        *lib_st = st;
+        rc = 3;
+        goto done;
     }
-    for (int o = 0; o < NOUT && ce == cudaSuccess; o++)
-        if (hout[o] && out_bytes[o]) ce = cudaMemcpy(hout[o], dout[o], out_bytes[o], cudaMemcpyDeviceToHost);
-    if (ce != cudaSuccess) {
-        err_out("backend cuda: %s", cudaGetErrorString(ce));
+    if ((ce = cli_cuda_download(NOUT, hout, dout, ob))) {
+        err_out("backend cuda: %s", ce);
         goto done;
     }
     rc = 0;
 done:
-    for (int i = 0; i < 9; i++) cudaFree(din[i]);
-    for (int o = 0; o < NOUT; o++) cudaFree(dout[o]);
+    cli_cuda_free(9, din);
+    cli_cuda_free(NOUT, dout);
     return rc;
 }
 #endif
@@ -237,7 +222,7 @@ int sgla_cmd_grad(int argc, char **argv)
             fprintf(stderr, "sgla grad: note: cuda declined (%s); using cpu\n", sgla_last_error());
             be = SGLA_BACKEND_CPU;
         } else if (crc == 3) {
-            lib_err("backend cuda", lst);
+            cli_lib_err(CMD, "backend cuda", lst);
             goto out;
         } else if (crc) {
             goto out;
@@ -251,7 +236,7 @@ int sgla_cmd_grad(int argc, char **argv)
         if (st != SGLA_OK) {
             char what[64];
             snprintf(what, sizeof what, "backend %s", sgla_backend_name(be));
-            lib_err(what, st);
+            cli_lib_err(CMD, what, st);
             goto out;
         }
     }

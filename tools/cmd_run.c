@@ -73,7 +73,7 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
     cli_input_defaults(&a->in);
     *help = 0;
     for (int i = 1; i < argc; i++) {
-        const char *f = argv[i], *v;
+        const char *f = argv[i];
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
             *help = 1;
             return 0;
@@ -81,12 +81,11 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
         const int in = cli_input_flag(CMD, argc, argv, &i, &a->in);
         if (in == 2) return 2;
         if (in == 1) continue;
-        const char **slot = !strcmp(f, "--o") ? &a->o : !strcmp(f, "--ht") ? &a->ht : NULL;
-        if (!slot) return err_out("unknown option '%s' (try `sgla run --help`)", f);
-        if (*slot) return err_out("%s given twice", f);
-        if (!(v = cli_value(CMD, argc, argv, &i))) return 2;
-        if (!*v) return err_out("%s: empty file name", f);
-        *slot = v;
+        const char *const flags[2] = {"--o", "--ht"};
+        const char **const slots[2] = {&a->o, &a->ht};
+        const int pf = cli_path_flag(CMD, argc, argv, &i, 2, flags, slots);
+        if (pf == 2) return 2;
+        if (pf == 0) return err_out("unknown option '%s' (try `sgla run --help`)", f);
     }
     if (cli_input_check(CMD, &a->in)) return 2;
     if (!a->o) return err_out("--o is required (try `sgla run --help`)");
@@ -95,90 +94,57 @@ static int parse_args(int argc, char **argv, run_args *a, int *help)
     return 0;
 }
 
-static int lib_err(const char *what, sgla_status st)
-{
-    const char *detail = sgla_last_error();
-    if (detail && detail[0]) return err_out("%s: %s (%s)", what, sgla_status_string(st), detail);
-    return err_out("%s: %s", what, sgla_status_string(st));
-}
 
 #ifdef SGLA_HAVE_CUDA
 /* Copy the host descriptor's buffers to the device, run, copy o/ht back.
  * Returns 0, 2 after printing a CUDA runtime error, or 3 when the library
  * refused the call (status in *lib_st, not printed: the caller may fall
  * back).  *dev_ms gets the CUDA-event time of the call alone. */
-static int run_cuda(const sgla_forward_desc *h, size_t bq, size_t bv, size_t bg, size_t bgg, size_t bs,
-                    size_t bcu, float *dev_ms, sgla_status *lib_st)
+static int run_cuda(const sgla_forward_desc *h, const size_t in_bytes[7], size_t bo, size_t bht, float *dev_ms,
+                    sgla_status *lib_st)
 {
-    sgla_forward_desc d = *h;
-    void *dq = NULL, *dk = NULL, *dv = NULL, *dout = NULL, *dg = NULL, *dgg = NULL, *dh0 = NULL, *dht = NULL,
-         *dcu = NULL;
+    const void *hin[7] = {h->q, h->k, h->v, h->g, h->g_gamma, h->h0, h->cu_seqlens};
+    void *const hout[2] = {h->o, h->ht};
+    const size_t ob[2] = {bo, h->ht ? bht : 0};
+    void *din[7], *dout[2] = {0};
     cudaEvent_t e0 = NULL, e1 = NULL;
     int rc = 2;
-    cudaError_t ce = cudaSuccess;
-#define CK(x)                                                                                     \
-    do {                                                                                          \
-        if ((ce = (x)) != cudaSuccess) {                                                          \
-            err_out("backend cuda: %s: %s", #x, cudaGetErrorString(ce));                          \
-            goto done;                                                                            \
-        }                                                                                         \
-    } while (0)
-#define UP(dst, src, n)                                                                           \
-    do {                                                                                          \
-        if ((src) && (n)) {                                                                       \
-            CK(cudaMalloc(&(dst), (n)));                                                          \
-            CK(cudaMemcpy((dst), (src), (n), cudaMemcpyHostToDevice));                            \
-        }                                                                                         \
-    } while (0)
-    UP(dq, h->q, bq);
-    UP(dk, h->k, bq);
-    UP(dv, h->v, bv);
-    UP(dg, h->g, bg);
-    UP(dgg, h->g_gamma, bgg);
-    UP(dh0, h->h0, bs);
-    UP(dcu, h->cu_seqlens, bcu);
-    if (bv) CK(cudaMalloc(&dout, bv));
-    if (h->ht && bs) CK(cudaMalloc(&dht, bs));
-    d.q = dq;
-    d.k = dk;
-    d.v = dv;
-    d.o = dout;
-    d.g = dg;
-    d.g_gamma = dgg;
-    d.h0 = dh0;
-    d.ht = dht;
-    d.cu_seqlens = dcu;
+    const char *ce = cli_cuda_upload(7, hin, in_bytes, din);
+    if (!ce) ce = cli_cuda_upload(2, NULL, ob, dout);
+    cudaError_t e = cudaSuccess;
+    if (!ce && (e = cudaEventCreate(&e0)) == cudaSuccess && (e = cudaEventCreate(&e1)) == cudaSuccess)
+        e = cudaEventRecord(e0, 0);
+    if (!ce && e != cudaSuccess) ce = cudaGetErrorString(e);
+    if (ce) {
+        err_out("backend cuda: %s", ce);
+        goto done;
+    }
+    sgla_forward_desc d = *h;
+    d.q = din[0], d.k = din[1], d.v = din[2], d.g = din[3], d.g_gamma = din[4], d.h0 = din[5];
+    d.cu_seqlens = din[6], d.o = dout[0], d.ht = dout[1];
     d.stream = NULL;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    CK(cudaEventRecord(e0, 0));
     sgla_status st = sgla_forward(&d, SGLA_BACKEND_CUDA);
     if (st != SGLA_OK) {
         *lib_st = st;
         rc = 3;
         goto done;
     }
-    CK(cudaEventRecord(e1, 0));
-    CK(cudaEventSynchronize(e1));
-    CK(cudaEventElapsedTime(dev_ms, e0, e1));
-    if (bv) CK(cudaMemcpy(h->o, dout, bv, cudaMemcpyDeviceToHost));
-    if (h->ht && bs) CK(cudaMemcpy(h->ht, dht, bs, cudaMemcpyDeviceToHost));
+    if ((e = cudaEventRecord(e1, 0)) != cudaSuccess || (e = cudaEventSynchronize(e1)) != cudaSuccess ||
+        (e = cudaEventElapsedTime(dev_ms, e0, e1)) != cudaSuccess) {
+        err_out("backend cuda: %s", cudaGetErrorString(e));
+        goto done;
+    }
+    if ((ce = cli_cuda_download(2, hout, dout, ob))) {
+        err_out("backend cuda: %s", ce);
+        goto done;
+    }
     rc = 0;
 done:
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
-    cudaFree(dq);
-    cudaFree(dk);
-    cudaFree(dv);
-    cudaFree(dout);
-    cudaFree(dg);
-    cudaFree(dgg);
-    cudaFree(dh0);
-    cudaFree(dht);
-    cudaFree(dcu);
+    cli_cuda_free(7, din);
+    cli_cuda_free(2, dout);
     return rc;
-#undef UP
-#undef CK
 }
 #endif
 
@@ -229,7 +195,7 @@ int sgla_cmd_run(int argc, char **argv)
     {
         sgla_status st = sgla_validate(&d, 1);
         if (st != SGLA_OK) {
-            lib_err("invalid input", st);
+            cli_lib_err(CMD, "invalid input", st);
             goto out;
         }
     }
@@ -255,7 +221,7 @@ int sgla_cmd_run(int argc, char **argv)
         if (st != SGLA_OK) {
             char what[64];
             snprintf(what, sizeof what, "backend %s", sgla_backend_name(be));
-            lib_err(what, st);
+            cli_lib_err(CMD, what, st);
             goto out;
         }
     } else if (be == SGLA_BACKEND_CUDA) {
@@ -265,14 +231,12 @@ int sgla_cmd_run(int argc, char **argv)
             goto out;
         }
 #ifdef SGLA_HAVE_CUDA
-        size_t bq = (size_t)(B * T * H * K) * es, bv = (size_t)nv * es;
-        size_t bg = d.g ? (size_t)(B * T * H) * sizeof(float) : 0;
-        size_t bgg = d.g_gamma ? (size_t)H * sizeof(float) : 0;
-        size_t bs = (size_t)ns * sizeof(float);
-        size_t bcu = d.cu_seqlens ? (size_t)(N + 1) * sizeof(int64_t) : 0;
+        const size_t bq = (size_t)(B * T * H * K) * es, bv = (size_t)nv * es, bs = (size_t)ns * sizeof(float);
+        const size_t in_bytes[7] = {bq, bq, bv, (size_t)(B * T * H) * sizeof(float), (size_t)H * sizeof(float), bs,
+                                    (size_t)(N + 1) * sizeof(int64_t)};
         sgla_status lst = SGLA_OK;
         t0 = cli_now();
-        int crc = run_cuda(&d, bq, bv, bg, bgg, d.h0 || d.ht ? bs : 0, bcu, &dev_ms, &lst);
+        int crc = run_cuda(&d, in_bytes, bv, bs, &dev_ms, &lst);
         wall = cli_now() - t0;
         if (crc == 3 && a.in.backend == SGLA_BACKEND_AUTO &&
             (lst == SGLA_ERR_UNSUPPORTED_SHAPE || lst == SGLA_ERR_UNSUPPORTED_DTYPE || lst == SGLA_ERR_UNSUPPORTED_CHUNK)) {
@@ -284,17 +248,17 @@ int sgla_cmd_run(int argc, char **argv)
             sgla_status st = sgla_forward(&d, be);
             wall = cli_now() - t0;
             if (st != SGLA_OK) {
-                lib_err("backend cpu", st);
+                cli_lib_err(CMD, "backend cpu", st);
                 goto out;
             }
         } else if (crc == 3) {
-            lib_err("backend cuda", lst);
+            cli_lib_err(CMD, "backend cuda", lst);
             goto out;
         } else if (crc) {
             goto out;
         }
 #else
-        lib_err("backend cuda", SGLA_ERR_BACKEND_UNAVAILABLE);
+        cli_lib_err(CMD, "backend cuda", SGLA_ERR_BACKEND_UNAVAILABLE);
         goto out;
 #endif
     } else {
@@ -304,7 +268,7 @@ int sgla_cmd_run(int argc, char **argv)
         if (st != SGLA_OK) {
             char what[64];
             snprintf(what, sizeof what, "backend %s", sgla_backend_name(be));
-            lib_err(what, st);
+            cli_lib_err(CMD, what, st);
             goto out;
         }
     }

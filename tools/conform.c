@@ -192,48 +192,71 @@ static int check_host(const conform_data *x, sgla_backend be, conform_result *re
 }
 
 #ifdef SGLA_HAVE_CUDA
+/* The forward's inputs of a case on the device, and the stream the checks run on. */
+typedef struct dev_case {
+    void *q, *k, *v, *g, *gg, *h0, *cu;
+    cudaStream_t st;
+} dev_case;
+
+/* src (n bytes, when not NULL) to a new device buffer of n + pad bytes. */
+static cudaError_t upload(void **dst, const void *src, size_t n, size_t pad)
+{
+    *dst = NULL;
+    if (!src) return cudaSuccess;
+    cudaError_t e = cudaMalloc(dst, n + pad);
+    return e == cudaSuccess ? cudaMemcpy(*dst, src, n, cudaMemcpyHostToDevice) : e;
+}
+
+static cudaError_t dev_case_upload(const conform_data *x, dev_case *c)
+{
+    const size_t es = sgla_dtype_size(x->c.dtype);
+    memset(c, 0, sizeof *c);
+    cudaError_t e = cudaStreamCreateWithFlags(&c->st, cudaStreamNonBlocking);
+    /* 16 bytes past q, k, v, g: the misaligned cases shift them */
+    if (e == cudaSuccess) e = upload(&c->q, x->q, (size_t)x->nqk * es, 16);
+    if (e == cudaSuccess) e = upload(&c->k, x->k, (size_t)x->nqk * es, 16);
+    if (e == cudaSuccess) e = upload(&c->v, x->v, (size_t)x->nv * es, 16);
+    if (e == cudaSuccess) e = upload(&c->g, x->g, (size_t)x->ng * 4, 16);
+    if (e == cudaSuccess) e = upload(&c->gg, x->g_gamma, (size_t)x->c.H * 4, 0);
+    if (e == cudaSuccess && x->cu) e = upload(&c->cu, x->cu, (size_t)(x->N + 1) * 8, 0);
+    if (e == cudaSuccess) e = upload(&c->h0, x->h0, (size_t)x->ns * 4, 0);
+    return e;
+}
+
+static void dev_case_free(dev_case *c)
+{
+    cudaFree(c->q), cudaFree(c->k), cudaFree(c->v), cudaFree(c->g), cudaFree(c->gg), cudaFree(c->h0), cudaFree(c->cu);
+    if (c->st) cudaStreamDestroy(c->st);
+}
+
+/* x's descriptor on the device copies, on the case's stream, values checked there */
+static sgla_forward_desc dev_case_desc(const conform_data *x, const dev_case *c)
+{
+    sgla_forward_desc d = x->d;
+    d.q = c->q, d.k = c->k, d.v = c->v, d.g = c->g, d.g_gamma = c->gg, d.h0 = c->h0, d.cu_seqlens = c->cu;
+    d.stream = c->st;
+    d.flags = SGLA_FLAG_CHECK_DEVICE_VALUES;
+    return d;
+}
+
 static int check_cuda(const conform_data *x, const sgla_cuda_plan *force, conform_result *res)
 {
     const sgla_dtype dt = x->c.dtype;
     const size_t es = sgla_dtype_size(dt);
-    void *dq = NULL, *dk = NULL, *dv = NULL, *dout = NULL;
-    float *dg = NULL, *dgg = NULL, *dh0 = NULL, *dht = NULL;
-    int64_t *dcu = NULL;
-    cudaStream_t st = NULL;
+    dev_case dc;
+    void *dout = NULL;
+    float *dht = NULL;
     void *o = xmalloc((size_t)x->nv * es);
     float *ht = xmalloc((size_t)x->ns * 4);
-    cudaError_t e = cudaSuccess;
 #define CF(call)                                                                                                        \
     if (e == cudaSuccess) e = (call)
-    CF(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    CF(cudaMalloc(&dq, (size_t)x->nqk * es + 16));
-    CF(cudaMalloc(&dk, (size_t)x->nqk * es + 16));
-    CF(cudaMalloc(&dv, (size_t)x->nv * es + 16));
+    cudaError_t e = dev_case_upload(x, &dc);
     CF(cudaMalloc(&dout, (size_t)x->nv * es + 16));
-    CF(cudaMemcpy(dq, x->q, (size_t)x->nqk * es, cudaMemcpyHostToDevice));
-    CF(cudaMemcpy(dk, x->k, (size_t)x->nqk * es, cudaMemcpyHostToDevice));
-    CF(cudaMemcpy(dv, x->v, (size_t)x->nv * es, cudaMemcpyHostToDevice));
     if (o) poison(o, dt, x->nv);
     CF(cudaMemcpy(dout, o, (size_t)x->nv * es, cudaMemcpyHostToDevice));
-    if (x->g) {
-        CF(cudaMalloc((void **)&dg, (size_t)x->ng * 4 + 16));
-        CF(cudaMemcpy(dg, x->g, (size_t)x->ng * 4, cudaMemcpyHostToDevice));
-    }
-    if (x->g_gamma) {
-        CF(cudaMalloc((void **)&dgg, (size_t)x->c.H * 4));
-        CF(cudaMemcpy(dgg, x->g_gamma, (size_t)x->c.H * 4, cudaMemcpyHostToDevice));
-    }
-    if (x->cu) {
-        CF(cudaMalloc((void **)&dcu, (size_t)(x->N + 1) * 8));
-        CF(cudaMemcpy(dcu, x->cu, (size_t)(x->N + 1) * 8, cudaMemcpyHostToDevice));
-    }
-    if (x->h0) {
-        CF(cudaMalloc((void **)&dh0, (size_t)x->ns * 4));
-        CF(cudaMemcpy(dh0, x->h0, (size_t)x->ns * 4, cudaMemcpyHostToDevice));
-    }
     if (x->c.ht) {
-        if (x->c.inplace && dh0) {
-            dht = dh0;
+        if (x->c.inplace && dc.h0) {
+            dht = dc.h0;
         } else {
             CF(cudaMalloc((void **)&dht, (size_t)x->ns * 4));
             poison(ht, SGLA_F32, x->ns);
@@ -249,12 +272,10 @@ static int check_cuda(const conform_data *x, const sgla_cuda_plan *force, confor
         res->pass = 0;
         goto done;
     }
-    sgla_forward_desc d = x->d;
-    d.q = dq, d.k = dk, d.v = dv, d.o = dout, d.g = dg, d.g_gamma = dgg, d.h0 = dh0, d.ht = dht, d.cu_seqlens = dcu;
-    d.stream = st;
-    d.flags = SGLA_FLAG_CHECK_DEVICE_VALUES;
+    sgla_forward_desc d = dev_case_desc(x, &dc);
+    d.o = dout, d.ht = dht;
     res->status = force ? sgla_cuda_forward_forced(&d, force) : sgla_forward(&d, SGLA_BACKEND_CUDA);
-    CF(cudaStreamSynchronize(st));
+    CF(cudaStreamSynchronize(dc.st));
     CF(cudaMemcpy(o, dout, (size_t)x->nv * es, cudaMemcpyDeviceToHost));
     if (dht) CF(cudaMemcpy(ht, dht, (size_t)x->ns * 4, cudaMemcpyDeviceToHost));
     if (e != cudaSuccess) {
@@ -265,10 +286,9 @@ static int check_cuda(const conform_data *x, const sgla_cuda_plan *force, confor
     judge(x, o, dht ? ht : NULL, res);
 done:
 #undef CF
-    cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout), cudaFree(dg), cudaFree(dgg), cudaFree(dcu);
-    if (dht && dht != dh0) cudaFree(dht);
-    cudaFree(dh0);
-    if (st) cudaStreamDestroy(st);
+    cudaFree(dout);
+    if (dht != dc.h0) cudaFree(dht);
+    dev_case_free(&dc);
     free(o), free(ht);
     return res->pass;
 }
@@ -384,45 +404,15 @@ static void check_host_backward(const conform_data *x, sgla_backend be, conform_
 static void check_cuda_backward(const conform_data *x, conform_bresult *res, void *const out[CONFORM_NGRAD],
                                 const size_t bytes[CONFORM_NGRAD])
 {
-    const sgla_dtype dt = x->c.dtype;
-    const size_t es = sgla_dtype_size(dt);
+    const size_t es = sgla_dtype_size(x->c.dtype);
     void *dev[CONFORM_NGRAD] = {0};
-    void *dq = NULL, *dk = NULL, *dv = NULL, *ddo = NULL;
-    float *dg = NULL, *dgg = NULL, *dh0 = NULL, *ddht = NULL;
-    int64_t *dcu = NULL;
-    cudaStream_t st = NULL;
-    cudaError_t e = cudaSuccess;
+    void *ddo = NULL, *ddht = NULL;
+    dev_case dc;
 #define CF(call)                                                                                                        \
     if (e == cudaSuccess) e = (call)
-    CF(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
-    CF(cudaMalloc(&dq, (size_t)x->nqk * es + 16));
-    CF(cudaMalloc(&dk, (size_t)x->nqk * es + 16));
-    CF(cudaMalloc(&dv, (size_t)x->nv * es + 16));
-    CF(cudaMalloc(&ddo, (size_t)x->nv * es + 16));
-    CF(cudaMemcpy(dq, x->q, (size_t)x->nqk * es, cudaMemcpyHostToDevice));
-    CF(cudaMemcpy(dk, x->k, (size_t)x->nqk * es, cudaMemcpyHostToDevice));
-    CF(cudaMemcpy(dv, x->v, (size_t)x->nv * es, cudaMemcpyHostToDevice));
-    CF(cudaMemcpy(ddo, x->dout, (size_t)x->nv * es, cudaMemcpyHostToDevice));
-    if (x->g) {
-        CF(cudaMalloc((void **)&dg, (size_t)x->ng * 4 + 16));
-        CF(cudaMemcpy(dg, x->g, (size_t)x->ng * 4, cudaMemcpyHostToDevice));
-    }
-    if (x->g_gamma) {
-        CF(cudaMalloc((void **)&dgg, (size_t)x->c.H * 4));
-        CF(cudaMemcpy(dgg, x->g_gamma, (size_t)x->c.H * 4, cudaMemcpyHostToDevice));
-    }
-    if (x->cu) {
-        CF(cudaMalloc((void **)&dcu, (size_t)(x->N + 1) * 8));
-        CF(cudaMemcpy(dcu, x->cu, (size_t)(x->N + 1) * 8, cudaMemcpyHostToDevice));
-    }
-    if (x->h0) {
-        CF(cudaMalloc((void **)&dh0, (size_t)x->ns * 4));
-        CF(cudaMemcpy(dh0, x->h0, (size_t)x->ns * 4, cudaMemcpyHostToDevice));
-    }
-    if (x->dht) {
-        CF(cudaMalloc((void **)&ddht, (size_t)x->ns * 4));
-        CF(cudaMemcpy(ddht, x->dht, (size_t)x->ns * 4, cudaMemcpyHostToDevice));
-    }
+    cudaError_t e = dev_case_upload(x, &dc);
+    CF(upload(&ddo, x->dout, (size_t)x->nv * es, 16));
+    CF(upload(&ddht, x->dht, (size_t)x->ns * 4, 0));
     for (int i = 0; i < CONFORM_NGRAD; i++)
         if (out[i]) {
             CF(cudaMalloc(&dev[i], bytes[i] + 16));
@@ -434,9 +424,7 @@ static void check_cuda_backward(const conform_data *x, conform_bresult *res, voi
         goto done;
     }
     {
-        sgla_forward_desc f = x->d;
-        f.q = dq, f.k = dk, f.v = dv, f.g = dg, f.g_gamma = dgg, f.h0 = dh0, f.cu_seqlens = dcu, f.stream = st;
-        f.flags = SGLA_FLAG_CHECK_DEVICE_VALUES;
+        sgla_forward_desc f = dev_case_desc(x, &dc);
         sgla_backward_desc b;
         sgla_backward_desc_init(&b);
         b.fwd = &f;
@@ -445,16 +433,15 @@ static void check_cuda_backward(const conform_data *x, conform_bresult *res, voi
         b.dg = dev[CONFORM_DG], b.dg_gamma = dev[CONFORM_DGG], b.dh0 = dev[CONFORM_DH0];
         res->status = sgla_backward(&b, SGLA_BACKEND_CUDA);
     }
-    CF(cudaStreamSynchronize(st));
+    CF(cudaStreamSynchronize(dc.st));
     for (int i = 0; i < CONFORM_NGRAD; i++)
         if (out[i]) CF(cudaMemcpy(out[i], dev[i], bytes[i], cudaMemcpyDeviceToHost));
     if (e != cudaSuccess && res->status == SGLA_OK) res->status = sgla_fail(SGLA_ERR_CUDA, "conform: %s", cudaGetErrorString(e));
 done:
 #undef CF
-    cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(ddo), cudaFree(dg), cudaFree(dgg), cudaFree(dcu), cudaFree(dh0);
-    cudaFree(ddht);
+    cudaFree(ddo), cudaFree(ddht);
     for (int i = 0; i < CONFORM_NGRAD; i++) cudaFree(dev[i]);
-    if (st) cudaStreamDestroy(st);
+    dev_case_free(&dc);
 }
 #endif
 

@@ -15,11 +15,9 @@ def to64(x):
     return np.asarray(x).astype(np.float64)
 
 
-def ref_forward(q, k, v, g=None, g_gamma=None, scale=None, h0=None, cu_seqlens=None):
-    """Returns (o [B,T,H,V], ht [N,H,K,V]) in fp64."""
-    q, k, v, g, g_gamma, h0 = (to64(x) for x in (q, k, v, g, g_gamma, h0))
+def _setup(q, g, g_gamma, scale, cu_seqlens):
+    """The scale, the log-gate [B,T,H] and the (batch row, t0, t1) of each sequence."""
     B, T, H, K = q.shape
-    V = v.shape[-1]
     if scale is None:
         scale = K ** -0.5
     logg = np.zeros((B, T, H))
@@ -32,6 +30,15 @@ def ref_forward(q, k, v, g=None, g_gamma=None, scale=None, h0=None, cu_seqlens=N
         seqs = [(0, cu[i], cu[i + 1]) for i in range(len(cu) - 1)]
     else:
         seqs = [(b, 0, T) for b in range(B)]
+    return scale, logg, seqs
+
+
+def ref_forward(q, k, v, g=None, g_gamma=None, scale=None, h0=None, cu_seqlens=None):
+    """Returns (o [B,T,H,V], ht [N,H,K,V]) in fp64."""
+    q, k, v, g, g_gamma, h0 = (to64(x) for x in (q, k, v, g, g_gamma, h0))
+    B, T, H, K = q.shape
+    V = v.shape[-1]
+    scale, logg, seqs = _setup(q, g, g_gamma, scale, cu_seqlens)
     o = np.zeros((B, T, H, V))
     ht = np.zeros((len(seqs), H, K, V))
     for n, (b, t0, t1) in enumerate(seqs):
@@ -62,18 +69,7 @@ def ref_backward(q, k, v, do, g=None, g_gamma=None, scale=None, h0=None, dht=Non
     q, k, v, do, g, g_gamma, h0, dht = (to64(x) for x in (q, k, v, do, g, g_gamma, h0, dht))
     B, T, H, K = q.shape
     V = v.shape[-1]
-    if scale is None:
-        scale = K ** -0.5
-    logg = np.zeros((B, T, H))
-    if g is not None:
-        logg = g
-    elif g_gamma is not None:
-        logg = np.broadcast_to(g_gamma, (B, T, H))
-    if cu_seqlens is not None:
-        cu = [int(c) for c in (cu_seqlens.tolist() if hasattr(cu_seqlens, "tolist") else cu_seqlens)]
-        seqs = [(0, cu[i], cu[i + 1]) for i in range(len(cu) - 1)]
-    else:
-        seqs = [(b, 0, T) for b in range(B)]
+    scale, logg, seqs = _setup(q, g, g_gamma, scale, cu_seqlens)
     dq, dk, dv, dg = np.zeros_like(q), np.zeros_like(k), np.zeros_like(v), np.zeros((B, T, H))
     dh0 = np.zeros((len(seqs), H, K, V))
     for n, (b, t0, t1) in enumerate(seqs):

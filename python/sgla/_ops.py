@@ -435,20 +435,28 @@ def _torch_run(dev, d, be, call, size_query):
         del ws
 
 
-def _torch_forward_raw(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, be, threads, chunk):
-    """o (and ht) of prepared tensors, no autograd."""
+def _torch_input_desc(q, k, v, g, g_gamma, h0, cu, scale, threads, chunk):
+    """The forward descriptor of prepared tensors (inputs only), its sizes
+    (B, T, H, K, V, N) and the dtype of the gates and states."""
     torch = _torch()
     B, T, H, K = q.shape
     V = v.shape[3]
     N = cu.shape[0] - 1 if cu is not None else B
     dt = _torch_dtype_code("q", q)
-    aux = torch.float64 if dt == DType.F64 else torch.float32
-    o = torch.empty((B, T, H, V), dtype=q.dtype, device=q.device)
-    ht = torch.empty((N, H, K, V), dtype=aux, device=q.device) if output_final_state else None
     d = _lib.new_desc()
     _fill_desc(d, dt, B, T, H, K, V, N, float(scale), chunk, threads, cu is not None)
-    d.q, d.k, d.v, d.o = q.data_ptr(), k.data_ptr(), v.data_ptr(), o.data_ptr()
-    d.g, d.g_gamma, d.h0, d.ht, d.cu_seqlens = _ptr(g), _ptr(g_gamma), _ptr(h0), _ptr(ht), _ptr(cu)
+    d.q, d.k, d.v = q.data_ptr(), k.data_ptr(), v.data_ptr()
+    d.g, d.g_gamma, d.h0, d.cu_seqlens = _ptr(g), _ptr(g_gamma), _ptr(h0), _ptr(cu)
+    return d, (B, T, H, K, V, N), torch.float64 if dt == DType.F64 else torch.float32
+
+
+def _torch_forward_raw(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, be, threads, chunk):
+    """o (and ht) of prepared tensors, no autograd."""
+    torch = _torch()
+    d, (B, T, H, K, V, N), aux = _torch_input_desc(q, k, v, g, g_gamma, h0, cu, scale, threads, chunk)
+    o = torch.empty((B, T, H, V), dtype=q.dtype, device=q.device)
+    ht = torch.empty((N, H, K, V), dtype=aux, device=q.device) if output_final_state else None
+    d.o, d.ht = o.data_ptr(), _ptr(ht)
     _torch_run(q.device, d, be, _lib.sgla_forward, _lib.sgla_workspace_size)
     return o, ht
 
@@ -457,11 +465,7 @@ def _torch_backward_raw(q, k, v, do, g, g_gamma, h0, dht, cu, scale, be, threads
                         want_dg=True, want_dgg=True, want_dh0=True):
     """(dq, dk, dv, dg, dg_gamma, dh0) of prepared tensors; None where the input is absent."""
     torch = _torch()
-    B, T, H, K = q.shape
-    V = v.shape[3]
-    N = cu.shape[0] - 1 if cu is not None else B
-    dt = _torch_dtype_code("q", q)
-    aux = torch.float64 if dt == DType.F64 else torch.float32
+    f, (B, T, H, K, V, N), aux = _torch_input_desc(q, k, v, g, g_gamma, h0, cu, scale, threads, chunk)
     dev = q.device
     do = do.to(q.dtype).contiguous()
     dht = dht.to(aux).contiguous() if dht is not None else None
@@ -470,10 +474,6 @@ def _torch_backward_raw(q, k, v, do, g, g_gamma, h0, dht, cu, scale, be, threads
     dg = torch.empty((B, T, H), dtype=aux, device=dev) if g is not None and want_dg else None
     dgg = torch.empty((H,), dtype=aux, device=dev) if g_gamma is not None and want_dgg else None
     dh0 = torch.empty((N, H, K, V), dtype=aux, device=dev) if h0 is not None and want_dh0 else None
-    f = _lib.new_desc()
-    _fill_desc(f, dt, B, T, H, K, V, N, float(scale), chunk, threads, cu is not None)
-    f.q, f.k, f.v = q.data_ptr(), k.data_ptr(), v.data_ptr()
-    f.g, f.g_gamma, f.h0, f.cu_seqlens = _ptr(g), _ptr(g_gamma), _ptr(h0), _ptr(cu)
     b = _lib.new_bdesc()
     b.fwd = ctypes.pointer(f)
     b.dout, b.dht = do.data_ptr(), _ptr(dht)

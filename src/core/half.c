@@ -62,51 +62,42 @@ static uint16_t half_round(uint16_t sign, uint64_t sig, int top, int E, int mb, 
     return (uint16_t)(sign | (uint16_t)r);
 }
 
-uint16_t sgla_f32_to_f16(float x)
+/* The two 16-bit formats: mantissa bits, exponent range, the infinity and
+ * the quiet bit of a NaN. */
+typedef struct half_fmt {
+    int mbits, emin, emax;
+    uint16_t inf, quiet;
+} half_fmt;
+static const half_fmt fmt_f16 = {10, -14, 15, 0x7C00u, 0x0200u};
+static const half_fmt fmt_bf16 = {7, -126, 127, 0x7F80u, 0x0040u};
+
+/* A float of mb mantissa bits and exponent bias `bias`, taken apart (sign
+ * already in 16-bit place, e the biased exponent field, all ones at e_top),
+ * rounded to f.  NaN stays quiet with its top payload bits. */
+static uint16_t encode(uint16_t sign, uint32_t e, uint32_t e_top, uint64_t m, int mb, int bias, const half_fmt *f)
 {
-    uint32_t u = f32_bits(x);
-    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
-    uint32_t e = (u >> 23) & 0xFFu, m = u & 0x7FFFFFu;
-    if (e == 0xFFu) /* NaN: quiet, keep sign and the top payload bits */
-        return (uint16_t)(sign | 0x7C00u | (m ? 0x0200u | (m >> 13) : 0u));
-    if (e == 0) return half_round(sign, m, 23, -126, 10, -14, 15);
-    return half_round(sign, m | 0x800000u, 23, (int)e - 127, 10, -14, 15);
+    if (e == e_top) return (uint16_t)(sign | f->inf | (m ? f->quiet | (uint16_t)(m >> (mb - f->mbits)) : 0u));
+    if (e == 0) return half_round(sign, m, mb, 1 - bias, f->mbits, f->emin, f->emax);
+    return half_round(sign, m | (UINT64_C(1) << mb), mb, (int)e - bias, f->mbits, f->emin, f->emax);
 }
 
-uint16_t sgla_f64_to_f16(double x)
+static uint16_t from_f32(float x, const half_fmt *f)
 {
-    uint64_t u = f64_bits(x);
-    uint16_t sign = (uint16_t)((u >> 48) & 0x8000u);
-    uint32_t e = (uint32_t)(u >> 52) & 0x7FFu;
-    uint64_t m = u & ((UINT64_C(1) << 52) - 1u);
-    if (e == 0x7FFu)
-        return (uint16_t)(sign | 0x7C00u | (m ? 0x0200u | (uint16_t)(m >> 42) : 0u));
-    if (e == 0) return half_round(sign, m, 52, -1022, 10, -14, 15);
-    return half_round(sign, m | (UINT64_C(1) << 52), 52, (int)e - 1023, 10, -14, 15);
+    const uint32_t u = f32_bits(x);
+    return encode((uint16_t)((u >> 16) & 0x8000u), (u >> 23) & 0xFFu, 0xFFu, u & 0x7FFFFFu, 23, 127, f);
 }
 
-uint16_t sgla_f32_to_bf16(float x)
+static uint16_t from_f64(double x, const half_fmt *f)
 {
-    uint32_t u = f32_bits(x);
-    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
-    uint32_t e = (u >> 23) & 0xFFu, m = u & 0x7FFFFFu;
-    if (e == 0xFFu)
-        return (uint16_t)(sign | 0x7F80u | (m ? 0x0040u | (m >> 16) : 0u));
-    if (e == 0) return half_round(sign, m, 23, -126, 7, -126, 127);
-    return half_round(sign, m | 0x800000u, 23, (int)e - 127, 7, -126, 127);
+    const uint64_t u = f64_bits(x);
+    return encode((uint16_t)((u >> 48) & 0x8000u), (uint32_t)(u >> 52) & 0x7FFu, 0x7FFu,
+                  u & ((UINT64_C(1) << 52) - 1u), 52, 1023, f);
 }
 
-uint16_t sgla_f64_to_bf16(double x)
-{
-    uint64_t u = f64_bits(x);
-    uint16_t sign = (uint16_t)((u >> 48) & 0x8000u);
-    uint32_t e = (uint32_t)(u >> 52) & 0x7FFu;
-    uint64_t m = u & ((UINT64_C(1) << 52) - 1u);
-    if (e == 0x7FFu)
-        return (uint16_t)(sign | 0x7F80u | (m ? 0x0040u | (uint16_t)(m >> 45) : 0u));
-    if (e == 0) return half_round(sign, m, 52, -1022, 7, -126, 127);
-    return half_round(sign, m | (UINT64_C(1) << 52), 52, (int)e - 1023, 7, -126, 127);
-}
+uint16_t sgla_f32_to_f16(float x) { return from_f32(x, &fmt_f16); }
+uint16_t sgla_f64_to_f16(double x) { return from_f64(x, &fmt_f16); }
+uint16_t sgla_f32_to_bf16(float x) { return from_f32(x, &fmt_bf16); }
+uint16_t sgla_f64_to_bf16(double x) { return from_f64(x, &fmt_bf16); }
 
 float sgla_f16_to_f32(uint16_t h)
 {

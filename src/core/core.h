@@ -39,6 +39,8 @@ void sgla_store(void *p, sgla_dtype dt, int64_t i, double x);
 /* Start/end token of sequence n (varlen or batch). Token index is into T
  * of batch row b: for varlen b = 0, for batch b = n. */
 void sgla_seq_bounds(const sgla_forward_desc *d, int64_t n, int64_t *b, int64_t *t0, int64_t *t1);
+/* The longest sequence's length (T without cu_seqlens): sizes per-sequence scratch. */
+int64_t sgla_max_seq_len(const sgla_forward_desc *d);
 
 /* a * b for a, b >= 0 into *out; 0 when it overflows int64. */
 int sgla_mul_ok(int64_t a, int64_t b, int64_t *out);

@@ -62,6 +62,15 @@ void sgla_seq_bounds(const sgla_forward_desc *d, int64_t n, int64_t *b, int64_t 
     }
 }
 
+int64_t sgla_max_seq_len(const sgla_forward_desc *d)
+{
+    if (!d->cu_seqlens) return d->T;
+    int64_t m = 0;
+    for (int64_t n = 0; n < d->num_seqs; n++)
+        if (d->cu_seqlens[n + 1] - d->cu_seqlens[n] > m) m = d->cu_seqlens[n + 1] - d->cu_seqlens[n];
+    return m;
+}
+
 double sgla_load(const void *p, sgla_dtype dt, int64_t i)
 {
     switch (dt) {

@@ -301,12 +301,7 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
     p.es = sgla_dtype_size(d->dtype);
     p.gate = d->g ? 2 : d->g_gamma ? 1 : 0;
     const int64_t N = sgla_num_sequences(d), items = N * d->H;
-    for (int64_t n = 0; n < N; n++) {
-        int64_t bb, t0, t1;
-        sgla_seq_bounds(d, n, &bb, &t0, &t1);
-        const int64_t nc = (t1 - t0 + p.C - 1) / p.C;
-        if (nc > p.ncm) p.ncm = nc;
-    }
+    p.ncm = (sgla_max_seq_len(d) + p.C - 1) / p.C;
     bscratch probe;
     const size_t floats = bscratch_floats(&p, &probe, NULL);
     if ((double)floats * sizeof(float) > (double)SIZE_MAX / 4)

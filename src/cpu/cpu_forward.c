@@ -637,11 +637,7 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
     if (nth < 1) nth = 1;
 
     /* Split along the sequence when there are fewer items than threads. */
-    int64_t max_chunks = 0;
-    for (int64_t n = 0; n < N; n++) {
-        int64_t nc = item_chunks(d, n, Cb);
-        if (nc > max_chunks) max_chunks = nc;
-    }
+    const int64_t max_chunks = (sgla_max_seq_len(d) + Cb - 1) / Cb;
     int split = forced_split >= 0 ? forced_split : (items < nth && nth > 1);
     if (max_chunks < 2) split = 0;
     /* The split keeps one K x V state per chunk: past 256 MiB (long

@@ -29,12 +29,7 @@ sgla_status ref_b_forward(const sgla_forward_desc *d, double *o64, double *ht64)
     const double scale = (double)d->scale;
 
     /* Longest sequence decides the per-(sequence, head) scratch. */
-    int64_t maxlen = 0;
-    for (int64_t n = 0; n < N; n++) {
-        int64_t b, t0, t1;
-        sgla_seq_bounds(d, n, &b, &t0, &t1);
-        if (t1 - t0 > maxlen) maxlen = t1 - t0;
-    }
+    const int64_t maxlen = sgla_max_seq_len(d);
     const int64_t nc_max = ref_num_chunks(maxlen, C);
     const int64_t kv = K * V;
     size_t n_chunk = (size_t)(C * K * 2 + C * V + C * C + C + C * K + C * V);

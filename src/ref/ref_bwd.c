@@ -65,12 +65,7 @@ static sgla_status ref_a_backward(const sgla_backward_desc *bd, const ref_grads 
     const sgla_forward_desc *d = bd->fwd;
     const int64_t K = d->K, V = d->V, H = d->H, N = sgla_num_sequences(d), kv = K * V;
     const double scale = (double)d->scale;
-    int64_t maxlen = 0;
-    for (int64_t n = 0; n < N; n++) {
-        int64_t b, t0, t1;
-        sgla_seq_bounds(d, n, &b, &t0, &t1);
-        if (t1 - t0 > maxlen) maxlen = t1 - t0;
-    }
+    const int64_t maxlen = sgla_max_seq_len(d);
     const int64_t nck = maxlen / CKPT + 1;
     /* checkpoints [nck][kv], the states of one block [CKPT + 1][kv], dS, rows */
     const double need = ((double)nck + CKPT + 2) * (double)kv + 2.0 * (double)K + 2.0 * (double)V;
@@ -142,12 +137,7 @@ static sgla_status ref_b_backward(const sgla_backward_desc *bd, const ref_grads 
     const sgla_forward_desc *d = bd->fwd;
     const int64_t K = d->K, V = d->V, H = d->H, C = d->chunk, N = sgla_num_sequences(d), kv = K * V;
     const double scale = (double)d->scale;
-    int64_t maxlen = 0;
-    for (int64_t n = 0; n < N; n++) {
-        int64_t b, t0, t1;
-        sgla_seq_bounds(d, n, &b, &t0, &t1);
-        if (t1 - t0 > maxlen) maxlen = t1 - t0;
-    }
+    const int64_t maxlen = sgla_max_seq_len(d);
     const int64_t ncm = ref_num_chunks(maxlen, C);
     /* states [ncm + 1][kv], dS; per chunk Q, K (C x K), V, dO (C x V), dQ, dK, dV, b, db */
     const double need = ((double)ncm + 2) * (double)kv + (double)C * (4.0 * (double)K + 3.0 * (double)V + 3.0);

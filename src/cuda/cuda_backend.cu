@@ -394,19 +394,49 @@ static sgla_status plan_call(const sgla_forward_desc *d, const sgla_cuda_plan *f
     return make_plan(d, f, force, pl);
 }
 
+/* What the forward and the backward check before any launch: a given
+ * workspace's size, and (when asked) the gates and offsets on the device. */
+static sgla_status check_call(const sgla_forward_desc *d, const void *ws, size_t ws_bytes, size_t need,
+                              const char *who)
+{
+    if (ws && ws_bytes < need)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "%s: workspace_bytes = %zu, this call needs %zu", who, ws_bytes,
+                         need);
+    if ((d->flags & SGLA_FLAG_CHECK_DEVICE_VALUES) && !(d->flags & SGLA_FLAG_SKIP_VALUE_CHECK))
+        return check_device_values(d, (cudaStream_t)d->stream);
+    return SGLA_OK;
+}
+
+/* The caller's workspace, or (none given) a stream-ordered one of `bytes`
+ * that ws_release frees after the last launch: no host synchronisation. */
+static sgla_status ws_acquire(void *given, size_t bytes, cudaStream_t st, const char *what, void **ws)
+{
+    *ws = given;
+    if (given || !bytes) return SGLA_OK;
+    const cudaError_t e = cudaMallocAsync(ws, bytes, st);
+    if (e != cudaSuccess)
+        return sgla_fail(SGLA_ERR_CUDA, "cudaMallocAsync(%zu bytes of %s workspace): %s", bytes, what,
+                         cudaGetErrorString(e));
+    return SGLA_OK;
+}
+
+static sgla_status ws_release(const void *given, void *ws, cudaStream_t st, sgla_status rc, const char *what)
+{
+    if (given || !ws) return rc;
+    const cudaError_t e = cudaFreeAsync(ws, st);
+    if (rc == SGLA_OK && e != cudaSuccess)
+        rc = sgla_fail(SGLA_ERR_CUDA, "cudaFreeAsync(%s workspace): %s", what, cudaGetErrorString(e));
+    return rc;
+}
+
 /* A validated descriptor (values on the device) on the current device. */
 static sgla_status cuda_run(const sgla_forward_desc *d, const sgla_cuda_plan *force)
 {
     plan pl;
     sgla_status rc = plan_call(d, force, &pl);
     if (rc != SGLA_OK) return rc;
-    if (d->workspace && d->workspace_bytes < pl.ws_bytes)
-        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: workspace_bytes = %zu, this call needs %zu",
-                         d->workspace_bytes, pl.ws_bytes);
+    if ((rc = check_call(d, d->workspace, d->workspace_bytes, pl.ws_bytes, "CUDA backend")) != SGLA_OK) return rc;
     cudaStream_t st = (cudaStream_t)d->stream;
-    if ((d->flags & SGLA_FLAG_CHECK_DEVICE_VALUES) && !(d->flags & SGLA_FLAG_SKIP_VALUE_CHECK) &&
-        (rc = check_device_values(d, st)) != SGLA_OK)
-        return rc;
     if (d->T == 0) return empty_sequences(d, st);
 
     sgla_kparams p;
@@ -434,18 +464,9 @@ static sgla_status cuda_run(const sgla_forward_desc *d, const sgla_cuda_plan *fo
     if ((rc = tma_maps(&p, d->dtype, &tm)) != SGLA_OK) return rc;
     const sgla_chunk_kernel *k = &chunk_kernels(d->dtype)[pl.row];
     if (pl.nseg == 1) return launch_chunk(k, pl.row, &p, &tm, st);
-    if (d->workspace) return run_split(k, pl.row, &pl, p, &tm, d->workspace, st);
-    /* no workspace given: stream-ordered, freed after the last launch (no host sync) */
-    void *ws = NULL;
-    cudaError_t e = cudaMallocAsync(&ws, pl.ws_bytes, st);
-    if (e != cudaSuccess)
-        return sgla_fail(SGLA_ERR_CUDA, "cudaMallocAsync(%zu bytes of split workspace): %s", pl.ws_bytes,
-                         cudaGetErrorString(e));
-    rc = run_split(k, pl.row, &pl, p, &tm, ws, st);
-    e = cudaFreeAsync(ws, st);
-    if (rc == SGLA_OK && e != cudaSuccess)
-        rc = sgla_fail(SGLA_ERR_CUDA, "cudaFreeAsync(split workspace): %s", cudaGetErrorString(e));
-    return rc;
+    void *ws;
+    if ((rc = ws_acquire(d->workspace, pl.ws_bytes, st, "split", &ws)) != SGLA_OK) return rc;
+    return ws_release(d->workspace, ws, st, run_split(k, pl.row, &pl, p, &tm, ws, st), "split");
 }
 
 /* ---- the backward ------------------------------------------------------------------------------ */
@@ -507,13 +528,8 @@ static sgla_status cuda_backward(const sgla_backward_desc *b, sgla_backend kind)
     char why[192];
     const device_facts *f = current_device(why, sizeof why);
     if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
-    if (b->workspace && b->workspace_bytes < pl.bytes)
-        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backward: workspace_bytes = %zu, this call needs %zu",
-                         b->workspace_bytes, pl.bytes);
+    if ((rc = check_call(d, b->workspace, b->workspace_bytes, pl.bytes, "CUDA backward")) != SGLA_OK) return rc;
     cudaStream_t st = (cudaStream_t)d->stream;
-    if ((d->flags & SGLA_FLAG_CHECK_DEVICE_VALUES) && !(d->flags & SGLA_FLAG_SKIP_VALUE_CHECK) &&
-        (rc = check_device_values(d, st)) != SGLA_OK)
-        return rc;
     const int64_t N = sgla_num_sequences(d);
     cudaError_t e;
     if (d->T == 0) { /* dh0 = dht (or 0), dg_gamma = 0 */
@@ -526,14 +542,9 @@ static sgla_status cuda_backward(const sgla_backward_desc *b, sgla_backend kind)
             return sgla_fail(SGLA_ERR_CUDA, "dg_gamma (T = 0): %s", cudaGetErrorString(e));
         return SGLA_OK;
     }
-    unsigned char *ws = (unsigned char *)b->workspace;
-    if (!ws && pl.bytes) {
-        void *m = NULL;
-        if ((e = cudaMallocAsync(&m, pl.bytes, st)) != cudaSuccess)
-            return sgla_fail(SGLA_ERR_CUDA, "cudaMallocAsync(%zu bytes of backward workspace): %s", pl.bytes,
-                             cudaGetErrorString(e));
-        ws = (unsigned char *)m;
-    }
+    void *wsv;
+    if ((rc = ws_acquire(b->workspace, pl.bytes, st, "backward", &wsv)) != SGLA_OK) return rc;
+    unsigned char *ws = (unsigned char *)wsv;
     sgla_bparams p;
     memset(&p, 0, sizeof p);
     p.q = d->q, p.k = d->k, p.v = d->v, p.dout = b->dout;
@@ -548,13 +559,7 @@ static sgla_status cuda_backward(const sgla_backward_desc *b, sgla_backend kind)
     p.base = d->cu_seqlens ? (int64_t *)ws : NULL;
     p.ws_states = (float *)(ws + pl.off_states);
     p.ws_dstates = (float *)(ws + pl.off_dstates);
-    rc = sgla_bwd_launch(&p, d->dtype, pl.blocks, st);
-    if (!b->workspace && ws) {
-        e = cudaFreeAsync(ws, st);
-        if (rc == SGLA_OK && e != cudaSuccess)
-            rc = sgla_fail(SGLA_ERR_CUDA, "cudaFreeAsync(backward workspace): %s", cudaGetErrorString(e));
-    }
-    return rc;
+    return ws_release(b->workspace, ws, st, sgla_bwd_launch(&p, d->dtype, pl.blocks, st), "backward");
 }
 
 /* ---- the backend's entry and the development hooks ----------------------------------------- */

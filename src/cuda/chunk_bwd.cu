@@ -179,6 +179,30 @@ static __global__ void __launch_bounds__(NTHREADS) states_kernel(const sgla_bpar
 
 /* ---- 4. the gradients of one block of tokens ------------------------------------------- */
 
+/* The state part of dQ or dK for the block's L rows: X[i][c] = w[i] sum_j
+ * R[i][j] M[c][j] (R in shared memory, ld lr; M a K x V state in global
+ * memory, a warp sharing its row c); then, by warp 0, dot[i] = sum_c
+ * P[i][c] X[i][c], the row's term of the gate gradient.  X is complete (a
+ * barrier) before warp 0 reads it. */
+static __device__ __forceinline__ void state_part(const float *R, int lr, const float *M, const float *w,
+                                                  const float *P, int lp, float *X, int mx, float *dot, int L, int K,
+                                                  int V, int tid, int lane)
+{
+    for (int idx = tid; idx < L * K; idx += NTHREADS) {
+        const int c = idx / L, i = idx - c * L;
+        float acc = 0.f;
+        for (int j = 0; j < V; j++) acc = fmaf(R[i * lr + j], M[(int64_t)c * V + j], acc);
+        X[i * mx + c] = w[i] * acc;
+    }
+    __syncthreads();
+    if (tid < 32) {
+        float s = 0.f;
+        if (lane < L)
+            for (int c = 0; c < K; c++) s = fmaf(P[lane * lp + c], X[lane * mx + c], s);
+        dot[lane] = s;
+    }
+}
+
 /* block sum of x over NTHREADS threads in a fixed order (every thread gets it) */
 static __device__ __forceinline__ float block_sum(float x, float *red)
 {
@@ -265,20 +289,8 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS) grads_kern
     }
     __syncthreads();
     E *dq = (E *)p.dq, *dk = (E *)p.dk, *dv = (E *)p.dv;
-    /* dQs = rs ⊙ (dO S^T) into X; dQ = dQs + dA K */
-    for (int idx = tid; idx < L * K; idx += NTHREADS) {
-        const int c = idx / L, i = idx - c * L; /* a warp shares S's row c */
-        float acc = 0.f;
-        for (int j = 0; j < V; j++) acc = fmaf(dOs[i * lv + j], S[(int64_t)c * V + j], acc);
-        X[i * mx + c] = rs[i] * acc;
-    }
-    __syncthreads();
-    if (tid < 32) {
-        float ee = 0.f;
-        if (lane < L)
-            for (int c = 0; c < K; c++) ee = fmaf(Qs[lane * lk + c], X[lane * mx + c], ee);
-        e[lane] = ee;
-    }
+    /* dQs = rs ⊙ (dO S^T) into X, e = q . dQs; dQ = dQs + dA K */
+    state_part(dOs, lv, S, rs, Qs, lk, X, mx, e, L, K, V, tid, lane);
     for (int idx = tid; idx < L * K; idx += NTHREADS) {
         const int i = idx / K, c = idx - i * K;
         float acc = X[i * mx + c];
@@ -286,20 +298,8 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS) grads_kern
         st(dq, ((b * p.T + t + i) * p.H + h) * K + c, acc);
     }
     __syncthreads();
-    /* dKs = w ⊙ (V dS^T) into X; dK = dKs + dA^T Q */
-    for (int idx = tid; idx < L * K; idx += NTHREADS) {
-        const int c = idx / L, j = idx - c * L;
-        float acc = 0.f;
-        for (int m = 0; m < V; m++) acc = fmaf(Vs[j * lv + m], dS[(int64_t)c * V + m], acc);
-        X[j * mx + c] = wv[j] * acc;
-    }
-    __syncthreads();
-    if (tid < 32) {
-        float uu = 0.f;
-        if (lane < L)
-            for (int c = 0; c < K; c++) uu = fmaf(Ks[lane * lk + c], X[lane * mx + c], uu);
-        u[lane] = uu;
-    }
+    /* dKs = w ⊙ (V dS^T) into X, u = k . dKs; dK = dKs + dA^T Q */
+    state_part(Vs, lv, dS, wv, Ks, lk, X, mx, u, L, K, V, tid, lane);
     for (int idx = tid; idx < L * K; idx += NTHREADS) {
         const int j = idx / K, c = idx - j * K;
         float acc = X[j * mx + c];

@@ -71,7 +71,7 @@ int cli_shape_err(const char *cmd, const char *flag, const char *path, const npy
     return cli_err(cmd, "%s: %s: shape %s, expected %s (%s)", flag, path, got, exp, why);
 }
 
-void cli_input_defaults(cli_input_args *a)
+static void cli_input_defaults(cli_input_args *a)
 {
     memset(a, 0, sizeof *a);
     a->scale = 1.0;
@@ -79,7 +79,7 @@ void cli_input_defaults(cli_input_args *a)
     a->backend = SGLA_BACKEND_AUTO;
 }
 
-int cli_input_flag(const char *cmd, int argc, char **argv, int *i, cli_input_args *a)
+static int cli_input_flag(const char *cmd, int argc, char **argv, int *i, cli_input_args *a)
 {
     const char *f = argv[*i], *v;
     const char **slot = NULL;
@@ -118,7 +118,7 @@ int cli_input_flag(const char *cmd, int argc, char **argv, int *i, cli_input_arg
     return 1;
 }
 
-int cli_input_check(const char *cmd, const cli_input_args *a)
+static int cli_input_check(const char *cmd, const cli_input_args *a)
 {
     if (!a->q || !a->k || !a->v) return cli_err(cmd, "--q, --k and --v are required (try `sgla %s --help`)", cmd);
     if ((a->g != NULL) + (a->gg != NULL) + a->have_alpha > 1)
@@ -165,7 +165,7 @@ int cli_lib_err(const char *cmd, const char *what, sgla_status st)
     return cli_err(cmd, "%s: %s", what, sgla_status_string(st));
 }
 
-int cli_path_flag(const char *cmd, int argc, char **argv, int *i, int n, const char *const *flags,
+static int cli_path_flag(const char *cmd, int argc, char **argv, int *i, int n, const char *const *flags,
                   const char **const *slots)
 {
     const char *f = argv[*i];
@@ -179,6 +179,25 @@ int cli_path_flag(const char *cmd, int argc, char **argv, int *i, int n, const c
         return 1;
     }
     return 0;
+}
+
+int cli_parse_files(const char *cmd, int argc, char **argv, cli_input_args *in, int n, const char *const *flags,
+                    const char **const *slots, int *help)
+{
+    cli_input_defaults(in);
+    *help = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i];
+        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+            *help = 1;
+            return 0;
+        }
+        int r = cli_input_flag(cmd, argc, argv, &i, in);
+        if (r == 0) r = cli_path_flag(cmd, argc, argv, &i, n, flags, slots);
+        if (r == 2) return 2;
+        if (r == 0) return cli_err(cmd, "unknown option '%s' (try `sgla %s --help`)", f, cmd);
+    }
+    return cli_input_check(cmd, in);
 }
 
 int cli_outputs_check(const char *cmd, const cli_input_args *a, int n, const char *const *flags,

@@ -26,12 +26,6 @@ int cli_shape_err(const char *cmd, const char *flag, const char *path, const npy
 /* A library error as one line: "sgla <cmd>: <what>: <status> (<detail>)"; returns 2. */
 int cli_lib_err(const char *cmd, const char *what, sgla_status st);
 
-/* argv[*i] if it is one of the n file flags: its value into *slots[k] (a
- * flag given twice or an empty name is an error); 1 (consumed), 2 after a
- * message, 0 when it is none of them. */
-int cli_path_flag(const char *cmd, int argc, char **argv, int *i, int n, const char *const *flags,
-                  const char **const *slots);
-
 #ifdef SGLA_HAVE_CUDA
 /* n host buffers to new device buffers: dev[i] is a copy of host[i]
  * (bytes[i]), or left NULL when host[i] is NULL or bytes[i] is 0; with
@@ -55,12 +49,11 @@ typedef struct cli_input_args {
     sgla_backend backend;
 } cli_input_args;
 
-void cli_input_defaults(cli_input_args *a);
-/* argv[*i] if it is one of the input flags: 1 (consumed with its value), or 2
- * after a message; 0 when it is not one of them. */
-int cli_input_flag(const char *cmd, int argc, char **argv, int *i, cli_input_args *a);
-/* The flags every command needs (q, k, v; one gate at most); 0 or 2. */
-int cli_input_check(const char *cmd, const cli_input_args *a);
+/* A command line of the forward's input flags and n file flags (slots start
+ * NULL): defaults first, --help / -h sets *help and stops, anything else is an
+ * error; then the input flags' own checks.  0, or 2 after a message. */
+int cli_parse_files(const char *cmd, int argc, char **argv, cli_input_args *in, int n, const char *const *flags,
+                    const char **const *slots, int *help);
 
 /* The output files (n of them, NULL where not asked for) against each other
  * and against every input file (the forward's and nextra more), by file

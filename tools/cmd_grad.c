@@ -62,26 +62,11 @@ typedef struct grad_args {
 static int parse_args(int argc, char **argv, grad_args *a, int *help)
 {
     memset(a, 0, sizeof *a);
-    cli_input_defaults(&a->in);
-    *help = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *f = argv[i];
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            *help = 1;
-            return 0;
-        }
-        const int in = cli_input_flag(CMD, argc, argv, &i, &a->in);
-        if (in == 2) return 2;
-        if (in == 1) continue;
-        const char *const flags[NOUT + 2] = {"--do", "--dht", out_flag[0], out_flag[1], out_flag[2],
-                                             out_flag[3], out_flag[4], out_flag[5]};
-        const char **const slots[NOUT + 2] = {&a->dout, &a->dht, &a->out[0], &a->out[1], &a->out[2],
-                                              &a->out[3], &a->out[4], &a->out[5]};
-        const int pf = cli_path_flag(CMD, argc, argv, &i, NOUT + 2, flags, slots);
-        if (pf == 2) return 2;
-        if (pf == 0) return err_out("unknown option '%s' (try `sgla grad --help`)", f);
-    }
-    if (cli_input_check(CMD, &a->in)) return 2;
+    const char *const flags[NOUT + 2] = {"--do", "--dht", out_flag[0], out_flag[1], out_flag[2],
+                                         out_flag[3], out_flag[4], out_flag[5]};
+    const char **const slots[NOUT + 2] = {&a->dout, &a->dht, &a->out[0], &a->out[1], &a->out[2],
+                                          &a->out[3], &a->out[4], &a->out[5]};
+    if (cli_parse_files(CMD, argc, argv, &a->in, NOUT + 2, flags, slots, help) || *help) return *help ? 0 : 2;
     if (!a->dout) return err_out("--do is required (try `sgla grad --help`)");
     if (!a->out[O_DQ] || !a->out[O_DK] || !a->out[O_DV]) return err_out("--dq, --dk and --dv are required");
     if (a->out[O_DG] && !a->in.g) return err_out("--dg needs --g (the gate it is the gradient of)");

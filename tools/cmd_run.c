@@ -70,24 +70,9 @@ typedef struct run_args {
 static int parse_args(int argc, char **argv, run_args *a, int *help)
 {
     memset(a, 0, sizeof *a);
-    cli_input_defaults(&a->in);
-    *help = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *f = argv[i];
-        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
-            *help = 1;
-            return 0;
-        }
-        const int in = cli_input_flag(CMD, argc, argv, &i, &a->in);
-        if (in == 2) return 2;
-        if (in == 1) continue;
-        const char *const flags[2] = {"--o", "--ht"};
-        const char **const slots[2] = {&a->o, &a->ht};
-        const int pf = cli_path_flag(CMD, argc, argv, &i, 2, flags, slots);
-        if (pf == 2) return 2;
-        if (pf == 0) return err_out("unknown option '%s' (try `sgla run --help`)", f);
-    }
-    if (cli_input_check(CMD, &a->in)) return 2;
+    const char *const flags[2] = {"--o", "--ht"};
+    const char **const slots[2] = {&a->o, &a->ht};
+    if (cli_parse_files(CMD, argc, argv, &a->in, 2, flags, slots, help) || *help) return *help ? 0 : 2;
     if (!a->o) return err_out("--o is required (try `sgla run --help`)");
     const char *const oflags[2] = {"--o", "--ht"}, *const opaths[2] = {a->o, a->ht};
     if (cli_outputs_check(CMD, &a->in, 2, oflags, opaths, 0, NULL, NULL)) return 2;

@@ -144,6 +144,19 @@ int main(void)
         {F32, G, MILD, 2, 150, 2, 64, 64, 1, 1, 0, 0},
         {F32, GAMMA, NEAR0, 1, 200, 2, 32, 48, 1, 1, 0, 3},
         {F32, NONE, MILD, 1, 0, 2, 64, 64, 1, 1, 0, 0},
+        /* the tensor-core path: many chunks, a partial last one, varlen, every gate */
+        {BF, G, MILD, 1, 1000, 2, 128, 128, 0, 0, 0, 0},
+        {BF, G, NEG30, 2, 257, 3, 128, 128, 1, 1, 0, 5},
+        {HF, GAMMA, MILD, 1, 200, 2, 64, 64, 1, 1, 0, 0},
+        {BF, NONE, MILD, 2, 65, 2, 64, 128, 1, 1, 0, 0},
+        {HF, G, MIX30, 1, 129, 2, 128, 64, 1, 1, 0, 0},
+        {BF, GAMMA, NEAR0, 1, 640, 1, 128, 128, 1, 1, 0, 7},
+        {BF, ALPHA, MILD, 1, 64, 2, 64, 64, 0, 1, 0, 0},
+    };
+    /* the CUDA-core path on shapes the tensor cores take by default */
+    static const conform_case cores[] = {
+        {BF, G, MILD, 1, 200, 2, 128, 128, 1, 1, 0, 0},
+        {HF, GAMMA, MIX30, 1, 150, 2, 64, 128, 1, 1, 0, 3},
     };
     static const conform_case smalls[] = {
         {BF, G, MILD, 1, 70, 2, 64, 64, 1, 1, 0, 0},
@@ -153,6 +166,11 @@ int main(void)
     const conform_case *list = small ? smalls : all;
     const int n = small ? (int)(sizeof smalls / sizeof smalls[0]) : (int)(sizeof all / sizeof all[0]);
     for (int i = 0; i < n; i++) run_case(&list[i], &r);
-    if (!small) repeats_workspace_graph(&r);
+    if (!small) {
+        conform_bwd_path = 1;
+        for (size_t i = 0; i < sizeof cores / sizeof cores[0]; i++) run_case(&cores[i], &r);
+        conform_bwd_path = 0;
+        repeats_workspace_graph(&r);
+    }
     return tu_finish("test_gpu_backward");
 }

@@ -323,6 +323,8 @@ void conform_print(FILE *f, const conform_result *res)
 
 /* ---- the backward ------------------------------------------------------------------ */
 
+int conform_bwd_path = 0;
+
 double conform_bwd_bar(sgla_dtype dt) { return dt == SGLA_F16 ? 2e-3 : dt == SGLA_BF16 ? 1e-2 : 2e-5; }
 
 /* an fp64 copy of n elements of dtype dt (NULL stays NULL) */
@@ -431,7 +433,7 @@ static void check_cuda_backward(const conform_data *x, conform_bresult *res, voi
         b.dout = ddo, b.dht = ddht;
         b.dq = dev[CONFORM_DQ], b.dk = dev[CONFORM_DK], b.dv = dev[CONFORM_DV];
         b.dg = dev[CONFORM_DG], b.dg_gamma = dev[CONFORM_DGG], b.dh0 = dev[CONFORM_DH0];
-        res->status = sgla_backward(&b, SGLA_BACKEND_CUDA);
+        res->status = conform_bwd_path ? sgla_cuda_backward_forced(&b, conform_bwd_path) : sgla_backward(&b, SGLA_BACKEND_CUDA);
     }
     CF(cudaStreamSynchronize(dc.st));
     for (int i = 0; i < CONFORM_NGRAD; i++)
@@ -453,7 +455,11 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
     {
         conform_result tmp;
         label(x, be, NULL, &tmp);
-        snprintf(res->label, sizeof res->label, "backward %.170s", tmp.label);
+        if (conform_bwd_path && be == SGLA_BACKEND_CUDA)
+            snprintf(res->label, sizeof res->label, "backward (%s path) %.150s",
+                     conform_bwd_path == 1 ? "CUDA-core" : "tensor-core", tmp.label);
+        else
+            snprintf(res->label, sizeof res->label, "backward %.170s", tmp.label);
     }
     const sgla_dtype types[CONFORM_NGRAD] = {dt, dt, dt, adt, adt, adt};
     const int64_t counts[CONFORM_NGRAD] = {x->nqk, x->nqk, x->nv, x->ng, x->c.H, x->ns};

@@ -108,6 +108,9 @@ double conform_bwd_bar(sgla_dtype dt);
 /* Run backend be's backward on the drawn case (outputs poisoned) and judge
  * every gradient against fp64.  Returns res->pass. */
 int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresult *res);
+/* the CUDA backward's path for conform_check_backward: 0 the usual one, 1 CUDA
+ * cores, 2 tensor cores (sgla_cuda_backward_forced) */
+extern int conform_bwd_path;
 void conform_print_backward(FILE *f, const conform_bresult *res);
 
 #endif

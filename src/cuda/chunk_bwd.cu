@@ -393,15 +393,20 @@ template <class E> static sgla_status launch_all(const sgla_bparams &p, int64_t 
 sgla_status sgla_bwd_launch(const sgla_bparams *p, sgla_dtype dt, int64_t blocks, cudaStream_t st)
 {
     cudaError_t e;
-    if (p->cu) {
-        chunk_base_kernel<<<1, NTHREADS, 0, st>>>(p->cu, p->N, p->T, p->base);
-        if ((e = cudaGetLastError()) != cudaSuccess)
-            return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's block table: %s", cudaGetErrorString(e));
+    sgla_status rc;
+    if (!p->ws_states) { /* the tensor-core path: no block table, no stored states */
+        if ((rc = sgla_bwd_tc_launch(p, dt, st)) != SGLA_OK) return rc;
+    } else {
+        if (p->cu) {
+            chunk_base_kernel<<<1, NTHREADS, 0, st>>>(p->cu, p->N, p->T, p->base);
+            if ((e = cudaGetLastError()) != cudaSuccess)
+                return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's block table: %s", cudaGetErrorString(e));
+        }
+        rc = dt == SGLA_BF16 ? launch_all<__nv_bfloat16>(*p, blocks, st)
+             : dt == SGLA_F16 ? launch_all<__half>(*p, blocks, st)
+                              : launch_all<float>(*p, blocks, st);
+        if (rc != SGLA_OK) return rc;
     }
-    sgla_status rc = dt == SGLA_BF16 ? launch_all<__nv_bfloat16>(*p, blocks, st)
-                     : dt == SGLA_F16 ? launch_all<__half>(*p, blocks, st)
-                                      : launch_all<float>(*p, blocks, st);
-    if (rc != SGLA_OK) return rc;
     if (p->dgg && p->B * p->T > 0) {
         dg_gamma_kernel<<<(unsigned)p->H, NTHREADS, 0, st>>>(p->dg_out, p->B * p->T, p->H, p->dgg);
         if ((e = cudaGetLastError()) != cudaSuccess)

@@ -78,6 +78,17 @@ static void find_facts(int dev, device_facts *f)
         f->state = -1;
         return;
     }
+    if ((int)sgla_bwd_tc_max_smem() > optin) {
+        snprintf(f->why, sizeof f->why, "device %d allows %d bytes of shared memory a block; the backward needs %zu",
+                 dev, optin, sgla_bwd_tc_max_smem());
+        f->state = -1;
+        return;
+    }
+    if ((e = sgla_bwd_tc_setup()) != cudaSuccess) {
+        snprintf(f->why, sizeof f->why, "device %d, the tensor-core backward: %s", dev, cudaGetErrorString(e));
+        f->state = -1;
+        return;
+    }
     const sgla_dtype bdt[3] = {SGLA_F32, SGLA_F16, SGLA_BF16};
     for (int i = 0; i < 3; i++)
         if ((e = cudaFuncSetAttribute(sgla_bwd_grads_kernel(bdt[i]), cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -471,17 +482,23 @@ static sgla_status cuda_run(const sgla_forward_desc *d, const sgla_cuda_plan *fo
 
 /* ---- the backward ------------------------------------------------------------------------------ */
 
-/* The backward's checks beyond the forward's, and its workspace: [N + 1] block
- * table (cu_seqlens), two fp32 states per block of tokens and head, and dg when
- * only dg_gamma is asked for. */
+/* The backward's checks beyond the forward's, its path and its workspace.
+ * Tensor cores (bf16 / fp16, K and V in {64, 128}, 16-byte aligned tensors):
+ * one float per (sequence, head).  CUDA cores (everything else): [N + 1] block
+ * table (cu_seqlens) and two fp32 states per block of tokens and head.  Both:
+ * dg when only dg_gamma is asked for. */
 typedef struct bwd_plan {
+    int tc;
     int64_t blocks;
-    size_t off_states, off_dstates, off_dg, bytes;
+    size_t off_states, off_dstates, off_x, off_dg, bytes;
 } bwd_plan;
 
 static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 
-static sgla_status bwd_plan_of(const sgla_backward_desc *b, bwd_plan *pl)
+static int aligned16(const void *p) { return p == NULL || ((uintptr_t)p & 15) == 0; }
+
+/* force: 0 the usual path, 1 CUDA cores, 2 tensor cores (refused where it cannot serve) */
+static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, bwd_plan *pl)
 {
     const sgla_forward_desc *d = b->fwd;
     if (d->dtype == SGLA_F64)
@@ -497,13 +514,28 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, bwd_plan *pl)
     if (b->workspace && !is_aligned(b->workspace, 256))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backward: the workspace must be 256-byte aligned");
     const int64_t N = sgla_num_sequences(d);
-    pl->blocks = d->T > 0 ? sgla_bwd_blocks(d->B, d->T, N, d->cu_seqlens != NULL) : 0;
-    const size_t st = (size_t)pl->blocks * (size_t)(d->H * d->K * d->V) * sizeof(float);
-    size_t off = d->cu_seqlens ? align256((size_t)(N + 1) * sizeof(int64_t)) : 0;
-    pl->off_states = off;
-    off += align256(st);
-    pl->off_dstates = off;
-    off += align256(st);
+    const int tc_ok = sgla_bwd_tc_supported(d->dtype, d->K, d->V) && aligned16(d->q) && aligned16(d->k) &&
+                      aligned16(d->v) && aligned16(b->dout) && aligned16(b->dq) && aligned16(b->dk) &&
+                      aligned16(b->dv) && is_aligned(d->h0, 8) && is_aligned(b->dht, 8) && is_aligned(b->dh0, 8);
+    if (force == 2 && !tc_ok)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the tensor-core backward cannot serve this call");
+    pl->tc = force == 1 ? 0 : tc_ok;
+    size_t off = 0;
+    if (pl->tc) {
+        pl->blocks = 0;
+        pl->off_states = pl->off_dstates = 0;
+        pl->off_x = off;
+        off += align256((size_t)(N * d->H) * sizeof(float));
+    } else {
+        pl->blocks = d->T > 0 ? sgla_bwd_blocks(d->B, d->T, N, d->cu_seqlens != NULL) : 0;
+        const size_t st = (size_t)pl->blocks * (size_t)(d->H * d->K * d->V) * sizeof(float);
+        off = d->cu_seqlens ? align256((size_t)(N + 1) * sizeof(int64_t)) : 0;
+        pl->off_states = off;
+        off += align256(st);
+        pl->off_dstates = off;
+        off += align256(st);
+        pl->off_x = 0;
+    }
     pl->off_dg = off;
     if (d->g_gamma && b->dg_gamma) off += align256((size_t)(d->B * d->T * d->H) * sizeof(float));
     pl->bytes = d->T > 0 || d->cu_seqlens ? off : 0;
@@ -513,17 +545,16 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, bwd_plan *pl)
 static sgla_status cuda_backward_workspace_size(const sgla_backward_desc *b, size_t *bytes)
 {
     bwd_plan pl;
-    sgla_status rc = bwd_plan_of(b, &pl);
+    sgla_status rc = bwd_plan_of(b, 0, &pl);
     if (rc == SGLA_OK) *bytes = pl.bytes;
     return rc;
 }
 
-static sgla_status cuda_backward(const sgla_backward_desc *b, sgla_backend kind)
+static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force)
 {
-    (void)kind;
     const sgla_forward_desc *d = b->fwd;
     bwd_plan pl;
-    sgla_status rc = bwd_plan_of(b, &pl);
+    sgla_status rc = bwd_plan_of(b, force, &pl);
     if (rc != SGLA_OK) return rc;
     char why[192];
     const device_facts *f = current_device(why, sizeof why);
@@ -556,10 +587,20 @@ static sgla_status cuda_backward(const sgla_backward_desc *b, sgla_backend kind)
     p.B = d->B, p.T = d->T, p.H = d->H, p.K = d->K, p.V = d->V, p.N = N;
     p.scale = d->scale;
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
-    p.base = d->cu_seqlens ? (int64_t *)ws : NULL;
-    p.ws_states = (float *)(ws + pl.off_states);
-    p.ws_dstates = (float *)(ws + pl.off_dstates);
+    if (pl.tc) {
+        p.ws_x = (float *)(ws + pl.off_x);
+    } else {
+        p.base = d->cu_seqlens ? (int64_t *)ws : NULL;
+        p.ws_states = (float *)(ws + pl.off_states);
+        p.ws_dstates = (float *)(ws + pl.off_dstates);
+    }
     return ws_release(b->workspace, ws, st, sgla_bwd_launch(&p, d->dtype, pl.blocks, st), "backward");
+}
+
+static sgla_status cuda_backward(const sgla_backward_desc *b, sgla_backend kind)
+{
+    (void)kind;
+    return cuda_backward_run(b, 0);
 }
 
 /* ---- the backend's entry and the development hooks ----------------------------------------- */
@@ -626,4 +667,15 @@ extern "C" sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *user, c
     sgla_forward_desc d;
     sgla_status st = dev_prepare(user, &d);
     return st != SGLA_OK ? st : cuda_run(&d, force);
+}
+
+extern "C" sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *user, int path)
+{
+    sgla_clear_error();
+    if (path < 0 || path > 2) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward path %d", path);
+    sgla_backward_desc bd;
+    sgla_forward_desc fwd;
+    sgla_status st = sgla_backward_desc_read(user, &bd, &fwd);
+    if (st == SGLA_OK) st = sgla_check_backward(&bd, 0);
+    return st != SGLA_OK ? st : cuda_backward_run(&bd, path);
 }

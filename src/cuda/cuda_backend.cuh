@@ -23,7 +23,8 @@ typedef struct sgla_bparams {
     float scale;
     int gmode;                         /* SGLA_GATE_* */
     int64_t *base;                     /* [N + 1] (cu_seqlens): the first block of every sequence */
-    float *ws_states, *ws_dstates;     /* [blocks][H][K][V] */
+    float *ws_states, *ws_dstates;     /* [blocks][H][K][V] (CUDA-core path) */
+    float *ws_x;                       /* [N][H] (tensor-core path): exp(b_L) <dht, S> of the last chunk */
 } sgla_bparams;
 
 /* The backward works in blocks of this many tokens; how many blocks a call has at most. */
@@ -33,5 +34,12 @@ size_t sgla_bwd_grads_smem(int64_t K, int64_t V);
 const void *sgla_bwd_grads_kernel(sgla_dtype dt);
 /* Every launch of the backward on stream st; blocks = sgla_bwd_blocks(...). */
 sgla_status sgla_bwd_launch(const sgla_bparams *p, sgla_dtype dt, int64_t blocks, cudaStream_t st);
+
+/* The tensor-core backward (chunk_bwd_tc.cu): bf16 / fp16, K and V in {64, 128},
+ * 16-byte aligned tensors; two launches, workspace ws_x (and dg for dg_gamma). */
+int sgla_bwd_tc_supported(sgla_dtype dt, int64_t K, int64_t V);
+size_t sgla_bwd_tc_max_smem(void);
+cudaError_t sgla_bwd_tc_setup(void); /* the shared-memory opt-in of every instance */
+sgla_status sgla_bwd_tc_launch(const sgla_bparams *p, sgla_dtype dt, cudaStream_t st);
 
 #endif

@@ -40,6 +40,11 @@ sgla_status sgla_cuda_plan_of(const sgla_forward_desc *d, sgla_cuda_plan *plan);
  * that cannot serve d is SGLA_ERR_INVALID_ARGUMENT. */
 sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *d, const sgla_cuda_plan *force);
 
+/* sgla_backward(b, SGLA_BACKEND_CUDA) on a chosen path: 0 the usual one, 1
+ * the CUDA-core kernels, 2 the tensor-core kernels (SGLA_ERR_INVALID_ARGUMENT
+ * where they cannot serve b: dtype, K, V or alignment). */
+sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *b, int path);
+
 #ifdef __cplusplus
 }
 #endif

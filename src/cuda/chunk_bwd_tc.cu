@@ -1,0 +1,857 @@
+/* The CUDA backward on the tensor cores (mma.sync m16n8k16, 16-bit operands,
+ * fp32 accumulation), for bf16 / fp16 inputs with K, V in {64, 128}.  Two
+ * sweeps per (sequence, head), one block each, over chunks of 64 tokens:
+ *
+ *   forward sweep  (chunk order): the state S_c entering chunk c in registers
+ *       (fp32; a 16-bit copy in shared memory is the mma operand), and
+ *         dq_c = rs ⊙ (dO S_c^T) + dA K,   dA = scale Γ ⊙ (dO V^T), j <= i
+ *         e_i  = q_i . (rs ⊙ dO S_c^T)_i  (its in-chunk suffix sums go to dg)
+ *         S_{c+1} = exp(b_L) S_c + (K ⊙ w)^T V
+ *   reverse sweep (reverse order): dS_c, the gradient of chunk c's end state,
+ *       in registers, and
+ *         dk_c = w ⊙ (V dS_c^T) + dA^T Q,   dv_c = w ⊙ (K dS_c) + A^T dO
+ *         u_j  = k_j . (w ⊙ V dS_c^T)_j
+ *         dS_{c-1} = exp(b_L) dS_c + (Q ⊙ rs)^T dO    (dh0 after chunk 0)
+ *
+ * rs_i = scale exp(b_i), w_j = exp(b_L - b_j), b the chunk-local cumulative
+ * log gate (SPEC §2).  Neither sweep stores a state: the memory is the
+ * caller's tensors plus one float per (sequence, head).
+ *
+ * The gate gradient (reference B's form, no cancellation inside a chunk):
+ *   dg_r = X_c + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij
+ * with X_c = exp(b_L) <dS_c, S_c>, the pairs (query after chunk c, key before
+ * it).  Neither sweep holds both states, so X_c comes from the recurrence
+ * X_c = X_{c+1} - U_c + E_{c+1} (U_c, E_c the chunk sums of u and e), which
+ * starts from X_last = exp(b_L) <dht, S_last> (the forward sweep has S_last).
+ *
+ * Warps: 8; warp w works on token rows 16 (w % 4) .. + 15 and on column half
+ * w / 4 where an output is split; the state is split into 8 tiles of K/4 rows
+ * x V/2 columns.  Every sum has one order: the gradients are bit-identical
+ * from call to call. */
+#include <stdint.h>
+
+#include "chunk_fwd.cuh"
+#include "cuda_backend.cuh"
+#include "ptx.cuh"
+
+namespace {
+
+constexpr int NTH = 256; /* 8 warps */
+
+/* ---- PTX: ldmatrix (both forms), mma.sync, cp.async ------------------------------ */
+
+__device__ __forceinline__ void ldm_x4(uint32_t r[4], uint32_t addr)
+{
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+template <class E> __device__ __forceinline__ void mma16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    if constexpr (E::bf16)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* 16 bytes global -> shared; bytes = 0 fills zeros (rows past the chunk) */
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit(void) { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait0(void) { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+
+/* ---- fragments from row-major 16-bit tiles (ld = row stride in elements) -------------
+ * A (16 x 16) of rows r0.., columns k0.. of X:             ldA
+ * A (16 x 16) = X^T, X rows k0.., columns m0..:             ldAt
+ * B (16 x 8, two n-tiles n0, n0 + 8) = Y^T, Y rows n0..:     ldBn  (b[0..1] tile n0, b[2..3] tile n0 + 8)
+ * B (16 x 8, two n-tiles) = Z rows k0.., columns n0..:      ldBk */
+
+__device__ __forceinline__ void ldA(uint32_t a[4], uint32_t base, int ld, int r0, int k0, int lane)
+{
+    ldm_x4(a, base + (uint32_t)(((r0 + (lane & 15)) * ld + k0 + (lane >> 4) * 8) * 2));
+}
+__device__ __forceinline__ void ldAt(uint32_t a[4], uint32_t base, int ld, int m0, int k0, int lane)
+{
+    sgla_ldm_x4_t(a, base + (uint32_t)(((k0 + (lane & 7) + ((lane >> 4) & 1) * 8) * ld + m0 + ((lane >> 3) & 1) * 8) * 2));
+}
+__device__ __forceinline__ void ldBn(uint32_t b[4], uint32_t base, int ld, int n0, int k0, int lane)
+{
+    ldm_x4(b, base + (uint32_t)(((n0 + (lane & 7) + ((lane >> 4) & 1) * 8) * ld + k0 + ((lane >> 3) & 1) * 8) * 2));
+}
+__device__ __forceinline__ void ldBk(uint32_t b[4], uint32_t base, int ld, int k0, int n0, int lane)
+{
+    sgla_ldm_x4_t(b, base + (uint32_t)(((k0 + (lane & 7) + ((lane >> 3) & 1) * 8) * ld + n0 + ((lane >> 4) & 1) * 8) * 2));
+}
+
+/* ---- the shape of an instance and its shared memory --------------------------------- */
+
+template <int KD_, int VD_> struct BwdShape {
+    static constexpr int KD = KD_, VD = VD_;
+    static constexpr int LK = KD + 8, LV = VD + 8; /* padded rows: ldmatrix without bank conflicts */
+    static constexpr int KH = KD / 2;              /* dq columns of a warp */
+    static constexpr int MS = KD / 64;             /* m16 tiles of a warp's state rows (K / 4) */
+    static constexpr int NS = VD / 16;             /* n8 tiles of its state columns (V / 2) */
+    static constexpr int LST = (KD > VD ? KD : VD) + 8;
+    static_assert((KD == 64 || KD == 128) && (VD == 64 || VD == 128), "K and V are 64 or 128");
+};
+
+template <class Sh> struct BwdSmem {
+    uint16_t q[2][64 * Sh::LK], k[2][64 * Sh::LK]; /* two stages: chunk c and the next one */
+    uint16_t v[2][64 * Sh::LV], o[2][64 * Sh::LV]; /* o: the output gradient dO */
+    uint16_t S[Sh::KD * Sh::LV];                   /* 16-bit copy of the state (dS in the reverse sweep) */
+    uint16_t stg[8][16 * Sh::LST];                 /* per warp: its output rows, for 16-byte stores */
+    float M[64][65];                               /* reverse sweep: A ⊙ dP (rows key j, columns query i) */
+    float b[2][64];                                /* log2 b of each stage's chunk */
+    float e[2][2][64];                             /* e (forward) or u (reverse): [stage][half][row] */
+    float box[64];
+    float red[NTH / 32];
+};
+
+template <class Sh> constexpr size_t bwd_smem_bytes(void) { return sizeof(BwdSmem<Sh>); }
+static_assert(sizeof(BwdSmem<BwdShape<128, 128>>) <= 227 * 1024, "the largest instance fits an SM");
+
+/* ---- the work of one block ------------------------------------------------------------ */
+
+struct BwdWork {
+    int64_t nh, h, bidx, t0, len, row0; /* row0: (bidx T + t0) H + h, the first token's row index */
+    int nc;
+};
+
+__device__ __forceinline__ void bwd_work(const sgla_bparams &p, BwdWork &w)
+{
+    w.nh = blockIdx.x;
+    const int64_t n = w.nh / p.H;
+    w.h = w.nh - n * p.H;
+    if (p.cu) {
+        int64_t a = p.cu[n], e = p.cu[n + 1];
+        a = a < 0 ? 0 : (a > p.T ? p.T : a);
+        e = e < a ? a : (e > p.T ? p.T : e);
+        w.bidx = 0, w.t0 = a, w.len = e - a;
+    } else {
+        w.bidx = n, w.t0 = 0, w.len = p.T;
+    }
+    w.nc = (int)((w.len + 63) / 64);
+    w.row0 = (w.bidx * p.T + w.t0) * p.H + w.h;
+}
+
+__device__ __forceinline__ int rows_of(const BwdWork &w, int c)
+{
+    const int64_t r = w.len - (int64_t)c * 64;
+    return (int)(r < 64 ? r : 64);
+}
+
+/* q, k, v, dO of chunk c into stage s (rows past the chunk are zeros) */
+template <class Sh>
+__device__ __forceinline__ void load_chunk(const sgla_bparams &p, const BwdWork &w, BwdSmem<Sh> &sm, int c, int s,
+                                           int tid)
+{
+    const int L = rows_of(w, c);
+    const int64_t r0 = w.row0 + (int64_t)c * 64 * p.H; /* row index of the chunk's first token */
+    const uint16_t *q = (const uint16_t *)p.q + r0 * Sh::KD, *k = (const uint16_t *)p.k + r0 * Sh::KD;
+    const uint16_t *v = (const uint16_t *)p.v + r0 * Sh::VD, *o = (const uint16_t *)p.dout + r0 * Sh::VD;
+    constexpr int UK = Sh::KD / 8, UV = Sh::VD / 8;
+    const uint32_t qs = sgla_smem_u32(sm.q[s]), ks = sgla_smem_u32(sm.k[s]);
+    const uint32_t vs = sgla_smem_u32(sm.v[s]), os = sgla_smem_u32(sm.o[s]);
+    for (int i = tid; i < 64 * UK; i += NTH) {
+        const int r = i / UK, u = i - r * UK, ok = r < L ? 16 : 0;
+        const int64_t g = (r < L ? (int64_t)r * p.H * Sh::KD : 0) + u * 8;
+        const uint32_t d = (uint32_t)((r * Sh::LK + u * 8) * 2);
+        cp_async16(qs + d, q + g, ok);
+        cp_async16(ks + d, k + g, ok);
+    }
+    for (int i = tid; i < 64 * UV; i += NTH) {
+        const int r = i / UV, u = i - r * UV, ok = r < L ? 16 : 0;
+        const int64_t g = (r < L ? (int64_t)r * p.H * Sh::VD : 0) + u * 8;
+        const uint32_t d = (uint32_t)((r * Sh::LV + u * 8) * 2);
+        cp_async16(vs + d, v + g, ok);
+        cp_async16(os + d, o + g, ok);
+    }
+    cp_async_commit();
+}
+
+/* g of chunk c's rows lane, lane + 32 (0 past its end), loaded ahead of its use */
+__device__ __forceinline__ void gate_load(const sgla_bparams &p, const BwdWork &w, int c, int lane, float &g0,
+                                          float &g1)
+{
+    g0 = g1 = 0.f;
+    if (p.gmode != SGLA_GATE_G || c < 0 || c >= w.nc) return;
+    const int L = rows_of(w, c);
+    const float *gp = p.g + w.row0 + (int64_t)c * 64 * p.H;
+    if (lane < L) g0 = __ldg(gp + (int64_t)lane * p.H);
+    if (lane + 32 < L) g1 = __ldg(gp + (int64_t)(lane + 32) * p.H);
+}
+
+/* b (log2, chunk-local, cumulative; rows past the end repeat the last) of chunk c, by one warp */
+__device__ __forceinline__ void gate_scan(const sgla_bparams &p, const BwdWork &w, int c, float g0, float g1,
+                                          float *bdst, int lane)
+{
+    if (p.gmode == SGLA_GATE_G) {
+        float x0 = g0 * SGLA_LOG2E, x1 = g1 * SGLA_LOG2E;
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const float y0 = __shfl_up_sync(0xffffffffu, x0, off), y1 = __shfl_up_sync(0xffffffffu, x1, off);
+            if (lane >= off) x0 += y0, x1 += y1;
+        }
+        x1 += __shfl_sync(0xffffffffu, x0, 31);
+        bdst[lane] = x0;
+        bdst[lane + 32] = x1;
+    } else if (p.gmode == SGLA_GATE_GAMMA) {
+        const int L = rows_of(w, c);
+        const float gl2 = p.g_gamma[w.h] * SGLA_LOG2E;
+        bdst[lane] = gl2 * (float)(lane + 1 < L ? lane + 1 : L);
+        bdst[lane + 32] = gl2 * (float)(lane + 33 < L ? lane + 33 : L);
+    } else {
+        bdst[lane] = bdst[lane + 32] = 0.f;
+    }
+}
+
+/* the state tile of this warp (fp32 mma C fragments) into the 16-bit copy */
+template <class E, class Sh>
+__device__ __forceinline__ void state_store16(const float (&S)[Sh::MS][Sh::NS][4], uint16_t *dst, int m, int hf,
+                                              int gid, int tig)
+{
+#pragma unroll
+    for (int mt = 0; mt < Sh::MS; mt++)
+#pragma unroll
+        for (int nt = 0; nt < Sh::NS; nt++) {
+            const int r = (Sh::KD / 4) * m + 16 * mt + gid, c = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
+            *(uint32_t *)(dst + r * Sh::LV + c) = chunk_pack<E>(S[mt][nt][0], S[mt][nt][1]);
+            *(uint32_t *)(dst + (r + 8) * Sh::LV + c) = chunk_pack<E>(S[mt][nt][2], S[mt][nt][3]);
+        }
+}
+
+/* the state tile from (or to) a [K][V] fp32 array, or zeros */
+template <class Sh>
+__device__ __forceinline__ void state_load(float (&S)[Sh::MS][Sh::NS][4], const float *src, int64_t V, int m, int hf,
+                                           int gid, int tig)
+{
+#pragma unroll
+    for (int mt = 0; mt < Sh::MS; mt++)
+#pragma unroll
+        for (int nt = 0; nt < Sh::NS; nt++) {
+            const int r = (Sh::KD / 4) * m + 16 * mt + gid, c = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
+            float2 x = make_float2(0.f, 0.f), y = x;
+            if (src) {
+                x = *(const float2 *)(src + (int64_t)r * V + c);
+                y = *(const float2 *)(src + (int64_t)(r + 8) * V + c);
+            }
+            S[mt][nt][0] = x.x, S[mt][nt][1] = x.y, S[mt][nt][2] = y.x, S[mt][nt][3] = y.y;
+        }
+}
+
+/* S = d S + (X ⊙ wt)^T Y over the chunk's 64 tokens: X (tokens x K) gives A = X^T by
+ * ldmatrix.trans, scaled per token by wt (16-bit pairs); Y (tokens x V) gives B */
+template <class E, class Sh>
+__device__ __forceinline__ void state_update(float (&S)[Sh::MS][Sh::NS][4], float d, const float *wt, uint32_t X,
+                                             uint32_t Y, int m, int hf, int tig, int lane, bool weighted)
+{
+    if (weighted)
+#pragma unroll
+        for (int mt = 0; mt < Sh::MS; mt++)
+#pragma unroll
+            for (int nt = 0; nt < Sh::NS; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) S[mt][nt][e] *= d;
+#pragma unroll
+    for (int ks = 0; ks < 4; ks++) {
+        uint32_t a[Sh::MS][4];
+        const int t = 16 * ks + 2 * tig;
+        const uint32_t w01 = chunk_pack<E>(wt[t], wt[t + 1]), w89 = chunk_pack<E>(wt[t + 8], wt[t + 9]);
+#pragma unroll
+        for (int mt = 0; mt < Sh::MS; mt++) {
+            ldAt(a[mt], X, Sh::LK, (Sh::KD / 4) * m + 16 * mt, 16 * ks, lane);
+            a[mt][0] = chunk_mul2<E>(a[mt][0], w01);
+            a[mt][1] = chunk_mul2<E>(a[mt][1], w01);
+            a[mt][2] = chunk_mul2<E>(a[mt][2], w89);
+            a[mt][3] = chunk_mul2<E>(a[mt][3], w89);
+        }
+#pragma unroll
+        for (int np = 0; np < Sh::NS / 2; np++) {
+            uint32_t bf[4];
+            ldBk(bf, Y, Sh::LV, 16 * ks, (Sh::VD / 2) * hf + 16 * np, lane);
+#pragma unroll
+            for (int mt = 0; mt < Sh::MS; mt++) {
+                mma16816<E>(S[mt][2 * np], a[mt], bf[0], bf[1]);
+                mma16816<E>(S[mt][2 * np + 1], a[mt], bf[2], bf[3]);
+            }
+        }
+    }
+}
+
+/* 64 x 64 scores of 16 rows (this warp's, C fragments) -> masked, weighted 16-bit A fragments.
+ * rows_are_queries: row i, column j, kept where j <= i, weight scale exp2(b_i - b_j);
+ * else row j (key), column i (query), kept where i >= j, weight scale exp2(b_i - b_j). */
+template <class E>
+__device__ __forceinline__ void scores_weigh(float (&sc)[8][4], const float *bb, float scale, int m, int gid, int tig,
+                                             bool rows_are_queries)
+{
+    const int r0 = 16 * m + gid, r1 = r0 + 8;
+    const float br0 = bb[r0], br1 = bb[r1];
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) {
+        const int c0 = 8 * nt + 2 * tig, c1 = c0 + 1;
+        const float bc0 = bb[c0], bc1 = bb[c1];
+        if (rows_are_queries) {
+            sc[nt][0] = c0 <= r0 ? sc[nt][0] * (sgla_exp2(br0 - bc0) * scale) : 0.f;
+            sc[nt][1] = c1 <= r0 ? sc[nt][1] * (sgla_exp2(br0 - bc1) * scale) : 0.f;
+            sc[nt][2] = c0 <= r1 ? sc[nt][2] * (sgla_exp2(br1 - bc0) * scale) : 0.f;
+            sc[nt][3] = c1 <= r1 ? sc[nt][3] * (sgla_exp2(br1 - bc1) * scale) : 0.f;
+        } else {
+            sc[nt][0] = c0 >= r0 ? sc[nt][0] * (sgla_exp2(bc0 - br0) * scale) : 0.f;
+            sc[nt][1] = c1 >= r0 ? sc[nt][1] * (sgla_exp2(bc1 - br0) * scale) : 0.f;
+            sc[nt][2] = c0 >= r1 ? sc[nt][2] * (sgla_exp2(bc0 - br1) * scale) : 0.f;
+            sc[nt][3] = c1 >= r1 ? sc[nt][3] * (sgla_exp2(bc1 - br1) * scale) : 0.f;
+        }
+    }
+}
+
+template <class E> __device__ __forceinline__ void scores_pack(const float (&sc)[8][4], uint32_t (&af)[4][4])
+{
+#pragma unroll
+    for (int p = 0; p < 4; p++) {
+        af[p][0] = chunk_pack<E>(sc[2 * p][0], sc[2 * p][1]);
+        af[p][1] = chunk_pack<E>(sc[2 * p][2], sc[2 * p][3]);
+        af[p][2] = chunk_pack<E>(sc[2 * p + 1][0], sc[2 * p + 1][1]);
+        af[p][3] = chunk_pack<E>(sc[2 * p + 1][2], sc[2 * p + 1][3]);
+    }
+}
+
+/* this warp's 16 output rows (NT n8 tiles from column c0 of a D-wide tensor) to global through
+ * its staging tile: rows < L only, 16-byte stores */
+template <class E, class Sh, int NT>
+__device__ __forceinline__ void rows_store(const float (&acc)[NT][4], uint16_t *stg, uint16_t *gdst, int64_t rstride,
+                                           int D, int c0, int m, int L, int gid, int tig, int lane)
+{
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++) {
+        *(uint32_t *)(stg + gid * Sh::LST + 8 * nt + 2 * tig) = chunk_pack<E>(acc[nt][0], acc[nt][1]);
+        *(uint32_t *)(stg + (gid + 8) * Sh::LST + 8 * nt + 2 * tig) = chunk_pack<E>(acc[nt][2], acc[nt][3]);
+    }
+    __syncwarp();
+    constexpr int U = NT; /* 16-byte units a row: 8 columns each */
+    for (int i = lane; i < 16 * U; i += 32) {
+        const int r = i / U, u = i - r * U;
+        if (16 * m + r < L)
+            *(uint4 *)(gdst + (int64_t)(16 * m + r) * rstride + c0 + 8 * u) = *(const uint4 *)(stg + r * Sh::LST + 8 * u);
+    }
+    (void)D;
+    __syncwarp();
+}
+
+/* block sum in a fixed order (every thread gets it) */
+__device__ __forceinline__ float block_sum(float x, float *red, int lane, int warp)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
+    __syncthreads();
+    if (lane == 0) red[warp] = x;
+    __syncthreads();
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < NTH / 32; i++) s += red[i];
+    return s;
+}
+
+/* ---- the forward sweep: dq, the e part of dg, X_last ------------------------------------ */
+
+template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep_fwd(const sgla_bparams p)
+{
+    extern __shared__ __align__(128) unsigned char smraw[];
+    BwdSmem<Sh> &sm = *reinterpret_cast<BwdSmem<Sh> *>(smraw);
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    const int m = warp & 3, hf = warp >> 2;
+    BwdWork w;
+    bwd_work(p, w);
+    if (w.nc == 0) return;
+    const bool need_dg = p.dg_out != NULL;
+    const int64_t kv = Sh::KD * p.V;
+    float S[Sh::MS][Sh::NS][4];
+    state_load<Sh>(S, p.h0 ? p.h0 + w.nh * kv : (const float *)0, p.V, m, hf, gid, tig);
+    state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
+    load_chunk<Sh>(p, w, sm, 0, 0, tid);
+    float g0, g1;
+    if (warp == 0) {
+        gate_load(p, w, 0, lane, g0, g1);
+        gate_scan(p, w, 0, g0, g1, sm.b[0], lane);
+    }
+    const float scale = p.scale;
+    uint16_t *dq = (uint16_t *)p.dq;
+    const int64_t rsq = p.H * Sh::KD;
+    for (int c = 0; c < w.nc; c++) {
+        const int s = c & 1, L = rows_of(w, c);
+        cp_async_wait0();
+        __syncthreads(); /* chunk c's tiles, its b, S_c's copy and chunk c - 1's e are complete */
+        if (c + 1 < w.nc) load_chunk<Sh>(p, w, sm, c + 1, s ^ 1, tid);
+        if (warp == 0) gate_load(p, w, c + 1, lane, g0, g1);
+        if (warp == 1 && need_dg && c > 0) { /* chunk c - 1's in-chunk suffix sums of e into dg */
+            const int s1 = s ^ 1, L1 = rows_of(w, c - 1);
+            float x0 = sm.e[s1][0][lane] + sm.e[s1][1][lane], x1 = sm.e[s1][0][lane + 32] + sm.e[s1][1][lane + 32];
+#pragma unroll
+            for (int off = 1; off < 32; off <<= 1) {
+                const float y0 = __shfl_down_sync(0xffffffffu, x0, off), y1 = __shfl_down_sync(0xffffffffu, x1, off);
+                if (lane + off < 32) x0 += y0, x1 += y1;
+            }
+            x0 += __shfl_sync(0xffffffffu, x1, 0);
+            float *dgp = p.dg_out + w.row0 + (int64_t)(c - 1) * 64 * p.H;
+            if (lane < L1) dgp[(int64_t)lane * p.H] = x0;
+            if (lane + 32 < L1) dgp[(int64_t)(lane + 32) * p.H] = x1;
+        }
+        const float *bb = sm.b[s];
+        const float bC = bb[63];
+        const uint32_t qs = sgla_smem_u32(sm.q[s]), ks = sgla_smem_u32(sm.k[s]);
+        const uint32_t vs = sgla_smem_u32(sm.v[s]), os = sgla_smem_u32(sm.o[s]), Ss = sgla_smem_u32(sm.S);
+
+        /* dO S^T (16 rows x this half's K/2 columns) and dP = dO V^T (16 x 64; tiles past the diagonal skipped) */
+        float acc[Sh::KH / 8][4], sc[8][4];
+#pragma unroll
+        for (int i = 0; i < Sh::KH / 8; i++) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+#pragma unroll
+        for (int i = 0; i < 8; i++) sc[i][0] = sc[i][1] = sc[i][2] = sc[i][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < Sh::VD / 16; kk++) {
+            uint32_t a[4], bf[4];
+            ldA(a, os, Sh::LV, 16 * m, 16 * kk, lane);
+#pragma unroll
+            for (int np = 0; np < Sh::KH / 16; np++) {
+                ldBn(bf, Ss, Sh::LV, Sh::KH * hf + 16 * np, 16 * kk, lane);
+                mma16816<E>(acc[2 * np], a, bf[0], bf[1]);
+                mma16816<E>(acc[2 * np + 1], a, bf[2], bf[3]);
+            }
+#pragma unroll
+            for (int np = 0; np < 4; np++)
+                if (np <= m) {
+                    ldBn(bf, vs, Sh::LV, 16 * np, 16 * kk, lane);
+                    mma16816<E>(sc[2 * np], a, bf[0], bf[1]);
+                    mma16816<E>(sc[2 * np + 1], a, bf[2], bf[3]);
+                }
+        }
+        const int i0 = 16 * m + gid, i1 = i0 + 8;
+        {
+            const float r0 = sgla_exp2(bb[i0]) * scale, r1 = sgla_exp2(bb[i1]) * scale;
+            float e0 = 0.f, e1 = 0.f;
+            const uint16_t *qt = sm.q[s];
+#pragma unroll
+            for (int nt = 0; nt < Sh::KH / 8; nt++) {
+                const int col = Sh::KH * hf + 8 * nt + 2 * tig;
+                acc[nt][0] *= r0, acc[nt][1] *= r0, acc[nt][2] *= r1, acc[nt][3] *= r1;
+                if (need_dg) {
+                    const uint32_t qa = *(const uint32_t *)(qt + i0 * Sh::LK + col);
+                    const uint32_t qb = *(const uint32_t *)(qt + i1 * Sh::LK + col);
+                    float2 fa, fb;
+                    if constexpr (E::bf16) {
+                        fa = __bfloat1622float2(*(const __nv_bfloat162 *)&qa);
+                        fb = __bfloat1622float2(*(const __nv_bfloat162 *)&qb);
+                    } else {
+                        fa = __half22float2(*(const __half2 *)&qa);
+                        fb = __half22float2(*(const __half2 *)&qb);
+                    }
+                    e0 = fmaf(fa.x, acc[nt][0], e0);
+                    e0 = fmaf(fa.y, acc[nt][1], e0);
+                    e1 = fmaf(fb.x, acc[nt][2], e1);
+                    e1 = fmaf(fb.y, acc[nt][3], e1);
+                }
+            }
+            if (need_dg) {
+                e0 += __shfl_xor_sync(0xffffffffu, e0, 1);
+                e1 += __shfl_xor_sync(0xffffffffu, e1, 1);
+                e0 += __shfl_xor_sync(0xffffffffu, e0, 2);
+                e1 += __shfl_xor_sync(0xffffffffu, e1, 2);
+                if (tig == 0) sm.e[s][hf][i0] = e0, sm.e[s][hf][i1] = e1;
+            }
+        }
+        /* dQ += dA K */
+        scores_weigh<E>(sc, bb, scale, m, gid, tig, true);
+        {
+            uint32_t af[4][4];
+            scores_pack<E>(sc, af);
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++)
+                if (kk <= m)
+#pragma unroll
+                    for (int np = 0; np < Sh::KH / 16; np++) {
+                        uint32_t bf[4];
+                        ldBk(bf, ks, Sh::LK, 16 * kk, Sh::KH * hf + 16 * np, lane);
+                        mma16816<E>(acc[2 * np], af[kk], bf[0], bf[1]);
+                        mma16816<E>(acc[2 * np + 1], af[kk], bf[2], bf[3]);
+                    }
+        }
+        rows_store<E, Sh, Sh::KH / 8>(acc, sm.stg[warp], dq + (w.row0 + (int64_t)c * 64 * p.H) * Sh::KD, rsq,
+                                      Sh::KD, Sh::KH * hf, m, L, gid, tig, lane);
+        if (c + 1 == w.nc) {
+            if (need_dg && p.dht) { /* X_last = exp(b_L) <dht, S_last> */
+                const float *dh = p.dht + w.nh * kv;
+                float part = 0.f;
+#pragma unroll
+                for (int mt = 0; mt < Sh::MS; mt++)
+#pragma unroll
+                    for (int nt = 0; nt < Sh::NS; nt++) {
+                        const int r = (Sh::KD / 4) * m + 16 * mt + gid, cc = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
+                        const float2 x = *(const float2 *)(dh + (int64_t)r * p.V + cc);
+                        const float2 y = *(const float2 *)(dh + (int64_t)(r + 8) * p.V + cc);
+                        part = fmaf(x.x, S[mt][nt][0], part);
+                        part = fmaf(x.y, S[mt][nt][1], part);
+                        part = fmaf(y.x, S[mt][nt][2], part);
+                        part = fmaf(y.y, S[mt][nt][3], part);
+                    }
+                const float tot = block_sum(part, sm.red, lane, warp);
+                if (tid == 0) p.ws_x[w.nh] = sgla_exp2(bC) * tot;
+            }
+            break;
+        }
+        /* S_{c+1} = exp(b_L) S_c + (K ⊙ w)^T V, w_j = exp(b_L - b_j) */
+        {
+            float *wt = sm.box; /* free in the forward sweep: the weights of this chunk */
+            __syncthreads();    /* every warp is done with S_c's copy (and with box of the last chunk) */
+            if (tid < 64) wt[tid] = sgla_exp2(bC - bb[tid]);
+            __syncthreads();
+            state_update<E, Sh>(S, sgla_exp2(bC), wt, ks, vs, m, hf, tig, lane, p.gmode != SGLA_GATE_NONE);
+            state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
+        }
+        if (warp == 0) gate_scan(p, w, c + 1, g0, g1, sm.b[s ^ 1], lane);
+    }
+    __syncthreads();
+    if (warp == 1 && need_dg) { /* the last chunk's suffix sums of e */
+        const int c = w.nc - 1, s = c & 1, L1 = rows_of(w, c);
+        float x0 = sm.e[s][0][lane] + sm.e[s][1][lane], x1 = sm.e[s][0][lane + 32] + sm.e[s][1][lane + 32];
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const float y0 = __shfl_down_sync(0xffffffffu, x0, off), y1 = __shfl_down_sync(0xffffffffu, x1, off);
+            if (lane + off < 32) x0 += y0, x1 += y1;
+        }
+        x0 += __shfl_sync(0xffffffffu, x1, 0);
+        float *dgp = p.dg_out + w.row0 + (int64_t)c * 64 * p.H;
+        if (lane < L1) dgp[(int64_t)lane * p.H] = x0;
+        if (lane + 32 < L1) dgp[(int64_t)(lane + 32) * p.H] = x1;
+    }
+}
+
+/* ---- the reverse sweep: dk, dv, dg, dh0 ------------------------------------------------- */
+
+template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep_rev(const sgla_bparams p)
+{
+    extern __shared__ __align__(128) unsigned char smraw[];
+    BwdSmem<Sh> &sm = *reinterpret_cast<BwdSmem<Sh> *>(smraw);
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    const int m = warp & 3, hf = warp >> 2;
+    BwdWork w;
+    bwd_work(p, w);
+    const bool need_dg = p.dg_out != NULL;
+    const int64_t kv = Sh::KD * p.V;
+    float dS[Sh::MS][Sh::NS][4];
+    state_load<Sh>(dS, p.dht ? p.dht + w.nh * kv : (const float *)0, p.V, m, hf, gid, tig);
+    if (w.nc > 0) {
+        state_store16<E, Sh>(dS, sm.S, m, hf, gid, tig);
+        load_chunk<Sh>(p, w, sm, w.nc - 1, 0, tid);
+    }
+    float g0, g1;
+    if (warp == 0) {
+        gate_load(p, w, w.nc - 1, lane, g0, g1);
+        gate_scan(p, w, w.nc - 1, g0, g1, sm.b[0], lane);
+    }
+    /* the dg warp's carry: X of the chunk after, E of the chunk after */
+    float X = need_dg && p.dht && w.nc > 0 ? p.ws_x[w.nh] : 0.f, Enext = 0.f;
+    const float scale = p.scale;
+    uint16_t *dk = (uint16_t *)p.dk, *dv = (uint16_t *)p.dv;
+    for (int it = 0; it < w.nc; it++) {
+        const int c = w.nc - 1 - it, s = it & 1, L = rows_of(w, c);
+        cp_async_wait0();
+        __syncthreads(); /* chunk c's tiles, b, dS_c's copy are complete; the last chunk's dg is out */
+        if (c > 0) load_chunk<Sh>(p, w, sm, c - 1, s ^ 1, tid);
+        if (warp == 0) gate_load(p, w, c - 1, lane, g0, g1);
+        float ea0 = 0.f, ea1 = 0.f; /* the dg warp: the forward sweep's e suffix sums of this chunk */
+        if (warp == 1 && need_dg) {
+            const float *dgp = p.dg_out + w.row0 + (int64_t)c * 64 * p.H;
+            if (lane < L) ea0 = dgp[(int64_t)lane * p.H];
+            if (lane + 32 < L) ea1 = dgp[(int64_t)(lane + 32) * p.H];
+        }
+        const float *bb = sm.b[s];
+        const float bC = bb[63];
+        const uint32_t qs = sgla_smem_u32(sm.q[s]), ks = sgla_smem_u32(sm.k[s]);
+        const uint32_t vs = sgla_smem_u32(sm.v[s]), os = sgla_smem_u32(sm.o[s]), Ss = sgla_smem_u32(sm.S);
+        const int j0 = 16 * m + gid, j1 = j0 + 8;
+
+        /* scores, rows = keys j of this warp, columns = queries i >= j:
+         * half 0: dP^T = V dO^T (-> dA^T); half 1: (Q K^T)^T = K Q^T (-> A^T) */
+        float sc[8][4];
+#pragma unroll
+        for (int i = 0; i < 8; i++) sc[i][0] = sc[i][1] = sc[i][2] = sc[i][3] = 0.f;
+        if (hf == 0) {
+#pragma unroll
+            for (int kk = 0; kk < Sh::VD / 16; kk++) {
+                uint32_t a[4], bf[4];
+                ldA(a, vs, Sh::LV, 16 * m, 16 * kk, lane);
+#pragma unroll
+                for (int np = 0; np < 4; np++)
+                    if (np >= m) {
+                        ldBn(bf, os, Sh::LV, 16 * np, 16 * kk, lane);
+                        mma16816<E>(sc[2 * np], a, bf[0], bf[1]);
+                        mma16816<E>(sc[2 * np + 1], a, bf[2], bf[3]);
+                    }
+            }
+        } else {
+#pragma unroll
+            for (int kk = 0; kk < Sh::KD / 16; kk++) {
+                uint32_t a[4], bf[4];
+                ldA(a, ks, Sh::LK, 16 * m, 16 * kk, lane);
+#pragma unroll
+                for (int np = 0; np < 4; np++)
+                    if (np >= m) {
+                        ldBn(bf, qs, Sh::LK, 16 * np, 16 * kk, lane);
+                        mma16816<E>(sc[2 * np], a, bf[0], bf[1]);
+                        mma16816<E>(sc[2 * np + 1], a, bf[2], bf[3]);
+                    }
+            }
+        }
+        if (need_dg && hf == 0) /* dP^T as it is; half 1 multiplies in its A^T */
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++) {
+                const int i = 8 * nt + 2 * tig;
+                sm.M[j0][i] = sc[nt][0], sm.M[j0][i + 1] = sc[nt][1];
+                sm.M[j1][i] = sc[nt][2], sm.M[j1][i + 1] = sc[nt][3];
+            }
+        scores_weigh<E>(sc, bb, scale, m, gid, tig, false);
+        if (need_dg) {
+            __syncthreads();
+            if (hf == 1)
+#pragma unroll
+                for (int nt = 0; nt < 8; nt++) {
+                    const int i = 8 * nt + 2 * tig;
+                    sm.M[j0][i] *= sc[nt][0], sm.M[j0][i + 1] *= sc[nt][1];
+                    sm.M[j1][i] *= sc[nt][2], sm.M[j1][i + 1] *= sc[nt][3];
+                }
+            __syncthreads();
+            /* box_r = sum_{j<r} sum_{i>=r} M[j][i]: suffix sums along each row (4 threads a row,
+             * 16 columns each), then column sums over j < r (4 threads a column) */
+            {
+                const int j = tid >> 2, qq = tid & 3;
+                float run = 0.f;
+                for (int x = 15; x >= 0; x--) {
+                    run += sm.M[j][16 * qq + x];
+                    sm.M[j][16 * qq + x] = run;
+                }
+                /* add the totals of the later quarters of the row (lanes 4j' + qq' of this warp) */
+                const float t1 = __shfl_down_sync(0xffffffffu, run, 1), t2 = __shfl_down_sync(0xffffffffu, run, 2),
+                            t3 = __shfl_down_sync(0xffffffffu, run, 3);
+                const float later = qq == 0 ? t1 + t2 + t3 : qq == 1 ? t1 + t2 : qq == 2 ? t1 : 0.f;
+                for (int x = 0; x < 16; x++) sm.M[j][16 * qq + x] += later;
+            }
+            __syncthreads();
+            {
+                const int r = tid >> 2, qq = tid & 3;
+                float part = 0.f;
+                for (int x = 0; x < 16; x++) {
+                    const int j = 16 * qq + x;
+                    if (j < r) part += sm.M[j][r];
+                }
+                part += __shfl_down_sync(0xffffffffu, part, 1);
+                const float p2 = __shfl_down_sync(0xffffffffu, part, 2);
+                if (qq == 0) sm.box[r] = part + p2;
+            }
+        }
+        uint32_t af[4][4];
+        scores_pack<E>(sc, af);
+
+        /* half 0: dk = w ⊙ (V dS^T) + dA^T Q, and u = k . (w ⊙ V dS^T);
+         * half 1: dv = w ⊙ (K dS) + A^T dO */
+        {
+            constexpr int D = Sh::KD > Sh::VD ? Sh::KD : Sh::VD;
+            float acc[D / 8][4];
+#pragma unroll
+            for (int i = 0; i < D / 8; i++) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+            const float w0 = sgla_exp2(bC - bb[j0]), w1 = sgla_exp2(bC - bb[j1]);
+            if (hf == 0) {
+#pragma unroll
+                for (int kk = 0; kk < Sh::VD / 16; kk++) {
+                    uint32_t a[4], bf[4];
+                    ldA(a, vs, Sh::LV, 16 * m, 16 * kk, lane);
+#pragma unroll
+                    for (int np = 0; np < Sh::KD / 16; np++) {
+                        ldBn(bf, Ss, Sh::LV, 16 * np, 16 * kk, lane);
+                        mma16816<E>(acc[2 * np], a, bf[0], bf[1]);
+                        mma16816<E>(acc[2 * np + 1], a, bf[2], bf[3]);
+                    }
+                }
+                float u0 = 0.f, u1 = 0.f;
+                const uint16_t *kt = sm.k[s];
+#pragma unroll
+                for (int nt = 0; nt < Sh::KD / 8; nt++) {
+                    acc[nt][0] *= w0, acc[nt][1] *= w0, acc[nt][2] *= w1, acc[nt][3] *= w1;
+                    if (need_dg) {
+                        const int col = 8 * nt + 2 * tig;
+                        const uint32_t ka = *(const uint32_t *)(kt + j0 * Sh::LK + col);
+                        const uint32_t kb = *(const uint32_t *)(kt + j1 * Sh::LK + col);
+                        float2 fa, fb;
+                        if constexpr (E::bf16) {
+                            fa = __bfloat1622float2(*(const __nv_bfloat162 *)&ka);
+                            fb = __bfloat1622float2(*(const __nv_bfloat162 *)&kb);
+                        } else {
+                            fa = __half22float2(*(const __half2 *)&ka);
+                            fb = __half22float2(*(const __half2 *)&kb);
+                        }
+                        u0 = fmaf(fa.x, acc[nt][0], u0);
+                        u0 = fmaf(fa.y, acc[nt][1], u0);
+                        u1 = fmaf(fb.x, acc[nt][2], u1);
+                        u1 = fmaf(fb.y, acc[nt][3], u1);
+                    }
+                }
+                if (need_dg) {
+                    u0 += __shfl_xor_sync(0xffffffffu, u0, 1);
+                    u1 += __shfl_xor_sync(0xffffffffu, u1, 1);
+                    u0 += __shfl_xor_sync(0xffffffffu, u0, 2);
+                    u1 += __shfl_xor_sync(0xffffffffu, u1, 2);
+                    if (tig == 0) sm.e[s][0][j0] = u0, sm.e[s][0][j1] = u1;
+                }
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++)
+                    if (kk >= m)
+#pragma unroll
+                        for (int np = 0; np < Sh::KD / 16; np++) {
+                            uint32_t bf[4];
+                            ldBk(bf, qs, Sh::LK, 16 * kk, 16 * np, lane);
+                            mma16816<E>(acc[2 * np], af[kk], bf[0], bf[1]);
+                            mma16816<E>(acc[2 * np + 1], af[kk], bf[2], bf[3]);
+                        }
+                float(&accK)[Sh::KD / 8][4] = *reinterpret_cast<float(*)[Sh::KD / 8][4]>(&acc);
+                rows_store<E, Sh, Sh::KD / 8>(accK, sm.stg[warp], dk + (w.row0 + (int64_t)c * 64 * p.H) * Sh::KD,
+                                              p.H * Sh::KD, Sh::KD, 0, m, L, gid, tig, lane);
+            } else {
+#pragma unroll
+                for (int kk = 0; kk < Sh::KD / 16; kk++) {
+                    uint32_t a[4], bf[4];
+                    ldA(a, ks, Sh::LK, 16 * m, 16 * kk, lane);
+#pragma unroll
+                    for (int np = 0; np < Sh::VD / 16; np++) {
+                        ldBk(bf, Ss, Sh::LV, 16 * kk, 16 * np, lane);
+                        mma16816<E>(acc[2 * np], a, bf[0], bf[1]);
+                        mma16816<E>(acc[2 * np + 1], a, bf[2], bf[3]);
+                    }
+                }
+#pragma unroll
+                for (int nt = 0; nt < Sh::VD / 8; nt++)
+                    acc[nt][0] *= w0, acc[nt][1] *= w0, acc[nt][2] *= w1, acc[nt][3] *= w1;
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++)
+                    if (kk >= m)
+#pragma unroll
+                        for (int np = 0; np < Sh::VD / 16; np++) {
+                            uint32_t bf[4];
+                            ldBk(bf, os, Sh::LV, 16 * kk, 16 * np, lane);
+                            mma16816<E>(acc[2 * np], af[kk], bf[0], bf[1]);
+                            mma16816<E>(acc[2 * np + 1], af[kk], bf[2], bf[3]);
+                        }
+                float(&accV)[Sh::VD / 8][4] = *reinterpret_cast<float(*)[Sh::VD / 8][4]>(&acc);
+                rows_store<E, Sh, Sh::VD / 8>(accV, sm.stg[warp], dv + (w.row0 + (int64_t)c * 64 * p.H) * Sh::VD,
+                                              p.H * Sh::VD, Sh::VD, 0, m, L, gid, tig, lane);
+            }
+        }
+        /* dS_{c-1} = exp(b_L) dS_c + (Q ⊙ rs)^T dO, rs_i = scale exp(b_i) */
+        float *rs = sm.e[s][1]; /* free in the reverse sweep: this chunk's rs */
+        if (tid < 64) rs[tid] = sgla_exp2(bb[tid]) * scale;
+        __syncthreads(); /* rs is complete; every warp is done with dS_c's copy; u and box are complete */
+        state_update<E, Sh>(dS, sgla_exp2(bC), rs, qs, os, m, hf, tig, lane, p.gmode != SGLA_GATE_NONE);
+        if (c > 0) state_store16<E, Sh>(dS, sm.S, m, hf, gid, tig);
+        if (warp == 1 && need_dg) {
+            /* dg_r = X_c + sum_{j<r} u_j + (e suffix)_r + box_r;  X_c = X_{c+1} - U_c + E_{c+1} */
+            const float u0 = sm.e[s][0][lane], u1 = sm.e[s][0][lane + 32];
+            float x0 = u0, x1 = u1; /* inclusive prefix sums */
+#pragma unroll
+            for (int off = 1; off < 32; off <<= 1) {
+                const float y0 = __shfl_up_sync(0xffffffffu, x0, off), y1 = __shfl_up_sync(0xffffffffu, x1, off);
+                if (lane >= off) x0 += y0, x1 += y1;
+            }
+            x1 += __shfl_sync(0xffffffffu, x0, 31);
+            const float U = __shfl_sync(0xffffffffu, x1, 31);
+            if (it > 0) X = X - U + Enext;
+            float *dgp = p.dg_out + w.row0 + (int64_t)c * 64 * p.H;
+            if (lane < L) dgp[(int64_t)lane * p.H] = X + (x0 - u0) + ea0 + sm.box[lane];
+            if (lane + 32 < L) dgp[(int64_t)(lane + 32) * p.H] = X + (x1 - u1) + ea1 + sm.box[lane + 32];
+            Enext = __shfl_sync(0xffffffffu, ea0, 0);
+        }
+        if (warp == 0) gate_scan(p, w, c - 1, g0, g1, sm.b[s ^ 1], lane);
+    }
+    if (p.dh0) {
+        float *d = p.dh0 + w.nh * kv;
+#pragma unroll
+        for (int mt = 0; mt < Sh::MS; mt++)
+#pragma unroll
+            for (int nt = 0; nt < Sh::NS; nt++) {
+                const int r = (Sh::KD / 4) * m + 16 * mt + gid, cc = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
+                *(float2 *)(d + (int64_t)r * p.V + cc) = make_float2(dS[mt][nt][0], dS[mt][nt][1]);
+                *(float2 *)(d + (int64_t)(r + 8) * p.V + cc) = make_float2(dS[mt][nt][2], dS[mt][nt][3]);
+            }
+    }
+}
+
+/* ---- host --------------------------------------------------------------------------------- */
+
+typedef void (*sweep_fn)(const sgla_bparams);
+struct Inst {
+    sweep_fn fwd, rev;
+    unsigned smem;
+};
+
+template <class E, int KD, int VD> constexpr Inst inst(void)
+{
+    using Sh = BwdShape<KD, VD>;
+    return {bwd_sweep_fwd<E, Sh>, bwd_sweep_rev<E, Sh>, (unsigned)sizeof(BwdSmem<Sh>)};
+}
+
+/* [bf16, f16][K = 64, 128][V = 64, 128] */
+const Inst insts[2][2][2] = {
+    {{inst<ElemBf16, 64, 64>(), inst<ElemBf16, 64, 128>()}, {inst<ElemBf16, 128, 64>(), inst<ElemBf16, 128, 128>()}},
+    {{inst<ElemF16, 64, 64>(), inst<ElemF16, 64, 128>()}, {inst<ElemF16, 128, 64>(), inst<ElemF16, 128, 128>()}},
+};
+
+const Inst *inst_of(sgla_dtype dt, int64_t K, int64_t V)
+{
+    if (dt != SGLA_BF16 && dt != SGLA_F16) return NULL;
+    if ((K != 64 && K != 128) || (V != 64 && V != 128)) return NULL;
+    return &insts[dt == SGLA_BF16 ? 0 : 1][K == 128][V == 128];
+}
+
+} /* namespace */
+
+int sgla_bwd_tc_supported(sgla_dtype dt, int64_t K, int64_t V) { return inst_of(dt, K, V) != NULL; }
+
+size_t sgla_bwd_tc_max_smem(void) { return insts[0][1][1].smem; }
+
+cudaError_t sgla_bwd_tc_setup(void)
+{
+    cudaError_t e = cudaSuccess;
+    for (int t = 0; t < 2; t++)
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++) {
+                const Inst &x = insts[t][a][b];
+                if ((e = cudaFuncSetAttribute((const void *)x.fwd, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)x.smem)) != cudaSuccess ||
+                    (e = cudaFuncSetAttribute((const void *)x.rev, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)x.smem)) != cudaSuccess)
+                    return e;
+            }
+    return e;
+}
+
+sgla_status sgla_bwd_tc_launch(const sgla_bparams *p, sgla_dtype dt, cudaStream_t st)
+{
+    const Inst *x = inst_of(dt, p->K, p->V);
+    if (!x) return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "tensor-core backward: dtype or K = %lld, V = %lld",
+                             (long long)p->K, (long long)p->V);
+    const unsigned blocks = (unsigned)(p->N * p->H);
+    cudaError_t e;
+    x->fwd<<<blocks, NTH, x->smem, st>>>(*p);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's forward sweep: %s", cudaGetErrorString(e));
+    x->rev<<<blocks, NTH, x->smem, st>>>(*p);
+    if ((e = cudaGetLastError()) != cudaSuccess)
+        return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's reverse sweep: %s", cudaGetErrorString(e));
+    return SGLA_OK;
+}

@@ -492,6 +492,12 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
         if (!res->present[i] || res->status != SGLA_OK) continue;
         res->rel[i] = rel_l2(out[i], types[i], refs[i], counts[i], &res->unwritten[i]);
         res->pass &= res->unwritten[i] == 0 && res->rel[i] <= res->bar;
+        double far = -1;
+        for (int64_t e = 0; e < counts[i]; e++) {
+            const double a = sgla_load(out[i], types[i], e), d = fabs(a - refs[i][e]);
+            if (!(d <= far)) far = isnan(d) ? INFINITY : d, res->worst[i] = e, res->worst_out[i] = a,
+                             res->worst_ref[i] = refs[i][e];
+        }
     }
     for (int i = 0; i < CONFORM_NGRAD; i++) free(out[i]);
     return res->pass;
@@ -504,6 +510,12 @@ void conform_print_backward(FILE *f, const conform_bresult *res)
     for (int i = 0; i < CONFORM_NGRAD; i++)
         if (res->present[i]) fprintf(f, " %s %.2e", names[i], res->rel[i]);
     if (res->status != SGLA_OK) fprintf(f, " -- status %s (%s)", sgla_status_string(res->status), sgla_last_error());
-    else if (!res->pass) fprintf(f, " -- above the bar %.0e or not written", res->bar);
+    else if (!res->pass) {
+        fprintf(f, " -- above the bar %.0e or not written; farthest:", res->bar);
+        for (int i = 0; i < CONFORM_NGRAD; i++)
+            if (res->present[i] && !(res->rel[i] <= res->bar))
+                fprintf(f, " %s[%lld] %.6g (fp64 %.6g)", names[i], (long long)res->worst[i], res->worst_out[i],
+                        res->worst_ref[i]);
+    }
     fprintf(f, "\n");
 }

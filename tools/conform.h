@@ -99,6 +99,8 @@ typedef struct conform_bresult {
     int present[CONFORM_NGRAD];        /* the gradients the case has */
     double rel[CONFORM_NGRAD];         /* rel L2 against fp64 */
     int64_t unwritten[CONFORM_NGRAD];  /* elements left NaN */
+    int64_t worst[CONFORM_NGRAD];      /* the element farthest from fp64, its value and fp64's */
+    double worst_out[CONFORM_NGRAD], worst_ref[CONFORM_NGRAD];
     int pass;
 } conform_bresult;
 

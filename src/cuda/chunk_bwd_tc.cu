@@ -14,15 +14,16 @@
  *         dS_{c-1} = exp(b_L) dS_c + (Q ⊙ rs)^T dO    (dh0 after chunk 0)
  *
  * rs_i = scale exp(b_i), w_j = exp(b_L - b_j), b the chunk-local cumulative
- * log gate (SPEC §2).  Neither sweep stores a state: the memory is the
- * caller's tensors plus one float per (sequence, head).
+ * log gate (SPEC §2).  Without dg no state is stored at all.
  *
  * The gate gradient (reference B's form, no cancellation inside a chunk):
  *   dg_r = X_c + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij
  * with X_c = exp(b_L) <dS_c, S_c>, the pairs (query after chunk c, key before
- * it).  Neither sweep holds both states, so X_c comes from the recurrence
- * X_c = X_{c+1} - U_c + E_{c+1} (U_c, E_c the chunk sums of u and e), which
- * starts from X_last = exp(b_L) <dht, S_last> (the forward sweep has S_last).
+ * it).  Neither sweep holds both states: when dg is asked for, the forward
+ * sweep stores the 16-bit S_c of every chunk (the copy it makes anyway) and the
+ * reverse sweep takes the inner product with its fp32 dS_c.  (The telescoping
+ * X_c = X_{c+1} - U_c + E_{c+1} needs no memory, but its rounding grows with
+ * |U_c|, not |X_c|: 2-5e-2 on dg_gamma in bf16, docs/perf.md.)
  *
  * Warps: 8; warp w works on token rows 16 (w % 4) .. + 15 and on column half
  * w / 4 where an output is split; the state is split into 8 tiles of K/4 rows
@@ -68,6 +69,7 @@ __device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int by
 }
 __device__ __forceinline__ void cp_async_commit(void) { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 __device__ __forceinline__ void cp_async_wait0(void) { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+__device__ __forceinline__ void cp_async_wait1(void) { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
 /* ---- fragments from row-major 16-bit tiles (ld = row stride in elements) -------------
  * A (16 x 16) of rows r0.., columns k0.. of X:             ldA
@@ -100,24 +102,28 @@ template <int KD_, int VD_> struct BwdShape {
     static constexpr int KH = KD / 2;              /* dq columns of a warp */
     static constexpr int MS = KD / 64;             /* m16 tiles of a warp's state rows (K / 4) */
     static constexpr int NS = VD / 16;             /* n8 tiles of its state columns (V / 2) */
-    static constexpr int LST = (KD > VD ? KD : VD) + 8;
     static_assert((KD == 64 || KD == 128) && (VD == 64 || VD == 128), "K and V are 64 or 128");
 };
 
-template <class Sh> struct BwdSmem {
+/* what both sweeps keep in shared memory */
+template <class Sh> struct BwdCommon {
     uint16_t q[2][64 * Sh::LK], k[2][64 * Sh::LK]; /* two stages: chunk c and the next one */
     uint16_t v[2][64 * Sh::LV], o[2][64 * Sh::LV]; /* o: the output gradient dO */
     uint16_t S[Sh::KD * Sh::LV];                   /* 16-bit copy of the state (dS in the reverse sweep) */
-    uint16_t stg[8][16 * Sh::LST];                 /* per warp: its output rows, for 16-byte stores */
-    float M[64][65];                               /* reverse sweep: A ⊙ dP (rows key j, columns query i) */
     float b[2][64];                                /* log2 b of each stage's chunk */
     float e[2][2][64];                             /* e (forward) or u (reverse): [stage][half][row] */
     float box[64];
     float red[NTH / 32];
 };
-
-template <class Sh> constexpr size_t bwd_smem_bytes(void) { return sizeof(BwdSmem<Sh>); }
-static_assert(sizeof(BwdSmem<BwdShape<128, 128>>) <= 227 * 1024, "the largest instance fits an SM");
+template <class Sh> struct FwdSmem : BwdCommon<Sh> {
+    uint16_t stg[8][16 * (Sh::KH + 8)]; /* per warp: its dq rows, for 16-byte stores */
+};
+template <class Sh> struct RevSmem : BwdCommon<Sh> {
+    uint16_t Sin[Sh::KD * Sh::LV]; /* S_c stored by the forward sweep (dg only) */
+    float M[64][65];               /* A ⊙ dP, rows key j, columns query i (dg only) */
+};
+static_assert(sizeof(FwdSmem<BwdShape<128, 128>>) <= 227 * 1024, "the forward sweep fits an SM");
+static_assert(sizeof(RevSmem<BwdShape<128, 128>>) <= 227 * 1024, "the reverse sweep fits an SM");
 
 /* ---- the work of one block ------------------------------------------------------------ */
 
@@ -143,6 +149,15 @@ __device__ __forceinline__ void bwd_work(const sgla_bparams &p, BwdWork &w)
     w.row0 = (w.bidx * p.T + w.t0) * p.H + w.h;
 }
 
+/* where chunk c's state is stored: (bidx T + t0) / 64 + n + c is one-to-one over the
+ * chunks of all sequences and below B T / 64 + N + 1 (sgla_bwd_tc_slots) */
+__device__ __forceinline__ const uint16_t *state_slot(const sgla_bparams &p, const BwdWork &w, int c)
+{
+    const int64_t n = w.nh / p.H;
+    const int64_t slot = (w.bidx * p.T + w.t0) / 64 + n + c;
+    return (const uint16_t *)p.ws_S + (slot * p.H + w.h) * p.K * p.V;
+}
+
 __device__ __forceinline__ int rows_of(const BwdWork &w, int c)
 {
     const int64_t r = w.len - (int64_t)c * 64;
@@ -151,7 +166,7 @@ __device__ __forceinline__ int rows_of(const BwdWork &w, int c)
 
 /* q, k, v, dO of chunk c into stage s (rows past the chunk are zeros) */
 template <class Sh>
-__device__ __forceinline__ void load_chunk(const sgla_bparams &p, const BwdWork &w, BwdSmem<Sh> &sm, int c, int s,
+__device__ __forceinline__ void load_chunk(const sgla_bparams &p, const BwdWork &w, BwdCommon<Sh> &sm, int c, int s,
                                            int tid)
 {
     const int L = rows_of(w, c);
@@ -217,15 +232,20 @@ __device__ __forceinline__ void gate_scan(const sgla_bparams &p, const BwdWork &
 /* the state tile of this warp (fp32 mma C fragments) into the 16-bit copy */
 template <class E, class Sh>
 __device__ __forceinline__ void state_store16(const float (&S)[Sh::MS][Sh::NS][4], uint16_t *dst, int m, int hf,
-                                              int gid, int tig)
+                                              int gid, int tig, uint16_t *gdst = 0)
 {
 #pragma unroll
     for (int mt = 0; mt < Sh::MS; mt++)
 #pragma unroll
         for (int nt = 0; nt < Sh::NS; nt++) {
             const int r = (Sh::KD / 4) * m + 16 * mt + gid, c = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
-            *(uint32_t *)(dst + r * Sh::LV + c) = chunk_pack<E>(S[mt][nt][0], S[mt][nt][1]);
-            *(uint32_t *)(dst + (r + 8) * Sh::LV + c) = chunk_pack<E>(S[mt][nt][2], S[mt][nt][3]);
+            const uint32_t x = chunk_pack<E>(S[mt][nt][0], S[mt][nt][1]), y = chunk_pack<E>(S[mt][nt][2], S[mt][nt][3]);
+            *(uint32_t *)(dst + r * Sh::LV + c) = x;
+            *(uint32_t *)(dst + (r + 8) * Sh::LV + c) = y;
+            if (gdst) { /* [K][V], the layout the reverse sweep copies in */
+                *(uint32_t *)(gdst + r * Sh::VD + c) = x;
+                *(uint32_t *)(gdst + (r + 8) * Sh::VD + c) = y;
+            }
         }
 }
 
@@ -248,19 +268,20 @@ __device__ __forceinline__ void state_load(float (&S)[Sh::MS][Sh::NS][4], const 
         }
 }
 
-/* S = d S + (X ⊙ wt)^T Y over the chunk's 64 tokens: X (tokens x K) gives A = X^T by
- * ldmatrix.trans, scaled per token by wt (16-bit pairs); Y (tokens x V) gives B */
+/* S = post (pre S + (X ⊙ wt)^T Y) over the chunk's 64 tokens: X (tokens x K) gives A = X^T
+ * by ldmatrix.trans, scaled per token by wt (16-bit pairs; the caller keeps wt <= 1 with
+ * its largest 1, so that no weight underflows in fp16 where the sum does not); Y (tokens
+ * x V) gives B */
 template <class E, class Sh>
-__device__ __forceinline__ void state_update(float (&S)[Sh::MS][Sh::NS][4], float d, const float *wt, uint32_t X,
-                                             uint32_t Y, int m, int hf, int tig, int lane, bool weighted)
+__device__ __forceinline__ void state_update(float (&S)[Sh::MS][Sh::NS][4], float pre, float post, const float *wt,
+                                             uint32_t X, uint32_t Y, int m, int hf, int tig, int lane)
 {
-    if (weighted)
 #pragma unroll
-        for (int mt = 0; mt < Sh::MS; mt++)
+    for (int mt = 0; mt < Sh::MS; mt++)
 #pragma unroll
-            for (int nt = 0; nt < Sh::NS; nt++)
+        for (int nt = 0; nt < Sh::NS; nt++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) S[mt][nt][e] *= d;
+            for (int e = 0; e < 4; e++) S[mt][nt][e] *= pre;
 #pragma unroll
     for (int ks = 0; ks < 4; ks++) {
         uint32_t a[Sh::MS][4];
@@ -285,6 +306,13 @@ __device__ __forceinline__ void state_update(float (&S)[Sh::MS][Sh::NS][4], floa
             }
         }
     }
+    if (post != 1.f)
+#pragma unroll
+        for (int mt = 0; mt < Sh::MS; mt++)
+#pragma unroll
+            for (int nt = 0; nt < Sh::NS; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) S[mt][nt][e] *= post;
 }
 
 /* 64 x 64 scores of 16 rows (this warp's, C fragments) -> masked, weighted 16-bit A fragments.
@@ -327,46 +355,44 @@ template <class E> __device__ __forceinline__ void scores_pack(const float (&sc)
 
 /* this warp's 16 output rows (NT n8 tiles from column c0 of a D-wide tensor) to global through
  * its staging tile: rows < L only, 16-byte stores */
-template <class E, class Sh, int NT>
+template <class E, int NT>
 __device__ __forceinline__ void rows_store(const float (&acc)[NT][4], uint16_t *stg, uint16_t *gdst, int64_t rstride,
-                                           int D, int c0, int m, int L, int gid, int tig, int lane)
+                                           int c0, int m, int L, int gid, int tig, int lane)
 {
+    constexpr int LS = 8 * NT + 8; /* staging row stride */
 #pragma unroll
     for (int nt = 0; nt < NT; nt++) {
-        *(uint32_t *)(stg + gid * Sh::LST + 8 * nt + 2 * tig) = chunk_pack<E>(acc[nt][0], acc[nt][1]);
-        *(uint32_t *)(stg + (gid + 8) * Sh::LST + 8 * nt + 2 * tig) = chunk_pack<E>(acc[nt][2], acc[nt][3]);
+        *(uint32_t *)(stg + gid * LS + 8 * nt + 2 * tig) = chunk_pack<E>(acc[nt][0], acc[nt][1]);
+        *(uint32_t *)(stg + (gid + 8) * LS + 8 * nt + 2 * tig) = chunk_pack<E>(acc[nt][2], acc[nt][3]);
     }
     __syncwarp();
-    constexpr int U = NT; /* 16-byte units a row: 8 columns each */
-    for (int i = lane; i < 16 * U; i += 32) {
-        const int r = i / U, u = i - r * U;
+    for (int i = lane; i < 16 * NT; i += 32) { /* NT 16-byte units a row */
+        const int r = i / NT, u = i - r * NT;
         if (16 * m + r < L)
-            *(uint4 *)(gdst + (int64_t)(16 * m + r) * rstride + c0 + 8 * u) = *(const uint4 *)(stg + r * Sh::LST + 8 * u);
+            *(uint4 *)(gdst + (int64_t)(16 * m + r) * rstride + c0 + 8 * u) = *(const uint4 *)(stg + r * LS + 8 * u);
     }
-    (void)D;
     __syncwarp();
 }
 
-/* block sum in a fixed order (every thread gets it) */
-__device__ __forceinline__ float block_sum(float x, float *red, int lane, int warp)
+/* the same straight from the fragments (the reverse sweep has no room to stage) */
+template <class E, int NT, int NTA>
+__device__ __forceinline__ void rows_store_direct(const float (&acc)[NTA][4], uint16_t *gdst, int64_t rstride, int m,
+                                                  int L, int gid, int tig)
 {
+    const int r0 = 16 * m + gid, r1 = r0 + 8;
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
-    __syncthreads();
-    if (lane == 0) red[warp] = x;
-    __syncthreads();
-    float s = 0.f;
-#pragma unroll
-    for (int i = 0; i < NTH / 32; i++) s += red[i];
-    return s;
+    for (int nt = 0; nt < NT; nt++) {
+        if (r0 < L) *(uint32_t *)(gdst + (int64_t)r0 * rstride + 8 * nt + 2 * tig) = chunk_pack<E>(acc[nt][0], acc[nt][1]);
+        if (r1 < L) *(uint32_t *)(gdst + (int64_t)r1 * rstride + 8 * nt + 2 * tig) = chunk_pack<E>(acc[nt][2], acc[nt][3]);
+    }
 }
 
-/* ---- the forward sweep: dq, the e part of dg, X_last ------------------------------------ */
+/* ---- the forward sweep: dq, the e part of dg, S_c for X_c -------------------------------- */
 
 template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep_fwd(const sgla_bparams p)
 {
     extern __shared__ __align__(128) unsigned char smraw[];
-    BwdSmem<Sh> &sm = *reinterpret_cast<BwdSmem<Sh> *>(smraw);
+    FwdSmem<Sh> &sm = *reinterpret_cast<FwdSmem<Sh> *>(smraw);
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     BwdWork w;
@@ -376,7 +402,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
     const int64_t kv = Sh::KD * p.V;
     float S[Sh::MS][Sh::NS][4];
     state_load<Sh>(S, p.h0 ? p.h0 + w.nh * kv : (const float *)0, p.V, m, hf, gid, tig);
-    state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
+    state_store16<E, Sh>(S, sm.S, m, hf, gid, tig, need_dg ? (uint16_t *)state_slot(p, w, 0) : (uint16_t *)0);
     load_chunk<Sh>(p, w, sm, 0, 0, tid);
     float g0, g1;
     if (warp == 0) {
@@ -484,37 +510,17 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
                         mma16816<E>(acc[2 * np + 1], af[kk], bf[2], bf[3]);
                     }
         }
-        rows_store<E, Sh, Sh::KH / 8>(acc, sm.stg[warp], dq + (w.row0 + (int64_t)c * 64 * p.H) * Sh::KD, rsq,
-                                      Sh::KD, Sh::KH * hf, m, L, gid, tig, lane);
-        if (c + 1 == w.nc) {
-            if (need_dg && p.dht) { /* X_last = exp(b_L) <dht, S_last> */
-                const float *dh = p.dht + w.nh * kv;
-                float part = 0.f;
-#pragma unroll
-                for (int mt = 0; mt < Sh::MS; mt++)
-#pragma unroll
-                    for (int nt = 0; nt < Sh::NS; nt++) {
-                        const int r = (Sh::KD / 4) * m + 16 * mt + gid, cc = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
-                        const float2 x = *(const float2 *)(dh + (int64_t)r * p.V + cc);
-                        const float2 y = *(const float2 *)(dh + (int64_t)(r + 8) * p.V + cc);
-                        part = fmaf(x.x, S[mt][nt][0], part);
-                        part = fmaf(x.y, S[mt][nt][1], part);
-                        part = fmaf(y.x, S[mt][nt][2], part);
-                        part = fmaf(y.y, S[mt][nt][3], part);
-                    }
-                const float tot = block_sum(part, sm.red, lane, warp);
-                if (tid == 0) p.ws_x[w.nh] = sgla_exp2(bC) * tot;
-            }
-            break;
-        }
+        rows_store<E, Sh::KH / 8>(acc, sm.stg[warp], dq + (w.row0 + (int64_t)c * 64 * p.H) * Sh::KD, rsq,
+                                  Sh::KH * hf, m, L, gid, tig, lane);
+        if (c + 1 == w.nc) break;
         /* S_{c+1} = exp(b_L) S_c + (K ⊙ w)^T V, w_j = exp(b_L - b_j) */
         {
             float *wt = sm.box; /* free in the forward sweep: the weights of this chunk */
             __syncthreads();    /* every warp is done with S_c's copy (and with box of the last chunk) */
             if (tid < 64) wt[tid] = sgla_exp2(bC - bb[tid]);
             __syncthreads();
-            state_update<E, Sh>(S, sgla_exp2(bC), wt, ks, vs, m, hf, tig, lane, p.gmode != SGLA_GATE_NONE);
-            state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
+            state_update<E, Sh>(S, sgla_exp2(bC), 1.f, wt, ks, vs, m, hf, tig, lane);
+            state_store16<E, Sh>(S, sm.S, m, hf, gid, tig, need_dg ? (uint16_t *)state_slot(p, w, c + 1) : (uint16_t *)0);
         }
         if (warp == 0) gate_scan(p, w, c + 1, g0, g1, sm.b[s ^ 1], lane);
     }
@@ -539,7 +545,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
 template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep_rev(const sgla_bparams p)
 {
     extern __shared__ __align__(128) unsigned char smraw[];
-    BwdSmem<Sh> &sm = *reinterpret_cast<BwdSmem<Sh> *>(smraw);
+    RevSmem<Sh> &sm = *reinterpret_cast<RevSmem<Sh> *>(smraw);
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     BwdWork w;
@@ -557,14 +563,21 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
         gate_load(p, w, w.nc - 1, lane, g0, g1);
         gate_scan(p, w, w.nc - 1, g0, g1, sm.b[0], lane);
     }
-    /* the dg warp's carry: X of the chunk after, E of the chunk after */
-    float X = need_dg && p.dht && w.nc > 0 ? p.ws_x[w.nh] : 0.f, Enext = 0.f;
     const float scale = p.scale;
     uint16_t *dk = (uint16_t *)p.dk, *dv = (uint16_t *)p.dv;
     for (int it = 0; it < w.nc; it++) {
         const int c = w.nc - 1 - it, s = it & 1, L = rows_of(w, c);
         cp_async_wait0();
         __syncthreads(); /* chunk c's tiles, b, dS_c's copy are complete; the last chunk's dg is out */
+        if (need_dg) { /* S_c, for X_c = exp(b_L) <dS_c, S_c> */
+            const uint16_t *src = state_slot(p, w, c);
+            const uint32_t dst = sgla_smem_u32(sm.Sin);
+            for (int i = tid; i < Sh::KD * Sh::VD / 8; i += NTH) {
+                const int row = i / (Sh::VD / 8), u = i - row * (Sh::VD / 8);
+                cp_async16(dst + (uint32_t)((row * Sh::LV + 8 * u) * 2), src + row * Sh::VD + 8 * u, 16);
+            }
+            cp_async_commit();
+        }
         if (c > 0) load_chunk<Sh>(p, w, sm, c - 1, s ^ 1, tid);
         if (warp == 0) gate_load(p, w, c - 1, lane, g0, g1);
         float ea0 = 0.f, ea1 = 0.f; /* the dg warp: the forward sweep's e suffix sums of this chunk */
@@ -720,9 +733,8 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
                             mma16816<E>(acc[2 * np], af[kk], bf[0], bf[1]);
                             mma16816<E>(acc[2 * np + 1], af[kk], bf[2], bf[3]);
                         }
-                float(&accK)[Sh::KD / 8][4] = *reinterpret_cast<float(*)[Sh::KD / 8][4]>(&acc);
-                rows_store<E, Sh, Sh::KD / 8>(accK, sm.stg[warp], dk + (w.row0 + (int64_t)c * 64 * p.H) * Sh::KD,
-                                              p.H * Sh::KD, Sh::KD, 0, m, L, gid, tig, lane);
+                rows_store_direct<E, Sh::KD / 8>(acc, dk + (w.row0 + (int64_t)c * 64 * p.H) * Sh::KD, p.H * Sh::KD, m,
+                                                 L, gid, tig);
             } else {
 #pragma unroll
                 for (int kk = 0; kk < Sh::KD / 16; kk++) {
@@ -748,16 +760,46 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
                             mma16816<E>(acc[2 * np], af[kk], bf[0], bf[1]);
                             mma16816<E>(acc[2 * np + 1], af[kk], bf[2], bf[3]);
                         }
-                float(&accV)[Sh::VD / 8][4] = *reinterpret_cast<float(*)[Sh::VD / 8][4]>(&acc);
-                rows_store<E, Sh, Sh::VD / 8>(accV, sm.stg[warp], dv + (w.row0 + (int64_t)c * 64 * p.H) * Sh::VD,
-                                              p.H * Sh::VD, Sh::VD, 0, m, L, gid, tig, lane);
+                rows_store_direct<E, Sh::VD / 8>(acc, dv + (w.row0 + (int64_t)c * 64 * p.H) * Sh::VD, p.H * Sh::VD, m,
+                                                 L, gid, tig);
             }
         }
-        /* dS_{c-1} = exp(b_L) dS_c + (Q ⊙ rs)^T dO, rs_i = scale exp(b_i) */
-        float *rs = sm.e[s][1]; /* free in the reverse sweep: this chunk's rs */
-        if (tid < 64) rs[tid] = sgla_exp2(bb[tid]) * scale;
+        if (need_dg) { /* this warp's part of <dS_c, S_c> */
+            if (c > 0) cp_async_wait1();
+            else cp_async_wait0();
+            float part = 0.f;
+#pragma unroll
+            for (int mt = 0; mt < Sh::MS; mt++)
+#pragma unroll
+                for (int nt = 0; nt < Sh::NS; nt++) {
+                    const int r = (Sh::KD / 4) * m + 16 * mt + gid, cc = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
+                    const uint32_t x = *(const uint32_t *)(sm.Sin + r * Sh::LV + cc);
+                    const uint32_t y = *(const uint32_t *)(sm.Sin + (r + 8) * Sh::LV + cc);
+                    float2 fx, fy;
+                    if constexpr (E::bf16) {
+                        fx = __bfloat1622float2(*(const __nv_bfloat162 *)&x);
+                        fy = __bfloat1622float2(*(const __nv_bfloat162 *)&y);
+                    } else {
+                        fx = __half22float2(*(const __half2 *)&x);
+                        fy = __half22float2(*(const __half2 *)&y);
+                    }
+                    part = fmaf(fx.x, dS[mt][nt][0], part);
+                    part = fmaf(fx.y, dS[mt][nt][1], part);
+                    part = fmaf(fy.x, dS[mt][nt][2], part);
+                    part = fmaf(fy.y, dS[mt][nt][3], part);
+                }
+#pragma unroll
+            for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
+            if (lane == 0) sm.red[warp] = part;
+        }
+        /* dS_{c-1} = exp(b_L) dS_c + (Q ⊙ rs)^T dO, rs_i = scale exp(b_i), as
+         * f (exp(b_L - b_0) dS_c + (Q ⊙ rs / f)^T dO) with f = exp(b_0): every weight
+         * rs_i / f = scale exp(b_i - b_0), the first scale (b is non-increasing), so that
+         * none underflows in fp16 unless the whole chunk does */
+        float *rs = sm.e[s][1]; /* free in the reverse sweep: this chunk's weights */
+        if (tid < 64) rs[tid] = sgla_exp2(bb[tid] - bb[0]) * scale;
         __syncthreads(); /* rs is complete; every warp is done with dS_c's copy; u and box are complete */
-        state_update<E, Sh>(dS, sgla_exp2(bC), rs, qs, os, m, hf, tig, lane, p.gmode != SGLA_GATE_NONE);
+        state_update<E, Sh>(dS, sgla_exp2(bC - bb[0]), sgla_exp2(bb[0]), rs, qs, os, m, hf, tig, lane);
         if (c > 0) state_store16<E, Sh>(dS, sm.S, m, hf, gid, tig);
         if (warp == 1 && need_dg) {
             /* dg_r = X_c + sum_{j<r} u_j + (e suffix)_r + box_r;  X_c = X_{c+1} - U_c + E_{c+1} */
@@ -769,12 +811,13 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
                 if (lane >= off) x0 += y0, x1 += y1;
             }
             x1 += __shfl_sync(0xffffffffu, x0, 31);
-            const float U = __shfl_sync(0xffffffffu, x1, 31);
-            if (it > 0) X = X - U + Enext;
+            float X = 0.f;
+#pragma unroll
+            for (int i = 0; i < NTH / 32; i++) X += sm.red[i];
+            X *= sgla_exp2(bC);
             float *dgp = p.dg_out + w.row0 + (int64_t)c * 64 * p.H;
             if (lane < L) dgp[(int64_t)lane * p.H] = X + (x0 - u0) + ea0 + sm.box[lane];
             if (lane + 32 < L) dgp[(int64_t)(lane + 32) * p.H] = X + (x1 - u1) + ea1 + sm.box[lane + 32];
-            Enext = __shfl_sync(0xffffffffu, ea0, 0);
         }
         if (warp == 0) gate_scan(p, w, c - 1, g0, g1, sm.b[s ^ 1], lane);
     }
@@ -796,13 +839,13 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
 typedef void (*sweep_fn)(const sgla_bparams);
 struct Inst {
     sweep_fn fwd, rev;
-    unsigned smem;
+    unsigned smem_fwd, smem_rev;
 };
 
 template <class E, int KD, int VD> constexpr Inst inst(void)
 {
     using Sh = BwdShape<KD, VD>;
-    return {bwd_sweep_fwd<E, Sh>, bwd_sweep_rev<E, Sh>, (unsigned)sizeof(BwdSmem<Sh>)};
+    return {bwd_sweep_fwd<E, Sh>, bwd_sweep_rev<E, Sh>, (unsigned)sizeof(FwdSmem<Sh>), (unsigned)sizeof(RevSmem<Sh>)};
 }
 
 /* [bf16, f16][K = 64, 128][V = 64, 128] */
@@ -822,7 +865,12 @@ const Inst *inst_of(sgla_dtype dt, int64_t K, int64_t V)
 
 int sgla_bwd_tc_supported(sgla_dtype dt, int64_t K, int64_t V) { return inst_of(dt, K, V) != NULL; }
 
-size_t sgla_bwd_tc_max_smem(void) { return insts[0][1][1].smem; }
+size_t sgla_bwd_tc_max_smem(void)
+{
+    return insts[0][1][1].smem_fwd > insts[0][1][1].smem_rev ? insts[0][1][1].smem_fwd : insts[0][1][1].smem_rev;
+}
+
+int64_t sgla_bwd_tc_slots(int64_t B, int64_t T, int64_t N) { return B * T / 64 + N + 1; }
 
 cudaError_t sgla_bwd_tc_setup(void)
 {
@@ -832,9 +880,9 @@ cudaError_t sgla_bwd_tc_setup(void)
             for (int b = 0; b < 2; b++) {
                 const Inst &x = insts[t][a][b];
                 if ((e = cudaFuncSetAttribute((const void *)x.fwd, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int)x.smem)) != cudaSuccess ||
+                                              (int)x.smem_fwd)) != cudaSuccess ||
                     (e = cudaFuncSetAttribute((const void *)x.rev, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int)x.smem)) != cudaSuccess)
+                                              (int)x.smem_rev)) != cudaSuccess)
                     return e;
             }
     return e;
@@ -847,10 +895,10 @@ sgla_status sgla_bwd_tc_launch(const sgla_bparams *p, sgla_dtype dt, cudaStream_
                              (long long)p->K, (long long)p->V);
     const unsigned blocks = (unsigned)(p->N * p->H);
     cudaError_t e;
-    x->fwd<<<blocks, NTH, x->smem, st>>>(*p);
+    x->fwd<<<blocks, NTH, x->smem_fwd, st>>>(*p);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's forward sweep: %s", cudaGetErrorString(e));
-    x->rev<<<blocks, NTH, x->smem, st>>>(*p);
+    x->rev<<<blocks, NTH, x->smem_rev, st>>>(*p);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's reverse sweep: %s", cudaGetErrorString(e));
     return SGLA_OK;

@@ -484,13 +484,13 @@ static sgla_status cuda_run(const sgla_forward_desc *d, const sgla_cuda_plan *fo
 
 /* The backward's checks beyond the forward's, its path and its workspace.
  * Tensor cores (bf16 / fp16, K and V in {64, 128}, 16-byte aligned tensors):
- * one float per (sequence, head).  CUDA cores (everything else): [N + 1] block
+ * with dg or dg_gamma, the 16-bit state of every chunk of 64 tokens.  CUDA cores (everything else): [N + 1] block
  * table (cu_seqlens) and two fp32 states per block of tokens and head.  Both:
  * dg when only dg_gamma is asked for. */
 typedef struct bwd_plan {
     int tc;
     int64_t blocks;
-    size_t off_states, off_dstates, off_x, off_dg, bytes;
+    size_t off_states, off_dstates, off_S, off_dg, bytes;
 } bwd_plan;
 
 static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
@@ -521,11 +521,13 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, bwd_plan 
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the tensor-core backward cannot serve this call");
     pl->tc = force == 1 ? 0 : tc_ok;
     size_t off = 0;
+    const int need_dg = (d->g && b->dg) || (d->g_gamma && b->dg_gamma);
     if (pl->tc) {
         pl->blocks = 0;
         pl->off_states = pl->off_dstates = 0;
-        pl->off_x = off;
-        off += align256((size_t)(N * d->H) * sizeof(float));
+        pl->off_S = off;
+        if (need_dg && d->T > 0)
+            off += align256((size_t)sgla_bwd_tc_slots(d->B, d->T, N) * (size_t)(d->H * d->K * d->V) * 2);
     } else {
         pl->blocks = d->T > 0 ? sgla_bwd_blocks(d->B, d->T, N, d->cu_seqlens != NULL) : 0;
         const size_t st = (size_t)pl->blocks * (size_t)(d->H * d->K * d->V) * sizeof(float);
@@ -534,7 +536,7 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, bwd_plan 
         off += align256(st);
         pl->off_dstates = off;
         off += align256(st);
-        pl->off_x = 0;
+        pl->off_S = 0;
     }
     pl->off_dg = off;
     if (d->g_gamma && b->dg_gamma) off += align256((size_t)(d->B * d->T * d->H) * sizeof(float));
@@ -588,7 +590,7 @@ static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force)
     p.scale = d->scale;
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
     if (pl.tc) {
-        p.ws_x = (float *)(ws + pl.off_x);
+        p.ws_S = ws + pl.off_S;
     } else {
         p.base = d->cu_seqlens ? (int64_t *)ws : NULL;
         p.ws_states = (float *)(ws + pl.off_states);

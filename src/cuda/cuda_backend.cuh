@@ -24,7 +24,7 @@ typedef struct sgla_bparams {
     int gmode;                         /* SGLA_GATE_* */
     int64_t *base;                     /* [N + 1] (cu_seqlens): the first block of every sequence */
     float *ws_states, *ws_dstates;     /* [blocks][H][K][V] (CUDA-core path) */
-    float *ws_x;                       /* [N][H] (tensor-core path): exp(b_L) <dht, S> of the last chunk */
+    void *ws_S;                        /* [slots][H][K][V] 16-bit (tensor-core path, dg): S of every chunk */
 } sgla_bparams;
 
 /* The backward works in blocks of this many tokens; how many blocks a call has at most. */
@@ -36,8 +36,10 @@ const void *sgla_bwd_grads_kernel(sgla_dtype dt);
 sgla_status sgla_bwd_launch(const sgla_bparams *p, sgla_dtype dt, int64_t blocks, cudaStream_t st);
 
 /* The tensor-core backward (chunk_bwd_tc.cu): bf16 / fp16, K and V in {64, 128},
- * 16-byte aligned tensors; two launches, workspace ws_x (and dg for dg_gamma). */
+ * 16-byte aligned tensors; two launches; workspace only with dg or dg_gamma: the
+ * 16-bit state of every chunk (sgla_bwd_tc_slots x H x K x V) and dg for dg_gamma. */
 int sgla_bwd_tc_supported(sgla_dtype dt, int64_t K, int64_t V);
+int64_t sgla_bwd_tc_slots(int64_t B, int64_t T, int64_t N);
 size_t sgla_bwd_tc_max_smem(void);
 cudaError_t sgla_bwd_tc_setup(void); /* the shared-memory opt-in of every instance */
 sgla_status sgla_bwd_tc_launch(const sgla_bparams *p, sgla_dtype dt, cudaStream_t st);

@@ -146,7 +146,8 @@ int main(void)
         {F32, NONE, MILD, 1, 0, 2, 64, 64, 1, 1, 0, 0},
         /* the tensor-core path: many chunks, a partial last one, varlen, every gate */
         {BF, G, MILD, 1, 1000, 2, 128, 128, 0, 0, 0, 0},
-        {BF, G, NEG30, 2, 257, 3, 128, 128, 1, 1, 0, 5},
+        {BF, G, NEG30, 1, 257, 3, 128, 128, 1, 1, 0, 5},
+        {BF, G, MIX30, 2, 257, 3, 128, 128, 1, 1, 0, 0},
         {HF, GAMMA, MILD, 1, 200, 2, 64, 64, 1, 1, 0, 0},
         {BF, NONE, MILD, 2, 65, 2, 64, 128, 1, 1, 0, 0},
         {HF, G, MIX30, 1, 129, 2, 128, 64, 1, 1, 0, 0},

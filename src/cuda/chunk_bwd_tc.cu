@@ -232,7 +232,7 @@ __device__ __forceinline__ void gate_scan(const sgla_bparams &p, const BwdWork &
 /* the state tile of this warp (fp32 mma C fragments) into the 16-bit copy */
 template <class E, class Sh>
 __device__ __forceinline__ void state_store16(const float (&S)[Sh::MS][Sh::NS][4], uint16_t *dst, int m, int hf,
-                                              int gid, int tig, uint16_t *gdst = 0)
+                                              int gid, int tig)
 {
 #pragma unroll
     for (int mt = 0; mt < Sh::MS; mt++)
@@ -242,10 +242,6 @@ __device__ __forceinline__ void state_store16(const float (&S)[Sh::MS][Sh::NS][4
             const uint32_t x = chunk_pack<E>(S[mt][nt][0], S[mt][nt][1]), y = chunk_pack<E>(S[mt][nt][2], S[mt][nt][3]);
             *(uint32_t *)(dst + r * Sh::LV + c) = x;
             *(uint32_t *)(dst + (r + 8) * Sh::LV + c) = y;
-            if (gdst) { /* [K][V], the layout the reverse sweep copies in */
-                *(uint32_t *)(gdst + r * Sh::VD + c) = x;
-                *(uint32_t *)(gdst + (r + 8) * Sh::VD + c) = y;
-            }
         }
 }
 
@@ -402,7 +398,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
     const int64_t kv = Sh::KD * p.V;
     float S[Sh::MS][Sh::NS][4];
     state_load<Sh>(S, p.h0 ? p.h0 + w.nh * kv : (const float *)0, p.V, m, hf, gid, tig);
-    state_store16<E, Sh>(S, sm.S, m, hf, gid, tig, need_dg ? (uint16_t *)state_slot(p, w, 0) : (uint16_t *)0);
+    state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
     load_chunk<Sh>(p, w, sm, 0, 0, tid);
     float g0, g1;
     if (warp == 0) {
@@ -418,6 +414,13 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
         __syncthreads(); /* chunk c's tiles, its b, S_c's copy and chunk c - 1's e are complete */
         if (c + 1 < w.nc) load_chunk<Sh>(p, w, sm, c + 1, s ^ 1, tid);
         if (warp == 0) gate_load(p, w, c + 1, lane, g0, g1);
+        if (need_dg) { /* S_c for the reverse sweep's X_c, [K][V] */
+            uint16_t *dst = (uint16_t *)state_slot(p, w, c);
+            for (int i = tid; i < Sh::KD * Sh::VD / 8; i += NTH) {
+                const int row = i / (Sh::VD / 8), u = i - row * (Sh::VD / 8);
+                *(uint4 *)(dst + row * Sh::VD + 8 * u) = *(const uint4 *)(sm.S + row * Sh::LV + 8 * u);
+            }
+        }
         if (warp == 1 && need_dg && c > 0) { /* chunk c - 1's in-chunk suffix sums of e into dg */
             const int s1 = s ^ 1, L1 = rows_of(w, c - 1);
             float x0 = sm.e[s1][0][lane] + sm.e[s1][1][lane], x1 = sm.e[s1][0][lane + 32] + sm.e[s1][1][lane + 32];
@@ -520,7 +523,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
             if (tid < 64) wt[tid] = sgla_exp2(bC - bb[tid]);
             __syncthreads();
             state_update<E, Sh>(S, sgla_exp2(bC), 1.f, wt, ks, vs, m, hf, tig, lane);
-            state_store16<E, Sh>(S, sm.S, m, hf, gid, tig, need_dg ? (uint16_t *)state_slot(p, w, c + 1) : (uint16_t *)0);
+            state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
         }
         if (warp == 0) gate_scan(p, w, c + 1, g0, g1, sm.b[s ^ 1], lane);
     }
@@ -803,21 +806,26 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
         if (c > 0) state_store16<E, Sh>(dS, sm.S, m, hf, gid, tig);
         if (warp == 1 && need_dg) {
             /* dg_r = X_c + sum_{j<r} u_j + (e suffix)_r + box_r;  X_c = X_{c+1} - U_c + E_{c+1} */
-            const float u0 = sm.e[s][0][lane], u1 = sm.e[s][0][lane + 32];
-            float x0 = u0, x1 = u1; /* inclusive prefix sums */
+            float x0 = sm.e[s][0][lane], x1 = sm.e[s][0][lane + 32];
 #pragma unroll
-            for (int off = 1; off < 32; off <<= 1) {
+            for (int off = 1; off < 32; off <<= 1) { /* inclusive prefix sums of each half */
                 const float y0 = __shfl_up_sync(0xffffffffu, x0, off), y1 = __shfl_up_sync(0xffffffffu, x1, off);
                 if (lane >= off) x0 += y0, x1 += y1;
             }
-            x1 += __shfl_sync(0xffffffffu, x0, 31);
+            /* exclusive ones by a shift, never inclusive minus u_r: u_{L-1} (weight 1) can
+             * dwarf the sum before it */
+            const float tot0 = __shfl_sync(0xffffffffu, x0, 31);
+            x0 = __shfl_up_sync(0xffffffffu, x0, 1);
+            x1 = __shfl_up_sync(0xffffffffu, x1, 1);
+            if (lane == 0) x0 = 0.f, x1 = 0.f;
+            x1 += tot0;
             float X = 0.f;
 #pragma unroll
             for (int i = 0; i < NTH / 32; i++) X += sm.red[i];
             X *= sgla_exp2(bC);
             float *dgp = p.dg_out + w.row0 + (int64_t)c * 64 * p.H;
-            if (lane < L) dgp[(int64_t)lane * p.H] = X + (x0 - u0) + ea0 + sm.box[lane];
-            if (lane + 32 < L) dgp[(int64_t)(lane + 32) * p.H] = X + (x1 - u1) + ea1 + sm.box[lane + 32];
+            if (lane < L) dgp[(int64_t)lane * p.H] = X + x0 + ea0 + sm.box[lane];
+            if (lane + 32 < L) dgp[(int64_t)(lane + 32) * p.H] = X + x1 + ea1 + sm.box[lane + 32];
         }
         if (warp == 0) gate_scan(p, w, c - 1, g0, g1, sm.b[s ^ 1], lane);
     }

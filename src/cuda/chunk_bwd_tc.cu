@@ -770,6 +770,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
         if (need_dg) { /* this warp's part of <dS_c, S_c> */
             if (c > 0) cp_async_wait1();
             else cp_async_wait0();
+            __syncthreads(); /* every thread's copies of S_c have landed */
             float part = 0.f;
 #pragma unroll
             for (int mt = 0; mt < Sh::MS; mt++)

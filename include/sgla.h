@@ -252,7 +252,12 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * overlap an input or another output, except dh0 == dht exactly (in place).
  * The CUDA backend takes the same contract as the forward's (device pointers,
  * asynchronous on fwd->stream; workspace from sgla_backward_workspace_size,
- * passed here, or else taken from the stream-ordered allocator).
+ * passed here, or else taken from the stream-ordered allocator).  It is
+ * deterministic (the same call gives the same bits).  bf16 / fp16 with K and V
+ * in {64, 128} and 16-byte aligned tensors run on the tensor cores: without dg
+ * and dg_gamma they need no workspace; with either, one 16-bit K x V state per
+ * 64 tokens and head (about B T H K V / 32 bytes).  Everything else (fp32, other
+ * head sizes) runs on CUDA cores with two fp32 states per 32 tokens.
  */
 typedef struct sgla_backward_desc {
     size_t size;                   /* sizeof(sgla_backward_desc), set by sgla_backward_desc_init */

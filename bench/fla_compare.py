@@ -137,10 +137,16 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
         return x.detach().clone().requires_grad_() if x is not None else None
     qs, ks, vs, gs, ggs = leaf(q), leaf(k), leaf(v), leaf(g), leaf(gg)
     kw = lambda: dict(g=gs, g_gamma=ggs, scale=scale)  # noqa: E731
+    def fresh():  # new .grad tensors each time: no accumulation kernels in the timing (both sides)
+        for x in (qs, ks, vs, gs, ggs):
+            if x is not None:
+                x.grad = None
     def fb_s():
+        fresh()
         o, _ = sgla.chunk_simple_gla(qs, ks, vs, **kw())
         o.backward(do)
     def fb_f():
+        fresh()
         o, _ = fla_chunk(qs, ks, vs, **kw())
         o.backward(do)
     def f_s():

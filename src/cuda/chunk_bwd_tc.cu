@@ -311,6 +311,42 @@ __device__ __forceinline__ void state_update(float (&S)[Sh::MS][Sh::NS][4], floa
                 for (int e = 0; e < 4; e++) S[mt][nt][e] *= post;
 }
 
+/* a 16-bit pair (lo first) as two floats */
+template <class E> __device__ __forceinline__ float2 unpack2(uint32_t x)
+{
+    if constexpr (E::bf16) return __bfloat1622float2(*(const __nv_bfloat162 *)&x);
+    else return __half22float2(*(const __half2 *)&x);
+}
+
+/* rows r0, r0 + 8 of a C-fragment block (NT n8 tiles from column c0) times w0, w1; then,
+ * when dot is set, each row's dot product with the same rows and columns of a 16-bit
+ * tile (leading dimension ld), summed over the quad: the row's e or u */
+template <class E, int NT, int NTA>
+__device__ __forceinline__ void rows_scale_dot(float (&acc)[NTA][4], float w0, float w1, const uint16_t *tile, int ld,
+                                               int r0, int c0, int tig, bool dot, float &d0, float &d1)
+{
+    d0 = d1 = 0.f;
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++) {
+        acc[nt][0] *= w0, acc[nt][1] *= w0, acc[nt][2] *= w1, acc[nt][3] *= w1;
+        if (dot) {
+            const int col = c0 + 8 * nt + 2 * tig;
+            const float2 a = unpack2<E>(*(const uint32_t *)(tile + r0 * ld + col));
+            const float2 b = unpack2<E>(*(const uint32_t *)(tile + (r0 + 8) * ld + col));
+            d0 = fmaf(a.x, acc[nt][0], d0);
+            d0 = fmaf(a.y, acc[nt][1], d0);
+            d1 = fmaf(b.x, acc[nt][2], d1);
+            d1 = fmaf(b.y, acc[nt][3], d1);
+        }
+    }
+    if (dot) {
+        d0 += __shfl_xor_sync(0xffffffffu, d0, 1);
+        d1 += __shfl_xor_sync(0xffffffffu, d1, 1);
+        d0 += __shfl_xor_sync(0xffffffffu, d0, 2);
+        d1 += __shfl_xor_sync(0xffffffffu, d1, 2);
+    }
+}
+
 /* 64 x 64 scores of 16 rows (this warp's, C fragments) -> masked, weighted 16-bit A fragments.
  * rows_are_queries: row i, column j, kept where j <= i, weight scale exp2(b_i - b_j);
  * else row j (key), column i (query), kept where i >= j, weight scale exp2(b_i - b_j). */
@@ -464,38 +500,11 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
                 }
         }
         const int i0 = 16 * m + gid, i1 = i0 + 8;
-        {
-            const float r0 = sgla_exp2(bb[i0]) * scale, r1 = sgla_exp2(bb[i1]) * scale;
-            float e0 = 0.f, e1 = 0.f;
-            const uint16_t *qt = sm.q[s];
-#pragma unroll
-            for (int nt = 0; nt < Sh::KH / 8; nt++) {
-                const int col = Sh::KH * hf + 8 * nt + 2 * tig;
-                acc[nt][0] *= r0, acc[nt][1] *= r0, acc[nt][2] *= r1, acc[nt][3] *= r1;
-                if (need_dg) {
-                    const uint32_t qa = *(const uint32_t *)(qt + i0 * Sh::LK + col);
-                    const uint32_t qb = *(const uint32_t *)(qt + i1 * Sh::LK + col);
-                    float2 fa, fb;
-                    if constexpr (E::bf16) {
-                        fa = __bfloat1622float2(*(const __nv_bfloat162 *)&qa);
-                        fb = __bfloat1622float2(*(const __nv_bfloat162 *)&qb);
-                    } else {
-                        fa = __half22float2(*(const __half2 *)&qa);
-                        fb = __half22float2(*(const __half2 *)&qb);
-                    }
-                    e0 = fmaf(fa.x, acc[nt][0], e0);
-                    e0 = fmaf(fa.y, acc[nt][1], e0);
-                    e1 = fmaf(fb.x, acc[nt][2], e1);
-                    e1 = fmaf(fb.y, acc[nt][3], e1);
-                }
-            }
-            if (need_dg) {
-                e0 += __shfl_xor_sync(0xffffffffu, e0, 1);
-                e1 += __shfl_xor_sync(0xffffffffu, e1, 1);
-                e0 += __shfl_xor_sync(0xffffffffu, e0, 2);
-                e1 += __shfl_xor_sync(0xffffffffu, e1, 2);
-                if (tig == 0) sm.e[s][hf][i0] = e0, sm.e[s][hf][i1] = e1;
-            }
+        { /* the state part times rs; e = q . (state part) */
+            float e0, e1;
+            rows_scale_dot<E, Sh::KH / 8>(acc, sgla_exp2(bb[i0]) * scale, sgla_exp2(bb[i1]) * scale, sm.q[s], Sh::LK,
+                                          i0, Sh::KH * hf, tig, need_dg, e0, e1);
+            if (need_dg && tig == 0) sm.e[s][hf][i0] = e0, sm.e[s][hf][i1] = e1;
         }
         /* dQ += dA K */
         scores_weigh<E>(sc, bb, scale, m, gid, tig, true);
@@ -696,36 +705,9 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
                         mma16816<E>(acc[2 * np + 1], a, bf[2], bf[3]);
                     }
                 }
-                float u0 = 0.f, u1 = 0.f;
-                const uint16_t *kt = sm.k[s];
-#pragma unroll
-                for (int nt = 0; nt < Sh::KD / 8; nt++) {
-                    acc[nt][0] *= w0, acc[nt][1] *= w0, acc[nt][2] *= w1, acc[nt][3] *= w1;
-                    if (need_dg) {
-                        const int col = 8 * nt + 2 * tig;
-                        const uint32_t ka = *(const uint32_t *)(kt + j0 * Sh::LK + col);
-                        const uint32_t kb = *(const uint32_t *)(kt + j1 * Sh::LK + col);
-                        float2 fa, fb;
-                        if constexpr (E::bf16) {
-                            fa = __bfloat1622float2(*(const __nv_bfloat162 *)&ka);
-                            fb = __bfloat1622float2(*(const __nv_bfloat162 *)&kb);
-                        } else {
-                            fa = __half22float2(*(const __half2 *)&ka);
-                            fb = __half22float2(*(const __half2 *)&kb);
-                        }
-                        u0 = fmaf(fa.x, acc[nt][0], u0);
-                        u0 = fmaf(fa.y, acc[nt][1], u0);
-                        u1 = fmaf(fb.x, acc[nt][2], u1);
-                        u1 = fmaf(fb.y, acc[nt][3], u1);
-                    }
-                }
-                if (need_dg) {
-                    u0 += __shfl_xor_sync(0xffffffffu, u0, 1);
-                    u1 += __shfl_xor_sync(0xffffffffu, u1, 1);
-                    u0 += __shfl_xor_sync(0xffffffffu, u0, 2);
-                    u1 += __shfl_xor_sync(0xffffffffu, u1, 2);
-                    if (tig == 0) sm.e[s][0][j0] = u0, sm.e[s][0][j1] = u1;
-                }
+                float u0, u1;
+                rows_scale_dot<E, Sh::KD / 8>(acc, w0, w1, sm.k[s], Sh::LK, j0, 0, tig, need_dg, u0, u1);
+                if (need_dg && tig == 0) sm.e[s][0][j0] = u0, sm.e[s][0][j1] = u1;
 #pragma unroll
                 for (int kk = 0; kk < 4; kk++)
                     if (kk >= m)
@@ -750,9 +732,8 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
                         mma16816<E>(acc[2 * np + 1], a, bf[2], bf[3]);
                     }
                 }
-#pragma unroll
-                for (int nt = 0; nt < Sh::VD / 8; nt++)
-                    acc[nt][0] *= w0, acc[nt][1] *= w0, acc[nt][2] *= w1, acc[nt][3] *= w1;
+                float unused0, unused1;
+                rows_scale_dot<E, Sh::VD / 8>(acc, w0, w1, sm.k[s], Sh::LK, j0, 0, tig, false, unused0, unused1);
 #pragma unroll
                 for (int kk = 0; kk < 4; kk++)
                     if (kk >= m)
@@ -777,16 +758,8 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
 #pragma unroll
                 for (int nt = 0; nt < Sh::NS; nt++) {
                     const int r = (Sh::KD / 4) * m + 16 * mt + gid, cc = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
-                    const uint32_t x = *(const uint32_t *)(sm.Sin + r * Sh::LV + cc);
-                    const uint32_t y = *(const uint32_t *)(sm.Sin + (r + 8) * Sh::LV + cc);
-                    float2 fx, fy;
-                    if constexpr (E::bf16) {
-                        fx = __bfloat1622float2(*(const __nv_bfloat162 *)&x);
-                        fy = __bfloat1622float2(*(const __nv_bfloat162 *)&y);
-                    } else {
-                        fx = __half22float2(*(const __half2 *)&x);
-                        fy = __half22float2(*(const __half2 *)&y);
-                    }
+                    const float2 fx = unpack2<E>(*(const uint32_t *)(sm.Sin + r * Sh::LV + cc));
+                    const float2 fy = unpack2<E>(*(const uint32_t *)(sm.Sin + (r + 8) * Sh::LV + cc));
                     part = fmaf(fx.x, dS[mt][nt][0], part);
                     part = fmaf(fx.y, dS[mt][nt][1], part);
                     part = fmaf(fy.x, dS[mt][nt][2], part);

@@ -203,6 +203,9 @@ static void cpu_cases(tu_rng *r)
         {SGLA_F16, G, CONFORM_MILD, 2, 100, 2, 32, 64, 1, 1, 0, 0, 64, 0},
         {SGLA_BF16, GAMMA, CONFORM_MILD, 1, 200, 2, 64, 64, 1, 1, 0, 0, 64, 0},
         {SGLA_BF16, G, CONFORM_NEG30, 1, 128, 2, 32, 32, 1, 1, 0, 3, 64, 0},
+        {SGLA_F32, G, CONFORM_RESET, 1, 300, 2, 32, 32, 1, 1, 0, 0, 64, 0},
+        {SGLA_F32, G, CONFORM_RESET, 1, 200, 2, 16, 24, 1, 1, 0, 3, 16, 0},
+        {SGLA_F32, GAMMA, CONFORM_RESET, 1, 130, 2, 16, 16, 1, 1, 0, 0, 32, 0},
     };
     static const int isas[] = {SGLA_CPU_ISA_SCALAR, SGLA_CPU_ISA_AVX2, SGLA_CPU_ISA_AVX512};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

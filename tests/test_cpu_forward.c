@@ -293,6 +293,11 @@ int main(void)
             {SGLA_F16, G, CONFORM_MILD, 2, 63, 2, 64, 128, 1, 1, 0, 0, 0, 0},
             {SGLA_BF16, G, CONFORM_NEG30, 1, 200, 2, 128, 128, 1, 1, 0, 4, 0, 0},
             {SGLA_BF16, GAMMA, CONFORM_MILD, 3, 1, 2, 64, 32, 1, 1, 1, 0, 0, 0},
+            /* huge finite negative gates (issue: -1e17 gave 32.0 for 7.65) */
+            {SGLA_F32, G, CONFORM_RESET, 2, 300, 2, 32, 48, 1, 1, 0, 0, 0, 0},
+            {SGLA_F32, G, CONFORM_RESET, 1, 400, 2, 16, 16, 1, 1, 0, 3, 16, 2},
+            {SGLA_F32, GAMMA, CONFORM_RESET, 1, 150, 2, 16, 16, 1, 1, 0, 0, 64, 0},
+            {SGLA_BF16, G, CONFORM_RESET, 1, 300, 2, 64, 64, 1, 1, 0, 0, 0, 0},
         };
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             conform_data x;

@@ -153,6 +153,9 @@ int main(void)
         {HF, G, MIX30, 1, 129, 2, 128, 64, 1, 1, 0, 0},
         {BF, GAMMA, NEAR0, 1, 640, 1, 128, 128, 1, 1, 0, 7},
         {BF, ALPHA, MILD, 1, 64, 2, 64, 64, 0, 1, 0, 0},
+        {BF, G, CONFORM_RESET, 1, 400, 2, 128, 128, 1, 1, 0, 0},
+        {HF, GAMMA, CONFORM_RESET, 1, 200, 2, 64, 128, 1, 1, 0, 0},
+        {F32, G, CONFORM_RESET, 1, 150, 2, 32, 48, 1, 1, 0, 0},
     };
     /* the CUDA-core path on shapes the tensor cores take by default */
     static const conform_case cores[] = {

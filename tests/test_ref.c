@@ -5,6 +5,7 @@
  * D (factorised) is compared only where every chunk-local cumulative
  * log-gate stays above -600: beyond about -709, exp(-b_j) overflows even in
  * fp64 and D must show that as a non-finite output, which is checked. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -343,6 +344,44 @@ static void check_typed(tu_rng *r)
     }
 }
 
+/* The issue's case: T = 16, g[0] huge and finite, every other gate -0.3.  The
+ * recurrence (ref-a) is the truth; the chunked forms and the CPU backend must
+ * agree with it (before the gate floor they gave o[T-1] = 32.0 for 7.65). */
+static void check_huge_gates(tu_rng *r)
+{
+    static const float huge[] = {-1e12f, -1e15f, -1e17f, -1e30f, -FLT_MAX};
+    enum { T = 16, K = 8, V = 8 };
+    float q[T * K], k[T * K], v[T * V], g[T], o[T * V];
+    double o64[5][T * V];
+    for (int i = 0; i < T * K; i++) q[i] = (float)tu_normal(r), k[i] = (float)tu_normal(r);
+    for (int i = 0; i < T * V; i++) v[i] = (float)tu_normal(r);
+    for (size_t hh = 0; hh < sizeof huge / sizeof huge[0]; hh++)
+        for (int at = 0; at < 3; at++) { /* the huge gate first, mid-chunk, last */
+            const int pos = at == 0 ? 0 : at == 1 ? 7 : T - 1;
+            for (int t = 0; t < T; t++) g[t] = t == pos ? huge[hh] : -0.3f;
+            sgla_forward_desc d;
+            sgla_forward_desc_init(&d);
+            d.q = q, d.k = k, d.v = v, d.g = g, d.o = o, d.dtype = SGLA_F32;
+            d.B = 1, d.T = T, d.H = 1, d.K = K, d.V = V, d.scale = 0.5f, d.chunk = 4;
+            for (int kk = 0; kk < 4; kk++) {
+                const sgla_status st = sgla_reference(&d, (sgla_backend)(SGLA_BACKEND_REF_A + kk), o64[kk], NULL);
+                TU_CHECK(st == SGLA_OK, "huge gate %g: ref kind %d: %s", (double)huge[hh], kk, sgla_last_error());
+            }
+            TU_CHECK(sgla_forward(&d, SGLA_BACKEND_CPU) == SGLA_OK, "huge gate: cpu: %s", sgla_last_error());
+            for (int i = 0; i < T * V; i++) o64[4][i] = o[i];
+            for (int kk = 1; kk < 5; kk++) {
+                double num = 0, den = 0;
+                for (int i = 0; i < T * V; i++) {
+                    num += (o64[kk][i] - o64[0][i]) * (o64[kk][i] - o64[0][i]);
+                    den += o64[0][i] * o64[0][i];
+                }
+                const double rel = sqrt(num / den), bar = kk == 4 ? 1e-6 : 1e-12;
+                TU_CHECK(rel <= bar, "g[%d] = %g: %s rel %.3e against ref-a (bar %.0e)", pos, (double)huge[hh],
+                         kk == 4 ? "cpu" : kk == 1 ? "ref-b" : kk == 2 ? "ref-c" : "ref-d", rel, bar);
+            }
+        }
+}
+
 int main(void)
 {
     uint64_t seed = tu_seed("test_ref");
@@ -361,5 +400,6 @@ int main(void)
     check_closed_form(&r);
     check_varlen_split(&r);
     check_typed(&r);
+    check_huge_gates(&r);
     return tu_finish("test_ref");
 }

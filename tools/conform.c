@@ -1,6 +1,7 @@
 /* The conformance harness (conform.h). */
 #include "conform.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@ static const char *gate_name(int g)
 }
 static const char *range_name(int r)
 {
-    static const char *n[] = {"mild", "near0", "-30", "mix0/-30"};
+    static const char *n[] = {"mild", "near0", "-30", "mix0/-30", "reset"};
     return n[r];
 }
 
@@ -28,6 +29,11 @@ static float draw_gate(ref_rng *r, int range)
     case CONFORM_NEAR0: return ref_rng_uniform(r) < 0.2 ? 0.0f : (float)(-1e-3 * ref_rng_uniform(r));
     case CONFORM_NEG30: return -30.0f;
     case CONFORM_MIX30: return ref_rng_uniform(r) < 0.5 ? 0.0f : -30.0f;
+    case CONFORM_RESET: {
+        static const float huge[4] = {-1e12f, -1e17f, -1e30f, -FLT_MAX};
+        if (ref_rng_uniform(r) < 0.03) return huge[(int)(4 * ref_rng_uniform(r)) & 3];
+        return (float)(-0.3 * ref_rng_uniform(r));
+    }
     default: return (float)(-0.3 * ref_rng_uniform(r));
     }
 }
@@ -84,7 +90,10 @@ sgla_status conform_draw(conform_data *x, const conform_case *c, ref_rng *r, sgl
     } else if (c->gate == CONFORM_GATE_GAMMA || c->gate == CONFORM_GATE_ALPHA) {
         if (!(x->g_gamma = xmalloc((size_t)H * 4))) goto oom;
         const float a = draw_gate(r, c->range);
-        for (int64_t h = 0; h < H; h++) x->g_gamma[h] = c->gate == CONFORM_GATE_ALPHA ? a : draw_gate(r, c->range);
+        for (int64_t h = 0; h < H; h++)
+            x->g_gamma[h] = c->gate == CONFORM_GATE_ALPHA ? a
+                            : c->range == CONFORM_RESET ? (h % 2 ? -FLT_MAX : (float)(-0.3 * ref_rng_uniform(r)))
+                                                        : draw_gate(r, c->range);
     }
     if (c->h0) {
         if (!(x->h0 = xmalloc((size_t)x->ns * 4))) goto oom;

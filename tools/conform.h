@@ -27,7 +27,10 @@
 typedef enum conform_gate { CONFORM_GATE_NONE, CONFORM_GATE_GAMMA, CONFORM_GATE_ALPHA, CONFORM_GATE_G } conform_gate;
 /* Values of the log-gates: U(-0.3, 0); near 0 (20% exactly 0, else U(-1e-3, 0));
  * all -30; half 0 and half -30 (the state resets and holds). */
-typedef enum conform_range { CONFORM_MILD, CONFORM_NEAR0, CONFORM_NEG30, CONFORM_MIX30 } conform_range;
+/* RESET: mild gates with about 3 % of them huge and finite (-1e12, -1e17, -1e30, -FLT_MAX),
+ * how users write "forget everything here" (-inf is refused); g_gamma: such a value on
+ * every other head */
+typedef enum conform_range { CONFORM_MILD, CONFORM_NEAR0, CONFORM_NEG30, CONFORM_MIX30, CONFORM_RESET } conform_range;
 
 typedef struct conform_case {
     sgla_dtype dtype;

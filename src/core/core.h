@@ -31,6 +31,14 @@ void sgla_clear_error(void);
  * call whose q, k, v have dtype dt: fp32, or fp64 with SGLA_F64. */
 static inline sgla_dtype sgla_aux_dtype(sgla_dtype dt) { return dt == SGLA_F64 ? SGLA_F64 : SGLA_F32; }
 
+/* The chunked forms take every log gate as max(g, SGLA_GATE_FLOOR).  exp(-128)
+ * = 2.6e-56 is 0 in fp32 (below 2^-149), so a gate under the floor already
+ * erases the state in any fp32 result; clamped, the chunk-local prefix sums
+ * b_i - b_j stay small enough to keep their digits (-1e17 would leave none:
+ * docs/numerics.md).  The recurrences (ref-a, the fp32 CUDA path) use g as it is. */
+#define SGLA_GATE_FLOOR (-128.0)
+static inline double sgla_gate_floor(double g) { return g < SGLA_GATE_FLOOR ? SGLA_GATE_FLOOR : g; }
+
 /* Element i of a buffer of dtype dt, as double / stored from double (q, k,
  * v, o in the call's dtype; gates and states in sgla_aux_dtype's). */
 double sgla_load(const void *p, sgla_dtype dt, int64_t i);

@@ -111,9 +111,9 @@ static float chunk_gates(const bplan *p, bscratch *s, int64_t bb, int64_t t, int
     b[0] = 0.0;
     if (p->gate == 2) {
         const float *g = (const float *)d->g + ((bb * d->T + t) * d->H + h);
-        for (int r = 1; r <= n; r++) b[r] = b[r - 1] + (double)g[(int64_t)(r - 1) * d->H];
+        for (int r = 1; r <= n; r++) b[r] = b[r - 1] + sgla_gate_floor((double)g[(int64_t)(r - 1) * d->H]);
     } else {
-        const double gam = p->gate == 1 ? (double)((const float *)d->g_gamma)[h] : 0.0;
+        const double gam = p->gate == 1 ? sgla_gate_floor((double)((const float *)d->g_gamma)[h]) : 0.0;
         for (int r = 1; r <= n; r++) b[r] = gam * r;
     }
     return sgla_cpu_gate_weights(p->kr, n, b, scale, with_G ? s->G : NULL, p->ldc, s->rs, s->w, s->x);

@@ -304,7 +304,7 @@ static float chunk_gates(const plan *p, const scratch *s, int64_t bb, int64_t t,
     const int64_t gs = d->H;
     double *b = s->b;
     b[0] = 0.0;
-    for (int r = 1; r <= n; r++) b[r] = b[r - 1] + (double)g[(int64_t)(r - 1) * gs];
+    for (int r = 1; r <= n; r++) b[r] = b[r - 1] + sgla_gate_floor((double)g[(int64_t)(r - 1) * gs]);
     return sgla_cpu_gate_weights(p->kr, n, b, scale, s->G, ldc, s->rs, s->w, s->x);
 }
 
@@ -405,7 +405,7 @@ static const float *vw_of(const plan *p, const scratch *s) { return p->gate ? s-
 static void build_etab(const plan *p, int64_t h, float *etab)
 {
     if (p->gate != 1) return;
-    const double gam = (double)((const float *)p->d->g_gamma)[h];
+    const double gam = sgla_gate_floor((double)((const float *)p->d->g_gamma)[h]);
     for (int i = 0; i <= p->C; i++) etab[i] = (float)(gam * (double)i);
     p->kr->vexp(etab, etab, p->C + 1);
 }

@@ -53,8 +53,8 @@ static __device__ __forceinline__ void bwd_seq(const sgla_bparams &p, int64_t n,
 /* The natural-log gate of token t (absolute in the batch row) of head h. */
 static __device__ __forceinline__ float gate_of(const sgla_bparams &p, int64_t b, int64_t t, int64_t h)
 {
-    if (p.gmode == SGLA_GATE_G) return p.g[(b * p.T + t) * p.H + h];
-    if (p.gmode == SGLA_GATE_GAMMA) return p.g_gamma[h];
+    if (p.gmode == SGLA_GATE_G) return fmaxf(p.g[(b * p.T + t) * p.H + h], SGLA_GATE_FLOOR_F);
+    if (p.gmode == SGLA_GATE_GAMMA) return fmaxf(p.g_gamma[h], SGLA_GATE_FLOOR_F);
     return 0.f;
 }
 

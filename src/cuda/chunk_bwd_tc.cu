@@ -201,8 +201,8 @@ __device__ __forceinline__ void gate_load(const sgla_bparams &p, const BwdWork &
     if (p.gmode != SGLA_GATE_G || c < 0 || c >= w.nc) return;
     const int L = rows_of(w, c);
     const float *gp = p.g + w.row0 + (int64_t)c * 64 * p.H;
-    if (lane < L) g0 = __ldg(gp + (int64_t)lane * p.H);
-    if (lane + 32 < L) g1 = __ldg(gp + (int64_t)(lane + 32) * p.H);
+    if (lane < L) g0 = fmaxf(__ldg(gp + (int64_t)lane * p.H), SGLA_GATE_FLOOR_F);
+    if (lane + 32 < L) g1 = fmaxf(__ldg(gp + (int64_t)(lane + 32) * p.H), SGLA_GATE_FLOOR_F);
 }
 
 /* b (log2, chunk-local, cumulative; rows past the end repeat the last) of chunk c, by one warp */
@@ -221,7 +221,7 @@ __device__ __forceinline__ void gate_scan(const sgla_bparams &p, const BwdWork &
         bdst[lane + 32] = x1;
     } else if (p.gmode == SGLA_GATE_GAMMA) {
         const int L = rows_of(w, c);
-        const float gl2 = p.g_gamma[w.h] * SGLA_LOG2E;
+        const float gl2 = fmaxf(p.g_gamma[w.h], SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
         bdst[lane] = gl2 * (float)(lane + 1 < L ? lane + 1 : L);
         bdst[lane + 32] = gl2 * (float)(lane + 33 < L ? lane + 33 : L);
     } else {

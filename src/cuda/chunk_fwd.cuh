@@ -195,7 +195,7 @@ template <int BV> static __device__ __forceinline__ int chunk_work(const sgla_kp
     w.nchunks = (int)((w.len + 63) / 64); /* < 2^31: T < 2^31 */
     w.row0 = (w.bidx * p.T + w.t0) * p.H + w.h;
     w.gg = p.gmode == SGLA_GATE_G ? p.g + w.row0 : (const float *)0;
-    w.gl2 = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] * SGLA_LOG2E : 0.f;
+    w.gl2 = p.gmode == SGLA_GATE_GAMMA ? fmaxf(p.g_gamma[w.h], SGLA_GATE_FLOOR_F) * SGLA_LOG2E : 0.f;
     return 1;
 }
 
@@ -262,8 +262,8 @@ static __device__ __forceinline__ void load_gate(const sgla_kparams &p, const Ch
 {
     const int64_t tk0 = (int64_t)c * 64;
     const int cl = chunk_rows(w.len, c);
-    g0 = lane < cl ? __ldg(w.gg + (tk0 + lane) * p.H) : 0.f;
-    g1 = lane + 32 < cl ? __ldg(w.gg + (tk0 + lane + 32) * p.H) : 0.f;
+    g0 = lane < cl ? fmaxf(__ldg(w.gg + (tk0 + lane) * p.H), SGLA_GATE_FLOOR_F) : 0.f;
+    g1 = lane + 32 < cl ? fmaxf(__ldg(w.gg + (tk0 + lane + 32) * p.H), SGLA_GATE_FLOOR_F) : 0.f;
 }
 
 template <class Sh>

@@ -7,6 +7,8 @@
 #include <stdint.h>
 
 #define SGLA_LOG2E 1.4426950408889634f
+/* SGLA_GATE_FLOOR (core.h) in fp32: every chunked kernel takes max(g, this) */
+#define SGLA_GATE_FLOOR_F (-128.0f)
 
 enum { SGLA_GATE_NONE = 0, SGLA_GATE_GAMMA = 1, SGLA_GATE_G = 2 };
 

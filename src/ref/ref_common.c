@@ -80,7 +80,7 @@ void ref_chunk_logcum(const sgla_forward_desc *d, int64_t b, int64_t h, int64_t 
 {
     double acc = 0.0;
     for (int64_t r = 0; r < n; r++) {
-        acc += ref_gate(d, b, t0 + r, h);
+        acc += sgla_gate_floor(ref_gate(d, b, t0 + r, h));
         bc[r] = acc;
     }
 }

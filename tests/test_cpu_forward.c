@@ -236,11 +236,60 @@ static cfg random_cfg(tu_rng *r, int big)
     return c;
 }
 
+/* A decay close to 1 over a long sequence (issue: constant g = -1e-7 gave ht
+ * 2e-5 off at T = 1e5, one-signed, because the per-chunk carry exp(b_C) was
+ * rounded the same way every chunk).  ht against the fp64 recurrence, both gate
+ * forms, chunk 64 and 16, every ISA level. */
+static void check_alpha_near_one(tu_rng *r)
+{
+    enum { T = 100000, K = 16, V = 16 };
+    float *q = malloc((size_t)T * K * 4), *k = malloc((size_t)T * K * 4), *v = malloc((size_t)T * V * 4);
+    float *g = malloc((size_t)T * 4), *o = malloc((size_t)T * V * 4), ht[K * V];
+    double *o64 = malloc((size_t)T * V * 8), ht64[K * V];
+    if (!q || !k || !v || !g || !o || !o64) {
+        TU_CHECK(0, "alpha near 1: out of memory");
+        goto out;
+    }
+    for (int64_t i = 0; i < (int64_t)T * K; i++) q[i] = (float)tu_normal(r), k[i] = (float)tu_normal(r) * 0.01f;
+    for (int64_t i = 0; i < (int64_t)T * V; i++) v[i] = (float)tu_normal(r);
+    for (int64_t t = 0; t < T; t++) g[t] = -1e-7f;
+    const float gamma = -1e-7f;
+    for (int form = 0; form < 2; form++) {
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.q = q, d.k = k, d.v = v, d.o = o, d.ht = ht, d.dtype = SGLA_F32;
+        if (form) d.g_gamma = &gamma;
+        else d.g = g;
+        d.B = 1, d.T = T, d.H = 1, d.K = K, d.V = V, d.scale = 0.25f;
+        TU_CHECK(sgla_reference(&d, SGLA_BACKEND_REF_A, o64, ht64) == SGLA_OK, "alpha near 1: ref-a: %s",
+                 sgla_last_error());
+        static const int isas[] = {SGLA_CPU_ISA_SCALAR, SGLA_CPU_ISA_AVX2, SGLA_CPU_ISA_AVX512};
+        for (int ii = 0; ii < 3; ii++) {
+            if (!sgla_cpu_force_isa(isas[ii])) continue;
+            for (int ck = 0; ck < 2; ck++) {
+                d.chunk = ck ? 16 : 64;
+                TU_CHECK(sgla_forward(&d, SGLA_BACKEND_CPU) == SGLA_OK, "alpha near 1: cpu: %s", sgla_last_error());
+                double num = 0, den = 0;
+                for (int i = 0; i < K * V; i++) num += (ht[i] - ht64[i]) * (ht[i] - ht64[i]), den += ht64[i] * ht64[i];
+                const double rel = sqrt(num / den);
+                printf("alpha = exp(-1e-7), T = %d, %s, chunk %d, %s: ht rel %.2e\n", T, form ? "g_gamma" : "g",
+                       (int)d.chunk, sgla_cpu_isa_name(isas[ii]), rel);
+                TU_CHECK(rel <= 3e-6, "alpha near 1 (%s, chunk %d, %s): ht rel %.2e > 3e-6", form ? "g_gamma" : "g",
+                         (int)d.chunk, sgla_cpu_isa_name(isas[ii]), rel);
+            }
+        }
+        sgla_cpu_force_isa(SGLA_CPU_ISA_AUTO);
+    }
+out:
+    free(q), free(k), free(v), free(g), free(o), free(o64);
+}
+
 int main(void)
 {
     uint64_t seed = tu_seed("test_cpu_forward");
     tu_rng r;
     tu_rng_init(&r, seed);
+    check_alpha_near_one(&r);
     const int isas[] = {SGLA_CPU_ISA_SCALAR, SGLA_CPU_ISA_AVX2, SGLA_CPU_ISA_AVX512};
     for (int ii = 0; ii < 3; ii++) {
         if (!sgla_cpu_force_isa(isas[ii])) {

@@ -102,7 +102,7 @@ static size_t bscratch_floats(const bplan *p, bscratch *s, float *m)
 
 /* The gates of a chunk of n tokens at token t: G (scale Gamma; with_G = 0
  * skips it: the forward pass needs only w and the carry), rs = scale exp(b),
- * w = exp(b_n - b); returns exp(b_n). */
+ * w = exp(b_n - b); returns exp(b_n) - 1 (the carry as cpu_kernels.h takes it). */
 static float chunk_gates(const bplan *p, bscratch *s, int64_t bb, int64_t t, int64_t h, int n, int with_G)
 {
     const sgla_forward_desc *d = p->d;
@@ -153,7 +153,7 @@ static void tri_product(const sgla_cpu_kernels *kr, int upper, int n, int cols, 
     for (int p0 = 0; p0 < n; p0 += TRI_ROWS) {
         const int rows = n - p0 < TRI_ROWS ? n - p0 : TRI_ROWS;
         const int r0 = upper ? p0 : 0, r1 = upper ? n : p0 + rows;
-        kr->state(r1 - r0, rows, cols, M + (size_t)p0 * ldm + r0, ldm, X + (size_t)r0 * ldx, ldx, Sin ? 1.0f : 0.0f,
+        kr->state(r1 - r0, rows, cols, M + (size_t)p0 * ldm + r0, ldm, X + (size_t)r0 * ldx, ldx, 0.0f,
                   Sin ? Sin + (size_t)p0 * ldo : NULL, Out + (size_t)p0 * ldo, ldo);
     }
 }
@@ -237,7 +237,7 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
         if (p->gate) {
             double t1 = 0.0;
             for (int r = 0; r < V; r++) t1 += kr->dot64(s->dSt + (size_t)r * ldk, St + (size_t)r * ldk, K);
-            t1 *= (double)a;
+            t1 *= 1.0 + (double)a; /* a is the carry minus 1 */
             for (int r = 0; r < n; r++) {
                 s->u[r] = kr->dot64(s->Kp + (size_t)r * ldk, s->dKs + (size_t)r * ldk, K);
                 s->e[r] = kr->dot64(s->Q + (size_t)r * ldk, s->dQs + (size_t)r * ldk, K);

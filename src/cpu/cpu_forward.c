@@ -267,7 +267,7 @@ static int scratch_alloc(const plan *p, scratch *s, float **mem)
 /* Constant gates (none / gamma) give the same G and rs for every chunk of a
  * head: *g_built says the scratch already holds them for this head. */
 
-/* Build G (rows 0..n-1, zero above the diagonal), rs, w and return a for a
+/* Build G (rows 0..n-1, zero above the diagonal), rs, w and return a - 1 for a
  * chunk of n tokens starting at token t (batch row bb, head h). */
 static float chunk_gates(const plan *p, const scratch *s, int64_t bb, int64_t t, int64_t h, int n,
                          const float *etab, int *g_built)
@@ -285,7 +285,7 @@ static float chunk_gates(const plan *p, const scratch *s, int64_t bb, int64_t t,
             }
             *g_built = 1;
         }
-        return 1.0f;
+        return 0.0f;
     }
     if (p->gate == 1) {
         if (!*g_built) {
@@ -297,7 +297,7 @@ static float chunk_gates(const plan *p, const scratch *s, int64_t bb, int64_t t,
             *g_built = 1;
         }
         for (int i = 0; i < n; i++) s->w[i] = etab[n - 1 - i];
-        return etab[n];
+        return (float)expm1(sgla_gate_floor((double)((const float *)d->g_gamma)[h]) * n);
     }
     /* data-dependent gate: chunk-local cumulative sum in double */
     const float *g = (const float *)d->g + ((bb * d->T + t) * d->H + h);
@@ -318,10 +318,7 @@ float sgla_cpu_gate_weights(const sgla_cpu_kernels *kr, int n, const double *b, 
     for (int i = 0; i < n; i++) rs[i] *= scale;
     for (int i = 0; i < n; i++) x[i] = (float)(b[n] - b[i + 1]);
     kr->vexp(x, w, n);
-    x[0] = (float)b[n];
-    float a;
-    kr->vexp(x, &a, 1);
-    return a;
+    return (float)expm1(b[n]); /* the carry as a - 1 (cpu_kernels.h, state) */
 }
 
 /* ---- packing ------------------------------------------------------------------ */
@@ -504,7 +501,7 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
 /* ---- one item split along the sequence (called inside a parallel region) ---- */
 
 /* Sbuf holds nch states of K*V: first each chunk's D, then (after the scan)
- * the state at the start of each chunk; carry[c] is chunk c's exp(b_n). */
+ * the state at the start of each chunk; carry[c] is chunk c's exp(b_n) - 1. */
 static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, float *Sbuf, float *carry)
 {
     const sgla_forward_desc *d = p->d;

@@ -28,14 +28,16 @@
  *        nt != 0: O is the caller's fp32 output, every row 64-byte aligned
  *        and V a multiple of 16; the kernel may use streaming stores.
  * state: D[p][:] = sum_{r<n} Kt[p][r] Vw[r][:]  (the write weights are in Vw)
- *        Sout = fma(a, Sin, D) elementwise, or Sout = D when Sin == NULL.
+ *        Sout = Sin + fma(am1, Sin, D) elementwise (am1 = a - 1 = expm1(b_n):
+ *        the carry's rounding no longer compounds over chunks when a is near
+ *        1), or Sout = D when Sin == NULL.
  *        Sin may equal Sout.  The accumulation order over r is fixed
  *        (r = 0..n-1, one fma per term, from zero), so D is the same number
  *        whichever thread computes it.
- * scan:  for each of cnt elements: (s, d) <- (fma(a, s, d), s): d receives
- *        the state at the chunk's start, s moves on (single rounding).
+ * scan:  for each of cnt elements: (s, d) <- (s + fma(am1, s, d), s): d
+ *        receives the state at the chunk's start, s moves on.
  * decode:(one token) o[:] = fma(A11, v, rs * (q^T Sin)) with A11 = g11*(q.k);
- *        Sout[p][:] = fma(a, Sin[p][:], k[p] * v[:]).  Sin may equal Sout;
+ *        Sout[p][:] = Sin + fma(am1, Sin[p][:], k[p] * v[:]).  Sin may equal Sout;
  *        the state is read and written once.
  * vexp:  y = exp(x) for x <= 0 (x finite), results below FLT_MIN flushed
  *        to 0 (they are < 1.2e-38 of the largest weight, 1); y may be x.
@@ -68,10 +70,10 @@ typedef struct sgla_cpu_kernels {
                 const float *S, int lds, const float *A, int lda, const float *Vp, int ldv,
                 float *O, int ldo, int nt);
     void (*state)(int n, int K, int V, const float *Kt, int ldkt, const float *Vw, int ldv,
-                  float a, const float *Sin, float *Sout, int lds);
-    void (*scan)(int64_t cnt, float a, float *s, float *d);
+                  float am1, const float *Sin, float *Sout, int lds);
+    void (*scan)(int64_t cnt, float am1, float *s, float *d);
     void (*decode)(int K, int V, const float *q, const float *k, const float *v, float rs,
-                   float g11, float a, const float *Sin, float *Sout, float *o);
+                   float g11, float am1, const float *Sin, float *Sout, float *o);
     void (*vexp)(const float *x, float *y, int cnt);
     void (*gmask)(int n, const double *b, float scale, float *G, int ldg);
     void (*trans)(int n, int K, const float *src, int lds, float *dst, int ldd);
@@ -121,7 +123,7 @@ int sgla_cpu_default_threads(void);
 
 /* A chunk's weights from its cumulative log-gates b[0..n] (b[0] = 0): G (when
  * not NULL; rows 0..n-1, the part above the diagonal left alone), rs = scale
- * exp(b), w = exp(b_n - b); returns the carry exp(b_n).  x: n + 1 floats of
+ * exp(b), w = exp(b_n - b); returns the carry minus 1, expm1(b_n).  x: n + 1 floats of
  * scratch.  Shared by the forward and the backward so both weight alike. */
 float sgla_cpu_gate_weights(const sgla_cpu_kernels *kr, int n, const double *b, float scale, float *G, int ldg,
                             float *rs, float *w, float *x);

@@ -306,6 +306,10 @@ int main(void)
         {BF, G, NEG30, 1, 1000, 2, 128, 256, 0, 1, 0, 0},
         {BF, G, MIX30, 1, 1000, 2, 256, 128, 1, 1, 0, 0},
         {BF, G, CONFORM_RESET, 1, 1000, 2, 128, 128, 1, 1, 0, 0},
+        /* a decay within 1e-7 of 1 over 1e5 tokens (ht's rel error is printed: docs/numerics.md) */
+        {BF, G, CONFORM_NEAR1, 1, 100000, 1, 128, 128, 0, 1, 0, 0},
+        {F32, G, CONFORM_NEAR1, 1, 100000, 1, 64, 64, 0, 1, 0, 0},
+        {BF, GAMMA, CONFORM_NEAR1, 1, 100000, 1, 64, 64, 0, 1, 0, 0},
         {BF, GAMMA, CONFORM_RESET, 1, 300, 2, 64, 64, 1, 1, 0, 0},
         {BF, GAMMA, MILD, 2, 65, 2, 128, 128, 1, 1, 0, 0},
         {BF, GAMMA, MILD, 1, 4096, 2, 128, 128, 0, 1, 0, 0},

@@ -19,7 +19,7 @@ static const char *gate_name(int g)
 }
 static const char *range_name(int r)
 {
-    static const char *n[] = {"mild", "near0", "-30", "mix0/-30", "reset"};
+    static const char *n[] = {"mild", "near0", "-30", "mix0/-30", "reset", "-1e-7"};
     return n[r];
 }
 
@@ -28,6 +28,7 @@ static float draw_gate(ref_rng *r, int range)
     switch (range) {
     case CONFORM_NEAR0: return ref_rng_uniform(r) < 0.2 ? 0.0f : (float)(-1e-3 * ref_rng_uniform(r));
     case CONFORM_NEG30: return -30.0f;
+    case CONFORM_NEAR1: return -1e-7f;
     case CONFORM_MIX30: return ref_rng_uniform(r) < 0.5 ? 0.0f : -30.0f;
     case CONFORM_RESET: {
         static const float huge[4] = {-1e12f, -1e17f, -1e30f, -FLT_MAX};

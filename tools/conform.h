@@ -30,7 +30,16 @@ typedef enum conform_gate { CONFORM_GATE_NONE, CONFORM_GATE_GAMMA, CONFORM_GATE_
 /* RESET: mild gates with about 3 % of them huge and finite (-1e12, -1e17, -1e30, -FLT_MAX),
  * how users write "forget everything here" (-inf is refused); g_gamma: such a value on
  * every other head */
-typedef enum conform_range { CONFORM_MILD, CONFORM_NEAR0, CONFORM_NEG30, CONFORM_MIX30, CONFORM_RESET } conform_range;
+/* NEAR1: every gate -1e-7 (a decay within 1e-7 of 1: long memories, where a carry's
+ * rounding would compound) */
+typedef enum conform_range {
+    CONFORM_MILD,
+    CONFORM_NEAR0,
+    CONFORM_NEG30,
+    CONFORM_MIX30,
+    CONFORM_RESET,
+    CONFORM_NEAR1
+} conform_range;
 
 typedef struct conform_case {
     sgla_dtype dtype;

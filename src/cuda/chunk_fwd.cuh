@@ -541,13 +541,14 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint64_t dV = desc_nmajor(vs);
         ldsum += bC;
-        /* S = exp2(b_last) S + (K exp2(b_last - b))^T V */
+        /* S = exp2(b_last) S + (K exp2(b_last - b))^T V, the first term as S + expm1 S: the
+         * carry's rounding does not compound over chunks when it is close to 1 */
         if (p.gmode) {
-            const float d = sgla_exp2(bC);
+            const float dm1 = expm1f(bC * SGLA_LN2);
 #pragma unroll
             for (int mt = 0; mt < Sh::MT; mt++)
 #pragma unroll
-                for (int e = 0; e < Sh::NR; e++) S[mt][e] *= d;
+                for (int e = 0; e < Sh::NR; e++) S[mt][e] = fmaf(dm1, S[mt][e], S[mt][e]);
         }
         uint32_t kf[Sh::MT][4][4];
 #pragma unroll

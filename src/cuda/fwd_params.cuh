@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #define SGLA_LOG2E 1.4426950408889634f
+#define SGLA_LN2 0.6931471805599453f
 /* SGLA_GATE_FLOOR (core.h) in fp32: every chunked kernel takes max(g, this) */
 #define SGLA_GATE_FLOOR_F (-128.0f)
 

@@ -25,7 +25,8 @@ __global__ void __launch_bounds__(256) fwd_f32_recurrent(const sgla_kparams p)
 #pragma unroll
     for (int i = 0; i < 32; i++)
         S[i] = (i < kper && h0p) ? h0p[(int64_t)(kg * kper + i) * p.V] : 0.f;
-    const float ag = p.gmode == SGLA_GATE_GAMMA ? expf(p.g_gamma[h]) : 1.f;
+    /* the decay as a - 1 = expm1(g): S + (a - 1) S does not compound a's rounding over tokens */
+    const float ag = p.gmode == SGLA_GATE_GAMMA ? expm1f(p.g_gamma[h]) : 0.f;
     for (int64_t t = t0; t < t1; t++) {
         const int64_t row = (bidx * p.T + t) * p.H + h;
         const float *qg = (const float *)p.q + row * p.K, *kg_ = (const float *)p.k + row * p.K;
@@ -34,7 +35,7 @@ __global__ void __launch_bounds__(256) fwd_f32_recurrent(const sgla_kparams p)
             k_s[i] = kg_[i];
         }
         if (tid < F32_VC) v_s[tid] = ((const float *)p.v)[row * p.V + v0 + tid];
-        if (tid == 0) a_s = p.gmode == SGLA_GATE_G ? expf(p.g[row]) : ag;
+        if (tid == 0) a_s = p.gmode == SGLA_GATE_G ? expm1f(p.g[row]) : ag;
         __syncthreads();
         const float a = a_s, vv = v_s[vc];
         float part = 0.f;
@@ -42,7 +43,7 @@ __global__ void __launch_bounds__(256) fwd_f32_recurrent(const sgla_kparams p)
         for (int i = 0; i < 32; i++)
             if (i < kper) {
                 const int kk = kg * kper + i;
-                S[i] = fmaf(a, S[i], k_s[kk] * vv);
+                S[i] = S[i] + fmaf(a, S[i], k_s[kk] * vv);
                 part = fmaf(q_s[kk], S[i], part);
             }
         red[kg][vc] = part;

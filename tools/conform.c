@@ -457,6 +457,15 @@ done:
 }
 #endif
 
+/* dg_gamma sums dg over every token: where those cancel (decays near 1, long
+ * sequences) its relative error is the tokens' times sum|dg_t| / |sum dg_t|, and
+ * 16-bit states make the tokens' ~1e-3 (docs/numerics.md): three times the bar */
+static double bar_of(conform_bresult *res, sgla_dtype dt, int i)
+{
+    res->bars[i] = i == CONFORM_DGG && (dt == SGLA_BF16 || dt == SGLA_F16) ? 3 * res->bar : res->bar;
+    return res->bars[i];
+}
+
 int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresult *res)
 {
     memset(res, 0, sizeof *res);
@@ -501,7 +510,7 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
     for (int i = 0; i < CONFORM_NGRAD; i++) {
         if (!res->present[i] || res->status != SGLA_OK) continue;
         res->rel[i] = rel_l2(out[i], types[i], refs[i], counts[i], &res->unwritten[i]);
-        res->pass &= res->unwritten[i] == 0 && res->rel[i] <= res->bar;
+        res->pass &= res->unwritten[i] == 0 && res->rel[i] <= bar_of(res, dt, i);
         double far = -1;
         for (int64_t e = 0; e < counts[i]; e++) {
             const double a = sgla_load(out[i], types[i], e), d = fabs(a - refs[i][e]);
@@ -523,7 +532,7 @@ void conform_print_backward(FILE *f, const conform_bresult *res)
     else if (!res->pass) {
         fprintf(f, " -- above the bar %.0e or not written; farthest:", res->bar);
         for (int i = 0; i < CONFORM_NGRAD; i++)
-            if (res->present[i] && !(res->rel[i] <= res->bar))
+            if (res->present[i] && !(res->rel[i] <= res->bars[i]))
                 fprintf(f, " %s[%lld] %.6g (fp64 %.6g)", names[i], (long long)res->worst[i], res->worst_out[i],
                         res->worst_ref[i]);
     }

@@ -107,7 +107,8 @@ enum { CONFORM_DQ, CONFORM_DK, CONFORM_DV, CONFORM_DG, CONFORM_DGG, CONFORM_DH0,
 typedef struct conform_bresult {
     sgla_status status;
     char label[192];
-    double bar;                        /* rel L2 bar of every gradient */
+    double bar;                        /* rel L2 bar of every gradient but dg_gamma */
+    double bars[CONFORM_NGRAD];        /* the bar each gradient was judged by */
     int present[CONFORM_NGRAD];        /* the gradients the case has */
     double rel[CONFORM_NGRAD];         /* rel L2 against fp64 */
     int64_t unwritten[CONFORM_NGRAD];  /* elements left NaN */

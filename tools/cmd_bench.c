@@ -38,7 +38,7 @@ static void usage(FILE *f)
             "\n"
             "Times one forward per shape (median of --iters runs after --warmup runs) and prints\n"
             "one row per shape.  --shape may be repeated (B,T,H,D means K = V = D); without it a\n"
-            "built-in list runs: the issue's targets 1,4096,16,128,128; 1,16384,8,128,128;\n"
+            "built-in list runs the shapes of docs/perf.md: 1,4096,16,128,128; 1,16384,8,128,128;\n"
             "4,2048,16,64,64; one head of a long sequence (the sequence-split path), and a decode\n"
             "step 64,1,16,128,128 (state in place, ht == h0).  A shape with T = 1 is always run\n"
             "as a decode step in place, twice: `warm` updates one state again and again (it stays in\n"

@@ -281,7 +281,7 @@ static int plot_error(const char *path, uint64_t seed, int trials, char *err, si
     {
         double y0 = svg_map(&ay, 4.6e-4), y1 = svg_map(&ay, 4.1e-4);
         svg_rect_alpha(&s, L, y0, PW, y1 - y0, "#1f77b4", 0.08);
-        svg_text(&s, L + PW - 6, y0 - 5, 10.5, "end", 0, 0, "#1f77b4", "article: ratio form in 4.1\u20134.6e\u22124");
+        svg_text(&s, L + PW - 6, y0 - 5, 10.5, "end", 0, 0, "#1f77b4", "published: ratio form in 4.1\u20134.6e\u22124");
     }
     /* alpha^-(C-1) = 65504. */
     {
@@ -329,10 +329,10 @@ static int plot_error(const char *path, uint64_t seed, int trials, char *err, si
     svg_text(&s, lx + 38, ly + 4, 11, "start", 0, 0, "#111111", "NaN (plotted at the top)");
     ly += 22;
     svg_circle(&s, lx + 15, ly, 5, "none", "#111111", 1.3);
-    svg_text(&s, lx + 38, ly + 4, 11, "start", 0, 0, "#111111", "article: ratio form");
+    svg_text(&s, lx + 38, ly + 4, 11, "start", 0, 0, "#111111", "published: ratio form");
     ly += 22;
     svg_rect(&s, lx + 10.5, ly - 4.5, 9, 9, "none", "#111111", 1.3);
-    svg_text(&s, lx + 38, ly + 4, 11, "start", 0, 0, "#111111", "article: factorised form");
+    svg_text(&s, lx + 38, ly + 4, 11, "start", 0, 0, "#111111", "published: factorised form");
     ly += 34;
     svg_text(&s, lx, ly, 11, "start", 0, 0, "#333333", "The ratio form keeps every weight");
     svg_text(&s, lx, ly + 15, 11, "start", 0, 0, "#333333", "in (0, 1]: its error does not");

@@ -16,7 +16,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: sgla tables [--seed N] [--help]\n"
             "\n"
-            "Print the numeric tables of the design (SPEC §4), computed, not copied:\n"
+            "Print the numeric tables of the design, computed, not copied (docs/numerics.md\n"
+            "explains each and what it means for the chunk size, dtype and gate form):\n"
             "  1. overflow of the factorised weight alpha^-j and the largest safe exponent\n"
             "     in fp16 (65504) and fp32 (FLT_MAX);\n"
             "  2. the ratio form's smallest weight alpha^(C-1) at C = 64 and 128 and its\n"
@@ -30,7 +31,7 @@ static void usage(FILE *f)
 
 static void table_overflow(void)
 {
-    printf("1. Factorised weight alpha^-j (article §3): overflow and the largest safe exponent\n\n");
+    printf("1. Factorised weight alpha^-j (docs/numerics.md §1): overflow and the largest safe exponent\n\n");
     printf("  alpha   alpha^-31    alpha^-63    alpha^-127   | fp16 (max 65504)      | fp32 (max %.4e)\n",
            (double)FLT_MAX);
     printf("                                                 | j_max  alpha^-j_max   | j_max  alpha^-j_max\n");
@@ -44,7 +45,7 @@ static void table_overflow(void)
     double a8 = 0.8;
     int64_t j8 = ref_fact_max_exponent(a8, 65504.0);
     printf("\n  j_max is the largest j with alpha^-j <= the format's largest finite value.  The\n"
-           "  article's \"C < %lld\" for alpha = 0.8 is this exponent: 0.8^-%lld = %.4e <= 65504 <\n"
+           "  published bound \"C < %lld\" for alpha = 0.8 is this exponent: 0.8^-%lld = %.4e <= 65504 <\n"
            "  0.8^-%lld = %.4e.  A chunk of C tokens uses exponents up to C-1, so in fp16 the\n"
            "  factorised form is safe for C <= j_max + 1 (%lld at alpha = 0.8) and C = 64 overflows\n"
            "  for every alpha <= %.2f in the table.\n\n",
@@ -54,7 +55,7 @@ static void table_overflow(void)
 
 static void table_underflow(void)
 {
-    printf("2. Ratio form's smallest weight alpha^(C-1) (article §3.2): class after rounding\n\n");
+    printf("2. Ratio form's smallest weight alpha^(C-1) (docs/numerics.md §2): class after rounding\n\n");
     printf("  alpha   C=64: alpha^63   fp16        fp32       | C=128: alpha^127  fp16        fp32\n");
     for (size_t a = 0; a < N_ALPHAS; a++) {
         double al = alphas[a], w64 = pow(al, 63.0), w128 = pow(al, 127.0);
@@ -79,7 +80,7 @@ static void print_steps(const char *what, int64_t sub, int64_t zero, int64_t n)
 
 static int table_cumprod(uint64_t seed)
 {
-    printf("3. Direct cumprod vs log-domain cumsum of gates alpha_t ~ U(0.5, 0.9) (article §2.1, §2.3;\n"
+    printf("3. Direct cumprod vs log-domain cumsum of gates alpha_t ~ U(0.5, 0.9) (docs/numerics.md §3;\n"
            "   seed %llu): the product over the first N gates.  \"step\": every multiply done in the\n"
            "   format; \"store\": a wider running product (fp32 / fp64) rounded when stored.\n\n",
            (unsigned long long)seed);
@@ -119,7 +120,7 @@ static void table_memory(void)
 {
     static const double mem_alphas[] = {0.999, 0.99, 0.95, 0.9, 0.5};
     printf("4. Effective memory length L = ln(1e-3)/ln(alpha), the token count after which a\n"
-           "   contribution is weighted 1e-3 (article §6)\n\n");
+           "   contribution is weighted 1e-3 (docs/numerics.md §4)\n\n");
     printf("  alpha   alpha^64      L (exact)    L (tokens)\n");
     for (size_t a = 0; a < sizeof mem_alphas / sizeof mem_alphas[0]; a++) {
         double al = mem_alphas[a], L = ref_memory_length(al);

@@ -150,7 +150,7 @@ static int row(const char *label, const double *o, const double *o_ref, int64_t 
 static void header(void)
 {
     printf("  %-34s %-10s %-10s %-10s %-10s %-4s %s\n", "comparison", "o max abs", "o rel L2", "ht max abs",
-           "ht rel L2", "", "article (max abs / rel L2)");
+           "ht rel L2", "", "published (max abs / rel L2)");
 }
 
 static int level1(uint64_t seed)
@@ -213,7 +213,7 @@ static int level1(uint64_t seed)
                                 if (gm > gmax) gmax = gm;
                             }
                     }
-            printf("  Gamma_ij range over all chunks: [%.3f, %.3f] (all <= 1; article [0.628, 1.000])\n", gmin, gmax);
+            printf("  Gamma_ij range over all chunks: [%.3f, %.3f] (all <= 1; published [0.628, 1.000])\n", gmin, gmax);
         }
         vcase_free(&c);
     }
@@ -296,7 +296,7 @@ static int level3(uint64_t seed)
     printf("level 3: the fp16 failure point, one chunk C = %d, K = V = %d, fp16 storage, fp32 accumulation,\n"
            "         median rel L2 of %d random inputs against fp64\n\n",
            C, D, trials);
-    printf("  alpha  ratio (fp32 table)  ratio (fp16 table)  factorised  alpha^-(C-1)  | article: ratio  factorised\n");
+    printf("  alpha  ratio (fp32 table)  ratio (fp16 table)  factorised  alpha^-(C-1)  | published: ratio factorised\n");
     int fails = 0, outside_article = 0;
     for (size_t a = 0; a < sizeof alphas / sizeof alphas[0]; a++) {
         double med[REF_L3_NUM_FORMS];
@@ -321,10 +321,10 @@ static int level3(uint64_t seed)
     }
     printf("\n  Rounding model (src/ref/ref_fp16.c): Q, K, V rounded to fp16; fp32 accumulation; ratio form\n"
            "  multiplies the fp32 scores by the Gamma table (fp32, this library's rule; or fp16, which\n"
-           "  is what reproduces the article's column) for j <= i only; factorised form stores\n"
+           "  is what reproduces the published column) for j <= i only; factorised form stores\n"
            "  Q*alpha^i and K*alpha^-j in fp16 (inf beyond 65504); the matrix fed to A*V is rounded\n"
            "  to fp16; the output is compared in fp32.\n");
-    printf("  %d finite value(s) outside the article's band %.1e-%.1e (a median of %d draws moves by\n"
+    printf("  %d finite value(s) outside the published band %.1e-%.1e (docs/numerics.md §5; a median of %d draws moves by\n"
            "  up to about +-0.3e-4 from seed to seed; the pass band allows for that).\n",
            outside_article, L3_ARTICLE_LO, L3_ARTICLE_HI, trials);
     printf("\nlevel 3: %s (thresholds: both ratio forms finite in %.1e-%.1e for every alpha; factorised\n"

@@ -76,6 +76,13 @@ sgla_cli_test(cli_help "--help" RE "usage: sgla <command>")
 sgla_cli_test(cli_version "version" RE "sgla [0-9]+\\.[0-9]+\\.[0-9]+")
 sgla_cli_test(cli_no_command "" RC 2 RE "usage")
 sgla_cli_test(cli_unknown_command "frobnicate" RC 2 RE "unknown command 'frobnicate'")
+# the conventions: -V, version --help, --name=value, -- ends the options (exit 2 for usage, 1 for runtime)
+sgla_cli_test(cli_version_short "-V" RE "^sgla [0-9]+\\.[0-9]+")
+sgla_cli_test(cli_version_help "version|--help" RE "usage: sgla version")
+sgla_cli_test(cli_version_extra "version|--bogus" RC 2 RE "takes no options")
+sgla_cli_test(cli_opt_equals "tables|--seed=3" RE "seed 3\\)")
+sgla_cli_test(cli_double_dash_end "tables|--" RE "Factorised weight")
+sgla_cli_test(cli_double_dash_operand "tables|--|extra" RC 2 RE "takes no operands")
 foreach(c verify tables run grad plot bench)
   sgla_cli_test(cli_help_${c} "${c}|--help" RE "usage: sgla ${c}")
 endforeach()
@@ -92,26 +99,26 @@ sgla_cli_test(cli_run_varlen "run|--q|${_data}/var_q.npy|--k|${_data}/var_k.npy|
   RE "varlen" FILES "${_out}/o_var.npy|${_out}/ht_var.npy")
 # errors: exit 2 and a message naming the problem
 sgla_cli_test(cli_run_missing_file "run|--q|${_out}/no_such_q.npy|--k|${_data}/run_k.npy|--v|${_data}/run_v.npy|--o|${_out}/x.npy"
-  RC 2 RE "--q: .*no_such_q.npy: cannot open")
+  RC 1 RE "--q: .*no_such_q.npy: cannot open")
 sgla_cli_test(cli_run_no_output "run|${_qkv}" RC 2 RE "--o is required")
 sgla_cli_test(cli_run_unknown_flag "run|${_qkv}|--o|${_out}/x.npy|--bogus" RC 2 RE "unknown option '--bogus'")
 sgla_cli_test(cli_run_fortran "run|--q|${_data}/run_q.npy|--k|${_data}/np_fortran.npy|--v|${_data}/run_v.npy|--o|${_out}/x.npy"
-  RC 2 RE "np_fortran.npy.*Fortran")
+  RC 1 RE "np_fortran.npy.*Fortran")
 sgla_cli_test(cli_run_shape_mismatch "run|--q|${_data}/run_q.npy|--k|${_data}/var_k.npy|--v|${_data}/run_v.npy|--o|${_out}/x.npy"
-  RC 2 RE "--k: .*var_k.npy: shape \\(1, 9, 2, 3\\), expected \\(2, 7, 2, 3\\)")
+  RC 1 RE "--k: .*var_k.npy: shape \\(1, 9, 2, 3\\), expected \\(2, 7, 2, 3\\)")
 sgla_cli_test(cli_run_dtype_mismatch "run|--q|${_data}/run_q.npy|--k|${_data}/run_k16.npy|--v|${_data}/run_v.npy|--o|${_out}/x.npy"
-  RC 2 RE "share a dtype")
+  RC 1 RE "share a dtype")
 sgla_cli_test(cli_run_two_gates "run|${_qkv}|--alpha|0.9|--g-gamma|${_data}/run_gg.npy|--o|${_out}/x.npy"
   RC 2 RE "at most one of")
 sgla_cli_test(cli_run_bad_alpha "run|${_qkv}|--alpha|1.5|--o|${_out}/x.npy" RC 2 RE "--alpha: 1.5 is not in")
 sgla_cli_test(cli_run_bad_chunk "run|${_qkv}|--chunk|0|--backend|ref-a|--o|${_out}/x.npy"
-  RC 2 RE "unsupported chunk size")
+  RC 1 RE "unsupported chunk size")
 sgla_cli_test(cli_run_bad_backend "run|${_qkv}|--backend|gpu|--o|${_out}/x.npy" RC 2 RE "--backend: 'gpu'")
-sgla_cli_test(cli_run_cu_batch "run|${_qkv}|--cu-seqlens|${_data}/var_cu.npy|--o|${_out}/x.npy" RC 2 RE "needs B = 1")
+sgla_cli_test(cli_run_cu_batch "run|${_qkv}|--cu-seqlens|${_data}/var_cu.npy|--o|${_out}/x.npy" RC 1 RE "needs B = 1")
 sgla_cli_test(cli_run_same_output "run|${_qkv}|--o|${_out}/same.npy|--ht|${_out}/same.npy" RC 2 RE "name the same file")
-sgla_cli_test(cli_run_gate_shape "run|${_qkv}|--g|${_data}/run_h0.npy|--o|${_out}/x.npy" RC 2 RE "--g: .*expected 3")
+sgla_cli_test(cli_run_gate_shape "run|${_qkv}|--g|${_data}/run_h0.npy|--o|${_out}/x.npy" RC 1 RE "--g: .*expected 3")
 if(NOT SGLA_HAVE_CUDA)
-  sgla_cli_test(cli_run_cuda_unavailable "run|${_qkv}|--backend|cuda|--o|${_out}/x.npy" RC 2 RE "not available")
+  sgla_cli_test(cli_run_cuda_unavailable "run|${_qkv}|--backend|cuda|--o|${_out}/x.npy" RC 1 RE "not available")
 endif()
 
 # ---- sgla plot --------------------------------------------------------------

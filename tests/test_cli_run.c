@@ -275,7 +275,7 @@ static void check_grad(void)
     snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --do '%s' --dq a.npy --dk b.npy --dv c.npy",
              dp("run_q.npy"), dp("run_k.npy"), dp("run_v.npy"), dp("run_q.npy"));
     rc = run_sub("grad", args, err, sizeof err);
-    TU_CHECK(rc == 2 && strstr(err, "--do"), "grad with do of q's shape: rc %d, '%s'", rc, err);
+    TU_CHECK(rc == 1 && strstr(err, "--do"), "grad with do of q's shape: rc %d, '%s'", rc, err);
     for (int i = 0; i < 5; i++) free(ref[i]);
     free(q64), free(k64), free(v64), free(g64), free(h064);
     npy_free(&q), npy_free(&k), npy_free(&v), npy_free(&g), npy_free(&h0);
@@ -339,7 +339,7 @@ static void file_safety(void)
     if (f) fputs("precious", f), fclose(f);
     snprintf(args, sizeof args, "%s --o fs_o.npy --ht fs_no_such_dir/ht.npy", qkv);
     rc = run_cli(args, err, sizeof err);
-    TU_CHECK(rc == 2 && strstr(err, "--ht"), "--ht into a missing directory: rc %d, '%s'", rc, err);
+    TU_CHECK(rc == 1 && strstr(err, "--ht"), "--ht into a missing directory: rc %d, '%s'", rc, err);
     TU_CHECK(same_bytes("fs_o.npy", "precious", 8), "a failed --ht changed --o's existing file");
     /* and a successful run replaces it */
     snprintf(args, sizeof args, "%s --o fs_o.npy --ht fs_ht.npy", qkv);
@@ -361,7 +361,7 @@ static void file_safety(void)
         if (system("command -v timeout > /dev/null 2>&1") == 0) run_prefix = "timeout 30 ";
         rc = run_cli(args, err, sizeof err);
         run_prefix = "";
-        TU_CHECK(rc == 2 && strstr(err, "not a regular file"), "FIFO input: rc %d, '%s'", rc, err);
+        TU_CHECK(rc == 1 && strstr(err, "not a regular file"), "FIFO input: rc %d, '%s'", rc, err);
         remove("fs_fifo.npy");
     }
     /* no temporary file is left behind by any of the above */
@@ -403,15 +403,15 @@ int main(void)
                    0.5, 1.0, 64, "ref-a", 1e-6, NPY_F32};
     check_case(&t0);
 
-    /* error exits: status 2 and a line naming the problem */
+    /* runtime failures: status 1 and a line naming the problem (2 is for usage errors) */
     char err[4096];
     int rc = run_cli("--q missing.npy --k missing.npy --v missing.npy --o o_x.npy", err, sizeof err);
-    TU_CHECK(rc == 2 && strstr(err, "missing.npy") && strstr(err, "cannot open"), "missing file: rc %d, '%s'", rc, err);
+    TU_CHECK(rc == 1 && strstr(err, "missing.npy") && strstr(err, "cannot open"), "missing file: rc %d, '%s'", rc, err);
     char args[4096];
     snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --g '%s' --o o_x.npy", dp("run_q.npy"), dp("run_k.npy"),
              dp("run_v.npy"), dp("run_gg.npy"));
     rc = run_cli(args, err, sizeof err);
-    TU_CHECK(rc == 2 && strstr(err, "--g") && strstr(err, "run_gg.npy"), "wrong gate rank: rc %d, '%s'", rc, err);
+    TU_CHECK(rc == 1 && strstr(err, "--g") && strstr(err, "run_gg.npy"), "wrong gate rank: rc %d, '%s'", rc, err);
     check_grad();
     file_safety();
     FILE *f = fopen("o_x.npy", "rb");

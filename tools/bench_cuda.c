@@ -21,7 +21,7 @@ int bench_cuda_run(const bench_args *a)
 {
     (void)a;
     fprintf(stderr, "sgla bench: this build has no CUDA backend\n");
-    return 2;
+    return 1;
 }
 #else
 
@@ -34,7 +34,7 @@ int bench_cuda_run(const bench_args *a)
         cudaError_t e_ = (call);                                                                  \
         if (e_ != cudaSuccess) {                                                                  \
             fprintf(stderr, "sgla bench: %s failed: %s\n", #call, cudaGetErrorString(e_));      \
-            rc = 2;                                                                               \
+            rc = 1;                                                                               \
             goto out;                                                                             \
         }                                                                                         \
     } while (0)
@@ -84,7 +84,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
     ref_rng s;
     ref_rng_init(&s, a->seed);
     const int iters = a->iters > 0 ? a->iters : 50, warm = a->warmup > 0 ? a->warmup : 5;
-    if (!hq || !hk || !hv) { fprintf(stderr, "sgla bench: out of host memory\n"); rc = 2; goto out; }
+    if (!hq || !hk || !hv) { fprintf(stderr, "sgla bench: out of host memory\n"); rc = 1; goto out; }
     if (dt == SGLA_F32) {
         for (int64_t i = 0; i < nqk; i++) ((float *)hq)[i] = (float)rng_normalish(&s);
         for (int64_t i = 0; i < nqk; i++) ((float *)hk)[i] = (float)rng_normalish(&s);
@@ -159,7 +159,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
             r = fp ? sgla_cuda_forward_forced(&d, fp) : sgla_forward(&d, SGLA_BACKEND_CUDA);
             if (r != SGLA_OK) {
                 printf("%-22s %s (%s)\n", shs, sgla_status_string(r), sgla_last_error());
-                rc = 2;
+                rc = 1;
                 goto out;
             }
         }
@@ -167,7 +167,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
             int k = (i + warm) % nsets;
             d.q = dq[k]; d.k = dk[k]; d.v = dv[k]; d.o = dout[k]; d.g = dg[k];
             BC(cudaEventRecord(ev[2 * i], st));
-            if ((fp ? sgla_cuda_forward_forced(&d, fp) : sgla_forward(&d, SGLA_BACKEND_CUDA)) != SGLA_OK) { rc = 2; goto out; }
+            if ((fp ? sgla_cuda_forward_forced(&d, fp) : sgla_forward(&d, SGLA_BACKEND_CUDA)) != SGLA_OK) { rc = 1; goto out; }
             BC(cudaEventRecord(ev[2 * i + 1], st));
         }
         BC(cudaStreamSynchronize(st));
@@ -207,7 +207,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
             }
             if (r != SGLA_OK) {
                 printf("%-22s backward: %s (%s)\n", shs, sgla_status_string(r), sgla_last_error());
-                rc = 2;
+                rc = 1;
             } else {
                 BC(cudaStreamSynchronize(st));
                 for (int i = 0; i < iters; i++) BC(cudaEventElapsedTime(&times[i], ev[2 * i], ev[2 * i + 1]));
@@ -239,7 +239,7 @@ int bench_cuda_run(const bench_args *a)
     char why[256];
     if (!sgla_backend_probe(SGLA_BACKEND_CUDA, why, sizeof why)) {
         fprintf(stderr, "sgla bench: CUDA backend unavailable: %s\n", why);
-        return 2;
+        return 1;
     }
     struct cudaDeviceProp prop;
     int dev = 0;

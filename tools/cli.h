@@ -1,6 +1,12 @@
 /* The sgla command-line tool: one file per sub-command, this header between
  * them.  Each sub-command returns the process exit status:
- * 0 success, 1 a check failed, 2 usage or input error. */
+ *   0 success;
+ *   1 a runtime failure: an input file unreadable or inconsistent, the call
+ *     refused by the library, a backend or device error, an output not
+ *     written, a verification check that failed;
+ *   2 a usage error: an unknown option, a missing or malformed value, options
+ *     that contradict each other (found before any file is read);
+ *   3 (verify) the levels asked for could not run (no CUDA device). */
 #ifndef SGLA_CLI_H
 #define SGLA_CLI_H
 

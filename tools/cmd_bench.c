@@ -128,7 +128,7 @@ static int time_forward(sgla_forward_desc *d, float **st, int nrot, int warm, in
                         const sgla_backward_desc *bwd)
 {
     double *times = malloc((size_t)iters * sizeof(double));
-    if (!times) return 2;
+    if (!times) return 1;
     double cpu_total = 0;
     for (int i = 0; i < warm + iters; i++) {
         if (nrot > 0) d->h0 = d->ht = st[i % nrot];
@@ -236,7 +236,7 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
     if (!q || !k || !v || !o || (a->gate == BENCH_GATE_G && !g) || (a->gate == BENCH_GATE_GAMMA && !gg) || !st_ok) {
         fprintf(stderr, "sgla bench: out of memory for shape %lld,%lld,%lld,%lld,%lld\n", (long long)B,
                 (long long)T, (long long)H, (long long)K, (long long)V);
-        rc = 2;
+        rc = 1;
         goto done;
     }
     ref_rng seed;
@@ -297,7 +297,7 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
         float *dg = g ? malloc((size_t)(B * T * H) * sizeof(float)) : NULL, *dgg = gg ? malloc((size_t)H * 4) : NULL;
         if (!dout || !dq || !dk || !dv || (g && !dg) || (gg && !dgg)) {
             fprintf(stderr, "sgla bench: out of memory for the backward\n");
-            rc = 2;
+            rc = 1;
         } else {
             fill(&seed, dout, a->dtype, nv, 1.0);
             sgla_backward_desc bd;
@@ -425,7 +425,7 @@ int sgla_cmd_bench(int argc, char **argv)
 
     if (isa != SGLA_CPU_ISA_AUTO && !sgla_cpu_force_isa(isa)) {
         fprintf(stderr, "sgla bench: --isa %s: this CPU cannot run it\n", sgla_cpu_isa_name(isa));
-        return 2;
+        return 1;
     }
     /* the library's own default: this file may be built without OpenMP while the
      * library runs on every thread, and the peak must be measured on as many */

@@ -47,7 +47,8 @@ static void usage(FILE *f)
             "\n"
             "Backends with a backward: ref-a (reverse-time recurrence, fp64), ref-b (chunked, fp64), cpu,\n"
             "cuda; auto is cuda when available, else cpu.\n"
-            "Exit status: 0 success, 2 bad arguments, unreadable or inconsistent input, or a library error.\n");
+            "Exit status: 0 success; 1 an input unreadable or inconsistent, the call refused, a\n"
+            "backend or file error (no output is left half written); 2 a usage error.\n");
 }
 
 enum { O_DQ, O_DK, O_DV, O_DG, O_DGG, O_DH0, NOUT };
@@ -91,7 +92,7 @@ static int run_cuda(const sgla_backward_desc *hb, const size_t in_bytes[9], cons
     size_t ob[NOUT];
     for (int o = 0; o < NOUT; o++) ob[o] = hout[o] ? out_bytes[o] : 0;
     void *din[9], *dout[NOUT] = {0};
-    int rc = 2;
+    int rc = 1;
     const char *ce = cli_cuda_upload(9, hin, in_bytes, din);
     if (!ce) ce = cli_cuda_upload(NOUT, NULL, ob, dout);
     if (ce) {
@@ -141,8 +142,8 @@ int sgla_cmd_grad(int argc, char **argv)
     memset(&dout, 0, sizeof dout);
     memset(&dht, 0, sizeof dht);
     void *out[NOUT] = {0};
-    if (cli_inputs_load(CMD, &a.in, &r, &d)) return 2;
-    rc = 2;
+    if (cli_inputs_load(CMD, &a.in, &r, &d)) return 1;
+    rc = 1; /* from here on a failure is a runtime one */
     const int64_t B = r.B, T = r.T, H = r.H, K = r.K, V = r.V, N = r.N;
     {
         const int64_t want[4] = {B, T, H, V};

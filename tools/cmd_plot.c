@@ -47,7 +47,7 @@ static void usage(FILE *f)
             "                      NaN region marked\n"
             "  bounds.svg          overflow of the factorised weight alpha^-(C-1) and underflow of the\n"
             "                      ratio form's smallest weight alpha^(C-1) against C, fp16 and fp32\n"
-            "Exit status: 0 success, 2 bad arguments or a file that cannot be written.\n",
+            "Exit status: 0 success, 1 a file that cannot be written, 2 a usage error.\n",
             ERR_C, ERR_D, ERR_TRIALS);
 }
 
@@ -557,5 +557,5 @@ int sgla_cmd_plot(int argc, char **argv)
     return 0;
 fail:
     fprintf(stderr, "sgla plot: %s\n", err);
-    return 2;
+    return 1;
 }

@@ -57,7 +57,8 @@ static void usage(FILE *f)
             "  --ht            [N,H,K,V]  f4 final state\n"
             "\n"
             "Prints the wall time of the compute call (and for cuda the device time by CUDA events).\n"
-            "Exit status: 0 success, 2 bad arguments, unreadable or inconsistent input, or a library error.\n");
+            "Exit status: 0 success; 1 an input unreadable or inconsistent, the call refused, a\n"
+            "backend or file error (no output is left half written); 2 a usage error.\n");
 }
 
 #define err_out(...) cli_err(CMD, __VA_ARGS__)
@@ -93,7 +94,7 @@ static int run_cuda(const sgla_forward_desc *h, const size_t in_bytes[7], size_t
     const size_t ob[2] = {bo, h->ht ? bht : 0};
     void *din[7], *dout[2] = {0};
     cudaEvent_t e0 = NULL, e1 = NULL;
-    int rc = 2;
+    int rc = 1;
     const char *ce = cli_cuda_upload(7, hin, in_bytes, din);
     if (!ce) ce = cli_cuda_upload(2, NULL, ob, dout);
     cudaError_t e = cudaSuccess;
@@ -149,8 +150,8 @@ int sgla_cmd_run(int argc, char **argv)
     void *o = NULL, *o_file = NULL;
     float *ht = NULL;
     double *o64 = NULL, *ht64 = NULL;
-    if (cli_inputs_load(CMD, &a.in, &r, &d)) return 2;
-    rc = 2;
+    if (cli_inputs_load(CMD, &a.in, &r, &d)) return 1;
+    rc = 1; /* from here on a failure is a runtime one */
     const int64_t B = r.B, T = r.T, H = r.H, K = r.K, V = r.V, N = r.N;
     const npy_dtype in_dt = r.in_dt;
     const sgla_dtype dt = r.dt;

@@ -245,7 +245,7 @@ int sgla_cmd_grad(int argc, char **argv)
             goto out;
         }
     }
-    printf("sgla grad: backend %s, %s, B=%lld T=%lld H=%lld K=%lld V=%lld%s, chunk %lld: %.6f s wall\n",
+    fprintf(stderr, "sgla grad: backend %s, %s, B=%lld T=%lld H=%lld K=%lld V=%lld%s, chunk %lld: %.6f s wall\n",
            sgla_backend_name(be), sgla_dtype_name(r.dt), (long long)B, (long long)T, (long long)H, (long long)K,
            (long long)V, a.in.cu ? " (varlen)" : "", (long long)d.chunk, wall);
     rc = 0;

@@ -298,11 +298,11 @@ int sgla_cmd_run(int argc, char **argv)
         err_out("%s", err);
         goto out;
     }
-    printf("sgla run: backend %s, %s, B=%lld T=%lld H=%lld K=%lld V=%lld%s, chunk %lld: %.6f s wall",
+    fprintf(stderr, "sgla run: backend %s, %s, B=%lld T=%lld H=%lld K=%lld V=%lld%s, chunk %lld: %.6f s wall",
            sgla_backend_name(be), sgla_dtype_name(dt), (long long)B, (long long)T, (long long)H, (long long)K,
            (long long)V, a.in.cu ? " (varlen)" : "", (long long)d.chunk, wall);
-    if (dev_ms >= 0.0f) printf(" (incl. transfers), %.6f s device", (double)dev_ms * 1e-3);
-    printf("\n");
+    if (dev_ms >= 0.0f) fprintf(stderr, " (incl. transfers), %.6f s device", (double)dev_ms * 1e-3);
+    fprintf(stderr, "\n");
     rc = 0;
 out:
     cli_inputs_free(&r);

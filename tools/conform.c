@@ -45,6 +45,7 @@ void conform_free(conform_data *x)
 {
     free(x->q), free(x->k), free(x->v), free(x->g), free(x->g_gamma), free(x->h0), free(x->cu);
     free(x->o64), free(x->ht64);
+    free(x->dgg_scale);
     free(x->dout), free(x->dht), free(x->dq64), free(x->dk64), free(x->dv64), free(x->dg64), free(x->dgg64),
         free(x->dh064);
     memset(x, 0, sizeof *x);
@@ -378,6 +379,26 @@ sgla_status conform_draw_backward(conform_data *x, ref_rng *r)
         b.dout = dout, b.dht = dht;
         b.dq = x->dq64, b.dk = x->dk64, b.dv = x->dv64, b.dg = x->dg64, b.dg_gamma = x->dgg64, b.dh0 = x->dh064;
         st = sgla_backward(&b, SGLA_BACKEND_REF_A);
+        /* dg_gamma sums dg over every token, and those terms cancel (decays near 1, long
+         * sequences): its error is judged against sum_t |dg_t| of its head, from the same
+         * backward with g_gamma given per token */
+        if (st == SGLA_OK && x->g_gamma) {
+            const int64_t ntok = x->ng / c->H;
+            double *gt = xmalloc((size_t)x->ng * 8), *dgt = xmalloc((size_t)x->ng * 8);
+            x->dgg_scale = xmalloc((size_t)c->H * 8);
+            double *scr[3] = {xmalloc((size_t)x->nqk * 8), xmalloc((size_t)x->nqk * 8), xmalloc((size_t)x->nv * 8)};
+            if (!gt || !dgt || !x->dgg_scale || !scr[0] || !scr[1] || !scr[2]) {
+                st = sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "conform: dg_gamma's scale");
+            } else {
+                for (int64_t i = 0; i < x->ng; i++) gt[i] = gg[i % c->H];
+                f.g = gt, f.g_gamma = NULL;
+                b.dq = scr[0], b.dk = scr[1], b.dv = scr[2], b.dg = dgt, b.dg_gamma = NULL, b.dh0 = NULL;
+                st = sgla_backward(&b, SGLA_BACKEND_REF_A);
+                for (int64_t h = 0; h < c->H; h++) x->dgg_scale[h] = 0;
+                for (int64_t i = 0; st == SGLA_OK && i < ntok * c->H; i++) x->dgg_scale[i % c->H] += fabs(dgt[i]);
+            }
+            free(gt), free(dgt), free(scr[0]), free(scr[1]), free(scr[2]);
+        }
     } else {
         sgla_fail(st, "conform: fp64 copies");
     }
@@ -457,14 +478,6 @@ done:
 }
 #endif
 
-/* dg_gamma sums dg over every token: where those cancel (decays near 1, long
- * sequences) its relative error is the tokens' times sum|dg_t| / |sum dg_t|, and
- * 16-bit states make the tokens' ~1e-3 (docs/numerics.md): three times the bar */
-static double bar_of(conform_bresult *res, sgla_dtype dt, int i)
-{
-    res->bars[i] = i == CONFORM_DGG && (dt == SGLA_BF16 || dt == SGLA_F16) ? 3 * res->bar : res->bar;
-    return res->bars[i];
-}
 
 int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresult *res)
 {
@@ -510,7 +523,16 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
     for (int i = 0; i < CONFORM_NGRAD; i++) {
         if (!res->present[i] || res->status != SGLA_OK) continue;
         res->rel[i] = rel_l2(out[i], types[i], refs[i], counts[i], &res->unwritten[i]);
-        res->pass &= res->unwritten[i] == 0 && res->rel[i] <= bar_of(res, dt, i);
+        if (i == CONFORM_DGG && x->dgg_scale) { /* against sum_t |dg_t| (conform_draw_backward) */
+            double num = 0, den = 0;
+            for (int64_t h = 0; h < counts[i]; h++) {
+                const double e = sgla_load(out[i], types[i], h) - refs[i][h];
+                num += e * e, den += x->dgg_scale[h] * x->dgg_scale[h];
+            }
+            res->rel[i] = den > 0 ? sqrt(num / den) : (num == 0 ? 0 : INFINITY);
+        }
+        res->bars[i] = res->bar;
+        res->pass &= res->unwritten[i] == 0 && res->rel[i] <= res->bar;
         double far = -1;
         for (int64_t e = 0; e < counts[i]; e++) {
             const double a = sgla_load(out[i], types[i], e), d = fabs(a - refs[i][e]);

@@ -66,6 +66,7 @@ typedef struct conform_data {
     void *dout;   /* [B,T,H,V] in the case's dtype */
     float *dht;   /* [N,H,K,V] when the case has ht */
     double *dq64, *dk64, *dv64, *dg64, *dgg64, *dh064;
+    double *dgg_scale; /* [H] sum over the head's tokens of |dg_t|: what dg_gamma is judged against */
 } conform_data;
 
 typedef struct conform_result {
@@ -107,8 +108,10 @@ enum { CONFORM_DQ, CONFORM_DK, CONFORM_DV, CONFORM_DG, CONFORM_DGG, CONFORM_DH0,
 typedef struct conform_bresult {
     sgla_status status;
     char label[192];
-    double bar;                        /* rel L2 bar of every gradient but dg_gamma */
+    double bar;                        /* rel L2 bar of every gradient */
     double bars[CONFORM_NGRAD];        /* the bar each gradient was judged by */
+    /* rel[]: ||out - ref|| / ||ref||, but for dg_gamma ||out - ref|| / ||sum_t |dg_t|||
+     * (per head): a sum over every token judged against the size of its terms */
     int present[CONFORM_NGRAD];        /* the gradients the case has */
     double rel[CONFORM_NGRAD];         /* rel L2 against fp64 */
     int64_t unwritten[CONFORM_NGRAD];  /* elements left NaN */

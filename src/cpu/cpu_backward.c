@@ -102,8 +102,8 @@ static size_t bscratch_floats(const bplan *p, bscratch *s, float *m)
 
 /* The gates of a chunk of n tokens at token t: G (scale Gamma; with_G = 0
  * skips it: the forward pass needs only w and the carry), rs = scale exp(b),
- * w = exp(b_n - b); returns exp(b_n) - 1 (the carry as cpu_kernels.h takes it). */
-static float chunk_gates(const bplan *p, bscratch *s, int64_t bb, int64_t t, int64_t h, int n, int with_G)
+ * w = exp(b_n - b); returns the carry exp(b_n). */
+static sgla_carry chunk_gates(const bplan *p, bscratch *s, int64_t bb, int64_t t, int64_t h, int n, int with_G)
 {
     const sgla_forward_desc *d = p->d;
     const float scale = d->scale;
@@ -153,7 +153,7 @@ static void tri_product(const sgla_cpu_kernels *kr, int upper, int n, int cols, 
     for (int p0 = 0; p0 < n; p0 += TRI_ROWS) {
         const int rows = n - p0 < TRI_ROWS ? n - p0 : TRI_ROWS;
         const int r0 = upper ? p0 : 0, r1 = upper ? n : p0 + rows;
-        kr->state(r1 - r0, rows, cols, M + (size_t)p0 * ldm + r0, ldm, X + (size_t)r0 * ldx, ldx, 0.0f,
+        kr->state(r1 - r0, rows, cols, M + (size_t)p0 * ldm + r0, ldm, X + (size_t)r0 * ldx, ldx, SGLA_CARRY_ONE,
                   Sin ? Sin + (size_t)p0 * ldo : NULL, Out + (size_t)p0 * ldo, ldo);
     }
 }
@@ -181,7 +181,7 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
     for (int64_t c = 0; c < nc; c++) {
         const int64_t t = t0 + c * C;
         const int n = (int)(t1 - t < C ? t1 - t : C);
-        const float a = chunk_gates(p, s, bb, t, h, n, 0);
+        const sgla_carry a = chunk_gates(p, s, bb, t, h, n, 0);
         pack_rows(p, d->k, bb, t, h, n, K, s->Kp, ldk);
         pack_rows(p, d->v, bb, t, h, n, V, s->Vp, ldv);
         kr->wrows(n, V, s->w, s->Vp, ldv, s->Vw, ldv);
@@ -202,7 +202,7 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
         const int64_t t = t0 + c * C;
         const int n = (int)(t1 - t < C ? t1 - t : C);
         const float *St = s->states + (size_t)c * vkp;
-        const float a = chunk_gates(p, s, bb, t, h, n, 1);
+        const sgla_carry a = chunk_gates(p, s, bb, t, h, n, 1);
         pack_rows(p, d->q, bb, t, h, n, K, s->Q, ldk);
         pack_rows(p, d->k, bb, t, h, n, K, s->Kp, ldk);
         pack_rows(p, d->v, bb, t, h, n, V, s->Vp, ldv);
@@ -220,24 +220,24 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
         }
         /* dQ = (rs ⊙ dO) S^T + dA K */
         kr->wrows(n, V, s->rs, s->dO, ldv, s->rdO, ldv);
-        kr->state(V, n, K, s->rdO, ldv, St, ldk, 0.0f, NULL, s->dQs, ldk);
+        kr->state(V, n, K, s->rdO, ldv, St, ldk, SGLA_CARRY_ONE, NULL, s->dQs, ldk);
         tri_product(kr, 0, n, K, s->dA, ldc, s->Kp, ldk, s->dQs, s->dQ, ldk);
         /* dK = (w ⊙ V) dS^T + dA^T Q */
         kr->wrows(n, V, s->w, s->Vp, ldv, s->Vw, ldv);
         kr->trans(K, V, s->dS, ldv, s->dSt, ldk);
-        kr->state(V, n, K, s->Vw, ldv, s->dSt, ldk, 0.0f, NULL, s->dKs, ldk);
+        kr->state(V, n, K, s->Vw, ldv, s->dSt, ldk, SGLA_CARRY_ONE, NULL, s->dKs, ldk);
         kr->trans(n, n, s->dA, ldc, s->dAT, ldc);
         tri_product(kr, 1, n, K, s->dAT, ldc, s->Q, ldk, s->dKs, s->dK, ldk);
         /* dV = (w ⊙ K) dS + A^T dO */
         kr->wrows(n, K, s->w, s->Kp, ldk, s->Kw, ldk);
-        kr->state(K, n, V, s->Kw, ldk, s->dS, ldv, 0.0f, NULL, s->dVs, ldv);
+        kr->state(K, n, V, s->Kw, ldk, s->dS, ldv, SGLA_CARRY_ONE, NULL, s->dVs, ldv);
         kr->trans(n, n, s->A, ldc, s->AT, ldc);
         tri_product(kr, 1, n, V, s->AT, ldc, s->dO, ldv, s->dVs, s->dV, ldv);
         /* 3. the gate of token r: a <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij */
         if (p->gate) {
             double t1 = 0.0;
             for (int r = 0; r < V; r++) t1 += kr->dot64(s->dSt + (size_t)r * ldk, St + (size_t)r * ldk, K);
-            t1 *= 1.0 + (double)a; /* a is the carry minus 1 */
+            t1 *= (double)a.a;
             for (int r = 0; r < n; r++) {
                 s->u[r] = kr->dot64(s->Kp + (size_t)r * ldk, s->dKs + (size_t)r * ldk, K);
                 s->e[r] = kr->dot64(s->Q + (size_t)r * ldk, s->dQs + (size_t)r * ldk, K);

@@ -63,7 +63,7 @@ double sgla_cpu_bench_kernels(int C, int K, int V, int threads, int reps)
                 for (int r = 0; r < reps; r++) {
                     kr->qk(C, K, Q, ldk, Kt, ldc, G, ldc, A, ldc);
                     kr->out(C, K, V, Q, ldk, rs, S, ldv, A, ldc, Vp, ldv, O, ldv, 0);
-                    kr->state(C, K, V, Kt, ldc, Vp, ldv, -0.001f, S, S, ldv);
+                    kr->state(C, K, V, Kt, ldc, Vp, ldv, sgla_carry_of(-0.001), S, S, ldv);
                 }
 #ifdef _OPENMP
 #pragma omp barrier

@@ -267,9 +267,9 @@ static int scratch_alloc(const plan *p, scratch *s, float **mem)
 /* Constant gates (none / gamma) give the same G and rs for every chunk of a
  * head: *g_built says the scratch already holds them for this head. */
 
-/* Build G (rows 0..n-1, zero above the diagonal), rs, w and return a - 1 for a
+/* Build G (rows 0..n-1, zero above the diagonal), rs, w and return the carry for a
  * chunk of n tokens starting at token t (batch row bb, head h). */
-static float chunk_gates(const plan *p, const scratch *s, int64_t bb, int64_t t, int64_t h, int n,
+static sgla_carry chunk_gates(const plan *p, const scratch *s, int64_t bb, int64_t t, int64_t h, int n,
                          const float *etab, int *g_built)
 {
     const sgla_forward_desc *d = p->d;
@@ -285,7 +285,7 @@ static float chunk_gates(const plan *p, const scratch *s, int64_t bb, int64_t t,
             }
             *g_built = 1;
         }
-        return 0.0f;
+        return sgla_carry_of(0.0);
     }
     if (p->gate == 1) {
         if (!*g_built) {
@@ -297,7 +297,7 @@ static float chunk_gates(const plan *p, const scratch *s, int64_t bb, int64_t t,
             *g_built = 1;
         }
         for (int i = 0; i < n; i++) s->w[i] = etab[n - 1 - i];
-        return (float)expm1(sgla_gate_floor((double)((const float *)d->g_gamma)[h]) * n);
+        return sgla_carry_of(sgla_gate_floor((double)((const float *)d->g_gamma)[h]) * n);
     }
     /* data-dependent gate: chunk-local cumulative sum in double */
     const float *g = (const float *)d->g + ((bb * d->T + t) * d->H + h);
@@ -308,8 +308,8 @@ static float chunk_gates(const plan *p, const scratch *s, int64_t bb, int64_t t,
     return sgla_cpu_gate_weights(p->kr, n, b, scale, s->G, ldc, s->rs, s->w, s->x);
 }
 
-float sgla_cpu_gate_weights(const sgla_cpu_kernels *kr, int n, const double *b, float scale, float *G, int ldg,
-                            float *rs, float *w, float *x)
+sgla_carry sgla_cpu_gate_weights(const sgla_cpu_kernels *kr, int n, const double *b, float scale, float *G, int ldg,
+                                 float *rs, float *w, float *x)
 {
     /* row i: scale * exp(b_{i+1} - b_{j+1}) for j <= i; the rest stays as it was (0) */
     if (G) kr->gmask(n, b, scale, G, ldg);
@@ -318,7 +318,7 @@ float sgla_cpu_gate_weights(const sgla_cpu_kernels *kr, int n, const double *b, 
     for (int i = 0; i < n; i++) rs[i] *= scale;
     for (int i = 0; i < n; i++) x[i] = (float)(b[n] - b[i + 1]);
     kr->vexp(x, w, n);
-    return (float)expm1(b[n]); /* the carry as a - 1 (cpu_kernels.h, state) */
+    return sgla_carry_of(b[n]);
 }
 
 /* ---- packing ------------------------------------------------------------------ */
@@ -442,7 +442,7 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
             if (t1 == t0) continue;
             int g_built = 0;
             build_etab(p, h, etab);
-            float a = chunk_gates(p, s, bb, t0, h, 1, etab, &g_built);
+            sgla_carry a = chunk_gates(p, s, bb, t0, h, 1, etab, &g_built);
             pack_q(p, s, bb, t0, h, 1);
             p->kr->load(in_ptr(d->k, p->es, tok_off(d, bb, t0, h, p->K)), d->dtype, s->x, p->K);
             p->kr->load(in_ptr(d->v, p->es, tok_off(d, bb, t0, h, p->V)), d->dtype, s->Vp, p->V);
@@ -474,7 +474,7 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
             int g_built = 0;
             use_slot(p, s, h - hb);
             build_etab(p, h, etab);
-            float a = chunk_gates(p, s, bb, t, h, n, etab, &g_built);
+            sgla_carry a = chunk_gates(p, s, bb, t, h, n, etab, &g_built);
             p->kr->trans(n, K, s->Kp, ldk, s->Kt, p->ldc);
             weight_v(p, s, n);
             p->kr->qk(n, K, s->Q, ldk, s->Kt, p->ldc, s->G, p->ldc, s->A, p->ldc);
@@ -501,8 +501,8 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
 /* ---- one item split along the sequence (called inside a parallel region) ---- */
 
 /* Sbuf holds nch states of K*V: first each chunk's D, then (after the scan)
- * the state at the start of each chunk; carry[c] is chunk c's exp(b_n) - 1. */
-static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, float *Sbuf, float *carry)
+ * the state at the start of each chunk; carry[c] is chunk c's carry. */
+static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, float *Sbuf, sgla_carry *carry)
 {
     const sgla_forward_desc *d = p->d;
     int64_t bb, t0, t1;
@@ -524,7 +524,7 @@ static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, floa
         carry[c] = chunk_gates(p, s, bb, t, h, n, etab, &g_built);
         pack_kt(p, s, bb, t, h, n);
         pack_v(p, s, bb, t, h, n);
-        p->kr->state(n, p->K, p->V, s->Kt, p->ldc, vw_of(p, s), p->ldv, 0.0f, NULL, Sbuf + (size_t)c * pkv, p->ldv);
+        p->kr->state(n, p->K, p->V, s->Kt, p->ldc, vw_of(p, s), p->ldv, SGLA_CARRY_ONE, NULL, Sbuf + (size_t)c * pkv, p->ldv);
     }
     /* implicit barrier; scan across chunks, elementwise, in blocks of the state */
     /* rows of the state in blocks; per element (s, D_c) -> (fma(a_c, s, D_c), s) */
@@ -654,14 +654,16 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
 #endif
     }
 
-    float *Sbuf = NULL, *carry = NULL;
+    float *Sbuf = NULL;
+    sgla_carry *carry = NULL;
     if (split) {
         Sbuf = amalloc((size_t)max_chunks * (size_t)p.K * (size_t)p.ldv * sizeof(float));
-        carry = amalloc((size_t)max_chunks * sizeof(float));
+        carry = amalloc((size_t)max_chunks * sizeof(sgla_carry));
         if (!Sbuf || !carry) { /* same results without the split, just slower */
             free(Sbuf);
             free(carry);
-            Sbuf = carry = NULL;
+            Sbuf = NULL;
+            carry = NULL;
             split = 0;
         }
     }

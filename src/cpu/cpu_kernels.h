@@ -28,16 +28,15 @@
  *        nt != 0: O is the caller's fp32 output, every row 64-byte aligned
  *        and V a multiple of 16; the kernel may use streaming stores.
  * state: D[p][:] = sum_{r<n} Kt[p][r] Vw[r][:]  (the write weights are in Vw)
- *        Sout = Sin + fma(am1, Sin, D) elementwise (am1 = a - 1 = expm1(b_n):
- *        the carry's rounding no longer compounds over chunks when a is near
- *        1), or Sout = D when Sin == NULL.
+ *        Sout = carry(a) Sin + D elementwise, or Sout = D when Sin == NULL;
+ *        carry_apply below says how (a is a sgla_carry).
  *        Sin may equal Sout.  The accumulation order over r is fixed
  *        (r = 0..n-1, one fma per term, from zero), so D is the same number
  *        whichever thread computes it.
- * scan:  for each of cnt elements: (s, d) <- (s + fma(am1, s, d), s): d
+ * scan:  for each of cnt elements: (s, d) <- (carry(a) s + d, s): d
  *        receives the state at the chunk's start, s moves on.
  * decode:(one token) o[:] = fma(A11, v, rs * (q^T Sin)) with A11 = g11*(q.k);
- *        Sout[p][:] = Sin + fma(am1, Sin[p][:], k[p] * v[:]).  Sin may equal Sout;
+ *        Sout[p][:] = carry(a) Sin[p][:] + k[p] * v[:].  Sin may equal Sout;
  *        the state is read and written once.
  * vexp:  y = exp(x) for x <= 0 (x finite), results below FLT_MIN flushed
  *        to 0 (they are < 1.2e-38 of the largest weight, 1); y may be x.
@@ -60,7 +59,31 @@
 #ifndef SGLA_CPU_KERNELS_H
 #define SGLA_CPU_KERNELS_H
 
+#include <math.h>
+
 #include "core/core.h"
+
+/* A chunk's carry a = exp(b_n) applied to the state, S' = a S + D.  Near 1 it is
+ * applied as S + ((a - 1) S + D) with a - 1 = expm1(b_n) computed directly, so
+ * that a's rounding (the same in every chunk) does not compound over a long
+ * sequence; below 1/2 as a S + D, where a - 1 would lose a's relative digits.
+ * The kernels take both and pick by `near1`. */
+typedef struct sgla_carry {
+    float a, am1;
+    int near1; /* a > 1/2 */
+} sgla_carry;
+
+/* a = 1: Sout = Sin + D (sums into an existing product) */
+#define SGLA_CARRY_ONE ((sgla_carry){1.0f, 0.0f, 1})
+
+static inline sgla_carry sgla_carry_of(double bn)
+{
+    sgla_carry c;
+    c.a = (float)exp(bn);
+    c.am1 = (float)expm1(bn);
+    c.near1 = bn > -0.6931471805599453;
+    return c;
+}
 
 typedef struct sgla_cpu_kernels {
     const char *name;
@@ -70,10 +93,10 @@ typedef struct sgla_cpu_kernels {
                 const float *S, int lds, const float *A, int lda, const float *Vp, int ldv,
                 float *O, int ldo, int nt);
     void (*state)(int n, int K, int V, const float *Kt, int ldkt, const float *Vw, int ldv,
-                  float am1, const float *Sin, float *Sout, int lds);
-    void (*scan)(int64_t cnt, float am1, float *s, float *d);
+                  sgla_carry a, const float *Sin, float *Sout, int lds);
+    void (*scan)(int64_t cnt, sgla_carry a, float *s, float *d);
     void (*decode)(int K, int V, const float *q, const float *k, const float *v, float rs,
-                   float g11, float am1, const float *Sin, float *Sout, float *o);
+                   float g11, sgla_carry a, const float *Sin, float *Sout, float *o);
     void (*vexp)(const float *x, float *y, int cnt);
     void (*gmask)(int n, const double *b, float scale, float *G, int ldg);
     void (*trans)(int n, int K, const float *src, int lds, float *dst, int ldd);
@@ -123,10 +146,10 @@ int sgla_cpu_default_threads(void);
 
 /* A chunk's weights from its cumulative log-gates b[0..n] (b[0] = 0): G (when
  * not NULL; rows 0..n-1, the part above the diagonal left alone), rs = scale
- * exp(b), w = exp(b_n - b); returns the carry minus 1, expm1(b_n).  x: n + 1 floats of
+ * exp(b), w = exp(b_n - b); returns the carry exp(b_n).  x: n + 1 floats of
  * scratch.  Shared by the forward and the backward so both weight alike. */
-float sgla_cpu_gate_weights(const sgla_cpu_kernels *kr, int n, const double *b, float scale, float *G, int ldg,
-                            float *rs, float *w, float *x);
+sgla_carry sgla_cpu_gate_weights(const sgla_cpu_kernels *kr, int n, const double *b, float scale, float *G, int ldg,
+                                 float *rs, float *w, float *x);
 
 /* The CPU backward (cpu_backward.c); b validated. */
 sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind);

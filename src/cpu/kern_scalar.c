@@ -53,7 +53,7 @@ static void out_scalar(int n, int K, int V, const float *Q, int ldq, const float
 }
 
 static void state_scalar(int n, int K, int V, const float *Kt, int ldkt, const float *Vw, int ldv,
-                         float am1, const float *Sin, float *Sout, int lds)
+                         sgla_carry a, const float *Sin, float *Sout, int lds)
 {
     float acc[256];
     for (int p = 0; p < K; p++) {
@@ -69,7 +69,10 @@ static void state_scalar(int n, int K, int V, const float *Kt, int ldkt, const f
             float *so = Sout + (size_t)p * lds + c0;
             if (Sin) {
                 const float *si = Sin + (size_t)p * lds + c0;
-                for (int c = 0; c < nc; c++) so[c] = si[c] + fmaf(am1, si[c], acc[c]);
+                if (a.near1)
+                    for (int c = 0; c < nc; c++) so[c] = si[c] + fmaf(a.am1, si[c], acc[c]);
+                else
+                    for (int c = 0; c < nc; c++) so[c] = fmaf(a.a, si[c], acc[c]);
             } else {
                 memcpy(so, acc, (size_t)nc * sizeof(float));
             }
@@ -77,17 +80,17 @@ static void state_scalar(int n, int K, int V, const float *Kt, int ldkt, const f
     }
 }
 
-static void scan_scalar(int64_t cnt, float am1, float *s, float *d)
+static void scan_scalar(int64_t cnt, sgla_carry a, float *s, float *d)
 {
     for (int64_t i = 0; i < cnt; i++) {
         const float cur = s[i];
-        s[i] = cur + fmaf(am1, cur, d[i]);
+        s[i] = a.near1 ? cur + fmaf(a.am1, cur, d[i]) : fmaf(a.a, cur, d[i]);
         d[i] = cur;
     }
 }
 
 static void decode_scalar(int K, int V, const float *q, const float *k, const float *v, float rs,
-                          float g11, float am1, const float *Sin, float *Sout, float *o)
+                          float g11, sgla_carry a, const float *Sin, float *Sout, float *o)
 {
     float qk = 0.0f;
     for (int p = 0; p < K; p++) qk += q[p] * k[p];
@@ -100,7 +103,7 @@ static void decode_scalar(int K, int V, const float *q, const float *k, const fl
         for (int c = 0; c < V; c++) {
             const float s = si[c];
             o[c] += qv * s;
-            so[c] = s + fmaf(am1, s, kv * v[c]);
+            so[c] = a.near1 ? s + fmaf(a.am1, s, kv * v[c]) : fmaf(a.a, s, kv * v[c]);
         }
     }
     for (int c = 0; c < V; c++) o[c] = fmaf(A11, v[c], rs * o[c]);

@@ -158,14 +158,14 @@ static __global__ void __launch_bounds__(NTHREADS) states_kernel(const sgla_bpar
             b_s[r][cc] = col2 < p.V ? ld(Bm, ((b * p.T + t + r) * p.H + h) * p.V + col2) : 0.f;
         }
         __syncthreads();
-        const float cm1 = p.gmode ? expm1f(bc[L - 1]) : 0.f; /* the carry minus 1 */
+        const float ce = bc[L - 1] * SGLA_LOG2E, cm1 = expm1f(bc[L - 1]), ca = expf(bc[L - 1]); /* the carry */
 #pragma unroll
         for (int m = 0; m < MAXK / 8; m++) {
             const int r = w + 8 * m;
             if (r >= K) break;
             float acc = 0.f;
             for (int j = 0; j < L; j++) acc = fmaf(a_s[j][r], b_s[j][lane], acc);
-            S[m] = S[m] + fmaf(cm1, S[m], acc);
+            S[m] = sgla_carry_mul(S[m], ce, cm1, ca) + acc;
         }
     }
     if (reverse && p.dh0) {

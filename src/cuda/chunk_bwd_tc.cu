@@ -264,21 +264,23 @@ __device__ __forceinline__ void state_load(float (&S)[Sh::MS][Sh::NS][4], const 
         }
 }
 
-/* S = post (pre S + (X ⊙ wt)^T Y) over the chunk's 64 tokens, pre and post given minus 1
- * (S + (pre - 1) S: their rounding does not compound over chunks when they are close to
- * 1): X (tokens x K) gives A = X^T by ldmatrix.trans, scaled per token by wt (16-bit
- * pairs; the caller keeps wt <= 1 with its largest 1, so that no weight underflows in
- * fp16 where the sum does not); Y (tokens x V) gives B */
+/* S = exp2(pre) S + (X ⊙ wt)^T Y, then S *= exp2(post), over the chunk's 64 tokens (both
+ * carries by sgla_carry_mul): X (tokens x K) gives A = X^T by ldmatrix.trans, scaled per
+ * token by wt (16-bit pairs; the caller keeps wt <= 1 with its largest 1, so that no
+ * weight underflows in fp16 where the sum does not); Y (tokens x V) gives B */
 template <class E, class Sh>
-__device__ __forceinline__ void state_update(float (&S)[Sh::MS][Sh::NS][4], float prem1, float postm1,
-                                             const float *wt, uint32_t X, uint32_t Y, int m, int hf, int tig, int lane)
+__device__ __forceinline__ void state_update(float (&S)[Sh::MS][Sh::NS][4], float pre, float post, const float *wt,
+                                             uint32_t X, uint32_t Y, int m, int hf, int tig, int lane)
 {
+    {
+        const float em1 = expm1f(pre * SGLA_LN2), ex = sgla_exp2(pre);
 #pragma unroll
-    for (int mt = 0; mt < Sh::MS; mt++)
+        for (int mt = 0; mt < Sh::MS; mt++)
 #pragma unroll
-        for (int nt = 0; nt < Sh::NS; nt++)
+            for (int nt = 0; nt < Sh::NS; nt++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) S[mt][nt][e] = fmaf(prem1, S[mt][nt][e], S[mt][nt][e]);
+                for (int e = 0; e < 4; e++) S[mt][nt][e] = sgla_carry_mul(S[mt][nt][e], pre, em1, ex);
+    }
 #pragma unroll
     for (int ks = 0; ks < 4; ks++) {
         uint32_t a[Sh::MS][4];
@@ -303,13 +305,15 @@ __device__ __forceinline__ void state_update(float (&S)[Sh::MS][Sh::NS][4], floa
             }
         }
     }
-    if (postm1 != 0.f)
+    if (post != 0.f) {
+        const float em1 = expm1f(post * SGLA_LN2), ex = sgla_exp2(post);
 #pragma unroll
         for (int mt = 0; mt < Sh::MS; mt++)
 #pragma unroll
             for (int nt = 0; nt < Sh::NS; nt++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) S[mt][nt][e] = fmaf(postm1, S[mt][nt][e], S[mt][nt][e]);
+                for (int e = 0; e < 4; e++) S[mt][nt][e] = sgla_carry_mul(S[mt][nt][e], post, em1, ex);
+    }
 }
 
 /* a 16-bit pair (lo first) as two floats */
@@ -532,7 +536,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
             __syncthreads();    /* every warp is done with S_c's copy (and with box of the last chunk) */
             if (tid < 64) wt[tid] = sgla_exp2(bC - bb[tid]);
             __syncthreads();
-            state_update<E, Sh>(S, expm1f(bC * SGLA_LN2), 0.f, wt, ks, vs, m, hf, tig, lane);
+            state_update<E, Sh>(S, bC, 0.f, wt, ks, vs, m, hf, tig, lane);
             state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
         }
         if (warp == 0) gate_scan(p, w, c + 1, g0, g1, sm.b[s ^ 1], lane);
@@ -777,8 +781,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
         float *rs = sm.e[s][1]; /* free in the reverse sweep: this chunk's weights */
         if (tid < 64) rs[tid] = sgla_exp2(bb[tid] - bb[0]) * scale;
         __syncthreads(); /* rs is complete; every warp is done with dS_c's copy; u and box are complete */
-        state_update<E, Sh>(dS, expm1f((bC - bb[0]) * SGLA_LN2), expm1f(bb[0] * SGLA_LN2), rs,
-                            qs, os, m, hf, tig, lane);
+        state_update<E, Sh>(dS, bC - bb[0], bb[0], rs, qs, os, m, hf, tig, lane);
         if (c > 0) state_store16<E, Sh>(dS, sm.S, m, hf, gid, tig);
         if (warp == 1 && need_dg) {
             /* dg_r = X_c + sum_{j<r} u_j + (e suffix)_r + box_r;  X_c = X_{c+1} - U_c + E_{c+1} */

@@ -541,14 +541,13 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint64_t dV = desc_nmajor(vs);
         ldsum += bC;
-        /* S = exp2(b_last) S + (K exp2(b_last - b))^T V, the first term as S + expm1 S: the
-         * carry's rounding does not compound over chunks when it is close to 1 */
+        /* S = exp2(b_last) S + (K exp2(b_last - b))^T V (the carry by sgla_carry_mul) */
         if (p.gmode) {
-            const float dm1 = expm1f(bC * SGLA_LN2);
+            const float dm1 = expm1f(bC * SGLA_LN2), d = sgla_exp2(bC);
 #pragma unroll
             for (int mt = 0; mt < Sh::MT; mt++)
 #pragma unroll
-                for (int e = 0; e < Sh::NR; e++) S[mt][e] = fmaf(dm1, S[mt][e], S[mt][e]);
+                for (int e = 0; e < Sh::NR; e++) S[mt][e] = sgla_carry_mul(S[mt][e], bC, dm1, d);
         }
         uint32_t kf[Sh::MT][4][4];
 #pragma unroll

@@ -8,6 +8,16 @@
 
 #define SGLA_LOG2E 1.4426950408889634f
 #define SGLA_LN2 0.6931471805599453f
+
+#ifdef __CUDACC__
+/* x *= exp2(e) for a carry: near 1 (e > -1) as x + expm1(e ln 2) x, whose rounding does
+ * not compound over a long sequence; below 1/2 as a product, where a - 1 would lose
+ * the carry's relative digits (the CPU's sgla_carry makes the same choice) */
+static __device__ __forceinline__ float sgla_carry_mul(float x, float e, float em1, float ex)
+{
+    return e > -1.f ? fmaf(em1, x, x) : x * ex;
+}
+#endif
 /* SGLA_GATE_FLOOR (core.h) in fp32: every chunked kernel takes max(g, this) */
 #define SGLA_GATE_FLOOR_F (-128.0f)
 

@@ -13,7 +13,7 @@ constexpr int F32_VC = 32; /* V columns of a block */
 __global__ void __launch_bounds__(256) fwd_f32_recurrent(const sgla_kparams p)
 {
     __shared__ float q_s[256], k_s[256], v_s[F32_VC], red[F32_KG][F32_VC + 1];
-    __shared__ float a_s;
+    __shared__ float a_s, am1_s, e_s;
     const int tid = threadIdx.x, vc = tid & 31, kg = tid >> 5;
     const int64_t nh = blockIdx.x, n = nh / p.H, h = nh - n * p.H;
     const int v0 = blockIdx.y * F32_VC;
@@ -25,8 +25,8 @@ __global__ void __launch_bounds__(256) fwd_f32_recurrent(const sgla_kparams p)
 #pragma unroll
     for (int i = 0; i < 32; i++)
         S[i] = (i < kper && h0p) ? h0p[(int64_t)(kg * kper + i) * p.V] : 0.f;
-    /* the decay as a - 1 = expm1(g): S + (a - 1) S does not compound a's rounding over tokens */
-    const float ag = p.gmode == SGLA_GATE_GAMMA ? expm1f(p.g_gamma[h]) : 0.f;
+    /* the decay a and a - 1 (sgla_carry_mul: near 1 as S + (a - 1) S) */
+    const float gg = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[h] : 0.f;
     for (int64_t t = t0; t < t1; t++) {
         const int64_t row = (bidx * p.T + t) * p.H + h;
         const float *qg = (const float *)p.q + row * p.K, *kg_ = (const float *)p.k + row * p.K;
@@ -35,15 +35,18 @@ __global__ void __launch_bounds__(256) fwd_f32_recurrent(const sgla_kparams p)
             k_s[i] = kg_[i];
         }
         if (tid < F32_VC) v_s[tid] = ((const float *)p.v)[row * p.V + v0 + tid];
-        if (tid == 0) a_s = p.gmode == SGLA_GATE_G ? expm1f(p.g[row]) : ag;
+        if (tid == 0) {
+            const float g = p.gmode == SGLA_GATE_G ? p.g[row] : gg;
+            a_s = expf(g), am1_s = expm1f(g), e_s = g * SGLA_LOG2E;
+        }
         __syncthreads();
-        const float a = a_s, vv = v_s[vc];
+        const float a = a_s, am1 = am1_s, e = e_s, vv = v_s[vc];
         float part = 0.f;
 #pragma unroll
         for (int i = 0; i < 32; i++)
             if (i < kper) {
                 const int kk = kg * kper + i;
-                S[i] = S[i] + fmaf(a, S[i], k_s[kk] * vv);
+                S[i] = e > -1.f ? S[i] + fmaf(am1, S[i], k_s[kk] * vv) : fmaf(a, S[i], k_s[kk] * vv);
                 part = fmaf(q_s[kk], S[i], part);
             }
         red[kg][vc] = part;

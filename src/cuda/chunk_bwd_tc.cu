@@ -201,8 +201,8 @@ __device__ __forceinline__ void gate_load(const sgla_bparams &p, const BwdWork &
     if (p.gmode != SGLA_GATE_G || c < 0 || c >= w.nc) return;
     const int L = rows_of(w, c);
     const float *gp = p.g + w.row0 + (int64_t)c * 64 * p.H;
-    if (lane < L) g0 = fmaxf(__ldg(gp + (int64_t)lane * p.H), SGLA_GATE_FLOOR_F);
-    if (lane + 32 < L) g1 = fmaxf(__ldg(gp + (int64_t)(lane + 32) * p.H), SGLA_GATE_FLOOR_F);
+    if (lane < L) g0 = __ldg(gp + (int64_t)lane * p.H);
+    if (lane + 32 < L) g1 = __ldg(gp + (int64_t)(lane + 32) * p.H);
 }
 
 /* b (log2, chunk-local, cumulative; rows past the end repeat the last) of chunk c, by one warp */
@@ -210,7 +210,8 @@ __device__ __forceinline__ void gate_scan(const sgla_bparams &p, const BwdWork &
                                           float *bdst, int lane)
 {
     if (p.gmode == SGLA_GATE_G) {
-        float x0 = g0 * SGLA_LOG2E, x1 = g1 * SGLA_LOG2E;
+        /* the floor here: at the load it would wait for the load at once */
+        float x0 = fmaxf(g0, SGLA_GATE_FLOOR_F) * SGLA_LOG2E, x1 = fmaxf(g1, SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
 #pragma unroll
         for (int off = 1; off < 32; off <<= 1) {
             const float y0 = __shfl_up_sync(0xffffffffu, x0, off), y1 = __shfl_up_sync(0xffffffffu, x1, off);

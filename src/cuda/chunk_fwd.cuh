@@ -225,7 +225,9 @@ static __device__ __forceinline__ float chunk_top(const sgla_kparams &p, const C
     const int cl = chunk_rows(w.len, c);
     __syncwarp(); /* every lane is done reading bw of the previous chunk */
     if (p.gmode == SGLA_GATE_G) {
-        float x0 = sm.g[s][lane] * SGLA_LOG2E, x1 = sm.g[s][lane + 32] * SGLA_LOG2E;
+        /* the gate floor here, not where g is loaded: that would wait for the load at once */
+        float x0 = fmaxf(sm.g[s][lane], SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
+        float x1 = fmaxf(sm.g[s][lane + 32], SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
 #pragma unroll
         for (int off = 1; off < 32; off <<= 1) {
             const float y0 = __shfl_up_sync(0xffffffffu, x0, off);
@@ -262,8 +264,8 @@ static __device__ __forceinline__ void load_gate(const sgla_kparams &p, const Ch
 {
     const int64_t tk0 = (int64_t)c * 64;
     const int cl = chunk_rows(w.len, c);
-    g0 = lane < cl ? fmaxf(__ldg(w.gg + (tk0 + lane) * p.H), SGLA_GATE_FLOOR_F) : 0.f;
-    g1 = lane + 32 < cl ? fmaxf(__ldg(w.gg + (tk0 + lane + 32) * p.H), SGLA_GATE_FLOOR_F) : 0.f;
+    g0 = lane < cl ? __ldg(w.gg + (tk0 + lane) * p.H) : 0.f;
+    g1 = lane + 32 < cl ? __ldg(w.gg + (tk0 + lane + 32) * p.H) : 0.f;
 }
 
 template <class Sh>

@@ -308,6 +308,79 @@ static int same_bytes(const char *path, const char *want, long wn)
  * an output naming an input is refused; a failed second output leaves the
  * first target as it was (nothing renamed before every file is complete);
  * a FIFO as input is refused at once instead of waiting for a writer. */
+/* --scale defaults to K^-0.5 (as Python and fla): the same bytes as the explicit value */
+static void default_scale(void)
+{
+    char args[4096], err[4096];
+    const npy_array q = must_read(dp("run_q.npy"));
+    const double K = (double)q.shape[3];
+    snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --backend cpu --o sc_default.npy", dp("run_q.npy"),
+             dp("run_k.npy"), dp("run_v.npy"));
+    int rc = run_cli(args, err, sizeof err);
+    TU_CHECK(rc == 0, "default scale run: rc %d, '%s'", rc, err);
+    snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --backend cpu --scale %.17g --o sc_explicit.npy",
+             dp("run_q.npy"), dp("run_k.npy"), dp("run_v.npy"), (double)(float)(1.0 / sqrt(K)));
+    rc = run_cli(args, err, sizeof err);
+    TU_CHECK(rc == 0, "explicit scale run: rc %d, '%s'", rc, err);
+    snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --backend cpu --scale 1 --o sc_one.npy", dp("run_q.npy"),
+             dp("run_k.npy"), dp("run_v.npy"));
+    rc = run_cli(args, err, sizeof err);
+    long n1 = 0, n2 = 0, n3 = 0;
+    char *a = slurp("sc_default.npy", &n1), *b = slurp("sc_explicit.npy", &n2), *c = slurp("sc_one.npy", &n3);
+    TU_CHECK(a && b && n1 == n2 && !memcmp(a, b, (size_t)n1), "--scale's default is not K^-0.5 (K = %g)", K);
+    TU_CHECK(a && c && !(n1 == n3 && !memcmp(a, c, (size_t)n1)), "--scale's default gave scale 1's output");
+    free(a), free(b), free(c);
+    npy_free((npy_array *)&q);
+    remove("sc_default.npy"), remove("sc_explicit.npy"), remove("sc_one.npy");
+}
+
+/* values checked where the user gave them: --check-finite; f8 gates before they are
+ * rounded (+1e-50 is a positive gate; -1e300 erases the state like -FLT_MAX); --scale
+ * FLT_MAX is a finite float */
+static void value_checks(void)
+{
+    char args[4096], err[4096], e2[512];
+    npy_array q = must_read(dp("run_q.npy"));
+    if (q.data) {
+        ((float *)q.data)[5] = NAN;
+        TU_CHECK(!npy_write("vc_nan_q.npy", NPY_F32, q.ndim, q.shape, q.data, e2, sizeof e2), "%s", e2);
+        npy_free(&q);
+    }
+    snprintf(args, sizeof args, "--q vc_nan_q.npy --k '%s' --v '%s' --backend cpu --check-finite --o vc_o.npy",
+             dp("run_k.npy"), dp("run_v.npy"));
+    int rc = run_cli(args, err, sizeof err);
+    TU_CHECK(rc == 1 && strstr(err, "not finite"), "--check-finite with a NaN in q: rc %d, '%s'", rc, err);
+    snprintf(args, sizeof args, "--q vc_nan_q.npy --k '%s' --v '%s' --backend cpu --o vc_o.npy", dp("run_k.npy"),
+             dp("run_v.npy"));
+    rc = run_cli(args, err, sizeof err);
+    TU_CHECK(rc == 0, "a NaN in q without --check-finite: rc %d, '%s'", rc, err);
+    npy_array g = must_read(dp("run_g.npy"));
+    if (g.data) {
+        double *d = malloc((size_t)g.count * 8);
+        for (int64_t j = 0; j < g.count; j++) d[j] = ((float *)g.data)[j];
+        d[3] = 1e-50;
+        TU_CHECK(!npy_write("vc_gpos.npy", NPY_F64, g.ndim, g.shape, d, e2, sizeof e2), "%s", e2);
+        d[3] = -1e300;
+        TU_CHECK(!npy_write("vc_ghuge.npy", NPY_F64, g.ndim, g.shape, d, e2, sizeof e2), "%s", e2);
+        free(d);
+        npy_free(&g);
+    }
+    snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --g vc_gpos.npy --backend cpu --o vc_o.npy",
+             dp("run_q.npy"), dp("run_k.npy"), dp("run_v.npy"));
+    rc = run_cli(args, err, sizeof err);
+    TU_CHECK(rc == 1 && strstr(err, "1e-50") && strstr(err, "<= 0"),
+             "an f8 gate of +1e-50: rc %d, '%s'", rc, err);
+    snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --g vc_ghuge.npy --backend cpu --o vc_o.npy",
+             dp("run_q.npy"), dp("run_k.npy"), dp("run_v.npy"));
+    rc = run_cli(args, err, sizeof err);
+    TU_CHECK(rc == 0, "an f8 gate of -1e300 (erase the state): rc %d, '%s'", rc, err);
+    snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --scale 3.4028234663852886e38 --backend ref-a --o vc_o.npy",
+             dp("run_q.npy"), dp("run_k.npy"), dp("run_v.npy"));
+    rc = run_cli(args, err, sizeof err);
+    TU_CHECK(rc == 0, "--scale FLT_MAX: rc %d, '%s'", rc, err);
+    remove("vc_nan_q.npy"), remove("vc_gpos.npy"), remove("vc_ghuge.npy"), remove("vc_o.npy");
+}
+
 static void file_safety(void)
 {
     char err[4096], args[4096];
@@ -414,6 +487,8 @@ int main(void)
     TU_CHECK(rc == 1 && strstr(err, "--g") && strstr(err, "run_gg.npy"), "wrong gate rank: rc %d, '%s'", rc, err);
     check_grad();
     file_safety();
+    default_scale();
+    value_checks();
     FILE *f = fopen("o_x.npy", "rb");
     TU_CHECK(f == NULL, "o was written although the run failed");
     if (f) fclose(f);

@@ -1,6 +1,7 @@
 /* The inputs `sgla run` and `sgla grad` share (cli_inputs.h). */
 #include "cli_inputs.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,16 +40,33 @@ int cli_npy_load(const char *cmd, const char *flag, const char *path, int ndim, 
 }
 
 /* Convert an f8 array to f4 in place (the library's gates and states are
- * fp32); f4 passes through; anything else is an error. */
-int cli_npy_f32(const char *cmd, const char *flag, const char *path, npy_array *a)
+ * fp32); f4 passes through; anything else is an error.  The f8 values are
+ * checked before they are rounded, so that a message names the value given:
+ * beyond the fp32 range is refused (a log gate below -FLT_MAX is taken as
+ * -FLT_MAX instead: every gate under -104 already erases the state), and a
+ * gate file (gate != 0) refuses a positive log gate however small (+1e-50
+ * would round to 0). */
+int cli_npy_f32(const char *cmd, const char *flag, const char *path, npy_array *a, int gate)
 {
     if (a->dtype == NPY_F32) return 0;
     if (a->dtype != NPY_F64)
         return cli_err(cmd, "%s: %s: dtype %s, expected <f4 (or <f8)", flag, path, npy_dtype_descr(a->dtype));
+    const double *d = a->data;
+    for (int64_t i = 0; i < a->count; i++) {
+        const double x = d[i];
+        if (isnan(x) || (isinf(x) && !(gate && x < 0)))
+            return cli_err(cmd, "%s: %s: element %lld is %g", flag, path, (long long)i, x);
+        if (gate && x > 0)
+            return cli_err(cmd, "%s: %s: element %lld is %.17g: log gates must be <= 0", flag, path, (long long)i, x);
+        if (gate && isinf(x))
+            return cli_err(cmd, "%s: %s: element %lld is -inf: write a large finite value (e.g. -1e30) to erase "
+                                "the state", flag, path, (long long)i);
+        if (!gate && fabs(x) > FLT_MAX)
+            return cli_err(cmd, "%s: %s: element %lld is %.17g, beyond the fp32 range", flag, path, (long long)i, x);
+    }
     float *f = malloc((size_t)(a->count ? a->count : 1) * sizeof(float));
     if (!f) return cli_err(cmd, "%s: %s: out of memory", flag, path);
-    const double *d = a->data;
-    for (int64_t i = 0; i < a->count; i++) f[i] = (float)d[i];
+    for (int64_t i = 0; i < a->count; i++) f[i] = d[i] < -FLT_MAX ? -FLT_MAX : (float)d[i];
     free(a->data);
     a->data = f;
     a->dtype = NPY_F32;
@@ -74,7 +92,7 @@ int cli_shape_err(const char *cmd, const char *flag, const char *path, const npy
 static void cli_input_defaults(cli_input_args *a)
 {
     memset(a, 0, sizeof *a);
-    a->scale = 1.0;
+    a->scale = NAN; /* unset: K^-0.5 once K is known, as in Python and flash-linear-attention */
     a->chunk = 64;
     a->backend = SGLA_BACKEND_AUTO;
 }
@@ -104,12 +122,14 @@ static int cli_input_flag(const char *cmd, int argc, char **argv, int *i, cli_in
         a->have_alpha = 1;
     } else if (!strcmp(f, "--scale")) {
         if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_double(cmd, "--scale", v, &a->scale)) return 2;
-        if (!isfinite(a->scale) || fabs(a->scale) > 3.4e38) return cli_err(cmd, "--scale: %s is not a finite float", v);
+        if (!isfinite(a->scale) || fabs(a->scale) > FLT_MAX) return cli_err(cmd, "--scale: %s is not a finite float", v);
     } else if (!strcmp(f, "--chunk")) {
         if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_i64(cmd, "--chunk", v, &a->chunk)) return 2;
     } else if (!strcmp(f, "--threads")) {
         if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_i64(cmd, "--threads", v, &a->threads)) return 2;
         if (a->threads < 0 || a->threads > 65536) return cli_err(cmd, "--threads: %s is not in [0, 65536]", v);
+    } else if (!strcmp(f, "--check-finite")) {
+        a->flags |= SGLA_FLAG_CHECK_FINITE;
     } else if (!strcmp(f, "--backend")) {
         if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_backend(cmd, v, &a->backend)) return 2;
     } else {
@@ -271,7 +291,7 @@ int cli_inputs_load(const char *cmd, const cli_input_args *a, cli_inputs *r, sgl
     /* The library computes in f16 or f32; f8 inputs are rounded to f32. */
     sgla_dtype dt = in_dt == NPY_F16 ? SGLA_F16 : SGLA_F32;
     if (in_dt == NPY_F64) {
-        if (cli_npy_f32(cmd, "--q", a->q, &r->q) || cli_npy_f32(cmd, "--k", a->k, &r->k) || cli_npy_f32(cmd, "--v", a->v, &r->v)) goto fail;
+        if (cli_npy_f32(cmd, "--q", a->q, &r->q, 0) || cli_npy_f32(cmd, "--k", a->k, &r->k, 0) || cli_npy_f32(cmd, "--v", a->v, &r->v, 0)) goto fail;
         fprintf(stderr, "sgla %s: note: q, k, v are f8; computing with f32 inputs, o is written as f8\n", cmd);
     }
 
@@ -307,13 +327,13 @@ int cli_inputs_load(const char *cmd, const cli_input_args *a, cli_inputs *r, sgl
     /* ---- gates ---- */
     if (a->g) {
         int64_t want[3] = {B, T, H};
-        if (cli_npy_load(cmd, "--g", a->g, 3, &r->g) || cli_npy_f32(cmd, "--g", a->g, &r->g)) goto fail;
+        if (cli_npy_load(cmd, "--g", a->g, 3, &r->g) || cli_npy_f32(cmd, "--g", a->g, &r->g, 1)) goto fail;
         if (!cli_shape_eq(&r->g, want, 3)) {
             cli_shape_err(cmd, "--g", a->g, &r->g, 3, want, "must be [B,T,H] of q");
             goto fail;
         }
     } else if (a->gg) {
-        if (cli_npy_load(cmd, "--g-gamma", a->gg, 1, &r->gg) || cli_npy_f32(cmd, "--g-gamma", a->gg, &r->gg)) goto fail;
+        if (cli_npy_load(cmd, "--g-gamma", a->gg, 1, &r->gg) || cli_npy_f32(cmd, "--g-gamma", a->gg, &r->gg, 1)) goto fail;
         if (r->gg.shape[0] != H) {
             cli_shape_err(cmd, "--g-gamma", a->gg, &r->gg, 1, &H, "must be [H] of q");
             goto fail;
@@ -329,7 +349,7 @@ int cli_inputs_load(const char *cmd, const cli_input_args *a, cli_inputs *r, sgl
     }
     if (a->h0) {
         int64_t want[4] = {N, H, K, V};
-        if (cli_npy_load(cmd, "--h0", a->h0, 4, &r->h0) || cli_npy_f32(cmd, "--h0", a->h0, &r->h0)) goto fail;
+        if (cli_npy_load(cmd, "--h0", a->h0, 4, &r->h0) || cli_npy_f32(cmd, "--h0", a->h0, &r->h0, 0)) goto fail;
         if (!cli_shape_eq(&r->h0, want, 4)) {
             cli_shape_err(cmd, "--h0", a->h0, &r->h0, 4, want, a->cu ? "must be [N,H,K,V], N = len(cu_seqlens) - 1" : "must be [B,H,K,V]");
             goto fail;
@@ -349,7 +369,8 @@ int cli_inputs_load(const char *cmd, const cli_input_args *a, cli_inputs *r, sgl
     d->v = r->v.data;
     d->g = r->g.data;
     d->g_gamma = r->gg.data ? r->gg.data : r->alpha_gg;
-    d->scale = (float)a->scale;
+    d->flags |= a->flags;
+    d->scale = isnan(a->scale) ? (float)(1.0 / sqrt((double)K)) : (float)a->scale;
     d->h0 = r->h0.data;
     d->cu_seqlens = r->cu.data;
     d->num_seqs = a->cu ? N : 0;

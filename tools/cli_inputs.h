@@ -18,7 +18,7 @@ int cli_err(const char *cmd, const char *fmt, ...)
 /* Read a .npy file of rank ndim (0, or 2 after a message). */
 int cli_npy_load(const char *cmd, const char *flag, const char *path, int ndim, npy_array *a);
 /* An f8 array to f4 in place; f4 passes; anything else is an error. */
-int cli_npy_f32(const char *cmd, const char *flag, const char *path, npy_array *a);
+int cli_npy_f32(const char *cmd, const char *flag, const char *path, npy_array *a, int gate);
 int cli_shape_eq(const npy_array *a, const int64_t *want, int n);
 int cli_shape_err(const char *cmd, const char *flag, const char *path, const npy_array *a, int n,
                   const int64_t *want, const char *why);
@@ -47,6 +47,7 @@ typedef struct cli_input_args {
     int64_t chunk;
     int64_t threads;
     sgla_backend backend;
+    unsigned flags; /* SGLA_FLAG_CHECK_FINITE with --check-finite */
 } cli_input_args;
 
 /* A command line of the forward's input flags and n file flags (slots start

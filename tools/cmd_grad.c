@@ -28,7 +28,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: sgla grad --q Q.npy --k K.npy --v V.npy [--g G.npy | --g-gamma GG.npy | --alpha A]\n"
             "                 [--h0 H0.npy] [--cu-seqlens CU.npy] [--scale S] [--chunk C]\n"
-            "                 [--backend auto|ref-a|ref-b|cpu|cuda] [--threads N]\n"
+            "                 [--backend auto|ref-a|ref-b|cpu|cuda] [--threads N] [--check-finite]\n"
             "                 --do DO.npy [--dht DHT.npy]\n"
             "                 --dq DQ.npy --dk DK.npy --dv DV.npy [--dg DG.npy] [--dg-gamma DGG.npy] [--dh0 DH0.npy]\n"
             "\n"
@@ -148,7 +148,7 @@ int sgla_cmd_grad(int argc, char **argv)
     {
         const int64_t want[4] = {B, T, H, V};
         if (cli_npy_load(CMD, "--do", a.dout, 4, &dout)) goto out;
-        if (r.in_dt == NPY_F64 && cli_npy_f32(CMD, "--do", a.dout, &dout)) goto out;
+        if (r.in_dt == NPY_F64 && cli_npy_f32(CMD, "--do", a.dout, &dout, 0)) goto out;
         if (dout.dtype != (r.dt == SGLA_F16 ? NPY_F16 : NPY_F32)) {
             err_out("--do: %s: dtype %s, expected q's", a.dout, npy_dtype_descr(dout.dtype));
             goto out;
@@ -160,7 +160,7 @@ int sgla_cmd_grad(int argc, char **argv)
     }
     if (a.dht) {
         const int64_t want[4] = {N, H, K, V};
-        if (cli_npy_load(CMD, "--dht", a.dht, 4, &dht) || cli_npy_f32(CMD, "--dht", a.dht, &dht)) goto out;
+        if (cli_npy_load(CMD, "--dht", a.dht, 4, &dht) || cli_npy_f32(CMD, "--dht", a.dht, &dht, 0)) goto out;
         if (!cli_shape_eq(&dht, want, 4)) {
             cli_shape_err(CMD, "--dht", a.dht, &dht, 4, want, "must be [N,H,K,V]");
             goto out;

@@ -107,7 +107,12 @@ static const device_facts *current_device(char *why, size_t n)
     int count = 0, dev = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || count < 1) {
-        snprintf(why, n, "%s", e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device present");
+        /* no driver reads as "driver version is insufficient": say what it means */
+        if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice || e == cudaSuccess)
+            snprintf(why, n, "no NVIDIA GPU or driver on this machine (cudaGetDeviceCount: %s)",
+                     e == cudaSuccess ? "0 devices" : cudaGetErrorString(e));
+        else
+            snprintf(why, n, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
         return NULL;
     }
     if ((e = cudaGetDevice(&dev)) != cudaSuccess) {

@@ -105,7 +105,13 @@ SGLA_API size_t sgla_dtype_size(sgla_dtype dt);
 SGLA_API const char *sgla_dtype_name(sgla_dtype dt);
 
 typedef enum sgla_backend {
-    SGLA_BACKEND_AUTO = 0,  /* fastest available for host pointers: cpu */
+    /* AUTO: the fastest backend for the call's memory.  In the C API (host pointers)
+     * the CPU backend, or REF_B for SGLA_F64 inputs, which only the references take.
+     * The `sgla` tool, whose inputs are on the host and which copies them to a GPU
+     * itself, reads auto as CUDA when a CUDA device is usable, else as the C API
+     * does; Python reads backend="auto" (and None) as CUDA for CUDA tensors and as
+     * the C API does for host arrays. */
+    SGLA_BACKEND_AUTO = 0,
     SGLA_BACKEND_REF_A = 1, /* fp64 token recurrence (the definition) */
     SGLA_BACKEND_REF_B = 2, /* fp64 chunked, vectorised, three weight positions */
     SGLA_BACKEND_REF_C = 3, /* fp64 mirror of the GPU kernel's control flow */

@@ -54,14 +54,24 @@ int sgla_backend_available(sgla_backend b)
     return sgla_backend_probe(b, why, sizeof why);
 }
 
-/* Read and validate d for backend b; the backend's own checks come after. */
-static sgla_status prepare(const sgla_forward_desc *user, sgla_backend b, sgla_forward_desc *d)
+/* SGLA_BACKEND_AUTO for a call (sgla.h): the CPU backend, or reference B for
+ * fp64 inputs, which only the references take */
+static sgla_backend resolve(sgla_backend b, const sgla_forward_desc *d)
+{
+    if (b != SGLA_BACKEND_AUTO) return b;
+    return d->dtype == SGLA_F64 ? SGLA_BACKEND_REF_B : SGLA_BACKEND_CPU;
+}
+
+/* Read and validate d for backend *b (AUTO resolved in place); the backend's own
+ * checks come after. */
+static sgla_status prepare(const sgla_forward_desc *user, sgla_backend *bp, sgla_forward_desc *d)
 {
     sgla_clear_error();
-    if (!valid_backend(b))
-        return sgla_fail(SGLA_ERR_INVALID_BACKEND, "backend %d is not a value of sgla_backend", (int)b);
+    if (!valid_backend(*bp))
+        return sgla_fail(SGLA_ERR_INVALID_BACKEND, "backend %d is not a value of sgla_backend", (int)*bp);
     sgla_status st = sgla_desc_read(user, d);
     if (st != SGLA_OK) return st;
+    const sgla_backend b = *bp = resolve(*bp, d);
     const sgla_backend_impl *be = backends[b].impl;
     st = sgla_check_desc(d, be->values_on_host);
     if (st != SGLA_OK) return st;
@@ -74,7 +84,7 @@ static sgla_status prepare(const sgla_forward_desc *user, sgla_backend b, sgla_f
 sgla_status sgla_forward(const sgla_forward_desc *user, sgla_backend backend)
 {
     sgla_forward_desc d;
-    sgla_status st = prepare(user, backend, &d);
+    sgla_status st = prepare(user, &backend, &d);
     return st != SGLA_OK ? st : backends[backend].impl->forward(&d, backend);
 }
 
@@ -85,7 +95,7 @@ sgla_status sgla_workspace_size(const sgla_forward_desc *user, sgla_backend back
         sgla_clear_error();
         return sgla_fail(SGLA_ERR_NULL_POINTER, "bytes is NULL");
     }
-    sgla_status st = prepare(user, backend, &d);
+    sgla_status st = prepare(user, &backend, &d);
     if (st != SGLA_OK) return st;
     const sgla_backend_impl *be = backends[backend].impl;
     *bytes = 0;
@@ -99,15 +109,16 @@ void sgla_release_memory(void)
             backends[i].impl->release();
 }
 
-/* Read and validate a backward descriptor for backend b. */
-static sgla_status prepare_backward(const sgla_backward_desc *user, sgla_backend b, sgla_backward_desc *bd,
+/* Read and validate a backward descriptor for backend *b (AUTO resolved in place). */
+static sgla_status prepare_backward(const sgla_backward_desc *user, sgla_backend *bp, sgla_backward_desc *bd,
                                     sgla_forward_desc *fwd)
 {
     sgla_clear_error();
-    if (!valid_backend(b))
-        return sgla_fail(SGLA_ERR_INVALID_BACKEND, "backend %d is not a value of sgla_backend", (int)b);
+    if (!valid_backend(*bp))
+        return sgla_fail(SGLA_ERR_INVALID_BACKEND, "backend %d is not a value of sgla_backend", (int)*bp);
     sgla_status st = sgla_backward_desc_read(user, bd, fwd);
     if (st != SGLA_OK) return st;
+    const sgla_backend b = *bp = resolve(*bp, fwd);
     const sgla_backend_impl *be = backends[b].impl;
     if ((st = sgla_check_backward(bd, be->values_on_host)) != SGLA_OK) return st;
     char why[256];
@@ -122,7 +133,7 @@ sgla_status sgla_backward(const sgla_backward_desc *user, sgla_backend backend)
 {
     sgla_backward_desc bd;
     sgla_forward_desc fwd;
-    sgla_status st = prepare_backward(user, backend, &bd, &fwd);
+    sgla_status st = prepare_backward(user, &backend, &bd, &fwd);
     return st != SGLA_OK ? st : backends[backend].impl->backward(&bd, backend);
 }
 
@@ -134,7 +145,7 @@ sgla_status sgla_backward_workspace_size(const sgla_backward_desc *user, sgla_ba
         sgla_clear_error();
         return sgla_fail(SGLA_ERR_NULL_POINTER, "bytes is NULL");
     }
-    sgla_status st = prepare_backward(user, backend, &bd, &fwd);
+    sgla_status st = prepare_backward(user, &backend, &bd, &fwd);
     if (st != SGLA_OK) return st;
     const sgla_backend_impl *be = backends[backend].impl;
     *bytes = 0;

@@ -382,6 +382,24 @@ static void check_huge_gates(tu_rng *r)
         }
 }
 
+/* SGLA_BACKEND_AUTO means one thing (sgla.h): the CPU backend, or REF_B for fp64 inputs */
+static void check_auto(tu_rng *r)
+{
+    enum { T = 20, K = 4, V = 3 };
+    double q[T * K], k[T * K], v[T * V], g[T], o[T * V], ob[T * V];
+    for (int i = 0; i < T * K; i++) q[i] = tu_normal(r), k[i] = tu_normal(r);
+    for (int i = 0; i < T * V; i++) v[i] = tu_normal(r);
+    for (int i = 0; i < T; i++) g[i] = -0.2 * tu_uniform(r);
+    sgla_forward_desc d;
+    sgla_forward_desc_init(&d);
+    d.q = q, d.k = k, d.v = v, d.g = g, d.o = o, d.dtype = SGLA_F64;
+    d.B = 1, d.T = T, d.H = 1, d.K = K, d.V = V, d.scale = 0.5f;
+    TU_CHECK(sgla_forward(&d, SGLA_BACKEND_AUTO) == SGLA_OK, "auto with fp64 inputs: %s", sgla_last_error());
+    d.o = ob;
+    TU_CHECK(sgla_forward(&d, SGLA_BACKEND_REF_B) == SGLA_OK, "ref-b with fp64 inputs: %s", sgla_last_error());
+    TU_CHECK(!memcmp(o, ob, sizeof o), "auto with fp64 inputs is not ref-b");
+}
+
 int main(void)
 {
     uint64_t seed = tu_seed("test_ref");
@@ -401,5 +419,6 @@ int main(void)
     check_varlen_split(&r);
     check_typed(&r);
     check_huge_gates(&r);
+    check_auto(&r);
     return tu_finish("test_ref");
 }

@@ -346,7 +346,8 @@ int sgla_cmd_bench(int argc, char **argv)
                 fprintf(stderr, "sgla bench: --backend: only cpu and cuda are benchmarked (got '%s')\n", val);
                 return 2;
             }
-            if (a.backend == SGLA_BACKEND_AUTO) a.backend = SGLA_BACKEND_CPU;
+            if (a.backend == SGLA_BACKEND_AUTO) /* as run and grad read it (sgla.h) */
+                a.backend = sgla_backend_available(SGLA_BACKEND_CUDA) ? SGLA_BACKEND_CUDA : SGLA_BACKEND_CPU;
         } else if (!strcmp(s, "--shape")) {
             if (!(val = cli_value("bench", argc, argv, &i))) return 2;
             if (a.nshapes >= 32) {

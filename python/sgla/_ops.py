@@ -227,7 +227,7 @@ def _default_backend(dt, on_cuda):
 
 
 def _np_backend(backend, dt):
-    if backend is None:
+    if backend is None or resolve_backend(backend) == Backend.AUTO:  # auto: sgla.h's meaning
         return _default_backend(dt, False)
     be = resolve_backend(backend)
     if be == Backend.CUDA:
@@ -387,7 +387,7 @@ def _torch_prepare(q, k, v, g, g_gamma, h0, cu, backend, state_v_first):
     on_cuda = dev.type == "cuda"
     if not on_cuda and dev.type != "cpu":
         raise ValueError(f"q is on {dev}; sgla runs on CPU tensors and CUDA tensors")
-    if backend is None:
+    if backend is None or resolve_backend(backend) == Backend.AUTO:  # auto: sgla.h's meaning
         be = _default_backend(dt, on_cuda)
     else:
         be = resolve_backend(backend)

@@ -135,4 +135,9 @@ if(NOT SGLA_HAVE_CUDA)
   # asked for the GPU levels alone and none ran: not a pass
   sgla_cli_test(cli_verify_level4_skipped "verify|--level|4" RC 3 RE "verify: SKIPPED")
 endif()
+sgla_cli_test(cli_bench_csv "bench|--shape|1,64,1,16,16|--shape|2,1,1,16,16|--iters|2|--no-peak|--format|csv"
+  RE "^backend,B,T,H,K,V,dtype,gate,pass,ms,[^\n]*\ncpu,1,64,1,16,16,f32,g,fwd,[0-9]")
+sgla_cli_test(cli_bench_json "bench|--shape|1,64,1,16,16|--iters|2|--no-peak|--backward|--format=json"
+  RE "^\\[\n  \\{\"backend\": \"cpu\", \"B\": 1, [^\n]*\"pass\": \"fwd\"[^\n]*\\},\n  \\{[^\n]*\"pass\": \"bwd\"")
+sgla_cli_test(cli_bench_format_bad "bench|--format|xml" RC 2 RE "not one of table, csv, json")
 sgla_cli_test(cli_bench_shape_overflow "bench|--shape|1,9223372036854775807,1,1,1" RC 2 RE "exceed 2\\^48 bytes")

@@ -7,7 +7,10 @@
 #include "cuda/cuda_dev.h"
 #include "sgla.h"
 
+#include <stdio.h>
+
 enum { BENCH_GATE_NONE = 0, BENCH_GATE_GAMMA = 1, BENCH_GATE_G = 2 };
+enum { BENCH_TABLE = 0, BENCH_CSV = 1, BENCH_JSON = 2 };
 
 typedef struct bench_args {
     sgla_backend backend;
@@ -21,7 +24,23 @@ typedef struct bench_args {
     int check;              /* also check against the fp64 reference (tools/conform.h) */
     int config, split;      /* CUDA: force a configuration row (-1: none) and a split (0: none) */
     int backward;           /* also time the backward */
+    int format;             /* BENCH_TABLE, BENCH_CSV, BENCH_JSON */
 } bench_args;
+
+/* One measured row for --format csv / json (tools/bench_out.c); NaN where a
+ * field does not apply. */
+typedef struct bench_record {
+    const char *backend, *dtype, *gate, *pass, *check; /* pass: fwd, bwd, decode-warm, decode-cold */
+    int64_t B, T, H, K, V;
+    double ms, min_ms, cpu_ms, gflops, peak_pct, row, nseg, gbs, floor_ms, x_floor, workspace_mb;
+} bench_record;
+bench_record bench_record_init(const char *backend, const int64_t sh[5], const char *dtype, const char *gate,
+                               const char *pass);
+void bench_out_begin(const bench_args *a);
+void bench_out_row(const bench_args *a, const bench_record *r); /* nothing in table format */
+void bench_out_end(const bench_args *a);
+/* where the lines that are not rows go: stdout for the table, stderr otherwise */
+FILE *bench_info(const bench_args *a);
 
 /* FLOPs of the chunked algorithm for one forward (counted as 2 per MAC):
  * per chunk of C tokens and head, Q.K^T (C*C*K, half of it masked but

@@ -142,7 +142,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
         snprintf(shs, sizeof shs, "%lldx%lldx%lldx%lldx%lld", (long long)B, (long long)T, (long long)H, (long long)K,
                  (long long)V);
         if (r != SGLA_OK) {
-            printf("%-22s %s (%s)\n", shs, sgla_status_string(r), sgla_last_error());
+            fprintf(bench_info(a), "%-22s %s (%s)\n", shs, sgla_status_string(r), sgla_last_error());
             rc = 1;
             goto out;
         }
@@ -158,7 +158,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
             d.q = dq[k]; d.k = dk[k]; d.v = dv[k]; d.o = dout[k]; d.g = dg[k];
             r = fp ? sgla_cuda_forward_forced(&d, fp) : sgla_forward(&d, SGLA_BACKEND_CUDA);
             if (r != SGLA_OK) {
-                printf("%-22s %s (%s)\n", shs, sgla_status_string(r), sgla_last_error());
+                fprintf(bench_info(a), "%-22s %s (%s)\n", shs, sgla_status_string(r), sgla_last_error());
                 rc = 1;
                 goto out;
             }
@@ -174,9 +174,18 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
         for (int i = 0; i < iters; i++) BC(cudaEventElapsedTime(&times[i], ev[2 * i], ev[2 * i + 1]));
         qsort(times, (size_t)iters, sizeof(float), cmp_float);
         double med = times[iters / 2], mn = times[0];
-        printf("%-22s %-5s %-6s %3d %4d %9.4f %9.4f %8.1f %8.4f %7.2f  %s\n", shs, sgla_dtype_name(dt),
-               a->gate == BENCH_GATE_G ? "g" : a->gate == BENCH_GATE_GAMMA ? "gamma" : "none", plan.config, plan.nseg,
-               med, mn, bytes / (med * 1e-3) * 1e-9, floor_ms, med / floor_ms, bad ? "FAIL" : "ok");
+        const char *gname = a->gate == BENCH_GATE_G ? "g" : a->gate == BENCH_GATE_GAMMA ? "gamma" : "none";
+        if (a->format == BENCH_TABLE)
+            printf("%-22s %-5s %-6s %3d %4d %9.4f %9.4f %8.1f %8.4f %7.2f  %s\n", shs, sgla_dtype_name(dt), gname,
+                   plan.config, plan.nseg, med, mn, bytes / (med * 1e-3) * 1e-9, floor_ms, med / floor_ms,
+                   bad ? "FAIL" : "ok");
+        {
+            bench_record rec = bench_record_init("cuda", sh, sgla_dtype_name(dt), gname, "fwd");
+            rec.ms = med, rec.min_ms = mn, rec.row = plan.config, rec.nseg = plan.nseg;
+            rec.gbs = bytes / (med * 1e-3) * 1e-9, rec.floor_ms = floor_ms, rec.x_floor = med / floor_ms;
+            rec.check = bad ? "FAIL" : "ok";
+            bench_out_row(a, &rec);
+        }
         fflush(stdout);
         if (a->backward) {
             /* the backward: checked against fp64 on a smaller case of the shape, then timed with its
@@ -206,17 +215,21 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
                 if (i >= warm) BC(cudaEventRecord(ev[2 * (i - warm) + 1], st));
             }
             if (r != SGLA_OK) {
-                printf("%-22s backward: %s (%s)\n", shs, sgla_status_string(r), sgla_last_error());
+                fprintf(bench_info(a), "%-22s backward: %s (%s)\n", shs, sgla_status_string(r), sgla_last_error());
                 rc = 1;
             } else {
                 BC(cudaStreamSynchronize(st));
                 for (int i = 0; i < iters; i++) BC(cudaEventElapsedTime(&times[i], ev[2 * i], ev[2 * i + 1]));
                 qsort(times, (size_t)iters, sizeof(float), cmp_float);
                 const double bmed = times[iters / 2], bfloor = floor_ms * 7.0 / 4.0; /* q, k, v, do in; dq, dk, dv out */
-                printf("%-22s %-5s %-6s bwd      %9.4f %9.4f %8.1f %8.4f %7.2f  workspace %.1f MB\n", shs,
-                       sgla_dtype_name(dt), a->gate == BENCH_GATE_G ? "g" : a->gate == BENCH_GATE_GAMMA ? "gamma" : "none",
-                       bmed, (double)times[0], bytes * 7.0 / 4.0 / (bmed * 1e-3) * 1e-9, bfloor, bmed / bfloor,
-                       (double)wsb / 1e6);
+                if (a->format == BENCH_TABLE)
+                    printf("%-22s %-5s %-6s bwd      %9.4f %9.4f %8.1f %8.4f %7.2f  workspace %.1f MB\n", shs,
+                           sgla_dtype_name(dt), gname, bmed, (double)times[0],
+                           bytes * 7.0 / 4.0 / (bmed * 1e-3) * 1e-9, bfloor, bmed / bfloor, (double)wsb / 1e6);
+                bench_record rec = bench_record_init("cuda", sh, sgla_dtype_name(dt), gname, "bwd");
+                rec.ms = bmed, rec.min_ms = times[0], rec.gbs = bytes * 7.0 / 4.0 / (bmed * 1e-3) * 1e-9;
+                rec.floor_ms = bfloor, rec.x_floor = bmed / bfloor, rec.workspace_mb = (double)wsb / 1e6;
+                bench_out_row(a, &rec);
                 fflush(stdout);
             }
             cudaFree(bdo), cudaFree(bq), cudaFree(bk), cudaFree(bv), cudaFree(ws), cudaFree(bdg), cudaFree(bdgg);
@@ -245,15 +258,15 @@ int bench_cuda_run(const bench_args *a)
     int dev = 0;
     cudaGetDevice(&dev);
     if (cudaGetDeviceProperties(&prop, dev) == cudaSuccess)
-        printf("sgla bench: backend cuda on %s (%d SMs, L2 %d MB); floor = q,k,v,o once at %.2f TB/s\n", prop.name,
+        fprintf(bench_info(a), "sgla bench: backend cuda on %s (%d SMs, L2 %d MB); floor = q,k,v,o once at %.2f TB/s\n", prop.name,
                prop.multiProcessorCount, prop.l2CacheSize >> 20, HBM_BYTES_PER_S * 1e-12);
     for (int i = 0; i < sgla_cuda_num_configs(); i++) {
         sgla_cuda_config_info c;
         sgla_cuda_config(i, &c);
-        printf("  row %d: K=%d V=%d..%d BV=%d stages=%d output WGs=%d, %u B smem, %d threads: %s\n", i, c.K, c.v_min,
+        fprintf(bench_info(a), "  row %d: K=%d V=%d..%d BV=%d stages=%d output WGs=%d, %u B smem, %d threads: %s\n", i, c.K, c.v_min,
                c.v_max, c.bv, c.stages, c.out_wgs, c.smem, c.threads, c.why);
     }
-    printf("%-22s %-5s %-6s %3s %4s %9s %9s %8s %8s %7s  %s\n", "BxTxHxKxV", "dtype", "gate", "row", "nseg", "ms(med)",
+    fprintf(bench_info(a), "%-22s %-5s %-6s %3s %4s %9s %9s %8s %8s %7s  %s\n", "BxTxHxKxV", "dtype", "gate", "row", "nseg", "ms(med)",
            "ms(min)", "GB/s", "floor", "x floor", "check");
     static const int64_t def[][5] = {{8, 4096, 16, 128, 128},
                                      {4, 8192, 32, 64, 64},

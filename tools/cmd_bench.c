@@ -35,6 +35,7 @@ static void usage(FILE *f)
             "                  [--chunk C] [--seed N] [--isa scalar|avx2|avx512] [--no-peak] [--check]\n"
             "                  [--config ROW] [--split N]   (CUDA: force a configuration row, a split)\n"
             "                  [--backward]  (also time sgla_backward: dq, dk, dv, dg or dg_gamma)\n"
+            "                  [--format table|csv|json]\n"
             "\n"
             "Times one forward per shape (median of --iters runs after --warmup runs) and prints\n"
             "one row per shape.  --shape may be repeated (B,T,H,D means K = V = D); without it a\n"
@@ -59,12 +60,17 @@ static void usage(FILE *f)
             "           threads, and x-bound = time / (bytes / copy bandwidth)\n"
             "A row `kernels` times the four per-chunk products alone (C=64, K=V=128, operands\n"
             "in cache) on every thread: the micro-kernels' share of the FMA peak.\n"
+            "--format csv (a header line, then one line per row) or json (one array of objects)\n"
+            "prints the rows alone on stdout, with the fields backend, B, T, H, K, V, dtype, gate,\n"
+            "pass (fwd, bwd, decode-warm, decode-cold), ms, min_ms, cpu_ms, gflops, peak_pct, row,\n"
+            "nseg, gbs, floor_ms, x_floor, workspace_mb, check (empty / null where they do not\n"
+            "apply); everything else goes to stderr.\n"
             "\n"
             "--check also runs the backend on fresh inputs of each shape's K, V, dtype and gate\n"
             "(B = 1, at most 2 heads and 256 tokens; CUDA: 2048 tokens and the timed plan) against\n"
             "the fp64 reference (tools/conform.h; fails above 1e-5 / 1e-3 / 8e-3).  CUDA always checks.\n"
             "\n"
-            "defaults: --backend cpu --dtype f32 --gate g --threads 0 (all cores) --chunk 64\n"
+            "defaults: --backend cpu --dtype f32 --gate g --threads 0 (all cores) --chunk 64 --format table\n"
             "          --iters 10 (50 for decode) --warmup 2; g ~ U(-0.2, 0), gamma = ln(1 - 2^-(5+h%%8))\n");
 }
 
@@ -170,13 +176,13 @@ int bench_check(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t
     conform_data x;
     sgla_status st = conform_draw(&x, &c, &r, SGLA_BACKEND_REF_A);
     if (st != SGLA_OK) {
-        printf("  check: the reference failed: %s (%s)\n", sgla_status_string(st), sgla_last_error());
+        fprintf(bench_info(a), "  check: the reference failed: %s (%s)\n", sgla_status_string(st), sgla_last_error());
         return 1;
     }
     conform_result res;
     conform_check(&x, a->backend, force, &res);
-    printf("  check ");
-    conform_print(stdout, &res);
+    fprintf(bench_info(a), "  check ");
+    conform_print(bench_info(a), &res);
     conform_free(&x);
     return !res.pass;
 }
@@ -196,14 +202,14 @@ int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax)
     sgla_status st = conform_draw(&x, &c, &r, SGLA_BACKEND_REF_A);
     if (st == SGLA_OK) st = conform_draw_backward(&x, &r);
     if (st != SGLA_OK) {
-        printf("  check: the reference failed: %s (%s)\n", sgla_status_string(st), sgla_last_error());
+        fprintf(bench_info(a), "  check: the reference failed: %s (%s)\n", sgla_status_string(st), sgla_last_error());
         conform_free(&x);
         return 1;
     }
     conform_bresult res;
     conform_check_backward(&x, a->backend, &res);
-    printf("  check ");
-    conform_print_backward(stdout, &res);
+    fprintf(bench_info(a), "  check ");
+    conform_print_backward(bench_info(a), &res);
     conform_free(&x);
     return !res.pass;
 }
@@ -277,16 +283,25 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
         }
         char name[80];
         snprintf(name, sizeof name, "%s%s", shape, decode ? (pass == 0 ? " warm" : " cold") : "");
-        printf("%-20s %-5s %-6s %9.3f %9.3f %9.3f %9.1f %6.1f%%", name, sgla_dtype_name(a->dtype), gname,
-               tm.med * 1e3, tm.min * 1e3, tm.cpu / nth * 1e3, fl / tm.med * 1e-9,
-               peak > 0 ? 100.0 * fl / tm.med * 1e-9 / peak : 0.0);
+        bench_record rec = bench_record_init("cpu", sh, sgla_dtype_name(a->dtype), gname,
+                                             decode ? (pass == 0 ? "decode-warm" : "decode-cold") : "fwd");
+        rec.ms = tm.med * 1e3, rec.min_ms = tm.min * 1e3, rec.cpu_ms = tm.cpu / nth * 1e3;
+        rec.gflops = fl / tm.med * 1e-9, rec.peak_pct = peak > 0 ? 100.0 * fl / tm.med * 1e-9 / peak : NAN;
+        if (a->format == BENCH_TABLE)
+            printf("%-20s %-5s %-6s %9.3f %9.3f %9.3f %9.1f %6.1f%%", name, sgla_dtype_name(a->dtype), gname,
+                   tm.med * 1e3, tm.min * 1e3, tm.cpu / nth * 1e3, fl / tm.med * 1e-9,
+                   peak > 0 ? 100.0 * fl / tm.med * 1e-9 / peak : 0.0);
         if (decode) {
             double bytes = 2.0 * sbytes + (double)(2 * nqk + 2 * nv) * (double)es;
             double gbs = bytes / tm.med * 1e-9;
-            printf("  %7.1f GB/s %5.1f%% copy  x-bound %.2f", gbs, copy_bw > 0 ? 100.0 * gbs / copy_bw : 0.0,
-                   copy_bw > 0 ? tm.med / (bytes / (copy_bw * 1e9)) : 0.0);
+            rec.gbs = gbs;
+            if (copy_bw > 0) rec.floor_ms = bytes / (copy_bw * 1e9) * 1e3, rec.x_floor = tm.med * 1e3 / rec.floor_ms;
+            if (a->format == BENCH_TABLE)
+                printf("  %7.1f GB/s %5.1f%% copy  x-bound %.2f", gbs, copy_bw > 0 ? 100.0 * gbs / copy_bw : 0.0,
+                       copy_bw > 0 ? tm.med / (bytes / (copy_bw * 1e9)) : 0.0);
         }
-        printf("\n");
+        if (a->format == BENCH_TABLE) printf("\n");
+        bench_out_row(a, &rec);
         fflush(stdout);
     }
     if (a->backward && !decode) {
@@ -309,9 +324,13 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
             if (r) {
                 rc = r;
             } else {
-                printf("%-20s %-5s %-6s %9.3f %9.3f %9.3f   backward; fwd %.3f ms, fwd+bwd = %.2f x fwd\n", shape,
-                       sgla_dtype_name(a->dtype), gname, tb.med * 1e3, tb.min * 1e3, tb.cpu / nth * 1e3, tf.med * 1e3,
-                       (tf.med + tb.med) / tf.med);
+                if (a->format == BENCH_TABLE)
+                    printf("%-20s %-5s %-6s %9.3f %9.3f %9.3f   backward; fwd %.3f ms, fwd+bwd = %.2f x fwd\n", shape,
+                           sgla_dtype_name(a->dtype), gname, tb.med * 1e3, tb.min * 1e3, tb.cpu / nth * 1e3,
+                           tf.med * 1e3, (tf.med + tb.med) / tf.med);
+                bench_record rec = bench_record_init("cpu", sh, sgla_dtype_name(a->dtype), gname, "bwd");
+                rec.ms = tb.med * 1e3, rec.min_ms = tb.min * 1e3, rec.cpu_ms = tb.cpu / nth * 1e3;
+                bench_out_row(a, &rec);
                 fflush(stdout);
             }
         }
@@ -348,6 +367,15 @@ int sgla_cmd_bench(int argc, char **argv)
             }
             if (a.backend == SGLA_BACKEND_AUTO) /* as run and grad read it (sgla.h) */
                 a.backend = sgla_backend_available(SGLA_BACKEND_CUDA) ? SGLA_BACKEND_CUDA : SGLA_BACKEND_CPU;
+        } else if (!strcmp(s, "--format")) {
+            if (!(val = cli_value("bench", argc, argv, &i))) return 2;
+            if (!strcmp(val, "table")) a.format = BENCH_TABLE;
+            else if (!strcmp(val, "csv")) a.format = BENCH_CSV;
+            else if (!strcmp(val, "json")) a.format = BENCH_JSON;
+            else {
+                fprintf(stderr, "sgla bench: --format: '%s' is not one of table, csv, json\n", val);
+                return 2;
+            }
         } else if (!strcmp(s, "--shape")) {
             if (!(val = cli_value("bench", argc, argv, &i))) return 2;
             if (a.nshapes >= 32) {
@@ -422,7 +450,12 @@ int sgla_cmd_bench(int argc, char **argv)
             return 2;
         }
     }
-    if (a.backend == SGLA_BACKEND_CUDA) return bench_cuda_run(&a);
+    bench_out_begin(&a);
+    if (a.backend == SGLA_BACKEND_CUDA) {
+        const int rc = bench_cuda_run(&a);
+        bench_out_end(&a);
+        return rc;
+    }
 
     if (isa != SGLA_CPU_ISA_AUTO && !sgla_cpu_force_isa(isa)) {
         fprintf(stderr, "sgla bench: --isa %s: this CPU cannot run it\n", sgla_cpu_isa_name(isa));
@@ -437,9 +470,9 @@ int sgla_cmd_bench(int argc, char **argv)
         peak = sgla_cpu_bench_fma_peak(nth, cur == SGLA_CPU_ISA_SCALAR ? sgla_cpu_isa_detect() : cur);
         copy_bw = sgla_cpu_bench_copy_bw(nth, (size_t)512 << 20);
     }
-    printf("sgla bench: backend cpu, isa %s, %d thread%s, chunk %lld; FMA peak %.1f GFLOP/s, copy %.1f GB/s\n",
+    fprintf(bench_info(&a), "sgla bench: backend cpu, isa %s, %d thread%s, chunk %lld; FMA peak %.1f GFLOP/s, copy %.1f GB/s\n",
            sgla_cpu_isa_name(cur), nth, nth == 1 ? "" : "s", (long long)chunk, peak, copy_bw);
-    printf("%-20s %-5s %-6s %9s %9s %9s %9s %7s\n", "B,T,H,K,V", "dtype", "gate", "ms", "min ms", "cpu ms", "GFLOP/s",
+    fprintf(bench_info(&a), "%-20s %-5s %-6s %9s %9s %9s %9s %7s\n", "B,T,H,K,V", "dtype", "gate", "ms", "min ms", "cpu ms", "GFLOP/s",
            "%peak");
     int rc = 0;
     if (a.nshapes == 0) {
@@ -453,13 +486,14 @@ int sgla_cmd_bench(int argc, char **argv)
         int reps = 200;
         double t = sgla_cpu_bench_kernels(64, 128, 128, nth, reps);
         double fl = bench_flops(1, 64, 1, 128, 128, 64) * reps * nth;
-        printf("%-20s %-5s %-6s %9.3f %9s %9s %9.1f %6.1f%%\n", "kernels C=64 K=V=128", "f32", "-", t * 1e3 / reps, "", "",
-               fl / t * 1e-9, peak > 0 ? 100.0 * fl / t * 1e-9 / peak : 0.0);
+        fprintf(bench_info(&a), "%-20s %-5s %-6s %9.3f %9s %9s %9.1f %6.1f%%\n", "kernels C=64 K=V=128", "f32", "-",
+                t * 1e3 / reps, "", "", fl / t * 1e-9, peak > 0 ? 100.0 * fl / t * 1e-9 / peak : 0.0);
     } else {
         for (int i = 0; i < a.nshapes; i++) {
             int r = bench_cpu_shape(&a, a.shapes[i], chunk, peak, copy_bw, nth);
             if (r > rc) rc = r;
         }
     }
+    bench_out_end(&a);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -212,6 +213,10 @@ static int plot_error(const char *path, uint64_t seed, int trials, char *err, si
         cv[i].alpha = i < 50 ? 0.50 + 0.01 * i : (i == 50 ? 0.995 : 0.999);
         /* The same seed for every alpha: common random inputs make the
          * curves differ only through alpha. */
+        /* the slow part (a median of `trials` fp16 emulations per alpha): progress on stderr,
+         * overwritten in place on a terminal */
+        fprintf(stderr, "%serror_vs_alpha: alpha %d of %d (%.3f)%s", isatty(2) ? "\r" : "", i + 1, NA, cv[i].alpha,
+                isatty(2) ? (i + 1 == NA ? "\n" : "") : "\n");
         sgla_status st = ref_l3_median(cv[i].alpha, ERR_C, ERR_D, trials, seed, cv[i].med);
         if (st != SGLA_OK) {
             snprintf(err, el, "error_vs_alpha: ref_l3_median(alpha = %.3f): %s (%s)", cv[i].alpha,

@@ -1,0 +1,30 @@
+"""The Python examples in examples/ run as they are (each asserts its own
+results and prints "ok")."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
+
+
+def run(name):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.join(EXAMPLES, "..", "python"), env.get("PYTHONPATH", "")])
+    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, name)], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip().endswith("ok"), r.stdout
+    return r.stdout
+
+
+def test_numpy_quickstart():
+    out = run("numpy_quickstart.py")
+    assert "rel L2" in out
+
+
+def test_torch_layer():
+    pytest.importorskip("torch")
+    out = run("torch_layer.py")
+    assert "loss" in out and "gradcheck (float64, reference backend): True" in out

@@ -137,10 +137,9 @@ def _scale_of(scale, K):
         if K < 1:
             raise ValueError(f"K = {K}: q and k need a last dimension of at least 1")
         return K ** -0.5
-    try:
-        return float(scale)
-    except (TypeError, ValueError):
-        raise TypeError(f"scale must be a float or None, got {type(scale).__name__}") from None
+    if isinstance(scale, (str, bytes)) or not isinstance(scale, numbers.Real):
+        raise TypeError(f"scale must be a real number or None, got {type(scale).__name__} {scale!r}")
+    return float(scale)
 
 
 def _fill_desc(d, dtype, B, T, H, K, V, N, scale, chunk, threads, cu_present):
@@ -216,7 +215,7 @@ def _np_f32(name, x, f64=False):
         return None
     if not (np.issubdtype(x.dtype, np.floating) or x.dtype.name == "bfloat16"):
         raise TypeError(f"{name} must be a floating-point array (it is used as fp32), got dtype {x.dtype}")
-    return np.ascontiguousarray(x, dtype=np.float64 if f64 else np.float32)
+    return np.require(x, dtype=np.float64 if f64 else np.float32, requirements=["C", "A"])
 
 
 def _default_backend(dt, on_cuda):
@@ -248,14 +247,14 @@ def _forward_numpy(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backe
             raise TypeError(f"{name} has dtype {x.dtype} but q has {q.dtype}; q, k and v must share one dtype")
     be = _np_backend(backend, dt)
     f64 = dt == DType.F64
-    q, k, v = (np.ascontiguousarray(x) for x in (q, k, v))
+    q, k, v = (np.require(x, requirements=["C", "A"]) for x in (q, k, v))  # misaligned views are copied
     g, g_gamma, h0 = _np_f32("g", g, f64), _np_f32("g_gamma", g_gamma, f64), _np_f32("initial_state", h0, f64)
     if h0 is not None and state_v_first:
         h0 = np.ascontiguousarray(h0.transpose(0, 1, 3, 2))
     if cu is not None:
         if not np.issubdtype(cu.dtype, np.integer):
             raise TypeError(f"cu_seqlens must be an integer array (int64), got dtype {cu.dtype}")
-        cu = np.ascontiguousarray(cu, dtype=np.int64)
+        cu = np.require(cu, dtype=np.int64, requirements=["C", "A"])
     o = np.empty((B, T, H, V), dtype=q.dtype)
     ht = np.empty((N, H, K, V), dtype=np.float64 if f64 else np.float32) if output_final_state else None
 
@@ -296,7 +295,7 @@ def _backward_numpy(q, k, v, do, g, g_gamma, scale, h0, dht, cu, backend, thread
     be = _np_backend(backend, dt)
     f64 = dt == DType.F64
     aux = np.float64 if f64 else np.float32
-    q, k, v, do = (np.ascontiguousarray(x) for x in (q, k, v, do))
+    q, k, v, do = (np.require(x, requirements=["C", "A"]) for x in (q, k, v, do))
     g, g_gamma = _np_f32("g", g, f64), _np_f32("g_gamma", g_gamma, f64)
     h0, dht = _np_f32("initial_state", h0, f64), _np_f32("dht", dht, f64)
     if state_v_first:
@@ -305,7 +304,7 @@ def _backward_numpy(q, k, v, do, g, g_gamma, scale, h0, dht, cu, backend, thread
     if cu is not None:
         if not np.issubdtype(cu.dtype, np.integer):
             raise TypeError(f"cu_seqlens must be an integer array (int64), got dtype {cu.dtype}")
-        cu = np.ascontiguousarray(cu, dtype=np.int64)
+        cu = np.require(cu, dtype=np.int64, requirements=["C", "A"])
     dq, dk, dv = np.empty_like(q), np.empty_like(k), np.empty_like(v)
     dg = np.empty((B, T, H), dtype=aux) if g is not None else None
     dgg = np.empty((H,), dtype=aux) if g_gamma is not None else None
@@ -515,13 +514,29 @@ def _forward(q, k, v, g, g_gamma, scale, initial_state, output_final_state, cu_s
                           dlpack=(fw == "dlpack-cpu"))
 
 
-def _reject_kwargs(fn, kwargs):
+def _fla_kwargs(fn, kwargs, chunk, state_v_first):
+    """fla's keyword extras: chunk_size (its name for the chunk length), the
+    deprecated transpose_state_layout (state_v_first), head_first (refused when
+    true), cu_seqlens_cpu (a host copy: not needed).  Returns (chunk, state_v_first)."""
     if "head_first" in kwargs:
         if kwargs.pop("head_first"):
             raise ValueError(f"{fn}: head_first=True is not supported; inputs are [B, T, H, ...]")
-    kwargs.pop("cu_seqlens_cpu", None)  # fla's host copy of cu_seqlens: not needed here
+    kwargs.pop("cu_seqlens_cpu", None)
+    if "chunk_size" in kwargs:
+        cs = kwargs.pop("chunk_size")
+        if cs is not None:
+            if chunk is not None and chunk != cs:
+                raise ValueError(f"{fn}: chunk={chunk} and chunk_size={cs} disagree")
+            if not isinstance(cs, numbers.Integral) or cs < 1 or cs & (cs - 1):
+                raise ValueError(f"{fn}: chunk_size must be a power of 2, got {cs!r}")
+            chunk = int(cs)
+    if "transpose_state_layout" in kwargs:
+        t = bool(kwargs.pop("transpose_state_layout"))
+        if t and not state_v_first:
+            state_v_first = True
     if kwargs:
         raise TypeError(f"{fn}() got unexpected keyword argument(s) {sorted(kwargs)}")
+    return chunk, state_v_first
 
 
 def chunk_simple_gla_backward(q, k, v, do, g=None, g_gamma=None, scale=None, initial_state=None, dht=None,
@@ -570,7 +585,7 @@ def chunk_simple_gla_backward(q, k, v, do, g=None, g_gamma=None, scale=None, ini
 
 
 def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=None,
-                     output_final_state=False, cu_seqlens=None, *, state_v_first=False,
+                     output_final_state=False, state_v_first=False, cu_seqlens=None, cu_seqlens_cpu=None, *,
                      backend=None, threads=0, chunk=None, **kwargs):
     r"""Causal linear attention with a scalar (per-head) decay, differentiable.
 
@@ -620,15 +635,15 @@ def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=No
         TypeError / ValueError naming the argument for wrong dtypes, devices or
         shapes; :class:`sgla.SglaError` (a ValueError) for any C status.
     """
-    _reject_kwargs("chunk_simple_gla", kwargs)
+    del cu_seqlens_cpu  # fla's host copy of cu_seqlens: not needed
+    chunk, state_v_first = _fla_kwargs("chunk_simple_gla", kwargs, chunk, state_v_first)
     return _forward(q, k, v, g, g_gamma, scale, initial_state, output_final_state, cu_seqlens,
                     backend, threads, chunk, state_v_first)
 
 
 def fused_recurrent_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=None,
-                               output_final_state=False, cu_seqlens=None, *, reverse=False,
-                               state_v_first=False, backend=None, threads=0, chunk=None,
-                               **kwargs):
+                               output_final_state=False, reverse=False, state_v_first=False, cu_seqlens=None,
+                               *, backend=None, threads=0, chunk=None, **kwargs):
     r"""The signature of ``fla.ops.simple_gla.fused_recurrent_simple_gla``.
 
     The C library has one forward entry point: it takes its token-recurrent
@@ -639,6 +654,6 @@ def fused_recurrent_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initia
     """
     if reverse:
         raise NotImplementedError("fused_recurrent_simple_gla: reverse=True is not supported by sgla")
-    _reject_kwargs("fused_recurrent_simple_gla", kwargs)
+    chunk, state_v_first = _fla_kwargs("fused_recurrent_simple_gla", kwargs, chunk, state_v_first)
     return _forward(q, k, v, g, g_gamma, scale, initial_state, output_final_state, cu_seqlens,
                     backend, threads, chunk, state_v_first)

@@ -347,3 +347,60 @@ def test_long_sequence_few_items(form, threads):
     check(o, ht, ro, rht, np.float32)
     o1, ht1 = call(q, k, v, g=g, g_gamma=gg, initial_state=h0, output_final_state=True, threads=1)
     assert rel_l2(o, o1) <= 1e-6 and rel_l2(ht, ht1) <= 1e-6
+
+
+def _inputs(seed=3, B=1, T=70, H=2, K=16, V=16):
+    rng = np.random.default_rng(seed)
+    q, k = (rng.standard_normal((B, T, H, K), dtype=np.float32) for _ in range(2))
+    v = rng.standard_normal((B, T, H, V), dtype=np.float32)
+    g = np.log(rng.uniform(0.8, 1.0, (B, T, H))).astype(np.float32)
+    h0 = rng.standard_normal((B, H, K, V), dtype=np.float32)
+    return q, k, v, g, h0
+
+
+def test_fla_positional_order():
+    """fla's order: ..., initial_state, output_final_state, state_v_first, cu_seqlens, cu_seqlens_cpu"""
+    q, k, v, g, h0 = _inputs(T=70)
+    cu = np.array([0, 30, 70], np.int64)
+    h0 = np.concatenate([h0, h0])
+    o1, h1 = sgla.chunk_simple_gla(q, k, v, g, None, None, h0, True, False, cu, cu)
+    o2, h2 = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0, output_final_state=True, cu_seqlens=cu)
+    assert np.array_equal(o1, o2) and np.array_equal(h1, h2)
+    o3, h3 = sgla.fused_recurrent_simple_gla(q, k, v, g, None, None, h0, True, False, False, cu)
+    assert np.array_equal(o1, o3) and np.array_equal(h1, h3)
+
+
+def test_fla_keywords_chunk_size_and_transpose_state_layout(recwarn):
+    q, k, v, g, h0 = _inputs()
+    a, ha = sgla.chunk_simple_gla(q, k, v, g=g, chunk=32, initial_state=h0, output_final_state=True)
+    b, hb = sgla.chunk_simple_gla(q, k, v, g=g, chunk_size=32, initial_state=h0, output_final_state=True)
+    assert np.array_equal(a, b) and np.array_equal(ha, hb)
+    with pytest.raises(ValueError, match="power of 2"):
+        sgla.chunk_simple_gla(q, k, v, g=g, chunk_size=48)
+    h0t = np.ascontiguousarray(h0.transpose(0, 1, 3, 2))
+    c, hc = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0t, output_final_state=True, state_v_first=True)
+    d, hd = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0t, output_final_state=True,
+                                  transpose_state_layout=True)
+    assert np.array_equal(c, d) and np.array_equal(hc, hd)
+    sgla.chunk_simple_gla(q, k, v, g=g, cu_seqlens=None, cu_seqlens_cpu=None)
+    assert len(recwarn) == 0, [str(w.message) for w in recwarn]
+
+
+def test_misaligned_views_are_copied():
+    q, k, v, g, _ = _inputs()
+    want, _ = sgla.chunk_simple_gla(q, k, v, g=g)
+    buf = bytearray(q.nbytes + 1)
+    qm = np.frombuffer(buf, dtype=np.float32, count=q.size, offset=1).reshape(q.shape)
+    qm[...] = q
+    assert not qm.flags.aligned
+    got, _ = sgla.chunk_simple_gla(qm, k, v, g=g)
+    assert np.array_equal(got, want)
+
+
+def test_scale_must_be_a_number():
+    q, k, v, g, _ = _inputs()
+    with pytest.raises(TypeError, match="scale"):
+        sgla.chunk_simple_gla(q, k, v, g=g, scale="0.5")
+    a, _ = sgla.chunk_simple_gla(q, k, v, g=g, scale=np.float32(0.5))
+    b, _ = sgla.chunk_simple_gla(q, k, v, g=g, scale=0.5)
+    assert np.array_equal(a, b)

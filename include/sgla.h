@@ -83,7 +83,10 @@ typedef enum sgla_status {
     SGLA_ERR_OVERLAP = 20,            /* o or ht overlaps an input buffer */
     SGLA_ERR_OUT_OF_MEMORY = 21,
     SGLA_ERR_CUDA = 22,               /* the CUDA runtime reported an error; see sgla_last_error() */
-    SGLA_ERR_INTERNAL = 23
+    SGLA_ERR_INTERNAL = 23,
+    SGLA_ERR_POOL_INDEX = 24,         /* a state-pool slot index outside [-1, slots), or a number of
+                                         accepted tokens outside [1, t_max] (host pointers) */
+    SGLA_ERR_POOL_CONFLICT = 25       /* two writes of one call name the same pool slot */
 } sgla_status;
 
 /* A fixed sentence for each status (never NULL; unknown codes say so). */
@@ -171,7 +174,42 @@ typedef struct sgla_forward_desc {
     unsigned flags;         /* SGLA_FLAG_* */
     void *workspace;        /* CUDA: device scratch of workspace_bytes for this call, or NULL */
     size_t workspace_bytes;
+    /* 0.3: a state pool for serving, or NULL (the experimental API below) */
+    const struct sgla_state_pool *pool;
 } sgla_forward_desc;
+
+#ifdef SGLA_EXPERIMENTAL_API
+/*
+ * Experimental (define SGLA_EXPERIMENTAL_API before including sgla.h): a pool
+ * of recurrent states, one slot per live request, as a serving engine keeps
+ * them.  With d->pool set, d->h0 is the pool, fp32 [slots, H, K, V] (or
+ * [slots, H, V, K] with SGLA_POOL_V_FIRST), and d->ht must be NULL.
+ * Sequence n of the batch (cu_seqlens may mix prefills and single decode
+ * tokens) starts from slot r = indices[n] (indices [N]), or r =
+ * indices[n][num_accepted[n] - 1] (indices [N][t_max], speculative steps:
+ * num_accepted NULL means 1):
+ *   - r == -1: a padded row; it reads and writes nothing and its o is 0;
+ *   - has_initial_state[n] == 0: it starts from zeros, not from the slot;
+ *   - with SGLA_POOL_INPLACE its final state is written to slot indices[n],
+ *     or (indices [N][t_max]) the state after each of its tokens t to slot
+ *     indices[n][t] (-1 entries skipped); a sequence is at most t_max long.
+ * Slots outside [-1, slots) and accepted counts outside [1, t_max] are
+ * SGLA_ERR_POOL_INDEX, two writes to one slot SGLA_ERR_POOL_CONFLICT (both
+ * checked on host pointers).  Backends: ref-a and cpu; the others refuse a
+ * pool (SGLA_ERR_UNSUPPORTED_SHAPE) for now, and so does the backward.
+ */
+#define SGLA_POOL_INPLACE 0x1u  /* write the final (or per-token) states into the pool */
+#define SGLA_POOL_V_FIRST 0x2u  /* the pool is [slots, H, V, K] (SGLang, flashinfer) */
+typedef struct sgla_state_pool {
+    int64_t slots;                    /* rows of the pool */
+    const void *indices;              /* int32 or int64 (index_bits) [N] or [N][t_max] */
+    int index_bits;                   /* 32 or 64 */
+    int64_t t_max;                    /* 0: indices are [N] */
+    const unsigned char *has_initial_state; /* [N], or NULL: every sequence continues its slot */
+    const void *num_accepted;         /* [N], same integer type as indices, or NULL */
+    unsigned flags;                   /* SGLA_POOL_* */
+} sgla_state_pool;
+#endif
 
 /*
  * The CUDA backend (SGLA_BACKEND_CUDA):

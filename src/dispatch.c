@@ -72,6 +72,9 @@ static sgla_status prepare(const sgla_forward_desc *user, sgla_backend *bp, sgla
     sgla_status st = sgla_desc_read(user, d);
     if (st != SGLA_OK) return st;
     const sgla_backend b = *bp = resolve(*bp, d);
+    if (d->pool && b != SGLA_BACKEND_REF_A && b != SGLA_BACKEND_CPU)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "the %s backend does not take a state pool yet (ref-a and cpu do)",
+                         backends[b].name);
     const sgla_backend_impl *be = backends[b].impl;
     st = sgla_check_desc(d, be->values_on_host);
     if (st != SGLA_OK) return st;
@@ -162,6 +165,7 @@ sgla_status sgla_reference(const sgla_forward_desc *user, sgla_backend kind, dou
     d.o = o64;
     d.ht = NULL;
     if (!o64 && d.T > 0) return sgla_fail(SGLA_ERR_NULL_POINTER, "o64 is NULL");
+    if (d.pool) return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "sgla_reference does not take a state pool (sgla_forward on ref-a does)");
     st = sgla_check_desc(&d, 1);
     if (st != SGLA_OK) return st;
     if (kind < SGLA_BACKEND_REF_A || kind > SGLA_BACKEND_REF_D)

@@ -7,6 +7,7 @@
  * SGLA_ERR_CUDA and SGLA_ERR_INTERNAL (no bad input reaches them), and
  * SGLA_ERR_UNSUPPORTED_SHAPE unless a CUDA device is present. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,8 +213,8 @@ static void statuses(void)
 
 static void strings(void)
 {
-    const char *seen[SGLA_ERR_INTERNAL + 1];
-    for (int s = 0; s <= SGLA_ERR_INTERNAL; s++) {
+    const char *seen[SGLA_ERR_POOL_CONFLICT + 1];
+    for (int s = 0; s <= SGLA_ERR_POOL_CONFLICT; s++) {
         seen[s] = sgla_status_string((sgla_status)s);
         TU_CHECK(seen[s] && seen[s][0], "status %d has no string", s);
         for (int t = 0; t < s; t++) TU_CHECK(strcmp(seen[s], seen[t]) != 0, "statuses %d and %d share a string", s, t);
@@ -240,8 +241,10 @@ static void abi(void)
     d.size = 0;
     expect("descriptor size 0", &d, SGLA_ERR_INVALID_ARGUMENT);
     TU_CHECK(strstr(sgla_last_error(), "sgla_forward_desc_init") != NULL, "size error says how: '%s'", sgla_last_error());
-    d.size = sizeof d - 8;
-    expect("descriptor one field short", &d, SGLA_ERR_INVALID_ARGUMENT);
+    d.size = offsetof(sgla_forward_desc, pool) - 8;
+    expect("descriptor one field short of 0.2's layout", &d, SGLA_ERR_INVALID_ARGUMENT);
+    d.size = offsetof(sgla_forward_desc, pool); /* a caller built against 0.2: no pool field, read as NULL */
+    expect("descriptor of 0.2's layout", &d, SGLA_OK);
     d.size = (size_t)-1;
     expect("descriptor size garbage", &d, SGLA_ERR_INVALID_ARGUMENT);
 

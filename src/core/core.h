@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sgla.h"
+#include "sgla.h" /* built with SGLA_EXPERIMENTAL_API (CMakeLists.txt): the library implements it */
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,6 +30,29 @@ void sgla_clear_error(void);
 /* The dtype of the gates and states (g, g_gamma, h0, ht, dht, dg, ...) of a
  * call whose q, k, v have dtype dt: fp32, or fp64 with SGLA_F64. */
 static inline sgla_dtype sgla_aux_dtype(sgla_dtype dt) { return dt == SGLA_F64 ? SGLA_F64 : SGLA_F32; }
+
+/* ---- the state pool (sgla.h, experimental) --------------------------------- */
+
+/* indices[n] (t_max == 0) or indices[n][t] */
+static inline int64_t sgla_pool_index(const sgla_state_pool *p, int64_t n, int64_t t)
+{
+    const int64_t i = p->t_max ? n * p->t_max + t : n;
+    return p->index_bits == 32 ? (int64_t)((const int32_t *)p->indices)[i] : ((const int64_t *)p->indices)[i];
+}
+/* the slot sequence n starts from: -1 for a padded row */
+static inline int64_t sgla_pool_read_slot(const sgla_state_pool *p, int64_t n)
+{
+    int64_t a = 1;
+    if (p->t_max && p->num_accepted)
+        a = p->index_bits == 32 ? (int64_t)((const int32_t *)p->num_accepted)[n]
+                                : ((const int64_t *)p->num_accepted)[n];
+    return sgla_pool_index(p, n, p->t_max ? a - 1 : 0);
+}
+/* 1 when sequence n reads its slot's state (not padded, has_initial_state) */
+static inline int sgla_pool_continues(const sgla_state_pool *p, int64_t n)
+{
+    return sgla_pool_read_slot(p, n) >= 0 && (!p->has_initial_state || p->has_initial_state[n]);
+}
 
 /* The chunked forms take every log gate as max(g, SGLA_GATE_FLOOR).  exp(-128)
  * = 2.6e-56 is 0 in fp32 (below 2^-149), so a gate under the floor already

@@ -48,6 +48,8 @@ const char *sgla_status_string(sgla_status s)
     case SGLA_ERR_OUT_OF_MEMORY: return "out of memory";
     case SGLA_ERR_CUDA: return "CUDA runtime error";
     case SGLA_ERR_INTERNAL: return "internal error";
+    case SGLA_ERR_POOL_INDEX: return "a state-pool index is out of range";
+    case SGLA_ERR_POOL_CONFLICT: return "two writes name the same state-pool slot";
     }
     return "unknown status code";
 }

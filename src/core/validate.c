@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A larger size than any header could have: an uninitialised descriptor. */
@@ -69,7 +70,7 @@ static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
 
 /* Sizes of a call's tensors, in elements and bytes; filled by check_shape. */
 typedef struct counts {
-    int64_t bth, nqk, nv, n_state;
+    int64_t bth, nqk, nv, n_state, n_pool; /* n_pool: slots*H*K*V with a pool, else 0 */
     size_t es, aes; /* bytes of an element of q, k, v, o and of the gates and states */
 } counts;
 
@@ -109,6 +110,29 @@ static sgla_status check_shape(const sgla_forward_desc *d, counts *c)
         return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "state N*H*K*V overflows (N=%lld)", (long long)N);
     c->es = es;
     c->aes = aes;
+    c->n_pool = 0;
+    if (d->pool) {
+        const sgla_state_pool *p = d->pool;
+        if (p->slots < 1) return sgla_fail(SGLA_ERR_INVALID_SIZE, "pool: slots = %lld, must be >= 1", (long long)p->slots);
+        if (!sgla_mul_ok(p->slots, hkv, &c->n_pool) || !sgla_mul_ok(c->n_pool, (int64_t)aes, &bytes) || bytes > lim ||
+            (uint64_t)bytes > SIZE_MAX)
+            return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "pool: slots*H*K*V overflows (slots=%lld)", (long long)p->slots);
+        if (p->index_bits != 32 && p->index_bits != 64)
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "pool: index_bits = %d, must be 32 or 64", p->index_bits);
+        if (p->t_max < 0) return sgla_fail(SGLA_ERR_INVALID_SIZE, "pool: t_max = %lld, must be >= 0", (long long)p->t_max);
+        if (p->flags & ~(SGLA_POOL_INPLACE | SGLA_POOL_V_FIRST))
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "pool: unknown flag bits 0x%x", p->flags);
+        if (!p->indices) return sgla_fail(SGLA_ERR_NULL_POINTER, "pool: indices is NULL");
+        if (!d->h0) return sgla_fail(SGLA_ERR_NULL_POINTER, "pool given but h0 (the pool) is NULL");
+        if (d->ht)
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT,
+                             "with a state pool ht must be NULL: final states go to the pool (SGLA_POOL_INPLACE)");
+        if (p->num_accepted && !p->t_max)
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "pool: num_accepted needs indices [N][t_max] (t_max > 0)");
+        const size_t ib = (size_t)p->index_bits / 8;
+        if (!is_aligned(p->indices, ib) || !is_aligned(p->num_accepted, ib))
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "pool: indices and num_accepted must be %zu-byte aligned", ib);
+    }
 
     if (d->T > 0) {
         if (!d->q) return sgla_fail(SGLA_ERR_NULL_POINTER, "q is NULL");
@@ -139,7 +163,8 @@ typedef struct span {
 /* The forward's inputs as spans; returns how many (7). */
 static int input_spans(const sgla_forward_desc *d, const counts *c, span *in)
 {
-    const size_t bq = (size_t)c->nqk * c->es, bv = (size_t)c->nv * c->es, bs = (size_t)c->n_state * c->aes;
+    const size_t bq = (size_t)c->nqk * c->es, bv = (size_t)c->nv * c->es;
+    const size_t bs = (size_t)(d->pool ? c->n_pool : c->n_state) * c->aes; /* h0: the pool when there is one */
     const size_t bcu = d->cu_seqlens ? (size_t)(d->num_seqs + 1) * 8 : 0;
     const span s[7] = {{d->q, bq, "q"},
                        {d->k, bq, "k"},
@@ -204,6 +229,52 @@ static sgla_status check_finite(const char *name, const void *p, sgla_dtype dt, 
 
 /* The values of a host-memory call: offsets and gates (unless skipped), and
  * with SGLA_FLAG_CHECK_FINITE the data. */
+/* The pool's indices (host): every slot in [-1, slots), accepted counts in
+ * [1, t_max], sequences at most t_max long, and no slot written twice. */
+static sgla_status check_pool_values(const sgla_forward_desc *d)
+{
+    const sgla_state_pool *p = d->pool;
+    const int64_t N = sgla_num_sequences(d), tm = p->t_max ? p->t_max : 1;
+    for (int64_t n = 0; n < N; n++) {
+        if (p->num_accepted) {
+            const int64_t a = p->index_bits == 32 ? (int64_t)((const int32_t *)p->num_accepted)[n]
+                                                  : ((const int64_t *)p->num_accepted)[n];
+            if (a < 1 || a > p->t_max)
+                return sgla_fail(SGLA_ERR_POOL_INDEX, "pool: num_accepted[%lld] = %lld, not in [1, %lld]", (long long)n,
+                                 (long long)a, (long long)p->t_max);
+        }
+        for (int64_t t = 0; t < tm; t++) {
+            const int64_t s = sgla_pool_index(p, n, t);
+            if (s < -1 || s >= p->slots)
+                return sgla_fail(SGLA_ERR_POOL_INDEX, "pool: indices[%lld]%s = %lld, not in [-1, %lld)", (long long)n,
+                                 p->t_max ? "[t]" : "", (long long)s, (long long)p->slots);
+        }
+        if (p->t_max && d->T > 0) {
+            const int64_t len = d->cu_seqlens ? d->cu_seqlens[n + 1] - d->cu_seqlens[n] : d->T;
+            if (len > p->t_max && sgla_pool_read_slot(p, n) >= 0)
+                return sgla_fail(SGLA_ERR_POOL_INDEX, "pool: sequence %lld has %lld tokens, more than t_max = %lld",
+                                 (long long)n, (long long)len, (long long)p->t_max);
+        }
+    }
+    if (!(p->flags & SGLA_POOL_INPLACE)) return SGLA_OK;
+    unsigned char *seen = calloc((size_t)p->slots, 1);
+    if (!seen) return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "pool: %lld bytes to check the writes", (long long)p->slots);
+    sgla_status st = SGLA_OK;
+    for (int64_t n = 0; n < N && st == SGLA_OK; n++) {
+        if (sgla_pool_read_slot(p, n) < 0) continue; /* a padded row writes nothing */
+        const int64_t len = !p->t_max ? 1 : d->cu_seqlens ? d->cu_seqlens[n + 1] - d->cu_seqlens[n] : d->T;
+        for (int64_t t = 0; t < len && st == SGLA_OK; t++) {
+            const int64_t s = sgla_pool_index(p, n, t);
+            if (s < 0) continue;
+            if (seen[s]) st = sgla_fail(SGLA_ERR_POOL_CONFLICT, "pool: slot %lld is written twice (sequence %lld)",
+                                        (long long)s, (long long)n);
+            seen[s] = 1;
+        }
+    }
+    free(seen);
+    return st;
+}
+
 static sgla_status check_values(const sgla_forward_desc *d, const counts *c)
 {
     const sgla_dtype adt = sgla_aux_dtype(d->dtype);
@@ -227,9 +298,10 @@ static sgla_status check_values(const sgla_forward_desc *d, const counts *c)
         if ((st = check_finite("q", d->q, d->dtype, c->nqk)) != SGLA_OK ||
             (st = check_finite("k", d->k, d->dtype, c->nqk)) != SGLA_OK ||
             (st = check_finite("v", d->v, d->dtype, c->nv)) != SGLA_OK ||
-            (st = check_finite("h0", d->h0, adt, c->n_state)) != SGLA_OK)
+            (st = check_finite("h0", d->h0, adt, d->pool ? c->n_pool : c->n_state)) != SGLA_OK)
             return st;
     }
+    if (d->pool && !(d->flags & SGLA_FLAG_SKIP_VALUE_CHECK)) return check_pool_values(d);
     return SGLA_OK;
 }
 
@@ -252,6 +324,7 @@ sgla_status sgla_check_desc(const sgla_forward_desc *d, int values_on_host)
 sgla_status sgla_check_backward(const sgla_backward_desc *b, int values_on_host)
 {
     const sgla_forward_desc *d = b->fwd;
+    if (d->pool) return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "the backward does not take a state pool");
     counts c;
     sgla_status st = check_shape(d, &c);
     if (st != SGLA_OK) return st;

@@ -743,6 +743,7 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
 static sgla_status cpu_forward(const sgla_forward_desc *d, sgla_backend kind)
 {
     (void)kind;
+    if (d->pool) return sgla_cpu_pool_forward(d);
     return sgla_cpu_forward_out(d, d->dtype, d->o);
 }
 

@@ -154,6 +154,9 @@ sgla_carry sgla_cpu_gate_weights(const sgla_cpu_kernels *kr, int n, const double
 /* The CPU backward (cpu_backward.c); b validated. */
 sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind);
 
+/* The forward with a state pool (cpu_pool.c). */
+sgla_status sgla_cpu_pool_forward(const sgla_forward_desc *d);
+
 /* Testing hook: the number of threads at which the sequence is split
  * (work items < threads) can be forced: 1 = always split sequences with two
  * or more chunks, 0 = never split, -1 = default rule. */

@@ -39,6 +39,8 @@ sgla_status ref_d_forward(const sgla_forward_desc *d, double *o64, double *ht64)
 /* Natural-log gate of token t (absolute index into T) of batch row b, head h:
  * g[b,t,h], g_gamma[h], or 0 without a gate. */
 double ref_gate(const sgla_forward_desc *d, int64_t b, int64_t t, int64_t h);
+/* Reference A with a state pool (sgla.h, experimental): o, and the pool's slots in place. */
+sgla_status ref_a_pool(const sgla_forward_desc *d);
 
 /* Rows t0..t0+n-1 of q, k (n x K) and v (n x V) for batch row b, head h, as
  * double; any pointer may be NULL to skip that tensor. */

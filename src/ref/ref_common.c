@@ -30,6 +30,7 @@ sgla_status sgla_ref_forward64(const sgla_forward_desc *d, sgla_backend kind, do
  * then round into o/ht, so nothing is written on failure. */
 static sgla_status forward_ref(const sgla_forward_desc *d, sgla_backend kind)
 {
+    if (d->pool) return ref_a_pool(d); /* dispatch lets only ref-a take a pool */
     int64_t nv = d->B * d->T * d->H * d->V;
     int64_t ns = sgla_num_sequences(d) * d->H * d->K * d->V;
     if ((uint64_t)nv > SIZE_MAX / sizeof(double) || (uint64_t)ns > SIZE_MAX / sizeof(double))

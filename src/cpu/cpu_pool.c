@@ -1,0 +1,146 @@
+/* The CPU backend's state pool (sgla.h, experimental): gather the entering
+ * states of the batch from the pool into an [N, H, K, V] array, run the
+ * ordinary forward on it (or, for speculative steps with per-token states,
+ * the token recurrence), zero the outputs of padded rows, then scatter the
+ * final states back.  The whole pool is read before any slot is written, so
+ * a call never sees its own writes. */
+#include "cpu_kernels.h"
+#include "core/backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* slot s of the pool for head h: KxV, or VxK (V-first) */
+static const float *slot_ptr(const sgla_forward_desc *d, int64_t s, int64_t h)
+{
+    return (const float *)d->h0 + (s * d->H + h) * d->K * d->V;
+}
+
+static void gather(const sgla_forward_desc *d, float *S0)
+{
+    const sgla_state_pool *p = d->pool;
+    const int64_t N = sgla_num_sequences(d), K = d->K, V = d->V, kv = K * V;
+    const int vf = (p->flags & SGLA_POOL_V_FIRST) != 0;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t h = 0; h < d->H; h++) {
+            float *dst = S0 + (n * d->H + h) * kv;
+            if (!sgla_pool_continues(p, n)) {
+                memset(dst, 0, (size_t)kv * sizeof *dst);
+                continue;
+            }
+            const float *src = slot_ptr(d, sgla_pool_read_slot(p, n), h);
+            if (!vf) memcpy(dst, src, (size_t)kv * sizeof *dst);
+            else
+                for (int64_t i = 0; i < K; i++)
+                    for (int64_t j = 0; j < V; j++) dst[i * V + j] = src[j * K + i];
+        }
+}
+
+static void put_slot(const sgla_forward_desc *d, int64_t s, int64_t h, const float *S)
+{
+    float *dst = (float *)slot_ptr(d, s, h);
+    const int64_t K = d->K, V = d->V;
+    if (!(d->pool->flags & SGLA_POOL_V_FIRST)) memcpy(dst, S, (size_t)(K * V) * sizeof *dst);
+    else
+        for (int64_t i = 0; i < K; i++)
+            for (int64_t j = 0; j < V; j++) dst[j * K + i] = S[i * V + j];
+}
+
+/* speculative steps: the token recurrence (sequences of at most t_max tokens), every
+ * token's state kept in St [N][t_max][H][K][V] */
+static sgla_status token_steps(const sgla_forward_desc *d, const float *S0, float *St)
+{
+    const int64_t N = sgla_num_sequences(d), H = d->H, K = d->K, V = d->V, kv = K * V, tm = d->pool->t_max;
+    const sgla_dtype dt = d->dtype;
+    sgla_status st = SGLA_OK;
+#pragma omp parallel for schedule(dynamic) if (N * H > 1)
+    for (int64_t nh = 0; nh < N * H; nh++) {
+        const int64_t n = nh / H, h = nh - n * H;
+        if (sgla_pool_read_slot(d->pool, n) < 0) continue;
+        int64_t b, t0, t1;
+        sgla_seq_bounds(d, n, &b, &t0, &t1);
+        float *S = malloc((size_t)kv * sizeof *S);
+        if (!S) {
+#pragma omp critical
+            st = sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU pool: a state");
+            continue;
+        }
+        memcpy(S, S0 + nh * kv, (size_t)kv * sizeof *S);
+        for (int64_t t = t0; t < t1; t++) {
+            const int64_t row = (b * d->T + t) * H + h;
+            double lg = d->g ? ((const float *)d->g)[row] : d->g_gamma ? ((const float *)d->g_gamma)[h] : 0.0;
+            const sgla_carry a = sgla_carry_of(sgla_gate_floor(lg));
+            for (int64_t i = 0; i < K; i++) {
+                const float ki = (float)sgla_load(d->k, dt, row * K + i);
+                for (int64_t j = 0; j < V; j++) {
+                    const float kvij = ki * (float)sgla_load(d->v, dt, row * V + j), s = S[i * V + j];
+                    S[i * V + j] = a.near1 ? s + fmaf(a.am1, s, kvij) : fmaf(a.a, s, kvij);
+                }
+            }
+            for (int64_t j = 0; j < V; j++) {
+                double acc = 0.0;
+                for (int64_t i = 0; i < K; i++) acc += (double)sgla_load(d->q, dt, row * K + i) * S[i * V + j];
+                sgla_store(d->o, dt, row * V + j, (double)d->scale * acc);
+            }
+            memcpy(St + ((n * tm + (t - t0)) * H + h) * kv, S, (size_t)kv * sizeof *S);
+        }
+        free(S);
+    }
+    return st;
+}
+
+sgla_status sgla_cpu_pool_forward(const sgla_forward_desc *d)
+{
+    const sgla_state_pool *p = d->pool;
+    const int64_t N = sgla_num_sequences(d), H = d->H, kv = d->K * d->V;
+    if (d->dtype == SGLA_F64) return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CPU backend: f64 inputs are for the references");
+    const int inplace = (p->flags & SGLA_POOL_INPLACE) != 0;
+    const size_t ns = (size_t)(N * H * kv);
+    float *S0 = malloc((ns ? ns : 1) * sizeof(float));
+    float *St = NULL;
+    if (inplace) St = malloc(((p->t_max ? (size_t)p->t_max : 1) * ns + 1) * sizeof(float));
+    if (!S0 || (inplace && !St)) {
+        free(S0), free(St);
+        return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU pool: %zu floats of gathered states", ns);
+    }
+    gather(d, S0);
+    sgla_status st;
+    if (p->t_max) {
+        float *Sk = St ? St : malloc((size_t)p->t_max * ns * sizeof(float) + sizeof(float));
+        st = Sk ? token_steps(d, S0, Sk) : sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU pool: per-token states");
+        if (!St) free(Sk);
+    } else {
+        sgla_forward_desc plain = *d;
+        plain.pool = NULL, plain.h0 = S0, plain.ht = St;
+        st = sgla_cpu_forward_out(&plain, d->dtype, d->o);
+    }
+    if (st == SGLA_OK) {
+        /* padded rows: o = 0 */
+        const size_t es = sgla_dtype_size(d->dtype);
+        for (int64_t n = 0; n < N; n++) {
+            if (sgla_pool_read_slot(p, n) >= 0) continue;
+            int64_t b, t0, t1;
+            sgla_seq_bounds(d, n, &b, &t0, &t1);
+            for (int64_t t = t0; t < t1; t++)
+                memset((char *)d->o + (size_t)((b * d->T + t) * H * d->V) * es, 0, (size_t)(H * d->V) * es);
+        }
+        if (inplace)
+            for (int64_t n = 0; n < N; n++) {
+                if (sgla_pool_read_slot(p, n) < 0) continue;
+                int64_t b, t0, t1;
+                sgla_seq_bounds(d, n, &b, &t0, &t1);
+                if (!p->t_max) {
+                    for (int64_t h = 0; h < H; h++) put_slot(d, sgla_pool_index(p, n, 0), h, St + (n * H + h) * kv);
+                } else {
+                    for (int64_t t = 0; t < t1 - t0; t++) {
+                        const int64_t s = sgla_pool_index(p, n, t);
+                        if (s < 0) continue;
+                        for (int64_t h = 0; h < H; h++)
+                            put_slot(d, s, h, St + ((n * p->t_max + t) * H + h) * kv);
+                    }
+                }
+            }
+    }
+    free(S0), free(St);
+    return st;
+}

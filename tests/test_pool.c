@@ -1,0 +1,194 @@
+/* The state pool (sgla.h, experimental) on ref-a and the CPU backend, each
+ * against the same computation done with plain calls (no pool): every
+ * sequence's entering state copied out of its slot by hand, run alone, its
+ * final (or per-token) states put back by hand.  Every edge: padded rows,
+ * fresh and continuing requests, packed batches that mix prefills and single
+ * decode tokens, speculative steps with every acceptance count, both pool
+ * layouts, 32- and 64-bit indices; then the refusals (out-of-range slots and
+ * counts, two writes to one slot, ht given, other backends, the backward),
+ * each leaving the pool and o untouched. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+enum { H = 2, K = 8, V = 12, KV = K * V, SLOTS = 9 };
+
+typedef struct pcase {
+    int nseq, t_max, v_first, bits64, inplace;
+    int64_t len[6];        /* tokens of each sequence (packed) */
+    int64_t idx[6][4];     /* [n] or [n][t] */
+    int fresh[6];          /* has_initial_state[n] == 0 */
+    int64_t accepted[6];   /* with t_max: num_accepted */
+} pcase;
+
+static float pool0[SLOTS * H * KV];
+
+/* element (s, h, i, j) of a pool in its layout */
+static size_t at(int vf, int64_t s, int64_t h, int64_t i, int64_t j)
+{
+    return (size_t)((s * H + h) * KV + (vf ? j * K + i : i * V + j));
+}
+
+static double run_case(const pcase *c, sgla_backend be, tu_rng *r, int64_t *checked)
+{
+    int64_t T = 0, cu[7] = {0};
+    for (int n = 0; n < c->nseq; n++) cu[n + 1] = cu[n] + c->len[n], T += c->len[n];
+    const int64_t nqk = T * H * K, nv = T * H * V;
+    float *q = malloc((size_t)(nqk + 1) * 4), *k = malloc((size_t)(nqk + 1) * 4), *v = malloc((size_t)(nv + 1) * 4);
+    float *g = malloc((size_t)(T * H + 1) * 4), *o = malloc((size_t)(nv + 1) * 4), *o2 = malloc((size_t)(nv + 1) * 4);
+    float pool[SLOTS * H * KV], want[SLOTS * H * KV];
+    tu_fill(r, q, SGLA_F32, nqk, 1.0), tu_fill(r, k, SGLA_F32, nqk, 1.0), tu_fill(r, v, SGLA_F32, nv, 1.0);
+    for (int64_t i = 0; i < T * H; i++) g[i] = (float)-tu_uniform_range(r, 0, 0.4);
+    memcpy(pool, pool0, sizeof pool);
+    memcpy(want, pool0, sizeof want);
+    int32_t i32[24], a32[6];
+    int64_t i64[24], a64[6];
+    const int tm = c->t_max ? c->t_max : 1;
+    for (int n = 0; n < c->nseq; n++) {
+        for (int t = 0; t < tm; t++) i32[n * tm + t] = (int32_t)c->idx[n][t], i64[n * tm + t] = c->idx[n][t];
+        a32[n] = (int32_t)c->accepted[n], a64[n] = c->accepted[n];
+    }
+    unsigned char his[6];
+    for (int n = 0; n < c->nseq; n++) his[n] = !c->fresh[n];
+    sgla_state_pool p = {SLOTS, c->bits64 ? (const void *)i64 : (const void *)i32, c->bits64 ? 64 : 32,
+                         c->t_max, his, NULL, (c->inplace ? SGLA_POOL_INPLACE : 0u) | (c->v_first ? SGLA_POOL_V_FIRST : 0u)};
+    if (c->t_max) p.num_accepted = c->bits64 ? (const void *)a64 : (const void *)a32;
+    sgla_forward_desc d;
+    sgla_forward_desc_init(&d);
+    d.q = q, d.k = k, d.v = v, d.g = g, d.o = o, d.h0 = pool, d.pool = &p;
+    d.B = 1, d.T = T, d.H = H, d.K = K, d.V = V, d.scale = 0.3f, d.chunk = 4;
+    d.cu_seqlens = cu, d.num_seqs = c->nseq;
+    tu_poison(o, SGLA_F32, nv);
+    sgla_status st = sgla_forward(&d, be);
+    TU_CHECK(st == SGLA_OK, "pool call (%s): %s (%s)", sgla_backend_name(be), sgla_status_string(st), sgla_last_error());
+    /* the same by plain calls, one sequence (and, with t_max, one token) at a time */
+    double err = 0, num = 0, den = 0;
+    for (int n = 0; n < c->nseq; n++) {
+        const int64_t rs = c->t_max ? c->idx[n][c->accepted[n] - 1] : c->idx[n][0];
+        if (rs < 0) { /* padded: o is 0 */
+            for (int64_t i = cu[n] * H * V; i < cu[n + 1] * H * V; i++) err = fmax(err, fabs(o[i])), (*checked)++;
+            continue;
+        }
+        float S[H * KV];
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < K; i++)
+                for (int j = 0; j < V; j++) S[h * KV + i * V + j] = c->fresh[n] ? 0.f : pool0[at(c->v_first, rs, h, i, j)];
+        const int64_t steps = c->t_max ? c->len[n] : 1, per = c->t_max ? 1 : c->len[n];
+        for (int64_t st0 = 0; st0 < steps; st0++) {
+            const int64_t t0 = cu[n] + st0 * per;
+            sgla_forward_desc e;
+            sgla_forward_desc_init(&e);
+            e.q = q + t0 * H * K, e.k = k + t0 * H * K, e.v = v + t0 * H * V, e.g = g + t0 * H, e.o = o2 + t0 * H * V;
+            e.h0 = S, e.ht = S, e.B = 1, e.T = per, e.H = H, e.K = K, e.V = V, e.scale = 0.3f, e.chunk = 4;
+            TU_CHECK(sgla_forward(&e, SGLA_BACKEND_REF_A) == SGLA_OK, "plain call: %s", sgla_last_error());
+            const int64_t ws = !c->inplace ? -1 : c->t_max ? c->idx[n][st0] : c->idx[n][0];
+            if (ws >= 0)
+                for (int h = 0; h < H; h++)
+                    for (int i = 0; i < K; i++)
+                        for (int j = 0; j < V; j++) want[at(c->v_first, ws, h, i, j)] = S[h * KV + i * V + j];
+        }
+        for (int64_t i = cu[n] * H * V; i < cu[n + 1] * H * V; i++)
+            num += (o[i] - o2[i]) * (o[i] - o2[i]), den += (double)o2[i] * o2[i], (*checked)++;
+    }
+    double pn = 0, pd = 0;
+    for (int i = 0; i < SLOTS * H * KV; i++) pn += (pool[i] - want[i]) * (pool[i] - want[i]), pd += (double)want[i] * want[i];
+    err = fmax(err, den > 0 ? sqrt(num / den) : 0);
+    err = fmax(err, sqrt(pn / pd));
+    *checked += SLOTS * H * KV;
+    free(q), free(k), free(v), free(g), free(o), free(o2);
+    return isnan(err) ? INFINITY : err;
+}
+
+/* a call that must be refused with `want`, leaving pool and o untouched */
+static void refused(const char *what, sgla_backend be, const sgla_state_pool *p, int64_t T, const int64_t *cu,
+                    int nseq, int with_ht, sgla_status want)
+{
+    static float q[64 * H * K], k[64 * H * K], v[64 * H * V], o[64 * H * V], ht[8 * H * KV];
+    float pool[SLOTS * H * KV];
+    memcpy(pool, pool0, sizeof pool);
+    for (int i = 0; i < 64 * H * K; i++) q[i] = k[i] = 0.25f;
+    for (int i = 0; i < 64 * H * V; i++) v[i] = 0.5f, o[i] = -9.f;
+    sgla_forward_desc d;
+    sgla_forward_desc_init(&d);
+    d.q = q, d.k = k, d.v = v, d.o = o, d.h0 = pool, d.pool = p, d.ht = with_ht ? ht : NULL;
+    d.B = 1, d.T = T, d.H = H, d.K = K, d.V = V, d.cu_seqlens = cu, d.num_seqs = nseq;
+    const sgla_status st = sgla_forward(&d, be);
+    TU_CHECK(st == want, "%s (%s): %s, want %s (%s)", what, sgla_backend_name(be), sgla_status_string(st),
+             sgla_status_string(want), sgla_last_error());
+    int same = !memcmp(pool, pool0, sizeof pool);
+    for (int i = 0; i < T * H * V; i++) same &= o[i] == -9.f;
+    TU_CHECK(same, "%s (%s): the refused call wrote the pool or o", what, sgla_backend_name(be));
+}
+
+int main(void)
+{
+    uint64_t seed = tu_seed("test_pool");
+    tu_rng r;
+    tu_rng_init(&r, seed);
+    tu_fill(&r, pool0, SGLA_F32, SLOTS * H * KV, 1.0);
+    static const pcase cases[] = {
+        /* nseq, t_max, v_first, bits64, inplace, len, idx, fresh, accepted */
+        {3, 0, 0, 0, 1, {5, 1, 9}, {{4}, {0}, {7}}, {0, 0, 1}, {0}},                  /* prefill, decode, fresh prefill */
+        {4, 0, 1, 1, 1, {1, 1, 6, 1}, {{2}, {-1}, {5}, {8}}, {0, 0, 0, 1}, {0}},     /* V-first, a padded row */
+        {2, 0, 0, 1, 0, {7, 3}, {{1}, {3}}, {0, 0}, {0}},                            /* not in place: pool unchanged */
+        {5, 0, 0, 0, 1, {1, 1, 1, 1, 1}, {{0}, {1}, {2}, {-1}, {4}}, {0, 1, 0, 0, 0}, {0}}, /* a decode batch */
+        {3, 4, 0, 0, 1, {4, 2, 3}, {{0, 1, 2, 3}, {4, 5, -1, -1}, {6, 7, 8, -1}}, {0, 0, 0}, {1, 2, 3}},
+        {3, 4, 1, 1, 1, {4, 4, 1}, {{0, 1, 2, 3}, {4, 5, 6, 7}, {-1, 8, -1, -1}}, {0, 1, 0}, {4, 1, 1}},
+        {2, 3, 0, 0, 1, {3, 3}, {{0, -1, 2}, {3, 4, 5}}, {0, 0}, {3, 2}},             /* a -1 slot mid-step */
+    };
+    const sgla_backend bes[2] = {SGLA_BACKEND_REF_A, SGLA_BACKEND_CPU};
+    int64_t checked = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int b = 0; b < 2; b++) {
+            const double e = run_case(&cases[i], bes[b], &r, &checked);
+            const double bar = bes[b] == SGLA_BACKEND_REF_A ? 1e-6 : 2e-5;
+            printf("%s case %zu: worst rel error %.2e\n", sgla_backend_name(bes[b]), i, e);
+            TU_CHECK(e <= bar, "%s case %zu: %.3e > %.0e", sgla_backend_name(bes[b]), i, e, bar);
+        }
+    printf("%lld values compared\n", (long long)checked);
+
+    /* refusals */
+    const int64_t cu2[3] = {0, 3, 4};
+    int32_t bad_hi[2] = {1, SLOTS}, bad_lo[2] = {1, -2}, dup[2] = {5, 5}, ok2[2] = {5, 6};
+    for (int b = 0; b < 2; b++) {
+        sgla_state_pool p = {SLOTS, bad_hi, 32, 0, NULL, NULL, SGLA_POOL_INPLACE};
+        refused("slot = slots", bes[b], &p, 4, cu2, 2, 0, SGLA_ERR_POOL_INDEX);
+        p.indices = bad_lo;
+        refused("slot -2", bes[b], &p, 4, cu2, 2, 0, SGLA_ERR_POOL_INDEX);
+        p.indices = dup;
+        refused("two writes to one slot", bes[b], &p, 4, cu2, 2, 0, SGLA_ERR_POOL_CONFLICT);
+        p.flags = 0; /* two reads of one slot are fine */
+        p.indices = ok2;
+        refused("ht with a pool", bes[b], &p, 4, cu2, 2, 1, SGLA_ERR_INVALID_ARGUMENT);
+        int32_t sp[2][2] = {{1, 2}, {3, 4}}, acc_bad[2] = {1, 3}, acc0[2] = {0, 1};
+        sgla_state_pool s = {SLOTS, sp, 32, 2, NULL, acc_bad, SGLA_POOL_INPLACE};
+        const int64_t cu22[3] = {0, 2, 4};
+        refused("num_accepted > t_max", bes[b], &s, 4, cu22, 2, 0, SGLA_ERR_POOL_INDEX);
+        s.num_accepted = acc0;
+        refused("num_accepted 0", bes[b], &s, 4, cu22, 2, 0, SGLA_ERR_POOL_INDEX);
+        s.num_accepted = NULL;
+        refused("a sequence longer than t_max", bes[b], &s, 4, cu2, 2, 0, SGLA_ERR_POOL_INDEX);
+        s.index_bits = 16;
+        refused("index_bits 16", bes[b], &s, 4, cu22, 2, 0, SGLA_ERR_INVALID_ARGUMENT);
+    }
+    sgla_state_pool p = {SLOTS, ok2, 32, 0, NULL, NULL, SGLA_POOL_INPLACE};
+    refused("ref-b", SGLA_BACKEND_REF_B, &p, 4, cu2, 2, 0, SGLA_ERR_UNSUPPORTED_SHAPE);
+    refused("cuda", SGLA_BACKEND_CUDA, &p, 4, cu2, 2, 0,
+            sgla_backend_available(SGLA_BACKEND_CUDA) ? SGLA_ERR_UNSUPPORTED_SHAPE : SGLA_ERR_UNSUPPORTED_SHAPE);
+    {
+        float q[4 * H * K] = {0}, v[4 * H * V] = {0}, pool[SLOTS * H * KV], dq[4 * H * K], dv[4 * H * V];
+        memcpy(pool, pool0, sizeof pool);
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.q = q, d.k = q, d.v = v, d.h0 = pool, d.pool = &p, d.B = 1, d.T = 4, d.H = H, d.K = K, d.V = V;
+        d.cu_seqlens = cu2, d.num_seqs = 2;
+        sgla_backward_desc b;
+        sgla_backward_desc_init(&b);
+        b.fwd = &d, b.dout = v, b.dq = dq, b.dk = dq, b.dv = dv;
+        TU_CHECK(sgla_backward(&b, SGLA_BACKEND_CPU) == SGLA_ERR_UNSUPPORTED_SHAPE, "the backward took a pool");
+    }
+    return tu_finish("test_pool");
+}

@@ -46,6 +46,8 @@ class Status(enum.IntEnum):
     ERR_OUT_OF_MEMORY = 21
     ERR_CUDA = 22
     ERR_INTERNAL = 23
+    ERR_POOL_INDEX = 24
+    ERR_POOL_CONFLICT = 25
 
 
 class DType(enum.IntEnum):
@@ -102,6 +104,25 @@ class ForwardDesc(ctypes.Structure):
         ("flags", ctypes.c_uint),
         ("workspace", ctypes.c_void_p),
         ("workspace_bytes", ctypes.c_size_t),
+        ("pool", ctypes.c_void_p),  # const sgla_state_pool * (0.3)
+    ]
+
+
+POOL_INPLACE = 0x1
+POOL_V_FIRST = 0x2
+
+
+class StatePool(ctypes.Structure):
+    """Mirror of `sgla_state_pool` (include/sgla.h, experimental)."""
+
+    _fields_ = [
+        ("slots", ctypes.c_int64),
+        ("indices", ctypes.c_void_p),
+        ("index_bits", ctypes.c_int),
+        ("t_max", ctypes.c_int64),
+        ("has_initial_state", ctypes.c_void_p),
+        ("num_accepted", ctypes.c_void_p),
+        ("flags", ctypes.c_uint),
     ]
 
 

@@ -167,6 +167,103 @@ def _call(d, backend):
 
 
 # --------------------------------------------------------------------------
+# the state pool (serving): fla's continuous-batching keywords
+
+def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, has_initial_state, inplace,
+                  state_v_first, backend, threads, chunk):
+    """o for a batch whose states live in `pool` [S, H, K, V] (or [S, H, V, K]); host
+    arrays (NumPy) or CPU torch tensors; the pool is updated in place when `inplace`."""
+    fw = _framework_of_q(q)
+    if fw == "torch":
+        torch = _torch()
+        if q.device.type != "cpu":
+            raise NotImplementedError("ssm_state_indices: the CUDA backend has no state pool yet; "
+                                      "the CPU backend (CPU tensors, NumPy) has")
+
+        def as_arr(name, x, dtype=None):
+            if x is None:
+                return None
+            if not isinstance(x, torch.Tensor):
+                x = torch.as_tensor(x)
+            if dtype is not None and x.dtype != dtype:
+                x = x.to(dtype)
+            return x.contiguous()
+
+        def ptr(x):
+            return x.data_ptr()
+
+        q, k, v = (as_arr(n, x) for n, x in (("q", q), ("k", k), ("v", v)))
+        dt = {torch.float32: DType.F32, torch.float16: DType.F16, torch.bfloat16: DType.BF16}.get(q.dtype)
+        f32, i64, i32, u8 = torch.float32, torch.int64, torch.int32, torch.uint8
+        o = torch.empty(q.shape[:3] + (v.shape[3],), dtype=q.dtype)
+        pool_ok = isinstance(pool, torch.Tensor) and pool.dtype == f32 and pool.is_contiguous()
+    else:
+        np = _np()
+        q, k, v = (np.require(x, requirements=["C", "A"]) for x in (q, k, v))
+        dt = _np_dtype_code("q", q)
+
+        def as_arr(name, x, dtype=None):
+            if x is None:
+                return None
+            return np.require(x, dtype=dtype, requirements=["C", "A"])
+
+        def ptr(x):
+            return x.ctypes.data
+
+        f32, i64, i32, u8 = np.float32, np.int64, np.int32, np.uint8
+        o = np.empty(tuple(q.shape[:3]) + (v.shape[3],), dtype=q.dtype)
+        pool_ok = isinstance(pool, np.ndarray) and pool.dtype == np.float32 and pool.flags.c_contiguous \
+            and pool.flags.aligned and pool.flags.writeable
+    if dt is None or dt == DType.F64:
+        raise TypeError(f"q must be float32, float16 or bfloat16 with a state pool, got {q.dtype}")
+    if not pool_ok:
+        raise TypeError("initial_state (the pool) must be a C-contiguous, writable float32 array [S, H, K, V] "
+                        "when ssm_state_indices is given: it is read and updated in place")
+    B, T, H, K = (int(x) for x in q.shape)
+    V = int(v.shape[3])
+    want = (H, V, K) if state_v_first else (H, K, V)
+    if len(pool.shape) != 4 or tuple(int(x) for x in pool.shape[1:]) != want:
+        raise ValueError(f"the pool must be [S, {', '.join(str(x) for x in want)}], got {list(pool.shape)}")
+    cu = as_arr("cu_seqlens", cu, i64)
+    N = int(cu.shape[0]) - 1 if cu is not None else B
+    idx = indices
+    bits = 64
+    if fw == "torch":
+        idx = idx if isinstance(idx, torch.Tensor) else torch.as_tensor(idx)
+        bits = 32 if idx.dtype == torch.int32 else 64
+    else:
+        idx = np.asarray(idx)
+        bits = 32 if idx.dtype == np.int32 else 64
+    idx = as_arr("ssm_state_indices", idx, i32 if bits == 32 else i64)
+    if len(idx.shape) not in (1, 2) or int(idx.shape[0]) != N:
+        raise ValueError(f"ssm_state_indices must be [N] or [N, T_max] with N = {N}, got {list(idx.shape)}")
+    t_max = int(idx.shape[1]) if len(idx.shape) == 2 else 0
+    acc = as_arr("num_accepted_tokens", num_accepted, i32 if bits == 32 else i64)
+    if acc is not None and tuple(int(x) for x in acc.shape) != (N,):
+        raise ValueError(f"num_accepted_tokens must be [N] = [{N}], got {list(acc.shape)}")
+    his = as_arr("has_initial_state", has_initial_state, u8)
+    if his is not None and tuple(int(x) for x in his.shape) != (N,):
+        raise ValueError(f"has_initial_state must be [N] = [{N}], got {list(his.shape)}")
+    g = as_arr("g", g, f32)
+    g_gamma = as_arr("g_gamma", g_gamma, f32)
+    p = _lib.StatePool()
+    p.slots, p.indices, p.index_bits, p.t_max = int(pool.shape[0]), ptr(idx), bits, t_max
+    p.has_initial_state = ptr(his) if his is not None else None
+    p.num_accepted = ptr(acc) if acc is not None else None
+    p.flags = (_lib.POOL_INPLACE if inplace else 0) | (_lib.POOL_V_FIRST if state_v_first else 0)
+    d = _lib.new_desc()
+    _fill_desc(d, dt, B, T, H, K, V, N, _scale_of(scale, K), chunk, threads, cu is not None)
+    d.q, d.k, d.v, d.o, d.h0 = ptr(q), ptr(k), ptr(v), ptr(o), ptr(pool)
+    d.g = ptr(g) if g is not None else None
+    d.g_gamma = ptr(g_gamma) if g_gamma is not None else None
+    d.cu_seqlens = ptr(cu) if cu is not None else None
+    d.pool = ctypes.addressof(p)
+    be = Backend.CPU if backend is None or resolve_backend(backend) == Backend.AUTO else resolve_backend(backend)
+    _call(d, be)
+    return o, (pool if inplace else None)
+
+
+# --------------------------------------------------------------------------
 # NumPy (and DLPack CPU producers, imported through numpy.from_dlpack)
 
 def _np_dtype_code(name, a):
@@ -514,6 +611,21 @@ def _forward(q, k, v, g, g_gamma, scale, initial_state, output_final_state, cu_s
                           dlpack=(fw == "dlpack-cpu"))
 
 
+def _pool_kwargs(kwargs):
+    """fla's continuous-batching keywords: ssm_state_indices (then initial_state is
+    the pool), num_accepted_tokens, has_initial_state, inplace_final_state (default
+    True).  Returns None without ssm_state_indices."""
+    idx = kwargs.pop("ssm_state_indices", None)
+    acc = kwargs.pop("num_accepted_tokens", None)
+    his = kwargs.pop("has_initial_state", None)
+    inplace = kwargs.pop("inplace_final_state", True)
+    if idx is None:
+        if acc is not None or his is not None:
+            raise ValueError("num_accepted_tokens and has_initial_state need ssm_state_indices")
+        return None
+    return idx, acc, his, bool(inplace)
+
+
 def _fla_kwargs(fn, kwargs, chunk, state_v_first):
     """fla's keyword extras: chunk_size (its name for the chunk length), the
     deprecated transpose_state_layout (state_v_first), head_first (refused when
@@ -636,7 +748,11 @@ def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=No
         shapes; :class:`sgla.SglaError` (a ValueError) for any C status.
     """
     del cu_seqlens_cpu  # fla's host copy of cu_seqlens: not needed
+    pool = _pool_kwargs(kwargs)
     chunk, state_v_first = _fla_kwargs("chunk_simple_gla", kwargs, chunk, state_v_first)
+    if pool is not None:
+        return _pool_forward(q, k, v, g, g_gamma, scale, initial_state, cu_seqlens, *pool, state_v_first, backend,
+                             threads, chunk)
     return _forward(q, k, v, g, g_gamma, scale, initial_state, output_final_state, cu_seqlens,
                     backend, threads, chunk, state_v_first)
 
@@ -654,6 +770,10 @@ def fused_recurrent_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initia
     """
     if reverse:
         raise NotImplementedError("fused_recurrent_simple_gla: reverse=True is not supported by sgla")
+    pool = _pool_kwargs(kwargs)
     chunk, state_v_first = _fla_kwargs("fused_recurrent_simple_gla", kwargs, chunk, state_v_first)
+    if pool is not None:
+        return _pool_forward(q, k, v, g, g_gamma, scale, initial_state, cu_seqlens, *pool, state_v_first, backend,
+                             threads, chunk)
     return _forward(q, k, v, g, g_gamma, scale, initial_state, output_final_state, cu_seqlens,
                     backend, threads, chunk, state_v_first)

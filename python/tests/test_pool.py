@@ -1,0 +1,95 @@
+"""The state pool through fla's continuous-batching keywords (ssm_state_indices,
+has_initial_state, num_accepted_tokens, inplace_final_state, state_v_first),
+NumPy and CPU torch, against plain calls: each sequence run alone from its
+slot's state (or zeros) and its states put back by hand."""
+import numpy as np
+import pytest
+
+import sgla
+
+
+def plain(q, k, v, g, h0):
+    o, ht = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0[None], output_final_state=True)
+    return o, ht[0]
+
+
+@pytest.mark.parametrize("v_first", [False, True])
+@pytest.mark.parametrize("bits", [32, 64])
+def test_mixed_batch(v_first, bits):
+    rng = np.random.default_rng(bits + v_first)
+    H, K, V, S = 2, 8, 12, 7
+    lens = [5, 1, 1, 7, 1]
+    idx = np.array([3, 0, -1, 6, 2], dtype=np.int32 if bits == 32 else np.int64)
+    his = np.array([True, True, True, False, True])
+    cu = np.concatenate([[0], np.cumsum(lens)])
+    T = int(cu[-1])
+    q, k = (rng.standard_normal((1, T, H, K), dtype=np.float32) for _ in range(2))
+    v = rng.standard_normal((1, T, H, V), dtype=np.float32)
+    g = -rng.uniform(0, 0.3, (1, T, H)).astype(np.float32)
+    pool = rng.standard_normal((S, H, V, K) if v_first else (S, H, K, V)).astype(np.float32)
+    pool0 = pool.copy()
+    o, p = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=pool, cu_seqlens=cu, ssm_state_indices=idx,
+                                 has_initial_state=his, state_v_first=v_first)
+    assert p is pool
+    want = pool0.copy()
+    for n, (a, b) in enumerate(zip(cu[:-1], cu[1:])):
+        if idx[n] < 0:
+            assert not np.any(o[:, a:b])
+            continue
+        h0 = pool0[idx[n]].swapaxes(-1, -2) if v_first else pool0[idx[n]]
+        h0 = h0 if his[n] else np.zeros_like(h0)
+        on, hn = plain(q[:, a:b], k[:, a:b], v[:, a:b], g[:, a:b], np.ascontiguousarray(h0))
+        np.testing.assert_allclose(o[:, a:b], on, rtol=1e-5, atol=1e-5)
+        want[idx[n]] = hn.swapaxes(-1, -2) if v_first else hn
+    np.testing.assert_allclose(pool, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("accepted", [[1, 1], [2, 3], [3, 1]])
+def test_speculative_steps(accepted):
+    rng = np.random.default_rng(sum(accepted))
+    H, K, V, S = 1, 4, 6, 8
+    idx = np.array([[0, 1, 2], [3, 4, 5]], dtype=np.int64)
+    lens = [3, 2]
+    cu = np.array([0, 3, 5])
+    q, k = (rng.standard_normal((1, 5, H, K), dtype=np.float32) for _ in range(2))
+    v = rng.standard_normal((1, 5, H, V), dtype=np.float32)
+    g = -rng.uniform(0, 0.3, (1, 5, H)).astype(np.float32)
+    pool = rng.standard_normal((S, H, K, V)).astype(np.float32)
+    pool0 = pool.copy()
+    acc = np.array(accepted, dtype=np.int64)
+    o, _ = sgla.fused_recurrent_simple_gla(q, k, v, g=g, initial_state=pool, cu_seqlens=cu, ssm_state_indices=idx,
+                                           num_accepted_tokens=acc)
+    want = pool0.copy()
+    for n in range(2):
+        S_ = pool0[idx[n, acc[n] - 1]]
+        for t in range(lens[n]):
+            a = cu[n] + t
+            on, S_ = plain(q[:, a:a + 1], k[:, a:a + 1], v[:, a:a + 1], g[:, a:a + 1], S_)
+            np.testing.assert_allclose(o[:, a:a + 1], on, rtol=1e-5, atol=1e-5)
+            want[idx[n, t]] = S_
+    np.testing.assert_allclose(pool, want, rtol=1e-5, atol=1e-5)
+
+
+def test_torch_cpu_and_refusals():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    q, k = (rng.standard_normal((1, 4, 2, 8), dtype=np.float32) for _ in range(2))
+    v = rng.standard_normal((1, 4, 2, 8), dtype=np.float32)
+    pool = rng.standard_normal((4, 2, 8, 8)).astype(np.float32)
+    cu = np.array([0, 3, 4])
+    o_np, _ = sgla.chunk_simple_gla(q, k, v, initial_state=pool.copy(), cu_seqlens=cu,
+                                    ssm_state_indices=np.array([1, 2]))
+    tp = torch.from_numpy(pool.copy())
+    o_t, p_t = sgla.chunk_simple_gla(*(torch.from_numpy(x) for x in (q, k, v)), initial_state=tp,
+                                     cu_seqlens=torch.from_numpy(cu), ssm_state_indices=torch.tensor([1, 2]))
+    assert p_t is tp
+    np.testing.assert_array_equal(o_t.numpy(), o_np)
+    with pytest.raises(sgla.SglaError, match="POOL_CONFLICT"):
+        sgla.chunk_simple_gla(q, k, v, initial_state=pool, cu_seqlens=cu, ssm_state_indices=np.array([1, 1]))
+    with pytest.raises(sgla.SglaError, match="POOL_INDEX"):
+        sgla.chunk_simple_gla(q, k, v, initial_state=pool, cu_seqlens=cu, ssm_state_indices=np.array([1, 4]))
+    with pytest.raises(TypeError, match="float32"):
+        sgla.chunk_simple_gla(q, k, v, initial_state=pool.astype(np.float64), cu_seqlens=cu,
+                              ssm_state_indices=np.array([1, 2]))
+    with pytest.raises(ValueError, match="need ssm_state_indices"):
+        sgla.chunk_simple_gla(q, k, v, num_accepted_tokens=np.array([1, 1]))

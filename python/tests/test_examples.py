@@ -9,11 +9,11 @@ import pytest
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 
 
-def run(name):
+def run(name, *argv):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([os.path.join(EXAMPLES, "..", "python"), env.get("PYTHONPATH", "")])
-    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, name)], env=env, capture_output=True, text=True,
-                       timeout=600)
+    r = subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *argv], env=env, capture_output=True,
+                       text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip().endswith("ok"), r.stdout
     return r.stdout
@@ -28,3 +28,8 @@ def test_torch_layer():
     pytest.importorskip("torch")
     out = run("torch_layer.py")
     assert "loss" in out and "gradcheck (float64, reference backend): True" in out
+
+
+def test_serving_loop():
+    out = run("serving_loop.py", "--requests", "16", "--seed", "3")
+    assert "16 requests, every output checked against a run alone" in out and "tokens/s" in out

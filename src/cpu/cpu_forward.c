@@ -151,7 +151,29 @@ typedef struct plan {
     int gate;  /* 0 none, 1 gamma, 2 g */
     int hg;    /* heads per item (sequential path) */
     int direct_o; /* fp32 o, rows 64-byte aligned: the out kernel streams into it */
+    /* a state pool read and written in place (cpu_pool.c): sequence n starts from
+     * slot slot_in[n] of d->h0 and ends in slot slot_out[n] (-1: zeros / not kept);
+     * NULL for the usual [N, H, K, V] h0 and ht */
+    const int64_t *slot_in, *slot_out;
 } plan;
+
+/* the entering state of (sequence n, head h), or NULL for zeros */
+static const float *seq_h0(const plan *p, int64_t n, int64_t h)
+{
+    const sgla_forward_desc *d = p->d;
+    const size_t kv = (size_t)p->K * p->V;
+    const int64_t row = p->slot_in ? p->slot_in[n] : n;
+    return d->h0 && row >= 0 ? (const float *)d->h0 + ((size_t)row * d->H + h) * kv : NULL;
+}
+
+/* where its final state goes, or NULL */
+static float *seq_ht(const plan *p, int64_t n, int64_t h)
+{
+    const sgla_forward_desc *d = p->d;
+    const size_t kv = (size_t)p->K * p->V;
+    if (p->slot_out) return p->slot_out[n] >= 0 ? (float *)d->h0 + ((size_t)p->slot_out[n] * d->H + h) * kv : NULL;
+    return d->ht ? (float *)d->ht + ((size_t)n * d->H + h) * kv : NULL;
+}
 
 static size_t scratch_floats(const plan *p)
 {
@@ -433,8 +455,9 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
     float etab[1025];
     if (t1 - t0 <= 1) { /* empty, or decode: one pass over each state, in place in ht */
         for (int64_t h = hb; h < he; h++) {
-            const float *h0 = d->h0 ? (const float *)d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
-            float *S = d->ht ? (float *)d->ht + ((size_t)n_seq * d->H + h) * kv : s->S;
+            const float *h0 = seq_h0(p, n_seq, h);
+            float *S = seq_ht(p, n_seq, h);
+            if (!S) S = s->S;
             if (!h0)
                 memset(S, 0, kv * sizeof(float));
             else if (h0 != S)
@@ -452,7 +475,7 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
         return;
     }
     for (int64_t h = hb; h < he; h++)
-        state_in(p, s->S + (size_t)(h - hb) * pkv, d->h0 ? (const float *)d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL);
+        state_in(p, s->S + (size_t)(h - hb) * pkv, seq_h0(p, n_seq, h));
 
     const sgla_dtype dt = d->dtype;
     const size_t oes = sgla_dtype_size(p->out_dt);
@@ -493,9 +516,10 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
                              (char *)p->o + (size_t)tok_off(d, bb, t + i, h, V) * oes, V);
     }
     use_slot(p, s, 0);
-    if (d->ht)
-        for (int64_t h = hb; h < he; h++)
-            state_out(p, (float *)d->ht + ((size_t)n_seq * d->H + h) * kv, s->S + (size_t)(h - hb) * pkv);
+    for (int64_t h = hb; h < he; h++) {
+        float *ht = seq_ht(p, n_seq, h);
+        if (ht) state_out(p, ht, s->S + (size_t)(h - hb) * pkv);
+    }
 }
 
 /* ---- one item split along the sequence (called inside a parallel region) ---- */
@@ -507,10 +531,10 @@ static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, floa
     const sgla_forward_desc *d = p->d;
     int64_t bb, t0, t1;
     sgla_seq_bounds(d, n_seq, &bb, &t0, &t1);
-    const size_t kv = (size_t)p->K * p->V, pkv = (size_t)p->K * p->ldv;
+    const size_t pkv = (size_t)p->K * p->ldv;
     const int64_t nch = (t1 - t0 + p->C - 1) / p->C;
-    const float *h0 = d->h0 ? (const float *)d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
-    float *ht = d->ht ? (float *)d->ht + ((size_t)n_seq * d->H + h) * kv : NULL;
+    const float *h0 = seq_h0(p, n_seq, h);
+    float *ht = seq_ht(p, n_seq, h);
     float etab[1025];
     build_etab(p, h, etab);
     int g_built = 0;
@@ -583,7 +607,21 @@ int sgla_cpu_default_threads(void)
 #endif
 }
 
+static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, void *o_out, const int64_t *slot_in,
+                                const int64_t *slot_out);
+
 sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, void *o_out)
+{
+    return forward_impl(d, out_dt, o_out, NULL, NULL);
+}
+
+sgla_status sgla_cpu_forward_slots(const sgla_forward_desc *d, const int64_t *slot_in, const int64_t *slot_out)
+{
+    return forward_impl(d, d->dtype, d->o, slot_in, slot_out);
+}
+
+static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, void *o_out, const int64_t *slot_in,
+                                const int64_t *slot_out)
 {
     const int C = (int)d->chunk;
     if (d->dtype == SGLA_F64 || out_dt == SGLA_F64)
@@ -596,6 +634,7 @@ sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, 
                          (long long)d->K, (long long)d->V);
     plan p;
     memset(&p, 0, sizeof p);
+    p.slot_in = slot_in, p.slot_out = slot_out;
     /* The compute block: the caller's chunk, capped at 16 tokens when K and
      * V are both <= 64 and at 32 when both are <= 128, if the call has at
      * least 4 (sequence, head) pairs.  The C x C products and the C(C+1)/2

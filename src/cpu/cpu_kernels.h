@@ -154,8 +154,10 @@ sgla_carry sgla_cpu_gate_weights(const sgla_cpu_kernels *kr, int n, const double
 /* The CPU backward (cpu_backward.c); b validated. */
 sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind);
 
-/* The forward with a state pool (cpu_pool.c). */
+/* The forward with a state pool (cpu_pool.c), and the forward that reads and writes
+ * pool slots in place (slot_in / slot_out per sequence, -1: zeros / not kept). */
 sgla_status sgla_cpu_pool_forward(const sgla_forward_desc *d);
+sgla_status sgla_cpu_forward_slots(const sgla_forward_desc *d, const int64_t *slot_in, const int64_t *slot_out);
 
 /* Testing hook: the number of threads at which the sequence is split
  * (work items < threads) can be forced: 1 = always split sequences with two

@@ -1,9 +1,11 @@
-/* The CPU backend's state pool (sgla.h, experimental): gather the entering
- * states of the batch from the pool into an [N, H, K, V] array, run the
- * ordinary forward on it (or, for speculative steps with per-token states,
- * the token recurrence), zero the outputs of padded rows, then scatter the
- * final states back.  The whole pool is read before any slot is written, so
- * a call never sees its own writes. */
+/* The CPU backend's state pool (sgla.h, experimental).  The common case (one
+ * slot per sequence, K-first pool, no slot read by one sequence and written by
+ * another) runs the ordinary forward on the slots in place: each state is read
+ * and written once.  Otherwise: gather the entering states into an [N, H, K,
+ * V] array, run the ordinary forward on it (or, for speculative steps with
+ * per-token states, the token recurrence), and scatter the final states back.
+ * Either way the pool is read as it was before the call, and the outputs of
+ * padded rows are zeroed. */
 #include "cpu_kernels.h"
 #include "core/backend.h"
 
@@ -89,11 +91,56 @@ static sgla_status token_steps(const sgla_forward_desc *d, const float *S0, floa
     return st;
 }
 
+/* o = 0 on the tokens of padded rows */
+static void zero_padded(const sgla_forward_desc *d)
+{
+    const size_t es = sgla_dtype_size(d->dtype);
+    for (int64_t n = 0; n < sgla_num_sequences(d); n++) {
+        if (sgla_pool_read_slot(d->pool, n) >= 0) continue;
+        int64_t b, t0, t1;
+        sgla_seq_bounds(d, n, &b, &t0, &t1);
+        for (int64_t t = t0; t < t1; t++)
+            memset((char *)d->o + (size_t)((b * d->T + t) * d->H * d->V) * es, 0, (size_t)(d->H * d->V) * es);
+    }
+}
+
+/* The in-place path when it is exact: 1 with the call done, 0 to take the gather path
+ * (speculative steps, V-first pools, a slot one sequence reads and another writes). */
+static int in_place(const sgla_forward_desc *d, sgla_status *st)
+{
+    const sgla_state_pool *p = d->pool;
+    if (p->t_max || (p->flags & SGLA_POOL_V_FIRST)) return 0;
+    const int64_t N = sgla_num_sequences(d);
+    const int inplace = (p->flags & SGLA_POOL_INPLACE) != 0;
+    int64_t *in = malloc((size_t)(2 * N) * sizeof *in), *reader = malloc((size_t)p->slots * sizeof *reader);
+    int ok = in && reader;
+    if (ok) {
+        int64_t *out = in + N;
+        for (int64_t s = 0; s < p->slots; s++) reader[s] = -1;
+        for (int64_t n = 0; n < N; n++) {
+            const int64_t r = sgla_pool_read_slot(p, n);
+            in[n] = sgla_pool_continues(p, n) ? r : -1;
+            out[n] = inplace && r >= 0 ? r : -1;
+            if (in[n] >= 0) reader[in[n]] = reader[in[n]] == -1 ? n : -2;
+        }
+        for (int64_t n = 0; n < N && ok; n++) /* a slot written here is read by this sequence alone, or by none */
+            if (out[n] >= 0 && reader[out[n]] != -1 && reader[out[n]] != n) ok = 0;
+        if (ok) {
+            *st = sgla_cpu_forward_slots(d, in, out);
+            if (*st == SGLA_OK) zero_padded(d);
+        }
+    }
+    free(in), free(reader);
+    return ok;
+}
+
 sgla_status sgla_cpu_pool_forward(const sgla_forward_desc *d)
 {
     const sgla_state_pool *p = d->pool;
     const int64_t N = sgla_num_sequences(d), H = d->H, kv = d->K * d->V;
     if (d->dtype == SGLA_F64) return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CPU backend: f64 inputs are for the references");
+    sgla_status direct;
+    if (in_place(d, &direct)) return direct;
     const int inplace = (p->flags & SGLA_POOL_INPLACE) != 0;
     const size_t ns = (size_t)(N * H * kv);
     float *S0 = malloc((ns ? ns : 1) * sizeof(float));
@@ -115,15 +162,7 @@ sgla_status sgla_cpu_pool_forward(const sgla_forward_desc *d)
         st = sgla_cpu_forward_out(&plain, d->dtype, d->o);
     }
     if (st == SGLA_OK) {
-        /* padded rows: o = 0 */
-        const size_t es = sgla_dtype_size(d->dtype);
-        for (int64_t n = 0; n < N; n++) {
-            if (sgla_pool_read_slot(p, n) >= 0) continue;
-            int64_t b, t0, t1;
-            sgla_seq_bounds(d, n, &b, &t0, &t1);
-            for (int64_t t = t0; t < t1; t++)
-                memset((char *)d->o + (size_t)((b * d->T + t) * H * d->V) * es, 0, (size_t)(H * d->V) * es);
-        }
+        zero_padded(d);
         if (inplace)
             for (int64_t n = 0; n < N; n++) {
                 if (sgla_pool_read_slot(p, n) < 0) continue;

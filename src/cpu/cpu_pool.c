@@ -18,24 +18,34 @@ static const float *slot_ptr(const sgla_forward_desc *d, int64_t s, int64_t h)
     return (const float *)d->h0 + (s * d->H + h) * d->K * d->V;
 }
 
+/* dst[c][r] = src[r][c] for an R x C block, in 16 x 16 tiles (both sides stay in cache) */
+static void transpose(const float *src, int64_t R, int64_t C, float *dst)
+{
+    for (int64_t r0 = 0; r0 < R; r0 += 16)
+        for (int64_t c0 = 0; c0 < C; c0 += 16) {
+            const int64_t r1 = r0 + 16 < R ? r0 + 16 : R, c1 = c0 + 16 < C ? c0 + 16 : C;
+            for (int64_t r = r0; r < r1; r++)
+                for (int64_t c = c0; c < c1; c++) dst[c * R + r] = src[r * C + c];
+        }
+}
+
 static void gather(const sgla_forward_desc *d, float *S0)
 {
     const sgla_state_pool *p = d->pool;
-    const int64_t N = sgla_num_sequences(d), K = d->K, V = d->V, kv = K * V;
+    const int64_t N = sgla_num_sequences(d), H = d->H, K = d->K, V = d->V, kv = K * V;
     const int vf = (p->flags & SGLA_POOL_V_FIRST) != 0;
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t h = 0; h < d->H; h++) {
-            float *dst = S0 + (n * d->H + h) * kv;
-            if (!sgla_pool_continues(p, n)) {
-                memset(dst, 0, (size_t)kv * sizeof *dst);
-                continue;
-            }
-            const float *src = slot_ptr(d, sgla_pool_read_slot(p, n), h);
-            if (!vf) memcpy(dst, src, (size_t)kv * sizeof *dst);
-            else
-                for (int64_t i = 0; i < K; i++)
-                    for (int64_t j = 0; j < V; j++) dst[i * V + j] = src[j * K + i];
+#pragma omp parallel for schedule(static) if (N * H > 1)
+    for (int64_t nh = 0; nh < N * H; nh++) {
+        const int64_t n = nh / H, h = nh - n * H;
+        float *dst = S0 + nh * kv;
+        if (!sgla_pool_continues(p, n)) {
+            memset(dst, 0, (size_t)kv * sizeof *dst);
+            continue;
         }
+        const float *src = slot_ptr(d, sgla_pool_read_slot(p, n), h);
+        if (!vf) memcpy(dst, src, (size_t)kv * sizeof *dst);
+        else transpose(src, V, K, dst); /* [V][K] -> [K][V] */
+    }
 }
 
 static void put_slot(const sgla_forward_desc *d, int64_t s, int64_t h, const float *S)
@@ -43,9 +53,7 @@ static void put_slot(const sgla_forward_desc *d, int64_t s, int64_t h, const flo
     float *dst = (float *)slot_ptr(d, s, h);
     const int64_t K = d->K, V = d->V;
     if (!(d->pool->flags & SGLA_POOL_V_FIRST)) memcpy(dst, S, (size_t)(K * V) * sizeof *dst);
-    else
-        for (int64_t i = 0; i < K; i++)
-            for (int64_t j = 0; j < V; j++) dst[j * K + i] = S[i * V + j];
+    else transpose(S, K, V, dst); /* [K][V] -> [V][K] */
 }
 
 /* speculative steps: the token recurrence (sequences of at most t_max tokens), every
@@ -164,6 +172,7 @@ sgla_status sgla_cpu_pool_forward(const sgla_forward_desc *d)
     if (st == SGLA_OK) {
         zero_padded(d);
         if (inplace)
+#pragma omp parallel for schedule(dynamic) if (N > 1)
             for (int64_t n = 0; n < N; n++) {
                 if (sgla_pool_read_slot(p, n) < 0) continue;
                 int64_t b, t0, t1;

@@ -136,7 +136,11 @@ if(NOT SGLA_HAVE_CUDA)
   sgla_cli_test(cli_verify_level4_skipped "verify|--level|4" RC 3 RE "verify: SKIPPED")
 endif()
 sgla_cli_test(cli_bench_csv "bench|--shape|1,64,1,16,16|--shape|2,1,1,16,16|--iters|2|--no-peak|--format|csv"
-  RE "^backend,B,T,H,K,V,dtype,gate,pass,ms,[^\n]*\ncpu,1,64,1,16,16,f32,g,fwd,[0-9]")
+  RE "^backend,B,T,H,K,V,nseq,dtype,gate,pass,ms,[^\n]*\ncpu,1,64,1,16,16,,f32,g,fwd,[0-9]")
+sgla_cli_test(cli_bench_varlen "bench|--shape|1,300,2,16,16|--varlen|100,150,50|--iters|2|--no-peak|--backward|--format|csv"
+  RE "\ncpu,1,300,2,16,16,3,f32,g,fwd,[0-9][^\n]*\ncpu,1,300,2,16,16,3,f32,g,bwd,[0-9]")
+sgla_cli_test(cli_bench_varlen_sum "bench|--shape|1,300,2,16,16|--varlen|100,150|--iters|2|--no-peak" RC 2
+  RE "sum to 250, the shape's T is 300")
 sgla_cli_test(cli_bench_json "bench|--shape|1,64,1,16,16|--iters|2|--no-peak|--backward|--format=json"
   RE "^\\[\n  \\{\"backend\": \"cpu\", \"B\": 1, [^\n]*\"pass\": \"fwd\"[^\n]*\\},\n  \\{[^\n]*\"pass\": \"bwd\"")
 sgla_cli_test(cli_bench_format_bad "bench|--format|xml" RC 2 RE "not one of table, csv, json")

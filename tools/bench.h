@@ -25,13 +25,22 @@ typedef struct bench_args {
     int config, split;      /* CUDA: force a configuration row (-1: none) and a split (0: none) */
     int backward;           /* also time the backward */
     int format;             /* BENCH_TABLE, BENCH_CSV, BENCH_JSON */
+    int varlen_n;           /* --varlen N: N sequences of random lengths (0: none) */
+    int nlens;              /* --varlen a,b,...: the given lengths */
+    int64_t lens[256];
 } bench_args;
+
+/* The cu_seqlens of a shape under --varlen (B must be 1): N + 1 offsets into cu
+ * (at most 257), *n = N; 0 without --varlen, -1 after a message when the shape
+ * cannot take it (tools/cmd_bench.c). */
+int bench_varlen(const bench_args *a, const int64_t sh[5], int64_t *cu, int *n);
 
 /* One measured row for --format csv / json (tools/bench_out.c); NaN where a
  * field does not apply. */
 typedef struct bench_record {
     const char *backend, *dtype, *gate, *pass, *check; /* pass: fwd, bwd, decode-warm, decode-cold */
     int64_t B, T, H, K, V;
+    int nseq;                                          /* packed sequences (--varlen), 0: none */
     double ms, min_ms, cpu_ms, gflops, peak_pct, row, nseg, gbs, floor_ms, x_floor, workspace_mb;
 } bench_record;
 bench_record bench_record_init(const char *backend, const int64_t sh[5], const char *dtype, const char *gate,

@@ -81,6 +81,8 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
     cudaEvent_t *ev = NULL;
     float *times = NULL;
     cudaStream_t st = NULL;
+    int64_t hcu[257], *dcu = NULL;
+    int nseq = 0;
     ref_rng s;
     ref_rng_init(&s, a->seed);
     const int iters = a->iters > 0 ? a->iters : 50, warm = a->warmup > 0 ? a->warmup : 5;
@@ -131,6 +133,15 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
         d.stream = st;
         d.flags = SGLA_FLAG_SKIP_VALUE_CHECK;
         d.q = dq[0]; d.k = dk[0]; d.v = dv[0]; d.o = dout[0]; d.g = dg[0]; d.g_gamma = dgg;
+        if (bench_varlen(a, sh, hcu, &nseq) < 0) {
+            rc = 2;
+            goto out;
+        }
+        if (nseq) { /* a packed batch: cu_seqlens on the device */
+            BC(cudaMalloc((void **)&dcu, (size_t)(nseq + 1) * 8));
+            BC(cudaMemcpy(dcu, hcu, (size_t)(nseq + 1) * 8, cudaMemcpyHostToDevice));
+            d.cu_seqlens = dcu, d.num_seqs = nseq;
+        }
         const sgla_cuda_plan force = {a->config, a->split};
         sgla_cuda_plan plan;
         sgla_status r = sgla_cuda_plan_of(&d, &plan);
@@ -139,8 +150,8 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
             if (a->split > 0) plan.nseg = a->split;
         }
         char shs[64];
-        snprintf(shs, sizeof shs, "%lldx%lldx%lldx%lldx%lld", (long long)B, (long long)T, (long long)H, (long long)K,
-                 (long long)V);
+        snprintf(shs, sizeof shs, "%lldx%lldx%lldx%lldx%lld%s", (long long)B, (long long)T, (long long)H, (long long)K,
+                 (long long)V, nseq ? "v" : "");
         if (r != SGLA_OK) {
             fprintf(bench_info(a), "%-22s %s (%s)\n", shs, sgla_status_string(r), sgla_last_error());
             rc = 1;
@@ -181,6 +192,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
                    bad ? "FAIL" : "ok");
         {
             bench_record rec = bench_record_init("cuda", sh, sgla_dtype_name(dt), gname, "fwd");
+            rec.nseq = nseq;
             rec.ms = med, rec.min_ms = mn, rec.row = plan.config, rec.nseg = plan.nseg;
             rec.gbs = bytes / (med * 1e-3) * 1e-9, rec.floor_ms = floor_ms, rec.x_floor = med / floor_ms;
             rec.check = bad ? "FAIL" : "ok";
@@ -227,6 +239,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
                            sgla_dtype_name(dt), gname, bmed, (double)times[0],
                            bytes * 7.0 / 4.0 / (bmed * 1e-3) * 1e-9, bfloor, bmed / bfloor, (double)wsb / 1e6);
                 bench_record rec = bench_record_init("cuda", sh, sgla_dtype_name(dt), gname, "bwd");
+                rec.nseq = nseq;
                 rec.ms = bmed, rec.min_ms = times[0], rec.gbs = bytes * 7.0 / 4.0 / (bmed * 1e-3) * 1e-9;
                 rec.floor_ms = bfloor, rec.x_floor = bmed / bfloor, rec.workspace_mb = (double)wsb / 1e6;
                 bench_out_row(a, &rec);
@@ -242,6 +255,7 @@ out:
         cudaFree(dq[i]); cudaFree(dk[i]); cudaFree(dv[i]); cudaFree(dout[i]); cudaFree(dg[i]);
     }
     cudaFree(dgg);
+    cudaFree(dcu);
     if (st) cudaStreamDestroy(st);
     free(ev); free(times); free(hq); free(hk); free(hv); free(hg); free(hgg);
     return rc;

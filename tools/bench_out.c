@@ -23,7 +23,7 @@ void bench_out_end(const bench_args *a)
     fflush(stdout);
 }
 
-static const char *const keys[] = {"backend", "B",     "T",      "H",     "K",        "V",       "dtype",
+static const char *const keys[] = {"backend", "B",     "T",      "H",     "K",        "V",       "nseq",    "dtype",
                                    "gate",    "pass",  "ms",     "min_ms", "cpu_ms",  "gflops",  "peak_pct",
                                    "row",     "nseg",  "gbs",    "floor_ms", "x_floor", "workspace_mb", "check"};
 enum { NKEYS = (int)(sizeof keys / sizeof keys[0]) };
@@ -54,20 +54,21 @@ void bench_out_row(const bench_args *a, const bench_record *r)
         switch (i) {
         case 0: str(a, r->backend); break;
         case 1: case 2: case 3: case 4: case 5: num(a, nums[i - 1]); break;
-        case 6: str(a, r->dtype); break;
-        case 7: str(a, r->gate); break;
-        case 8: str(a, r->pass); break;
-        case 9: num(a, r->ms); break;
-        case 10: num(a, r->min_ms); break;
-        case 11: num(a, r->cpu_ms); break;
-        case 12: num(a, r->gflops); break;
-        case 13: num(a, r->peak_pct); break;
-        case 14: num(a, r->row); break;
-        case 15: num(a, r->nseg); break;
-        case 16: num(a, r->gbs); break;
-        case 17: num(a, r->floor_ms); break;
-        case 18: num(a, r->x_floor); break;
-        case 19: num(a, r->workspace_mb); break;
+        case 6: num(a, r->nseq ? (double)r->nseq : NAN); break;
+        case 7: str(a, r->dtype); break;
+        case 8: str(a, r->gate); break;
+        case 9: str(a, r->pass); break;
+        case 10: num(a, r->ms); break;
+        case 11: num(a, r->min_ms); break;
+        case 12: num(a, r->cpu_ms); break;
+        case 13: num(a, r->gflops); break;
+        case 14: num(a, r->peak_pct); break;
+        case 15: num(a, r->row); break;
+        case 16: num(a, r->nseg); break;
+        case 17: num(a, r->gbs); break;
+        case 18: num(a, r->floor_ms); break;
+        case 19: num(a, r->x_floor); break;
+        case 20: num(a, r->workspace_mb); break;
         default: str(a, r->check); break;
         }
     }
@@ -81,7 +82,7 @@ bench_record bench_record_init(const char *backend, const int64_t sh[5], const c
 {
     bench_record r;
     r.backend = backend, r.dtype = dtype, r.gate = gate, r.pass = pass, r.check = "";
-    r.B = sh[0], r.T = sh[1], r.H = sh[2], r.K = sh[3], r.V = sh[4];
+    r.B = sh[0], r.T = sh[1], r.H = sh[2], r.K = sh[3], r.V = sh[4], r.nseq = 0;
     r.ms = r.min_ms = r.cpu_ms = r.gflops = r.peak_pct = r.row = r.nseg = r.gbs = r.floor_ms = r.x_floor =
         r.workspace_mb = NAN;
     return r;

@@ -35,7 +35,7 @@ static void usage(FILE *f)
             "                  [--chunk C] [--seed N] [--isa scalar|avx2|avx512] [--no-peak] [--check]\n"
             "                  [--config ROW] [--split N]   (CUDA: force a configuration row, a split)\n"
             "                  [--backward]  (also time sgla_backward: dq, dk, dv, dg or dg_gamma)\n"
-            "                  [--format table|csv|json]\n"
+            "                  [--format table|csv|json] [--varlen N | --varlen L1,L2,...]\n"
             "\n"
             "Times one forward per shape (median of --iters runs after --warmup runs) and prints\n"
             "one row per shape.  --shape may be repeated (B,T,H,D means K = V = D); without it a\n"
@@ -60,8 +60,10 @@ static void usage(FILE *f)
             "           threads, and x-bound = time / (bytes / copy bandwidth)\n"
             "A row `kernels` times the four per-chunk products alone (C=64, K=V=128, operands\n"
             "in cache) on every thread: the micro-kernels' share of the FMA peak.\n"
+            "--varlen packs each shape (B = 1) into N sequences of random lengths from the seed, or\n"
+            "into the given lengths (their sum must be T): a packed batch with cu_seqlens.\n"
             "--format csv (a header line, then one line per row) or json (one array of objects)\n"
-            "prints the rows alone on stdout, with the fields backend, B, T, H, K, V, dtype, gate,\n"
+            "prints the rows alone on stdout, with the fields backend, B, T, H, K, V, nseq, dtype, gate,\n"
             "pass (fwd, bwd, decode-warm, decode-cold), ms, min_ms, cpu_ms, gflops, peak_pct, row,\n"
             "nseg, gbs, floor_ms, x_floor, workspace_mb, check (empty / null where they do not\n"
             "apply); everything else goes to stderr.\n"
@@ -214,6 +216,48 @@ int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax)
     return !res.pass;
 }
 
+int bench_varlen(const bench_args *a, const int64_t sh[5], int64_t *cu, int *n)
+{
+    *n = 0;
+    if (!a->varlen_n && !a->nlens) return 0;
+    if (sh[0] != 1 || sh[1] < 2) {
+        fprintf(stderr, "sgla bench: --varlen needs B = 1 and T >= 2 (shape %lld,%lld,...)\n", (long long)sh[0],
+                (long long)sh[1]);
+        return -1;
+    }
+    cu[0] = 0;
+    if (a->nlens) {
+        for (int i = 0; i < a->nlens; i++) cu[i + 1] = cu[i] + a->lens[i];
+        if (cu[a->nlens] != sh[1]) {
+            fprintf(stderr, "sgla bench: --varlen lengths sum to %lld, the shape's T is %lld\n",
+                    (long long)cu[a->nlens], (long long)sh[1]);
+            return -1;
+        }
+        *n = a->nlens;
+        return 0;
+    }
+    const int N = a->varlen_n < sh[1] ? a->varlen_n : (int)sh[1];
+    /* N - 1 distinct cut points in [1, T - 1], drawn from the seed, sorted */
+    ref_rng r;
+    ref_rng_init(&r, a->seed ^ 0x5e91e7ull);
+    int64_t *cut = cu + 1;
+    for (int i = 0; i < N - 1; i++) {
+        int64_t c;
+        int fresh;
+        do {
+            c = 1 + (int64_t)(ref_rng_uniform(&r) * (double)(sh[1] - 1));
+            fresh = 1;
+            for (int j = 0; j < i; j++) fresh &= cut[j] != c;
+        } while (!fresh);
+        int j = i; /* insertion sort */
+        while (j > 0 && cut[j - 1] > c) cut[j] = cut[j - 1], j--;
+        cut[j] = c;
+    }
+    cu[N] = sh[1];
+    *n = N;
+    return 0;
+}
+
 static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk, double peak, double copy_bw,
                            int nth)
 {
@@ -261,6 +305,15 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
     sgla_forward_desc_init(&d);
     d.q = q; d.k = k; d.v = v; d.o = o; d.dtype = a->dtype;
     d.B = B; d.T = T; d.H = H; d.K = K; d.V = V;
+    int64_t cu[257];
+    int nseq = 0;
+    if (!decode) {
+        if (bench_varlen(a, sh, cu, &nseq) < 0) {
+            rc = 2;
+            goto done;
+        }
+        if (nseq) d.cu_seqlens = cu, d.num_seqs = nseq;
+    }
     d.g = g; d.g_gamma = gg; d.scale = (float)(1.0 / sqrt((double)K));
     d.chunk = chunk; d.threads = a->threads;
     d.flags = SGLA_FLAG_SKIP_VALUE_CHECK;
@@ -282,9 +335,10 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
             goto done;
         }
         char name[80];
-        snprintf(name, sizeof name, "%s%s", shape, decode ? (pass == 0 ? " warm" : " cold") : "");
+        snprintf(name, sizeof name, "%s%s", shape, decode ? (pass == 0 ? " warm" : " cold") : nseq ? " varlen" : "");
         bench_record rec = bench_record_init("cpu", sh, sgla_dtype_name(a->dtype), gname,
                                              decode ? (pass == 0 ? "decode-warm" : "decode-cold") : "fwd");
+        rec.nseq = nseq;
         rec.ms = tm.med * 1e3, rec.min_ms = tm.min * 1e3, rec.cpu_ms = tm.cpu / nth * 1e3;
         rec.gflops = fl / tm.med * 1e-9, rec.peak_pct = peak > 0 ? 100.0 * fl / tm.med * 1e-9 / peak : NAN;
         if (a->format == BENCH_TABLE)
@@ -329,6 +383,7 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
                            sgla_dtype_name(a->dtype), gname, tb.med * 1e3, tb.min * 1e3, tb.cpu / nth * 1e3,
                            tf.med * 1e3, (tf.med + tb.med) / tf.med);
                 bench_record rec = bench_record_init("cpu", sh, sgla_dtype_name(a->dtype), gname, "bwd");
+                rec.nseq = nseq;
                 rec.ms = tb.med * 1e3, rec.min_ms = tb.min * 1e3, rec.cpu_ms = tb.cpu / nth * 1e3;
                 bench_out_row(a, &rec);
                 fflush(stdout);
@@ -367,6 +422,30 @@ int sgla_cmd_bench(int argc, char **argv)
             }
             if (a.backend == SGLA_BACKEND_AUTO) /* as run and grad read it (sgla.h) */
                 a.backend = sgla_backend_available(SGLA_BACKEND_CUDA) ? SGLA_BACKEND_CUDA : SGLA_BACKEND_CPU;
+        } else if (!strcmp(s, "--varlen")) {
+            if (!(val = cli_value("bench", argc, argv, &i))) return 2;
+            a.varlen_n = 0, a.nlens = 0;
+            if (!strchr(val, ',')) {
+                int64_t x;
+                if (!cli_parse_i64("bench", "--varlen", val, &x)) return 2;
+                if (x < 1 || x > 256) {
+                    fprintf(stderr, "sgla bench: --varlen: %lld sequences is not in [1, 256]\n", (long long)x);
+                    return 2;
+                }
+                a.varlen_n = (int)x;
+            } else {
+                char buf[4096];
+                snprintf(buf, sizeof buf, "%s", val);
+                for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                    int64_t x;
+                    if (!cli_parse_i64("bench", "--varlen", tok, &x)) return 2;
+                    if (x < 1 || a.nlens == 256) {
+                        fprintf(stderr, "sgla bench: --varlen: lengths must be >= 1, at most 256 of them\n");
+                        return 2;
+                    }
+                    a.lens[a.nlens++] = x;
+                }
+            }
         } else if (!strcmp(s, "--format")) {
             if (!(val = cli_value("bench", argc, argv, &i))) return 2;
             if (!strcmp(val, "table")) a.format = BENCH_TABLE;

@@ -36,12 +36,12 @@ SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2
 if [ "$MODE" != bench ]; then
   t0=$(date +%s)
   rm -f /tmp/rc_*.txt
-  for t in test_gpu_forward test_gpu_backward; do
+  for t in test_gpu_forward test_gpu_backward test_gpu_pool; do
     ( timeout 200 $BD/tests/$t > $OUT/$t.log 2>&1; echo "$t rc=$?" > /tmp/rc_test_$t.txt ) &
   done
   if [ -n "$SAN" ]; then
     for tool in memcheck racecheck; do
-      ( for t in test_gpu_forward test_gpu_backward; do
+      ( for t in test_gpu_forward test_gpu_backward test_gpu_pool; do
           SGLA_GPU_SMALL=1 timeout 150 $SAN --tool $tool --error-exitcode 1 $BD/tests/$t > $OUT/san_${tool}_$t.log 2>&1
           echo "compute-sanitizer $tool $t rc=$?" >> /tmp/rc_san_$tool.txt
         done ) &
@@ -56,8 +56,8 @@ if [ "$MODE" != bench ]; then
   fi
   wait
   cat /tmp/rc_*.txt | tee -a "$SUM"
-  tail -qn1 $OUT/test_gpu_forward.log $OUT/test_gpu_backward.log | tee -a "$SUM"
-  grep -h "FAIL\|FATAL" $OUT/test_gpu_forward.log $OUT/test_gpu_backward.log | cut -c1-300 | head -12 | tee -a "$SUM"
+  tail -qn1 $OUT/test_gpu_forward.log $OUT/test_gpu_backward.log $OUT/test_gpu_pool.log | tee -a "$SUM"
+  grep -h "FAIL\|FATAL" $OUT/test_gpu_forward.log $OUT/test_gpu_backward.log $OUT/test_gpu_pool.log | cut -c1-300 | head -12 | tee -a "$SUM"
   for f in $OUT/san_*.log; do [ -f "$f" ] && echo "$(basename $f): $(tail -1 $f)"; done | tee -a "$SUM"
   [ -f $OUT/pytest_gpu.log ] && tail -1 $OUT/pytest_gpu.log | tee -a "$SUM"
   timeout 120 $BD/sgla verify --level 4 > $OUT/verify.log 2>&1; note "sgla verify --level 4 rc=$?"

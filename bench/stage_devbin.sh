@@ -14,7 +14,7 @@ cmake -S "$SNAP" -B "$ROOT/build-cuda" -DCMAKE_BUILD_TYPE=Release -DSGLA_PTXAS_V
 cmake --build "$ROOT/build-cuda" -j"$(nproc)" 2>&1 | grep -E "error|ptxas info.*Used|spill|C75[0-9][0-9]" | grep -v " 0 bytes spill" || true
 rm -rf .devbin && mkdir -p .devbin/tests .devbin/lib
 cp -L build-cuda/sgla build-cuda/libsgla.so .devbin/
-cp build-cuda/tests/test_gpu_forward build-cuda/tests/test_gpu_backward .devbin/tests/
+cp build-cuda/tests/test_gpu_forward build-cuda/tests/test_gpu_backward build-cuda/tests/test_gpu_pool .devbin/tests/
 cp -L /lib/x86_64-linux-gnu/libgomp.so.1 .devbin/lib/ 2>/dev/null || true
 if [ "${SGLA_STAGE_HISTORY:-0}" = 1 ]; then
   H=/tmp/sgla_history

@@ -195,8 +195,14 @@ typedef struct sgla_forward_desc {
  *     indices[n][t] (-1 entries skipped); a sequence is at most t_max long.
  * Slots outside [-1, slots) and accepted counts outside [1, t_max] are
  * SGLA_ERR_POOL_INDEX, two writes to one slot SGLA_ERR_POOL_CONFLICT (both
- * checked on host pointers).  Backends: ref-a and cpu; the others refuse a
- * pool (SGLA_ERR_UNSUPPORTED_SHAPE) for now, and so does the backward.
+ * checked on host pointers).  Backends: ref-a, cpu and cuda; refs B-D and the
+ * backward refuse a pool (SGLA_ERR_UNSUPPORTED_SHAPE).  CUDA (device pointers,
+ * indices too, so unchecked): K in {64, 128}, V <= 256, the token recurrence
+ * per (sequence, head) with the state read and written once (decode and
+ * speculative steps at the memory floor; a long prefill through a pool is
+ * correct but not fast); a slot outside [0, slots) is taken as a padded row,
+ * never touched; a slot one sequence reads and another writes in one call is
+ * a race (keep them apart); no allocation, so a step can be graph-captured.
  */
 #define SGLA_POOL_INPLACE 0x1u  /* write the final (or per-token) states into the pool */
 #define SGLA_POOL_V_FIRST 0x2u  /* the pool is [slots, H, V, K] (SGLang, flashinfer) */

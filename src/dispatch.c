@@ -72,9 +72,9 @@ static sgla_status prepare(const sgla_forward_desc *user, sgla_backend *bp, sgla
     sgla_status st = sgla_desc_read(user, d);
     if (st != SGLA_OK) return st;
     const sgla_backend b = *bp = resolve(*bp, d);
-    if (d->pool && b != SGLA_BACKEND_REF_A && b != SGLA_BACKEND_CPU)
-        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "the %s backend does not take a state pool yet (ref-a and cpu do)",
-                         backends[b].name);
+    if (d->pool && b != SGLA_BACKEND_REF_A && b != SGLA_BACKEND_CPU && b != SGLA_BACKEND_CUDA)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE,
+                         "the %s backend does not take a state pool (ref-a, cpu and cuda do)", backends[b].name);
     const sgla_backend_impl *be = backends[b].impl;
     st = sgla_check_desc(d, be->values_on_host);
     if (st != SGLA_OK) return st;

@@ -612,9 +612,38 @@ static sgla_status cuda_backward(const sgla_backward_desc *b, sgla_backend kind)
 
 /* ---- the backend's entry and the development hooks ----------------------------------------- */
 
+/* a state pool (pool_fwd.cu): every pointer on the device, validated as far as the
+ * host can (sgla.h); no workspace */
+static sgla_status cuda_pool_run(const sgla_forward_desc *d)
+{
+    if (!sgla_pool_supported(d->K, d->V))
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: K = %lld, V = %lld (it takes K in {64, 128}, "
+                         "V <= 256)", (long long)d->K, (long long)d->V);
+    sgla_status rc = check_call(d, d->workspace, d->workspace_bytes, 0, "CUDA backend");
+    if (rc != SGLA_OK) return rc;
+    char why[192];
+    const device_facts *f = current_device(why, sizeof why);
+    if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
+    sgla_kparams p;
+    memset(&p, 0, sizeof p);
+    p.q = d->q, p.k = d->k, p.v = d->v, p.o = d->o;
+    p.g = (const float *)d->g, p.g_gamma = (const float *)d->g_gamma, p.h0 = (const float *)d->h0;
+    p.cu = d->cu_seqlens, p.T = d->T, p.H = d->H, p.K = d->K, p.V = d->V, p.N = sgla_num_sequences(d);
+    p.scale = d->scale, p.nseg = 1;
+    p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
+    const sgla_state_pool *sp = d->pool;
+    sgla_poolparams pp;
+    memset(&pp, 0, sizeof pp);
+    pp.indices = sp->indices, pp.num_accepted = sp->num_accepted, pp.has_initial_state = sp->has_initial_state;
+    pp.slots = sp->slots, pp.t_max = sp->t_max, pp.bits = sp->index_bits;
+    pp.inplace = (sp->flags & SGLA_POOL_INPLACE) != 0, pp.v_first = (sp->flags & SGLA_POOL_V_FIRST) != 0;
+    return sgla_pool_launch(&p, &pp, d->dtype, (cudaStream_t)d->stream);
+}
+
 static sgla_status cuda_forward(const sgla_forward_desc *d, sgla_backend kind)
 {
     (void)kind;
+    if (d->pool) return cuda_pool_run(d);
     return cuda_run(d, NULL);
 }
 

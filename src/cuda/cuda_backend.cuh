@@ -11,6 +11,17 @@
 /* fp32 inputs: the token recurrence on CUDA cores (recurrent_fwd_f32.cu). */
 sgla_status sgla_recurrent_fwd_f32(const sgla_kparams *p, cudaStream_t st);
 
+/* The state pool (pool_fwd.cu): sgla_kparams' h0 is the pool. */
+typedef struct sgla_poolparams {
+    const void *indices;                    /* [N] or [N][t_max], int32 or int64 */
+    const void *num_accepted;               /* [N] or NULL */
+    const unsigned char *has_initial_state; /* [N] or NULL */
+    int64_t slots, t_max;
+    int bits, inplace, v_first;
+} sgla_poolparams;
+int sgla_pool_supported(int64_t K, int64_t V);
+sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, sgla_dtype dt, cudaStream_t st);
+
 /* The backward's parameter block (chunk_bwd.cu). */
 typedef struct sgla_bparams {
     const void *q, *k, *v, *dout;      /* the call's dtype */

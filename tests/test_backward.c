@@ -206,6 +206,7 @@ static void cpu_cases(tu_rng *r)
         {SGLA_F32, G, CONFORM_RESET, 1, 300, 2, 32, 32, 1, 1, 0, 0, 64, 0},
         {SGLA_F32, G, CONFORM_RESET, 1, 200, 2, 16, 24, 1, 1, 0, 3, 16, 0},
         {SGLA_F32, GAMMA, CONFORM_RESET, 1, 130, 2, 16, 16, 1, 1, 0, 0, 32, 0},
+        {SGLA_F32, G, CONFORM_MILD, 2, 90, 2, 16, 24, 1, 1, 1, 0, 32, 0}, /* dh0 == dht in place */
     };
     static const int isas[] = {SGLA_CPU_ISA_SCALAR, SGLA_CPU_ISA_AVX2, SGLA_CPU_ISA_AVX512};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -156,6 +156,10 @@ int main(void)
         {BF, G, CONFORM_RESET, 1, 400, 2, 128, 128, 1, 1, 0, 0},
         {HF, GAMMA, CONFORM_RESET, 1, 200, 2, 64, 128, 1, 1, 0, 0},
         {F32, G, CONFORM_RESET, 1, 150, 2, 32, 48, 1, 1, 0, 0},
+        /* dh0 == dht in place; B > 1 with a partial last chunk, dg and more heads (the state slots) */
+        {BF, G, MILD, 2, 200, 2, 128, 128, 1, 1, 1, 0},
+        {BF, G, MILD, 3, 333, 6, 64, 128, 1, 1, 0, 0},
+        {HF, GAMMA, MILD, 2, 190, 5, 128, 64, 1, 1, 1, 0},
     };
     /* the CUDA-core path on shapes the tensor cores take by default */
     static const conform_case cores[] = {

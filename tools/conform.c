@@ -429,6 +429,10 @@ static void check_host_backward(const conform_data *x, sgla_backend be, conform_
     b.dout = x->dout, b.dht = x->dht;
     b.dq = out[CONFORM_DQ], b.dk = out[CONFORM_DK], b.dv = out[CONFORM_DV];
     b.dg = out[CONFORM_DG], b.dg_gamma = out[CONFORM_DGG], b.dh0 = out[CONFORM_DH0];
+    if (x->c.inplace && x->dht && b.dh0) { /* dh0 == dht: a copy of dht, updated in place into dh0's buffer */
+        memcpy(out[CONFORM_DH0], x->dht, (size_t)x->ns * 4);
+        b.dht = b.dh0;
+    }
     res->status = sgla_backward(&b, be);
 }
 
@@ -464,11 +468,13 @@ static void check_cuda_backward(const conform_data *x, conform_bresult *res, voi
         b.dout = ddo, b.dht = ddht;
         b.dq = dev[CONFORM_DQ], b.dk = dev[CONFORM_DK], b.dv = dev[CONFORM_DV];
         b.dg = dev[CONFORM_DG], b.dg_gamma = dev[CONFORM_DGG], b.dh0 = dev[CONFORM_DH0];
+        if (x->c.inplace && ddht && b.dh0) b.dh0 = ddht; /* dh0 == dht: the gradient of the state in place */
         res->status = conform_bwd_path ? sgla_cuda_backward_forced(&b, conform_bwd_path) : sgla_backward(&b, SGLA_BACKEND_CUDA);
     }
     CF(cudaStreamSynchronize(dc.st));
     for (int i = 0; i < CONFORM_NGRAD; i++)
-        if (out[i]) CF(cudaMemcpy(out[i], dev[i], bytes[i], cudaMemcpyDeviceToHost));
+        if (out[i]) CF(cudaMemcpy(out[i], i == CONFORM_DH0 && x->c.inplace && ddht ? ddht : dev[i], bytes[i],
+                                  cudaMemcpyDeviceToHost));
     if (e != cudaSuccess && res->status == SGLA_OK) res->status = sgla_fail(SGLA_ERR_CUDA, "conform: %s", cudaGetErrorString(e));
 done:
 #undef CF

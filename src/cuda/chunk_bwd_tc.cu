@@ -267,8 +267,10 @@ __device__ __forceinline__ void state_load(float (&S)[Sh::MS][Sh::NS][4], const 
 
 /* S = exp2(pre) S + (X ⊙ wt)^T Y, then S *= exp2(post), over the chunk's 64 tokens (both
  * carries by sgla_carry_mul): X (tokens x K) gives A = X^T by ldmatrix.trans, scaled per
- * token by wt (16-bit pairs; the caller keeps wt <= 1 with its largest 1, so that no
- * weight underflows in fp16 where the sum does not); Y (tokens x V) gives B */
+ * token by wt (16-bit pairs: the callers keep |wt| <= 1, its largest 1 in the forward
+ * sweep and |scale| in the reverse one, so that in fp16 a weight underflows only 2^-24
+ * below the chunk's largest, or (reverse) |scale| times that: docs/numerics.md §8);
+ * Y (tokens x V) gives B */
 template <class E, class Sh>
 __device__ __forceinline__ void state_update(float (&S)[Sh::MS][Sh::NS][4], float pre, float post, const float *wt,
                                              uint32_t X, uint32_t Y, int m, int hf, int tig, int lane)
@@ -777,15 +779,16 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
         }
         /* dS_{c-1} = exp(b_L) dS_c + (Q ⊙ rs)^T dO, rs_i = scale exp(b_i), as
          * f (exp(b_L - b_0) dS_c + (Q ⊙ rs / f)^T dO) with f = exp(b_0): every weight
-         * rs_i / f = scale exp(b_i - b_0), the first scale (b is non-increasing), so that
-         * none underflows in fp16 unless the whole chunk does */
+         * rs_i / f = scale exp(b_i - b_0), the first |scale| (b is non-increasing); scale
+         * stays in the weights because dividing the carries by it would round them the
+         * same way every chunk (the drift of docs/numerics.md §7) */
         float *rs = sm.e[s][1]; /* free in the reverse sweep: this chunk's weights */
         if (tid < 64) rs[tid] = sgla_exp2(bb[tid] - bb[0]) * scale;
         __syncthreads(); /* rs is complete; every warp is done with dS_c's copy; u and box are complete */
         state_update<E, Sh>(dS, bC - bb[0], bb[0], rs, qs, os, m, hf, tig, lane);
         if (c > 0) state_store16<E, Sh>(dS, sm.S, m, hf, gid, tig);
         if (warp == 1 && need_dg) {
-            /* dg_r = X_c + sum_{j<r} u_j + (e suffix)_r + box_r;  X_c = X_{c+1} - U_c + E_{c+1} */
+            /* dg_r = X_c + sum_{j<r} u_j + (e suffix)_r + box_r, X_c = exp(b_L) <dS_c, S_c> from red */
             float x0 = sm.e[s][0][lane], x1 = sm.e[s][0][lane + 32];
 #pragma unroll
             for (int off = 1; off < 32; off <<= 1) { /* inclusive prefix sums of each half */

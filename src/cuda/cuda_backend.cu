@@ -590,6 +590,13 @@ static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force)
     p.dht = (const float *)b->dht, p.cu = d->cu_seqlens;
     p.dq = b->dq, p.dk = b->dk, p.dv = b->dv;
     p.dg_out = b->dg ? (float *)b->dg : d->g_gamma && b->dg_gamma ? (float *)(ws + pl.off_dg) : NULL;
+    if (!b->dg && p.dg_out) { /* dg_gamma sums it: rows no sequence covers (device offsets are trusted) read 0 */
+        const cudaError_t me = cudaMemsetAsync(p.dg_out, 0, (size_t)(d->B * d->T * d->H) * sizeof(float), st);
+        if (me != cudaSuccess) {
+            ws_release(b->workspace, ws, st, SGLA_OK, "backward");
+            return sgla_fail(SGLA_ERR_CUDA, "backward: cudaMemsetAsync of dg: %s", cudaGetErrorString(me));
+        }
+    }
     p.dgg = (float *)b->dg_gamma, p.dh0 = (float *)b->dh0;
     p.B = d->B, p.T = d->T, p.H = d->H, p.K = d->K, p.V = d->V, p.N = N;
     p.scale = d->scale;

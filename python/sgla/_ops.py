@@ -176,15 +176,17 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
     fw = _framework_of_q(q)
     if fw == "torch":
         torch = _torch()
-        if q.device.type != "cpu":
-            raise NotImplementedError("ssm_state_indices: the CUDA backend has no state pool yet; "
-                                      "the CPU backend (CPU tensors, NumPy) has")
+        dev = q.device
+        if dev.type not in ("cpu", "cuda"):
+            raise ValueError(f"q is on {dev}; sgla runs on CPU tensors and CUDA tensors")
 
         def as_arr(name, x, dtype=None):
             if x is None:
                 return None
             if not isinstance(x, torch.Tensor):
-                x = torch.as_tensor(x)
+                x = torch.as_tensor(x, device=dev)
+            if x.device != dev:
+                raise ValueError(f"{name} is on {x.device} but q is on {dev}")
             if dtype is not None and x.dtype != dtype:
                 x = x.to(dtype)
             return x.contiguous()
@@ -195,8 +197,8 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
         q, k, v = (as_arr(n, x) for n, x in (("q", q), ("k", k), ("v", v)))
         dt = {torch.float32: DType.F32, torch.float16: DType.F16, torch.bfloat16: DType.BF16}.get(q.dtype)
         f32, i64, i32, u8 = torch.float32, torch.int64, torch.int32, torch.uint8
-        o = torch.empty(q.shape[:3] + (v.shape[3],), dtype=q.dtype)
-        pool_ok = isinstance(pool, torch.Tensor) and pool.dtype == f32 and pool.is_contiguous()
+        o = torch.empty(q.shape[:3] + (v.shape[3],), dtype=q.dtype, device=dev)
+        pool_ok = isinstance(pool, torch.Tensor) and pool.dtype == f32 and pool.is_contiguous() and pool.device == dev
     else:
         np = _np()
         q, k, v = (np.require(x, requirements=["C", "A"]) for x in (q, k, v))
@@ -229,7 +231,7 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
     idx = indices
     bits = 64
     if fw == "torch":
-        idx = idx if isinstance(idx, torch.Tensor) else torch.as_tensor(idx)
+        idx = idx if isinstance(idx, torch.Tensor) else torch.as_tensor(idx, device=q.device)
         bits = 32 if idx.dtype == torch.int32 else 64
     else:
         idx = np.asarray(idx)
@@ -258,6 +260,11 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
     d.g_gamma = ptr(g_gamma) if g_gamma is not None else None
     d.cu_seqlens = ptr(cu) if cu is not None else None
     d.pool = ctypes.addressof(p)
+    if fw == "torch" and q.device.type == "cuda":  # asynchronous on torch's current stream, no workspace
+        with torch.cuda.device(q.device):
+            d.stream = torch.cuda.current_stream(q.device).cuda_stream
+            _call(d, Backend.CUDA)
+        return o, (pool if inplace else None)
     be = Backend.CPU if backend is None or resolve_backend(backend) == Backend.AUTO else resolve_backend(backend)
     _call(d, be)
     return o, (pool if inplace else None)

@@ -93,3 +93,30 @@ def test_torch_cpu_and_refusals():
                               ssm_state_indices=np.array([1, 2]))
     with pytest.raises(ValueError, match="need ssm_state_indices"):
         sgla.chunk_simple_gla(q, k, v, num_accepted_tokens=np.array([1, 1]))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("v_first", [False, True])
+def test_cuda_pool_matches_cpu(v_first):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    H, K, V, S = 4, 128, 128, 10
+    lens = [1, 1, 6, 1]
+    cu = np.concatenate([[0], np.cumsum(lens)])
+    T = int(cu[-1])
+    q, k = (rng.standard_normal((1, T, H, K), dtype=np.float32) for _ in range(2))
+    v = rng.standard_normal((1, T, H, V), dtype=np.float32)
+    g = -rng.uniform(0, 0.3, (1, T, H)).astype(np.float32)
+    pool = rng.standard_normal((S, H, V, K) if v_first else (S, H, K, V)).astype(np.float32)
+    idx = np.array([4, -1, 0, 9])
+    his = np.array([True, True, False, True])
+    pc = pool.copy()
+    oc, _ = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=pc, cu_seqlens=cu, ssm_state_indices=idx,
+                                  has_initial_state=his, state_v_first=v_first)
+    t = lambda x: torch.from_numpy(x).cuda()  # noqa: E731
+    pg = t(pool)
+    og, _ = sgla.chunk_simple_gla(t(q), t(k), t(v), g=t(g), initial_state=pg, cu_seqlens=t(cu),
+                                  ssm_state_indices=t(idx), has_initial_state=t(his), state_v_first=v_first)
+    torch.cuda.synchronize()
+    np.testing.assert_allclose(og.cpu().numpy(), oc, rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(pg.cpu().numpy(), pc, rtol=2e-5, atol=2e-5)

@@ -25,6 +25,7 @@ typedef struct bench_args {
     int config, split;      /* CUDA: force a configuration row (-1: none) and a split (0: none) */
     int backward;           /* also time the backward */
     int format;             /* BENCH_TABLE, BENCH_CSV, BENCH_JSON */
+    int pool;               /* --pool: decode through a state pool too (CPU) */
     int varlen_n;           /* --varlen N: N sequences of random lengths (0: none) */
     int nlens;              /* --varlen a,b,...: the given lengths */
     int64_t lens[256];

@@ -35,7 +35,7 @@ static void usage(FILE *f)
             "                  [--chunk C] [--seed N] [--isa scalar|avx2|avx512] [--no-peak] [--check]\n"
             "                  [--config ROW] [--split N]   (CUDA: force a configuration row, a split)\n"
             "                  [--backward]  (also time sgla_backward: dq, dk, dv, dg or dg_gamma)\n"
-            "                  [--format table|csv|json] [--varlen N | --varlen L1,L2,...]\n"
+            "                  [--format table|csv|json] [--varlen N | --varlen L1,L2,...] [--pool]\n"
             "\n"
             "Times one forward per shape (median of --iters runs after --warmup runs) and prints\n"
             "one row per shape.  --shape may be repeated (B,T,H,D means K = V = D); without it a\n"
@@ -60,6 +60,9 @@ static void usage(FILE *f)
             "           threads, and x-bound = time / (bytes / copy bandwidth)\n"
             "A row `kernels` times the four per-chunk products alone (C=64, K=V=128, operands\n"
             "in cache) on every thread: the micro-kernels' share of the FMA peak.\n"
+            "--pool adds a third decode pass (T = 1 shapes, CPU): the states in one pool of as many\n"
+            "slots as the cold pass has states, each call updating another random set of B slots\n"
+            "in place (the serving engine's step; sgla.h, experimental).\n"
             "--varlen packs each shape (B = 1) into N sequences of random lengths from the seed, or\n"
             "into the given lengths (their sum must be T): a packed batch with cu_seqlens.\n"
             "--format csv (a header line, then one line per row) or json (one array of objects)\n"
@@ -139,7 +142,8 @@ static int time_forward(sgla_forward_desc *d, float **st, int nrot, int warm, in
     if (!times) return 1;
     double cpu_total = 0;
     for (int i = 0; i < warm + iters; i++) {
-        if (nrot > 0) d->h0 = d->ht = st[i % nrot];
+        if (nrot > 0 && d->pool) ((sgla_state_pool *)d->pool)->indices = ((int64_t **)st)[i % nrot]; /* slot sets */
+        else if (nrot > 0) d->h0 = d->ht = st[i % nrot];
         double c0 = cpu_now();
         double t0 = cli_now();
         sgla_status s = bwd ? sgla_backward(bwd, SGLA_BACKEND_CPU) : sgla_forward(d, SGLA_BACKEND_CPU);
@@ -280,6 +284,8 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
     }
     float **st = decode ? calloc((size_t)nrot, sizeof(float *)) : NULL;
     int rc = 0;
+    float *pool = NULL; /* --pool */
+    int64_t **idx_sets = NULL, *idx_all = NULL;
     int st_ok = !decode || st;
     for (int i = 0; st && i < nrot; i++)
         if (!(st[i] = amalloc64((size_t)ns * sizeof(float)))) st_ok = 0;
@@ -326,18 +332,43 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
              (long long)K, (long long)V);
     const char *gname = a->gate == BENCH_GATE_G ? "g" : a->gate == BENCH_GATE_GAMMA ? "gamma" : "none";
     if (a->check && bench_check(a, sh, chunk, 256, NULL)) rc = 1;
-    for (int pass = 0; pass < (decode ? 2 : 1); pass++) {
+    /* --pool: a third decode pass through a state pool of nrot x B slots (as large as the cold
+     * pass's states), each call on another random set of B of them, in place */
+    sgla_state_pool sp;
+    memset(&sp, 0, sizeof sp);
+    if (decode && a->pool) {
+        pool = amalloc64((size_t)nrot * (size_t)ns * sizeof(float));
+        idx_sets = calloc((size_t)nrot, sizeof *idx_sets);
+        idx_all = malloc((size_t)nrot * (size_t)B * sizeof *idx_all);
+        if (!pool || !idx_sets || !idx_all) {
+            fprintf(stderr, "sgla bench: out of memory for the pool\n");
+            rc = 1;
+            goto done;
+        }
+        for (size_t i = 0; i < (size_t)nrot * (size_t)ns; i++) pool[i] = (float)(ref_rng_uniform(&seed) - 0.5);
+        for (int r = 0; r < nrot; r++) {
+            idx_sets[r] = idx_all + (size_t)r * (size_t)B;
+            for (int64_t n = 0; n < B; n++) idx_sets[r][n] = (int64_t)r * B + (n * 7919) % B; /* a permutation */
+        }
+        sp.slots = (int64_t)nrot * B, sp.index_bits = 64, sp.flags = SGLA_POOL_INPLACE, sp.indices = idx_sets[0];
+    }
+    for (int pass = 0; pass < (decode ? (pool ? 3 : 2) : 1); pass++) {
         timing tm;
-        /* decode pass 0: one state, cache-resident (warm); pass 1: rotating (cold) */
-        int r = time_forward(&d, st, decode ? (pass == 0 ? 1 : nrot) : 0, warm, iters, &tm, NULL);
+        /* decode pass 0: one state, cache-resident (warm); pass 1: rotating (cold); pass 2: the pool */
+        if (pass == 2) d.h0 = pool, d.ht = NULL, d.pool = &sp;
+        int r = time_forward(&d, pass == 2 ? (float **)idx_sets : st, decode ? (pass == 0 ? 1 : nrot) : 0, warm,
+                             iters, &tm, NULL);
+        if (pass == 2) d.pool = NULL;
         if (r) {
             rc = r;
             goto done;
         }
         char name[80];
-        snprintf(name, sizeof name, "%s%s", shape, decode ? (pass == 0 ? " warm" : " cold") : nseq ? " varlen" : "");
-        bench_record rec = bench_record_init("cpu", sh, sgla_dtype_name(a->dtype), gname,
-                                             decode ? (pass == 0 ? "decode-warm" : "decode-cold") : "fwd");
+        snprintf(name, sizeof name, "%s%s", shape,
+                 decode ? (pass == 0 ? " warm" : pass == 1 ? " cold" : " pool") : nseq ? " varlen" : "");
+        bench_record rec = bench_record_init(
+            "cpu", sh, sgla_dtype_name(a->dtype), gname,
+            decode ? (pass == 0 ? "decode-warm" : pass == 1 ? "decode-cold" : "decode-pool") : "fwd");
         rec.nseq = nseq;
         rec.ms = tm.med * 1e3, rec.min_ms = tm.min * 1e3, rec.cpu_ms = tm.cpu / nth * 1e3;
         rec.gflops = fl / tm.med * 1e-9, rec.peak_pct = peak > 0 ? 100.0 * fl / tm.med * 1e-9 / peak : NAN;
@@ -392,6 +423,7 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
         free(dout), free(dq), free(dk), free(dv), free(dg), free(dgg);
     }
 done:
+    free(pool), free(idx_sets), free(idx_all);
     free(q); free(k); free(v); free(o); free(g); free(gg);
     for (int i = 0; st && i < nrot; i++) free(st[i]);
     free(st);
@@ -422,6 +454,8 @@ int sgla_cmd_bench(int argc, char **argv)
             }
             if (a.backend == SGLA_BACKEND_AUTO) /* as run and grad read it (sgla.h) */
                 a.backend = sgla_backend_available(SGLA_BACKEND_CUDA) ? SGLA_BACKEND_CUDA : SGLA_BACKEND_CPU;
+        } else if (!strcmp(s, "--pool")) {
+            a.pool = 1;
         } else if (!strcmp(s, "--varlen")) {
             if (!(val = cli_value("bench", argc, argv, &i))) return 2;
             a.varlen_n = 0, a.nlens = 0;

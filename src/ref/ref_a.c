@@ -11,13 +11,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* one token: S = exp(g_t) S + k_t v_t^T, o_t = scale q_t^T S (qkv: K + K + V doubles of scratch) */
+static void token_step(const sgla_forward_desc *d, int64_t b, int64_t t, int64_t h, double *S, double *qkv,
+                       double *o64)
+{
+    const int64_t K = d->K, V = d->V;
+    double *q = qkv, *k = q + K, *v = k + K;
+    const double a = exp(ref_gate(d, b, t, h));
+    ref_load_rows(d, b, h, t, 1, q, k, v);
+    for (int64_t i = 0; i < K; i++)
+        for (int64_t j = 0; j < V; j++) S[i * V + j] = a * S[i * V + j] + k[i] * v[j];
+    double *o = o64 + ((b * d->T + t) * d->H + h) * V;
+    for (int64_t j = 0; j < V; j++) {
+        double acc = 0.0;
+        for (int64_t i = 0; i < K; i++) acc += q[i] * S[i * V + j];
+        o[j] = (double)d->scale * acc;
+    }
+}
+
 sgla_status ref_a_forward(const sgla_forward_desc *d, double *o64, double *ht64)
 {
     const int64_t K = d->K, V = d->V, H = d->H, N = sgla_num_sequences(d);
-    const double scale = (double)d->scale;
     double *S = malloc((size_t)(K * V + 2 * K + V) * sizeof *S);
     if (!S) return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "ref-a: state of %lld doubles", (long long)(K * V));
-    double *q = S + K * V, *k = q + K, *v = k + K;
+    double *q = S + K * V; /* then k and v: token_step's scratch */
 
     for (int64_t n = 0; n < N; n++) {
         int64_t b, t0, t1;
@@ -25,16 +42,7 @@ sgla_status ref_a_forward(const sgla_forward_desc *d, double *o64, double *ht64)
         for (int64_t h = 0; h < H; h++) {
             ref_state_init(d, n, h, S);
             for (int64_t t = t0; t < t1; t++) {
-                const double a = exp(ref_gate(d, b, t, h));
-                ref_load_rows(d, b, h, t, 1, q, k, v);
-                for (int64_t i = 0; i < K; i++)
-                    for (int64_t j = 0; j < V; j++) S[i * V + j] = a * S[i * V + j] + k[i] * v[j];
-                double *o = o64 + ((b * d->T + t) * H + h) * V;
-                for (int64_t j = 0; j < V; j++) {
-                    double acc = 0.0;
-                    for (int64_t i = 0; i < K; i++) acc += q[i] * S[i * V + j];
-                    o[j] = scale * acc;
-                }
+                token_step(d, b, t, h, S, q, o64);
             }
             ref_state_store(d, n, h, S, ht64);
         }
@@ -52,7 +60,6 @@ sgla_status ref_a_pool(const sgla_forward_desc *d)
     const sgla_state_pool *p = d->pool;
     const int64_t K = d->K, V = d->V, H = d->H, N = sgla_num_sequences(d), kv = K * V;
     const int vf = (p->flags & SGLA_POOL_V_FIRST) != 0, inplace = (p->flags & SGLA_POOL_INPLACE) != 0;
-    const double scale = (double)d->scale;
     const sgla_dtype dt = d->dtype, adt = sgla_aux_dtype(d->dtype);
     /* the writes: slot, head and state, applied after every read */
     int64_t nw = 0, cap = 0;
@@ -60,7 +67,7 @@ sgla_status ref_a_pool(const sgla_forward_desc *d)
     double *wv = NULL, *S = malloc((size_t)(kv + 2 * K + V) * sizeof *S);
     double *o64 = calloc((size_t)(d->B * d->T * H * V) + 1, sizeof *o64);
     sgla_status st = S && o64 ? SGLA_OK : sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "ref-a pool: scratch");
-    double *q = S + kv, *k = q + K, *v = k + K;
+    double *q = S + kv; /* then k and v: token_step's scratch */
     for (int64_t n = 0; n < N && st == SGLA_OK; n++) {
         const int64_t r = sgla_pool_read_slot(p, n);
         if (r < 0) continue;
@@ -93,16 +100,7 @@ sgla_status ref_a_pool(const sgla_forward_desc *d)
                     nw++;
                 }
                 if (t == t1) break;
-                const double a = exp(ref_gate(d, b, t, h));
-                ref_load_rows(d, b, h, t, 1, q, k, v);
-                for (int64_t i = 0; i < K; i++)
-                    for (int64_t j = 0; j < V; j++) S[i * V + j] = a * S[i * V + j] + k[i] * v[j];
-                double *o = o64 + ((b * d->T + t) * H + h) * V;
-                for (int64_t j = 0; j < V; j++) {
-                    double acc = 0.0;
-                    for (int64_t i = 0; i < K; i++) acc += q[i] * S[i * V + j];
-                    o[j] = scale * acc;
-                }
+                token_step(d, b, t, h, S, q, o64);
             }
         }
     }

@@ -148,6 +148,38 @@ int main(void)
             printf("%s case %zu: worst rel error %.2e\n", sgla_backend_name(bes[b]), i, e);
             TU_CHECK(e <= bar, "%s case %zu: %.3e > %.0e", sgla_backend_name(bes[b]), i, e, bar);
         }
+    /* random batches: any mix of lengths (0 included), padding, fresh rows, layouts, index widths,
+     * speculative steps with random acceptance; write slots drawn without replacement */
+    for (int it = 0; it < 40; it++) {
+        pcase c;
+        memset(&c, 0, sizeof c);
+        c.nseq = 1 + (int)(tu_uniform(&r) * 6);
+        c.t_max = tu_uniform(&r) < 0.4 ? 1 + (int)(tu_uniform(&r) * 4) : 0;
+        c.v_first = tu_uniform(&r) < 0.5, c.bits64 = tu_uniform(&r) < 0.5, c.inplace = tu_uniform(&r) < 0.8;
+        int64_t perm[SLOTS];
+        for (int i = 0; i < SLOTS; i++) perm[i] = i;
+        for (int i = SLOTS - 1; i > 0; i--) {
+            const int j = (int)(tu_uniform(&r) * (i + 1));
+            const int64_t x = perm[i];
+            perm[i] = perm[j], perm[j] = x;
+        }
+        int next = 0;
+        for (int n = 0; n < c.nseq; n++) {
+            const int tm = c.t_max ? c.t_max : 1;
+            c.len[n] = c.t_max ? (int64_t)(tu_uniform(&r) * (c.t_max + 1)) : (int64_t)(tu_uniform(&r) * 9);
+            c.fresh[n] = tu_uniform(&r) < 0.2;
+            c.accepted[n] = 1 + (int64_t)(tu_uniform(&r) * tm);
+            for (int t = 0; t < tm; t++)
+                c.idx[n][t] = tu_uniform(&r) < 0.15 || next >= SLOTS ? -1 : perm[next++];
+            if (c.idx[n][c.t_max ? c.accepted[n] - 1 : 0] < 0 && tu_uniform(&r) < 0.5 && next < SLOTS)
+                c.idx[n][c.t_max ? c.accepted[n] - 1 : 0] = perm[next++]; /* fewer padded rows */
+        }
+        for (int b = 0; b < 2; b++) {
+            const double e = run_case(&c, bes[b], &r, &checked);
+            TU_CHECK(e <= (bes[b] == SGLA_BACKEND_REF_A ? 1e-6 : 2e-5), "%s random case %d: %.3e",
+                     sgla_backend_name(bes[b]), it, e);
+        }
+    }
     printf("%lld values compared\n", (long long)checked);
 
     /* refusals */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/cpu_kernels.h"
 #include "testutil.h"
 
 enum { H = 2, K = 8, V = 12, KV = K * V, SLOTS = 9 };
@@ -148,6 +149,13 @@ int main(void)
             printf("%s case %zu: worst rel error %.2e\n", sgla_backend_name(bes[b]), i, e);
             TU_CHECK(e <= bar, "%s case %zu: %.3e > %.0e", sgla_backend_name(bes[b]), i, e, bar);
         }
+    /* the CPU's sequence split (long sequences, few items) on the same batches, both layouts */
+    sgla_cpu_force_split(1);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const double e = run_case(&cases[i], SGLA_BACKEND_CPU, &r, &checked);
+        TU_CHECK(e <= 2e-5, "cpu (split forced) case %zu: %.3e", i, e);
+    }
+    sgla_cpu_force_split(-1);
     /* random batches: any mix of lengths (0 included), padding, fresh rows, layouts, index widths,
      * speculative steps with random acceptance; write slots drawn without replacement */
     for (int it = 0; it < 40; it++) {

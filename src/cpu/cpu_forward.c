@@ -155,7 +155,42 @@ typedef struct plan {
      * slot slot_in[n] of d->h0 and ends in slot slot_out[n] (-1: zeros / not kept);
      * NULL for the usual [N, H, K, V] h0 and ht */
     const int64_t *slot_in, *slot_out;
+    int v_first; /* the pool's slots are [V][K] (SGLA_POOL_V_FIRST) */
 } plan;
+
+/* row r (V floats) of a state out of h0 / into ht, in the layout of the call (K-first, or a
+ * V-first pool slot, where the row is a column: stride K) */
+static void row_in(const plan *p, float *dst, const float *h0, int r)
+{
+    if (!p->v_first) memcpy(dst, h0 + (size_t)r * p->V, (size_t)p->V * sizeof(float));
+    else
+        for (int c = 0; c < p->V; c++) dst[c] = h0[(size_t)c * p->K + r];
+}
+
+static void row_out(const plan *p, float *ht, const float *src, int r)
+{
+    if (!p->v_first) memcpy(ht + (size_t)r * p->V, src, (size_t)p->V * sizeof(float));
+    else
+        for (int c = 0; c < p->V; c++) ht[(size_t)c * p->K + r] = src[c];
+}
+
+/* a whole state between a V-first slot ([V][K]) and the working layout ([K] rows of lds),
+ * in 16 x 16 tiles so that both sides stay in cache */
+static void vfirst_in(const plan *p, float *S, size_t lds, const float *h0)
+{
+    for (int r0 = 0; r0 < p->K; r0 += 16)
+        for (int c0 = 0; c0 < p->V; c0 += 16)
+            for (int c = c0; c < c0 + 16 && c < p->V; c++)
+                for (int r = r0; r < r0 + 16 && r < p->K; r++) S[(size_t)r * lds + c] = h0[(size_t)c * p->K + r];
+}
+
+static void vfirst_out(const plan *p, float *ht, const float *S, size_t lds)
+{
+    for (int r0 = 0; r0 < p->K; r0 += 16)
+        for (int c0 = 0; c0 < p->V; c0 += 16)
+            for (int c = c0; c < c0 + 16 && c < p->V; c++)
+                for (int r = r0; r < r0 + 16 && r < p->K; r++) ht[(size_t)c * p->K + r] = S[(size_t)r * lds + c];
+}
 
 /* the entering state of (sequence n, head h), or NULL for zeros */
 static const float *seq_h0(const plan *p, int64_t n, int64_t h)
@@ -404,17 +439,21 @@ static void chunk_output(const plan *p, const scratch *s, const float *S, int n)
 /* Working state (ld ldv) <- h0 (ld V) or 0; ht (ld V) <- working state. */
 static void state_in(const plan *p, float *S, const float *h0)
 {
+    if (h0 && p->v_first) {
+        vfirst_in(p, S, (size_t)p->ldv, h0);
+        return;
+    }
     for (int r = 0; r < p->K; r++) {
-        if (h0)
-            memcpy(S + (size_t)r * p->ldv, h0 + (size_t)r * p->V, (size_t)p->V * sizeof(float));
-        else
-            memset(S + (size_t)r * p->ldv, 0, (size_t)p->V * sizeof(float));
+        if (h0) row_in(p, S + (size_t)r * p->ldv, h0, r);
+        else memset(S + (size_t)r * p->ldv, 0, (size_t)p->V * sizeof(float));
     }
 }
 
 static void state_out(const plan *p, float *ht, const float *S)
 {
-    for (int r = 0; r < p->K; r++) memcpy(ht + (size_t)r * p->V, S + (size_t)r * p->ldv, (size_t)p->V * sizeof(float));
+    if (p->v_first) vfirst_out(p, ht, S, (size_t)p->ldv);
+    else
+        for (int r = 0; r < p->K; r++) row_out(p, ht, S + (size_t)r * p->ldv, r);
 }
 
 static const float *vw_of(const plan *p, const scratch *s) { return p->gate ? s->Vw : s->Vp; }
@@ -456,13 +495,19 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
     if (t1 - t0 <= 1) { /* empty, or decode: one pass over each state, in place in ht */
         for (int64_t h = hb; h < he; h++) {
             const float *h0 = seq_h0(p, n_seq, h);
-            float *S = seq_ht(p, n_seq, h);
-            if (!S) S = s->S;
+            float *ht = seq_ht(p, n_seq, h);
+            /* in place in ht when the layouts agree; a V-first slot goes through the scratch */
+            float *S = ht && !p->v_first ? ht : s->S;
             if (!h0)
                 memset(S, 0, kv * sizeof(float));
+            else if (p->v_first)
+                vfirst_in(p, S, (size_t)p->V, h0);
             else if (h0 != S)
                 memcpy(S, h0, kv * sizeof(float));
-            if (t1 == t0) continue;
+            if (t1 == t0) {
+                if (ht && p->v_first) vfirst_out(p, ht, S, (size_t)p->V);
+                continue;
+            }
             int g_built = 0;
             build_etab(p, h, etab);
             sgla_carry a = chunk_gates(p, s, bb, t0, h, 1, etab, &g_built);
@@ -471,6 +516,7 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
             p->kr->load(in_ptr(d->v, p->es, tok_off(d, bb, t0, h, p->V)), d->dtype, s->Vp, p->V);
             p->kr->decode(p->K, p->V, s->Q, s->x, s->Vp, s->rs[0], s->G[0], a, S, S, s->O);
             store_o(p, s, bb, t0, h, 1);
+            if (ht && p->v_first) vfirst_out(p, ht, S, (size_t)p->V);
         }
         return;
     }
@@ -563,11 +609,11 @@ static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, floa
         for (int64_t r = r0; r < r1; r++) {
             float *cr = cur + (size_t)(r - r0) * p->V;
             if (h0)
-                memcpy(cr, h0 + (size_t)r * p->V, (size_t)p->V * sizeof(float));
+                row_in(p, cr, h0, (int)r);
             else
                 memset(cr, 0, (size_t)p->V * sizeof(float));
             for (int64_t c = 0; c < nch; c++) p->kr->scan(p->V, carry[c], cr, Sbuf + (size_t)c * pkv + (size_t)r * p->ldv);
-            if (ht) memcpy(ht + (size_t)r * p->V, cr, (size_t)p->V * sizeof(float));
+            if (ht) row_out(p, ht, cr, (int)r);
         }
     }
 #ifdef _OPENMP
@@ -608,20 +654,21 @@ int sgla_cpu_default_threads(void)
 }
 
 static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, void *o_out, const int64_t *slot_in,
-                                const int64_t *slot_out);
+                                const int64_t *slot_out, int v_first);
 
 sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, void *o_out)
 {
-    return forward_impl(d, out_dt, o_out, NULL, NULL);
+    return forward_impl(d, out_dt, o_out, NULL, NULL, 0);
 }
 
-sgla_status sgla_cpu_forward_slots(const sgla_forward_desc *d, const int64_t *slot_in, const int64_t *slot_out)
+sgla_status sgla_cpu_forward_slots(const sgla_forward_desc *d, const int64_t *slot_in, const int64_t *slot_out,
+                                   int v_first)
 {
-    return forward_impl(d, d->dtype, d->o, slot_in, slot_out);
+    return forward_impl(d, d->dtype, d->o, slot_in, slot_out, v_first);
 }
 
 static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, void *o_out, const int64_t *slot_in,
-                                const int64_t *slot_out)
+                                const int64_t *slot_out, int v_first)
 {
     const int C = (int)d->chunk;
     if (d->dtype == SGLA_F64 || out_dt == SGLA_F64)
@@ -634,7 +681,7 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
                          (long long)d->K, (long long)d->V);
     plan p;
     memset(&p, 0, sizeof p);
-    p.slot_in = slot_in, p.slot_out = slot_out;
+    p.slot_in = slot_in, p.slot_out = slot_out, p.v_first = v_first;
     /* The compute block: the caller's chunk, capped at 16 tokens when K and
      * V are both <= 64 and at 32 when both are <= 128, if the call has at
      * least 4 (sequence, head) pairs.  The C x C products and the C(C+1)/2

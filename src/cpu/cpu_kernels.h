@@ -157,7 +157,8 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind);
 /* The forward with a state pool (cpu_pool.c), and the forward that reads and writes
  * pool slots in place (slot_in / slot_out per sequence, -1: zeros / not kept). */
 sgla_status sgla_cpu_pool_forward(const sgla_forward_desc *d);
-sgla_status sgla_cpu_forward_slots(const sgla_forward_desc *d, const int64_t *slot_in, const int64_t *slot_out);
+sgla_status sgla_cpu_forward_slots(const sgla_forward_desc *d, const int64_t *slot_in, const int64_t *slot_out,
+                                   int v_first);
 
 /* Testing hook: the number of threads at which the sequence is split
  * (work items < threads) can be forced: 1 = always split sequences with two

@@ -1,9 +1,10 @@
 /* The CPU backend's state pool (sgla.h, experimental).  The common case (one
- * slot per sequence, K-first pool, no slot read by one sequence and written by
- * another) runs the ordinary forward on the slots in place: each state is read
- * and written once.  Otherwise: gather the entering states into an [N, H, K,
- * V] array, run the ordinary forward on it (or, for speculative steps with
- * per-token states, the token recurrence), and scatter the final states back.
+ * slot per sequence, either layout, no slot read by one sequence and written
+ * by another) runs the ordinary forward on the slots in place: each state is
+ * read and written once (a V-first slot through the forward's per-item
+ * scratch).  Otherwise (speculative steps with per-token states): gather the
+ * entering states into an [N, H, K, V] array, run the token recurrence, and
+ * scatter the states back.
  * Either way the pool is read as it was before the call, and the outputs of
  * padded rows are zeroed. */
 #include "cpu_kernels.h"
@@ -113,11 +114,11 @@ static void zero_padded(const sgla_forward_desc *d)
 }
 
 /* The in-place path when it is exact: 1 with the call done, 0 to take the gather path
- * (speculative steps, V-first pools, a slot one sequence reads and another writes). */
+ * (speculative steps, a slot one sequence reads and another writes). */
 static int in_place(const sgla_forward_desc *d, sgla_status *st)
 {
     const sgla_state_pool *p = d->pool;
-    if (p->t_max || (p->flags & SGLA_POOL_V_FIRST)) return 0;
+    if (p->t_max) return 0;
     const int64_t N = sgla_num_sequences(d);
     const int inplace = (p->flags & SGLA_POOL_INPLACE) != 0;
     int64_t *in = malloc((size_t)(2 * N) * sizeof *in), *reader = malloc((size_t)p->slots * sizeof *reader);
@@ -134,7 +135,7 @@ static int in_place(const sgla_forward_desc *d, sgla_status *st)
         for (int64_t n = 0; n < N && ok; n++) /* a slot written here is read by this sequence alone, or by none */
             if (out[n] >= 0 && reader[out[n]] != -1 && reader[out[n]] != n) ok = 0;
         if (ok) {
-            *st = sgla_cpu_forward_slots(d, in, out);
+            *st = sgla_cpu_forward_slots(d, in, out, (p->flags & SGLA_POOL_V_FIRST) != 0);
             if (*st == SGLA_OK) zero_padded(d);
         }
     }

@@ -83,10 +83,8 @@ static sgla_status token_steps(const sgla_forward_desc *d, const float *S0, floa
             const sgla_carry a = sgla_carry_of(sgla_gate_floor(lg));
             for (int64_t i = 0; i < K; i++) {
                 const float ki = (float)sgla_load(d->k, dt, row * K + i);
-                for (int64_t j = 0; j < V; j++) {
-                    const float kvij = ki * (float)sgla_load(d->v, dt, row * V + j), s = S[i * V + j];
-                    S[i * V + j] = a.near1 ? s + fmaf(a.am1, s, kvij) : fmaf(a.a, s, kvij);
-                }
+                for (int64_t j = 0; j < V; j++)
+                    S[i * V + j] = sgla_carry_apply(a, S[i * V + j], ki * (float)sgla_load(d->v, dt, row * V + j));
             }
             for (int64_t j = 0; j < V; j++) {
                 double acc = 0.0;

@@ -1,6 +1,6 @@
 /* sgla from C: one forward and its backward on the host, each checked against
  * the fp64 reference of the library itself.  Build it with the library
- * (CMake target `example_c`, or: cc forward_backward.c -lsgla -lm) and run it
+ * (CMake target `example_forward_backward`, or: cc forward_backward.c -lsgla -lm) and run it
  * as it is; it prints what it did and exits 0 when both agree to fp32. */
 #include <math.h>
 #include <stdio.h>

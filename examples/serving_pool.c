@@ -4,7 +4,7 @@
  * as the others decode one token), -1 pads the rows of finished requests, and
  * a finished request's slot goes to the next one.  Each request's outputs are
  * checked at the end against a run of that request alone.  Build it with the
- * library (CMake target `example_serving`, or cc serving_pool.c -DSGLA_EXPERIMENTAL_API
+ * library (CMake target `example_serving_pool`, or cc serving_pool.c -DSGLA_EXPERIMENTAL_API
  * -lsgla -lm) and run it as it is. */
 #define SGLA_EXPERIMENTAL_API
 #include <math.h>

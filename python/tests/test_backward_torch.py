@@ -72,6 +72,16 @@ def test_autograd_without_final_state_and_no_grad():
     assert not o2.requires_grad and torch.equal(o2, o.detach())
 
 
+def compiled_and_eager_grads(f, xs, **compile_kw):
+    """Pairs (gradient through torch.compile(f, fullgraph=True), eager gradient), one per x in xs."""
+    torch.compile(f, fullgraph=True, **compile_kw)(*xs).backward()
+    compiled = [x.grad.clone() for x in xs]
+    for x in xs:
+        x.grad = None
+    f(*xs).backward()
+    return list(zip(compiled, (x.grad for x in xs)))
+
+
 def test_torch_compile_sees_one_operator():
     q, k, v, g, _, h0, _ = t_inputs(4, 1, 40, 2, 8, 8, torch.float32)
 
@@ -79,14 +89,8 @@ def test_torch_compile_sees_one_operator():
         o, ht = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0, output_final_state=True)
         return o.square().sum() + ht.sum()
 
-    cf = torch.compile(f, fullgraph=True, backend="aot_eager")  # fullgraph: a graph break raises
-    loss = cf(q, k, v, g, h0)
-    loss.backward()
-    grads = [x.grad.clone() for x in (q, k, v, g, h0)]
-    for x in (q, k, v, g, h0):
-        x.grad = None
-    f(q, k, v, g, h0).backward()
-    for a, b in zip(grads, (q.grad, k.grad, v.grad, g.grad, h0.grad)):
+    # fullgraph: a graph break raises
+    for a, b in compiled_and_eager_grads(f, (q, k, v, g, h0), backend="aot_eager"):
         assert torch.allclose(a, b, rtol=1e-6, atol=1e-6)
 
 
@@ -118,13 +122,7 @@ def test_cuda_torch_compile_fullgraph():
         o, ht = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0, output_final_state=True)
         return o.float().square().sum() + ht.sum()
 
-    loss = torch.compile(f, fullgraph=True)(q, k, v, g, h0)
-    loss.backward()
-    grads = [x.grad.clone() for x in (q, k, v, g, h0)]
-    for x in (q, k, v, g, h0):
-        x.grad = None
-    f(q, k, v, g, h0).backward()
-    for a, b in zip(grads, (q.grad, k.grad, v.grad, g.grad, h0.grad)):
+    for a, b in compiled_and_eager_grads(f, (q, k, v, g, h0)):
         assert torch.equal(a, b)
 
 

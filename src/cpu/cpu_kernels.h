@@ -85,6 +85,12 @@ static inline sgla_carry sgla_carry_of(double bn)
     return c;
 }
 
+/* a S + D, in the form `near1` picks (the SIMD kernels do the same without a branch) */
+static inline float sgla_carry_apply(sgla_carry a, float s, float d)
+{
+    return a.near1 ? s + fmaf(a.am1, s, d) : fmaf(a.a, s, d);
+}
+
 typedef struct sgla_cpu_kernels {
     const char *name;
     void (*qk)(int n, int K, const float *Q, int ldq, const float *Kt, int ldkt,

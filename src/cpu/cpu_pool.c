@@ -58,7 +58,7 @@ static void put_slot(const sgla_forward_desc *d, int64_t s, int64_t h, const flo
 }
 
 /* speculative steps: the token recurrence (sequences of at most t_max tokens), every
- * token's state kept in St [N][t_max][H][K][V] */
+ * token's state kept in St [N][t_max][H][K][V] when the pool is written (St not NULL) */
 static sgla_status token_steps(const sgla_forward_desc *d, const float *S0, float *St)
 {
     const int64_t N = sgla_num_sequences(d), H = d->H, K = d->K, V = d->V, kv = K * V, tm = d->pool->t_max;
@@ -83,17 +83,15 @@ static sgla_status token_steps(const sgla_forward_desc *d, const float *S0, floa
             const sgla_carry a = sgla_carry_of(sgla_gate_floor(lg));
             for (int64_t i = 0; i < K; i++) {
                 const float ki = (float)sgla_load(d->k, dt, row * K + i);
-                for (int64_t j = 0; j < V; j++) {
-                    const float kvij = ki * (float)sgla_load(d->v, dt, row * V + j), s = S[i * V + j];
-                    S[i * V + j] = a.near1 ? s + fmaf(a.am1, s, kvij) : fmaf(a.a, s, kvij);
-                }
+                for (int64_t j = 0; j < V; j++)
+                    S[i * V + j] = sgla_carry_apply(a, S[i * V + j], ki * (float)sgla_load(d->v, dt, row * V + j));
             }
             for (int64_t j = 0; j < V; j++) {
                 double acc = 0.0;
                 for (int64_t i = 0; i < K; i++) acc += (double)sgla_load(d->q, dt, row * K + i) * S[i * V + j];
                 sgla_store(d->o, dt, row * V + j, (double)d->scale * acc);
             }
-            memcpy(St + ((n * tm + (t - t0)) * H + h) * kv, S, (size_t)kv * sizeof *S);
+            if (St) memcpy(St + ((n * tm + (t - t0)) * H + h) * kv, S, (size_t)kv * sizeof *S);
         }
         free(S);
     }
@@ -162,9 +160,7 @@ sgla_status sgla_cpu_pool_forward(const sgla_forward_desc *d)
     gather(d, S0);
     sgla_status st;
     if (p->t_max) {
-        float *Sk = St ? St : malloc((size_t)p->t_max * ns * sizeof(float) + sizeof(float));
-        st = Sk ? token_steps(d, S0, Sk) : sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU pool: per-token states");
-        if (!St) free(Sk);
+        st = token_steps(d, S0, St);
     } else {
         sgla_forward_desc plain = *d;
         plain.pool = NULL, plain.h0 = S0, plain.ht = St;

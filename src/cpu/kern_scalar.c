@@ -69,10 +69,7 @@ static void state_scalar(int n, int K, int V, const float *Kt, int ldkt, const f
             float *so = Sout + (size_t)p * lds + c0;
             if (Sin) {
                 const float *si = Sin + (size_t)p * lds + c0;
-                if (a.near1)
-                    for (int c = 0; c < nc; c++) so[c] = si[c] + fmaf(a.am1, si[c], acc[c]);
-                else
-                    for (int c = 0; c < nc; c++) so[c] = fmaf(a.a, si[c], acc[c]);
+                for (int c = 0; c < nc; c++) so[c] = sgla_carry_apply(a, si[c], acc[c]);
             } else {
                 memcpy(so, acc, (size_t)nc * sizeof(float));
             }
@@ -84,7 +81,7 @@ static void scan_scalar(int64_t cnt, sgla_carry a, float *s, float *d)
 {
     for (int64_t i = 0; i < cnt; i++) {
         const float cur = s[i];
-        s[i] = a.near1 ? cur + fmaf(a.am1, cur, d[i]) : fmaf(a.a, cur, d[i]);
+        s[i] = sgla_carry_apply(a, cur, d[i]);
         d[i] = cur;
     }
 }
@@ -103,7 +100,7 @@ static void decode_scalar(int K, int V, const float *q, const float *k, const fl
         for (int c = 0; c < V; c++) {
             const float s = si[c];
             o[c] += qv * s;
-            so[c] = a.near1 ? s + fmaf(a.am1, s, kv * v[c]) : fmaf(a.a, s, kv * v[c]);
+            so[c] = sgla_carry_apply(a, s, kv * v[c]);
         }
     }
     for (int c = 0; c < V; c++) o[c] = fmaf(A11, v[c], rs * o[c]);

@@ -32,11 +32,13 @@ typedef struct gcase {
     int fresh[NMAX];
 } gcase;
 
+/* a device copy of h; without h, n bytes of 0xFF (NaN in every float dtype) */
 static void *dup_dev(const void *h, size_t n)
 {
     void *d = NULL;
     CK(cudaMalloc(&d, n ? n : 16));
-    if (n) CK(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice));
+    if (n && h) CK(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice));
+    else if (n) CK(cudaMemset(d, 0xFF, n));
     return d;
 }
 

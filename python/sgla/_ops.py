@@ -445,6 +445,11 @@ def _torch_dtype_code(name, t):
                     f"torch.bfloat16 or torch.float64 (the reference backends)")
 
 
+def _compiling(torch):
+    f = getattr(getattr(torch, "compiler", None), "is_compiling", None)
+    return bool(f()) if f is not None else False
+
+
 def _torch_prepare(q, k, v, g, g_gamma, h0, cu, backend, state_v_first):
     """Checks and converts the torch inputs (differentiably: the gates and the state
     become fp32, or fp64 with float64 inputs, and contiguous; a [N, H, V, K] state is
@@ -499,7 +504,9 @@ def _torch_prepare(q, k, v, g, g_gamma, h0, cu, backend, state_v_first):
                              "use backend='cuda' (the default for CUDA tensors)")
         if not on_cuda and be == Backend.CUDA:
             raise ValueError(f"backend='cuda' needs CUDA tensors; q is on {dev}")
-    if on_cuda and not _lib.backend_available(Backend.CUDA):
+    # under torch.compile the check is left to the operator (sgla_forward reports the
+    # same status when it runs): dynamo cannot trace a ctypes call
+    if on_cuda and not _compiling(torch) and not _lib.backend_available(Backend.CUDA):
         raise SglaError(
             _lib.Status.ERR_BACKEND_UNAVAILABLE,
             _lib.sgla_status_string(int(_lib.Status.ERR_BACKEND_UNAVAILABLE)).decode(),

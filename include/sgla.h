@@ -197,12 +197,17 @@ typedef struct sgla_forward_desc {
  * SGLA_ERR_POOL_INDEX, two writes to one slot SGLA_ERR_POOL_CONFLICT (both
  * checked on host pointers).  Backends: ref-a, cpu and cuda; refs B-D and the
  * backward refuse a pool (SGLA_ERR_UNSUPPORTED_SHAPE).  CUDA (device pointers,
- * indices too, so unchecked): K in {64, 128}, V <= 256, the token recurrence
- * per (sequence, head) with the state read and written once (decode and
- * speculative steps at the memory floor; a long prefill through a pool is
- * correct but not fast); a slot outside [0, slots) is taken as a padded row,
- * never touched; a slot one sequence reads and another writes in one call is
- * a race (keep them apart); no allocation, so a step can be graph-captured.
+ * indices too, so unchecked; the pool 16-byte aligned): K and V multiples of
+ * 4, K <= 512.  Decodes, speculative steps and short sequences run a token
+ * recurrence that reads and writes each state once; sequences of 4 tokens or
+ * more run the chunked kernel on their slots when it serves the call (bf16 or
+ * fp16, K and V in {64, 128, 256}, a [K][V] pool, no t_max), in the same call
+ * (a mixed batch), else the recurrence (correct, not fast for long prompts).
+ * chunk = 1 asks for the recurrence alone (a decode-only step: no chunked
+ * launch whose blocks would all find their sequence too short).
+ * A slot outside [0, slots) is taken as a padded row, never touched; a slot
+ * one sequence reads and another writes in one call is a race (keep them
+ * apart); no allocation, so a step can be graph-captured.
  */
 #define SGLA_POOL_INPLACE 0x1u  /* write the final (or per-token) states into the pool */
 #define SGLA_POOL_V_FIRST 0x2u  /* the pool is [slots, H, V, K] (SGLang, flashinfer) */
@@ -214,6 +219,10 @@ typedef struct sgla_state_pool {
     const unsigned char *has_initial_state; /* [N], or NULL: every sequence continues its slot */
     const void *num_accepted;         /* [N], same integer type as indices, or NULL */
     unsigned flags;                   /* SGLA_POOL_* */
+    /* [N + 1] host copy of cu_seqlens, or NULL (fla's cu_seqlens_cpu): checked like
+     * cu_seqlens; it must hold the same values.  CUDA launches the chunked kernel
+     * over the sequences long enough for it only (none in a decode-only step). */
+    const int64_t *host_cu_seqlens;
 } sgla_state_pool;
 #endif
 

@@ -213,6 +213,17 @@ int main(void)
         refused("a sequence longer than t_max", bes[b], &s, 4, cu2, 2, 0, SGLA_ERR_POOL_INDEX);
         s.index_bits = 16;
         refused("index_bits 16", bes[b], &s, 4, cu22, 2, 0, SGLA_ERR_INVALID_ARGUMENT);
+        /* the host copy of cu_seqlens is checked like cu_seqlens */
+        sgla_state_pool h = {SLOTS, ok2, 32, 0, NULL, NULL, SGLA_POOL_INPLACE, NULL};
+        const int64_t hc_end[3] = {0, 3, 5}, hc_dec[3] = {0, 3, 2}, hc_start[3] = {1, 3, 4};
+        h.host_cu_seqlens = hc_end;
+        refused("host_cu_seqlens ending past T", bes[b], &h, 4, cu2, 2, 0, SGLA_ERR_CU_SEQLENS_END);
+        h.host_cu_seqlens = hc_dec;
+        refused("host_cu_seqlens decreasing", bes[b], &h, 4, cu2, 2, 0, SGLA_ERR_CU_SEQLENS_DECREASING);
+        h.host_cu_seqlens = hc_start;
+        refused("host_cu_seqlens not from 0", bes[b], &h, 4, cu2, 2, 0, SGLA_ERR_CU_SEQLENS_START);
+        h.host_cu_seqlens = cu2;
+        refused("host_cu_seqlens without cu_seqlens", bes[b], &h, 2, NULL, 2, 0, SGLA_ERR_INVALID_ARGUMENT);
     }
     sgla_state_pool p = {SLOTS, ok2, 32, 0, NULL, NULL, SGLA_POOL_INPLACE};
     refused("ref-b", SGLA_BACKEND_REF_B, &p, 4, cu2, 2, 0, SGLA_ERR_UNSUPPORTED_SHAPE);

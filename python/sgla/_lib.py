@@ -123,6 +123,7 @@ class StatePool(ctypes.Structure):
         ("has_initial_state", ctypes.c_void_p),
         ("num_accepted", ctypes.c_void_p),
         ("flags", ctypes.c_uint),
+        ("host_cu_seqlens", ctypes.c_void_p),
     ]
 
 

@@ -170,7 +170,7 @@ def _call(d, backend):
 # the state pool (serving): fla's continuous-batching keywords
 
 def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, has_initial_state, inplace,
-                  state_v_first, backend, threads, chunk):
+                  cu_host, state_v_first, backend, threads, chunk):
     """o for a batch whose states live in `pool` [S, H, K, V] (or [S, H, V, K]); host
     arrays (NumPy) or CPU torch tensors; the pool is updated in place when `inplace`."""
     fw = _framework_of_q(q)
@@ -253,6 +253,12 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
     p.has_initial_state = ptr(his) if his is not None else None
     p.num_accepted = ptr(acc) if acc is not None else None
     p.flags = (_lib.POOL_INPLACE if inplace else 0) | (_lib.POOL_V_FIRST if state_v_first else 0)
+    if cu_host is not None and cu is not None:
+        np = _np()
+        cu_host = np.ascontiguousarray(cu_host.cpu().numpy() if hasattr(cu_host, "cpu") else cu_host, dtype=np.int64)
+        if cu_host.shape != (N + 1,):
+            raise ValueError(f"cu_seqlens_cpu must be [{N + 1}] like cu_seqlens, got {list(cu_host.shape)}")
+        p.host_cu_seqlens = cu_host.ctypes.data
     d = _lib.new_desc()
     _fill_desc(d, dt, B, T, H, K, V, N, _scale_of(scale, K), chunk, threads, cu is not None)
     d.q, d.k, d.v, d.o, d.h0 = ptr(q), ptr(k), ptr(v), ptr(o), ptr(pool)
@@ -625,7 +631,7 @@ def _forward(q, k, v, g, g_gamma, scale, initial_state, output_final_state, cu_s
                           dlpack=(fw == "dlpack-cpu"))
 
 
-def _pool_kwargs(kwargs):
+def _pool_kwargs(kwargs, cu_host=None):
     """fla's continuous-batching keywords: ssm_state_indices (then initial_state is
     the pool), num_accepted_tokens, has_initial_state, inplace_final_state (default
     True).  Returns None without ssm_state_indices."""
@@ -637,7 +643,9 @@ def _pool_kwargs(kwargs):
         if acc is not None or his is not None:
             raise ValueError("num_accepted_tokens and has_initial_state need ssm_state_indices")
         return None
-    return idx, acc, his, bool(inplace)
+    # fla's cu_seqlens_cpu (left in kwargs for _fla_kwargs): lets CUDA launch its chunked
+    # kernel over the long sequences only
+    return idx, acc, his, bool(inplace), kwargs.get("cu_seqlens_cpu", cu_host)
 
 
 def _fla_kwargs(fn, kwargs, chunk, state_v_first):
@@ -761,8 +769,7 @@ def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=No
         TypeError / ValueError naming the argument for wrong dtypes, devices or
         shapes; :class:`sgla.SglaError` (a ValueError) for any C status.
     """
-    del cu_seqlens_cpu  # fla's host copy of cu_seqlens: not needed
-    pool = _pool_kwargs(kwargs)
+    pool = _pool_kwargs(kwargs, cu_seqlens_cpu)  # cu_seqlens_cpu serves the pool alone
     chunk, state_v_first = _fla_kwargs("chunk_simple_gla", kwargs, chunk, state_v_first)
     if pool is not None:
         return _pool_forward(q, k, v, g, g_gamma, scale, initial_state, cu_seqlens, *pool, state_v_first, backend,
@@ -787,6 +794,8 @@ def fused_recurrent_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initia
     pool = _pool_kwargs(kwargs)
     chunk, state_v_first = _fla_kwargs("fused_recurrent_simple_gla", kwargs, chunk, state_v_first)
     if pool is not None:
+        if chunk is None and getattr(getattr(q, "device", None), "type", None) == "cuda":
+            chunk = 1  # the decode step of an engine: the token recurrence alone (sgla.h, state pool)
         return _pool_forward(q, k, v, g, g_gamma, scale, initial_state, cu_seqlens, *pool, state_v_first, backend,
                              threads, chunk)
     return _forward(q, k, v, g, g_gamma, scale, initial_state, output_final_state, cu_seqlens,

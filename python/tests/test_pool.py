@@ -28,8 +28,10 @@ def test_mixed_batch(v_first, bits):
     g = -rng.uniform(0, 0.3, (1, T, H)).astype(np.float32)
     pool = rng.standard_normal((S, H, V, K) if v_first else (S, H, K, V)).astype(np.float32)
     pool0 = pool.copy()
+    # fla's cu_seqlens_cpu (a host copy; the CPU backend only checks it)
     o, p = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=pool, cu_seqlens=cu, ssm_state_indices=idx,
-                                 has_initial_state=his, state_v_first=v_first)
+                                 has_initial_state=his, state_v_first=v_first,
+                                 cu_seqlens_cpu=cu if bits == 64 else None)
     assert p is pool
     want = pool0.copy()
     for n, (a, b) in enumerate(zip(cu[:-1], cu[1:])):
@@ -120,3 +122,48 @@ def test_cuda_pool_matches_cpu(v_first):
     torch.cuda.synchronize()
     np.testing.assert_allclose(og.cpu().numpy(), oc, rtol=2e-5, atol=2e-5)
     np.testing.assert_allclose(pg.cpu().numpy(), pc, rtol=2e-5, atol=2e-5)
+
+
+def test_pool_host_cu_seqlens_checked():
+    """cu_seqlens_cpu that does not describe T is refused before anything is written."""
+    rng = np.random.default_rng(5)
+    H, K, V, S = 2, 8, 8, 4
+    cu = np.array([0, 3, 4])
+    q, k, v = (rng.standard_normal((1, 4, H, K), dtype=np.float32) for _ in range(3))
+    pool = rng.standard_normal((S, H, K, V)).astype(np.float32)
+    p0 = pool.copy()
+    with pytest.raises(sgla.SglaError, match="cu_seqlens"):
+        sgla.chunk_simple_gla(q, k, v, initial_state=pool, cu_seqlens=cu, ssm_state_indices=np.array([0, 1]),
+                              cu_seqlens_cpu=np.array([0, 3, 5]))
+    np.testing.assert_array_equal(pool, p0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("host_cu", [False, True])
+def test_cuda_mixed_batch_bf16(host_cu):
+    """A prefill batch with decodes on a bf16 pool step: the chunked kernel on the prefills' slots
+    (with cu_seqlens_cpu only over them), the recurrence on the rest, against the CPU."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(12)
+    H, K, V, S = 2, 128, 128, 8
+    lens = [1, 130, 1, 5, 2]
+    cu = np.concatenate([[0], np.cumsum(lens)])
+    T = int(cu[-1])
+    q, k, v = (torch.from_numpy(rng.standard_normal((1, T, H, K), dtype=np.float32) * 0.5).bfloat16()
+               for _ in range(3))
+    g = torch.from_numpy(-rng.uniform(0, 0.3, (1, T, H)).astype(np.float32))
+    pool = torch.from_numpy(rng.standard_normal((S, H, K, V)).astype(np.float32))
+    idx = torch.tensor([4, 0, -1, 7, 2])
+    his = torch.tensor([True, True, True, False, True])
+    pc = pool.clone()
+    oc, _ = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=pc, cu_seqlens=torch.from_numpy(cu),
+                                  ssm_state_indices=idx, has_initial_state=his)
+    pg = pool.cuda()
+    og, _ = sgla.chunk_simple_gla(q.cuda(), k.cuda(), v.cuda(), g=g.cuda(), initial_state=pg,
+                                  cu_seqlens=torch.from_numpy(cu).cuda(), ssm_state_indices=idx.cuda(),
+                                  has_initial_state=his.cuda(), cu_seqlens_cpu=torch.from_numpy(cu) if host_cu else None)
+    torch.cuda.synchronize()
+    rel = lambda a, b: float((a.float() - b.float()).norm() / b.float().norm())  # noqa: E731
+    assert rel(og.cpu(), oc) < 1e-2 and rel(pg.cpu(), pc) < 1e-2
+    assert not og[0, int(cu[2]):int(cu[3])].any()  # the padded row
+

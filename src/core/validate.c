@@ -12,6 +12,20 @@
 /* A larger size than any header could have: an uninitialised descriptor. */
 #define DESC_MAX_SIZE 4096
 
+/* cu_seqlens values (host memory): starts at 0, never decreases, ends at T */
+static sgla_status check_cu(const char *name, const int64_t *cu, int64_t n, int64_t T)
+{
+    if (cu[0] != 0) return sgla_fail(SGLA_ERR_CU_SEQLENS_START, "%s[0] = %lld", name, (long long)cu[0]);
+    for (int64_t i = 0; i < n; i++)
+        if (cu[i + 1] < cu[i])
+            return sgla_fail(SGLA_ERR_CU_SEQLENS_DECREASING, "%s[%lld] = %lld < %s[%lld] = %lld", name, (long long)(i + 1),
+                             (long long)cu[i + 1], name, (long long)i, (long long)cu[i]);
+    if (cu[n] != T)
+        return sgla_fail(SGLA_ERR_CU_SEQLENS_END, "%s[%lld] = %lld but T = %lld", name, (long long)n, (long long)cu[n],
+                         (long long)T);
+    return SGLA_OK;
+}
+
 /* The caller's struct of `n` bytes (its size field) into ours of `ours` bytes
  * (already holding the defaults): the smallest accepted is `min` (the first
  * published layout); a larger one must leave the fields we do not know zero. */
@@ -132,6 +146,14 @@ static sgla_status check_shape(const sgla_forward_desc *d, counts *c)
         const size_t ib = (size_t)p->index_bits / 8;
         if (!is_aligned(p->indices, ib) || !is_aligned(p->num_accepted, ib))
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "pool: indices and num_accepted must be %zu-byte aligned", ib);
+        if (p->host_cu_seqlens && !d->cu_seqlens)
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "pool: host_cu_seqlens given without cu_seqlens");
+        if (p->host_cu_seqlens && !is_aligned(p->host_cu_seqlens, 8))
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "pool: host_cu_seqlens must be 8-byte aligned");
+        sgla_status st;
+        if (p->host_cu_seqlens && !(d->flags & SGLA_FLAG_SKIP_VALUE_CHECK) &&
+            (st = check_cu("pool: host_cu_seqlens", p->host_cu_seqlens, d->num_seqs, d->T)) != SGLA_OK)
+            return st;
     }
 
     if (d->T > 0) {
@@ -280,17 +302,7 @@ static sgla_status check_values(const sgla_forward_desc *d, const counts *c)
     const sgla_dtype adt = sgla_aux_dtype(d->dtype);
     sgla_status st;
     if (!(d->flags & SGLA_FLAG_SKIP_VALUE_CHECK)) {
-        if (d->cu_seqlens) {
-            const int64_t *cu = d->cu_seqlens;
-            if (cu[0] != 0) return sgla_fail(SGLA_ERR_CU_SEQLENS_START, "cu_seqlens[0] = %lld", (long long)cu[0]);
-            for (int64_t i = 0; i < d->num_seqs; i++)
-                if (cu[i + 1] < cu[i])
-                    return sgla_fail(SGLA_ERR_CU_SEQLENS_DECREASING, "cu_seqlens[%lld] = %lld < cu_seqlens[%lld] = %lld",
-                                     (long long)(i + 1), (long long)cu[i + 1], (long long)i, (long long)cu[i]);
-            if (cu[d->num_seqs] != d->T)
-                return sgla_fail(SGLA_ERR_CU_SEQLENS_END, "cu_seqlens[%lld] = %lld but T = %lld",
-                                 (long long)d->num_seqs, (long long)cu[d->num_seqs], (long long)d->T);
-        }
+        if (d->cu_seqlens && (st = check_cu("cu_seqlens", d->cu_seqlens, d->num_seqs, d->T)) != SGLA_OK) return st;
         if (d->g && (st = check_gate_values("g", d->g, adt, c->bth)) != SGLA_OK) return st;
         if (d->g_gamma && (st = check_gate_values("g_gamma", d->g_gamma, adt, d->H)) != SGLA_OK) return st;
     }

@@ -174,11 +174,26 @@ struct ChunkWork {
     float gl2;       /* g_gamma[h] in log2 units (gate g_gamma) */
 };
 
+/* sequence n's slot in a state pool */
+static __device__ __forceinline__ int64_t pool_slot(const sgla_kparams &p, int64_t n)
+{
+    return p.pbits == 32 ? (int64_t)((const int32_t *)p.pidx)[n] : ((const int64_t *)p.pidx)[n];
+}
+/* where the block's state is: (sequence or pool slot) x H + head; -1 for a pool slot that starts from zeros */
+static __device__ __forceinline__ int64_t state_nh(const sgla_kparams &p, const ChunkWork &w, int entering)
+{
+    if (!p.pidx) return w.nh;
+    const int n = (int)w.nh / (int)p.H; /* N * H < 2^31 (cuda_backend.cu) */
+    if (entering && p.phis && !p.phis[n]) return -1;
+    return pool_slot(p, n) * p.H + w.h;
+}
+
 /* 0 when the block has nothing to do (mode 1, last segment: its local state is not needed) */
 template <int BV> static __device__ __forceinline__ int chunk_work(const sgla_kparams &p, ChunkWork &w)
 {
     w.nh = blockIdx.x / p.nseg;
     w.seg = blockIdx.x - w.nh * p.nseg;
+    w.nh += p.n0 * p.H;
     const int64_t n = w.nh / p.H;
     w.h = w.nh - n * p.H;
     w.v0 = blockIdx.y * BV;
@@ -191,6 +206,10 @@ template <int BV> static __device__ __forceinline__ int chunk_work(const sgla_kp
         t1 = w.t0 + p.seg_len < t1 ? w.t0 + p.seg_len : t1;
     }
     w.outputs = p.mode != 1;
+    if (p.pidx) { /* a state pool: padded rows and short sequences are the pool kernel's (pool_fwd.cu) */
+        const int64_t s = pool_slot(p, n);
+        if (s < 0 || s >= p.pslots || t1 - w.t0 < p.pmin) return 0;
+    }
     w.len = t1 - w.t0;
     w.nchunks = (int)((w.len + 63) / 64); /* < 2^31: T < 2^31 */
     w.row0 = (w.bidx * p.T + w.t0) * p.H + w.h;
@@ -505,10 +524,10 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     const int st_k = 16 * wl + (lane & 7) + ((lane >> 3) & 1) * 8;
     const uint32_t st_off = (uint32_t)(((st_k >> 3) * (Sh::BV / 8) + (lane >> 4)) * 128 + (st_k & 7) * 16);
     {
-        const float *h0p = p.mode == 2   ? p.seg_buf + (w.seg * p.N * p.H + w.nh) * Sh::KD * p.V + w.v0
-                           : p.mode == 1 ? (const float *)0
-                           : p.h0        ? p.h0 + w.nh * Sh::KD * p.V + w.v0
-                                         : (const float *)0;
+        const int64_t snh = p.mode == 0 && p.h0 ? state_nh(p, w, 1) : -1;
+        const float *h0p = p.mode == 2 ? p.seg_buf + (w.seg * p.N * p.H + w.nh) * Sh::KD * p.V + w.v0
+                           : snh >= 0  ? p.h0 + snh * Sh::KD * p.V + w.v0
+                                       : (const float *)0;
 #pragma unroll
         for (int mt = 0; mt < Sh::MT; mt++)
 #pragma unroll
@@ -601,7 +620,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     }
     float *htp = p.mode == 1                           ? p.seg_buf + (w.seg * p.N * p.H + w.nh) * Sh::KD * p.V + w.v0
                  : (p.nseg > 1 && w.seg != p.nseg - 1) ? (float *)0
-                 : p.ht                                ? p.ht + w.nh * Sh::KD * p.V + w.v0
+                 : p.ht                                ? p.ht + state_nh(p, w, 0) * Sh::KD * p.V + w.v0
                                                        : (float *)0;
     if (p.mode == 1 && blockIdx.y == 0 && tid == 128 * Sh::NO) p.seg_ld[w.seg * p.N * p.H + w.nh] = ldsum;
     if (htp) {
@@ -625,6 +644,9 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
     extern __shared__ __align__(1024) unsigned char chunk_smem[];
     ChunkSmem<Sh> &sm = *reinterpret_cast<ChunkSmem<Sh> *>(chunk_smem);
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, wg = warp >> 2;
+    /* with a state pool, the recurrence of the short sequences (pool_fwd.cu, launched next) may start at
+     * once: it touches other slots and outputs */
+    if (p.pidx) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     ChunkWork w;
     if (!chunk_work<Sh::BV>(p, w)) return;
     float *bw = sm.b[warp % Sh::NCW]; /* this consumer warp's b (the producer has none) */

@@ -619,18 +619,38 @@ static sgla_status cuda_backward(const sgla_backward_desc *b, sgla_backend kind)
 
 /* ---- the backend's entry and the development hooks ----------------------------------------- */
 
-/* a state pool (pool_fwd.cu): every pointer on the device, validated as far as the
- * host can (sgla.h); no workspace */
+/* a state pool: every pointer on the device, validated as far as the host can
+ * (sgla.h); no workspace.  With 16-bit inputs, a head size the chunked kernel
+ * serves, a [K][V] pool and no speculative steps, the sequences of POOL_CHUNK_FROM tokens or
+ * more run the chunked kernel on their slots and pool_fwd.cu's recurrence the
+ * rest (decodes, padded rows), launched so that it may start while the chunked
+ * kernel still runs (programmatic dependent launch): the two touch disjoint
+ * slots and outputs, and a prefill leaves SMs idle that the decodes fill.
+ * chunk = 1 runs every sequence as a recurrence: an engine's decode-only step,
+ * where the host cannot see that no sequence is long (cu_seqlens lives on the
+ * device) and a chunked launch of blocks that all exit at once would cost a
+ * wave of 1-block-per-SM launches per 132 (sequence, head) pairs. */
+enum { POOL_CHUNK_FROM = 4 };
+
 static sgla_status cuda_pool_run(const sgla_forward_desc *d)
 {
+    if (d->dtype == SGLA_F64)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CUDA backend: f64 inputs are for the reference backends");
     if (!sgla_pool_supported(d->K, d->V))
-        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: K = %lld, V = %lld (it takes K in {64, 128}, "
-                         "V <= 256)", (long long)d->K, (long long)d->V);
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: K = %lld, V = %lld (it takes multiples of 4, "
+                         "K <= 512)", (long long)d->K, (long long)d->V);
+    if (!is_aligned(d->h0, 16))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA state pool: the pool (h0) must be 16-byte aligned");
+    if (d->T > 0x7fffffffLL || sgla_num_sequences(d) * d->H > 0x7fffffffLL)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: T = %lld, N*H = %lld (each must be < 2^31)",
+                         (long long)d->T, (long long)(sgla_num_sequences(d) * d->H));
     sgla_status rc = check_call(d, d->workspace, d->workspace_bytes, 0, "CUDA backend");
     if (rc != SGLA_OK) return rc;
     char why[192];
     const device_facts *f = current_device(why, sizeof why);
     if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
+    cudaStream_t st = (cudaStream_t)d->stream;
+    const sgla_state_pool *sp = d->pool;
     sgla_kparams p;
     memset(&p, 0, sizeof p);
     p.q = d->q, p.k = d->k, p.v = d->v, p.o = d->o;
@@ -638,13 +658,38 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
     p.cu = d->cu_seqlens, p.T = d->T, p.H = d->H, p.K = d->K, p.V = d->V, p.N = sgla_num_sequences(d);
     p.scale = d->scale, p.nseg = 1;
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
-    const sgla_state_pool *sp = d->pool;
     sgla_poolparams pp;
     memset(&pp, 0, sizeof pp);
     pp.indices = sp->indices, pp.num_accepted = sp->num_accepted, pp.has_initial_state = sp->has_initial_state;
     pp.slots = sp->slots, pp.t_max = sp->t_max, pp.bits = sp->index_bits;
     pp.inplace = (sp->flags & SGLA_POOL_INPLACE) != 0, pp.v_first = (sp->flags & SGLA_POOL_V_FIRST) != 0;
-    return sgla_pool_launch(&p, &pp, d->dtype, (cudaStream_t)d->stream);
+    if (d->T == 0) return SGLA_OK;
+
+    const sgla_cuda_plan one = {-1, 1};
+    plan pl;
+    const int chunked = d->dtype != SGLA_F32 && !sp->t_max && !pp.v_first && d->T >= POOL_CHUNK_FROM && d->chunk == 64 &&
+                        (d->K == 64 || d->K == 128 || d->K == 256) && (d->V == 64 || d->V == 128 || d->V == 256) &&
+                        is_aligned(d->q, 16) && is_aligned(d->k, 16) && is_aligned(d->v, 16) &&
+                        is_aligned(d->o, 16) && make_plan(d, f, &one, &pl) == SGLA_OK;
+    int64_t first = 0, last = p.N - 1; /* the sequences the chunked grid covers */
+    if (chunked && sp->host_cu_seqlens) {
+        const int64_t *cu = sp->host_cu_seqlens;
+        first = -1;
+        for (int64_t n = 0; n < p.N; n++)
+            if (cu[n + 1] - cu[n] >= POOL_CHUNK_FROM) last = n, first = first < 0 ? n : first;
+    }
+    if (chunked && first >= 0) {
+        sgla_kparams c = p;
+        c.n0 = first, c.N = last - first + 1;
+        c.ht = pp.inplace ? (float *)d->h0 : NULL;
+        c.pidx = sp->indices, c.phis = sp->has_initial_state, c.pslots = sp->slots, c.pmin = POOL_CHUNK_FROM;
+        c.pbits = sp->index_bits;
+        sgla_tmaps tm;
+        if ((rc = tma_maps(&c, d->dtype, &tm)) != SGLA_OK) return rc;
+        if ((rc = launch_chunk(&chunk_kernels(d->dtype)[pl.row], pl.row, &c, &tm, st)) != SGLA_OK) return rc;
+    }
+    if (chunked) pp.chunk_from = POOL_CHUNK_FROM; /* the long ones are the chunked kernel's, launched or not */
+    return sgla_pool_launch(&p, &pp, d->dtype, chunked && first >= 0, st);
 }
 
 static sgla_status cuda_forward(const sgla_forward_desc *d, sgla_backend kind)

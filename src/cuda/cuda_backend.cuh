@@ -17,10 +17,13 @@ typedef struct sgla_poolparams {
     const void *num_accepted;               /* [N] or NULL */
     const unsigned char *has_initial_state; /* [N] or NULL */
     int64_t slots, t_max;
+    int64_t chunk_from; /* > 0: sequences this long in a valid slot are the chunked kernel's */
     int bits, inplace, v_first;
 } sgla_poolparams;
 int sgla_pool_supported(int64_t K, int64_t V);
-sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, sgla_dtype dt, cudaStream_t st);
+/* after_chunked: launched as a programmatic dependent of the chunked kernel just launched on st */
+sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, sgla_dtype dt, int after_chunked,
+                             cudaStream_t st);
 
 /* The backward's parameter block (chunk_bwd.cu). */
 typedef struct sgla_bparams {

@@ -44,6 +44,14 @@ typedef struct sgla_kparams {
     int64_t seg_len;
     float *seg_buf;        /* [nseg][N*H][K][V] */
     float *seg_ld;         /* [nseg][N*H] */
+    /* a state pool (sgla.h; h0 is the pool, ht the pool or NULL): sequence n's state is
+     * slot pidx[n] (int32 or int64: pbits), a [K][V] state; the chunked kernel
+     * takes the sequences of at least pmin tokens in a valid slot, pool_fwd.cu the rest */
+    const void *pidx;
+    const unsigned char *phis; /* has_initial_state [N] or NULL */
+    int64_t pslots, pmin;
+    int64_t n0; /* the grid's first sequence (a pool's prefills, when the host knows where they are) */
+    int pbits;
 } sgla_kparams;
 
 /* TMA descriptors of q, k, v, o: each tensor seen as 4-D (feature, head, token,

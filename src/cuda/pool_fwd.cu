@@ -1,18 +1,26 @@
-/* The state pool on CUDA (sgla.h, experimental): the token recurrence with
- * each sequence's state read from, and written back to, its slot.  One block
- * per (sequence, head), one thread per column j of V owning that column of
- * the K x V state in registers: per token S[:, j] = a S[:, j] + k v_j and
- * o_j = scale q . S[:, j], a sum inside the thread, so a token costs no
- * synchronisation beyond loading q and k.  The state is read and written
- * once per call (the decode floor); long prefills through a pool run the same
- * recurrence (correct, not fast: the chunked kernels do not take a pool yet).
+/* The state pool on CUDA (sgla.h, experimental): the token recurrence for
+ * decode and speculative steps, each sequence's state read from, and written
+ * back to, its slot.  Sequences of a mixed batch long enough for the chunked
+ * kernel (pp.chunk_from) are left to it (chunk_fwd.cuh reads and writes the
+ * pool too); this kernel takes the rest.
+ *
+ * One block of 128 threads per (sequence, head, 32 columns of V): a decode
+ * step reads and writes 32 K floats per block, and B = 1 still spreads over
+ * H * V / 32 blocks.  The block's K x 32 part of the slot is contiguous rows of
+ * 128 bytes ([K][V]) or one contiguous run ([V][K], state_v_first); thread t
+ * owns float4 number t + 128 r of it (r < R, R = K / 16 rounded up to a power
+ * of two), so every load and store is a full 16 bytes and a warp's are
+ * coalesced.  Per token S = a S + k v^T in registers, then o_j = scale q . S[:, j]:
+ * each thread's part over its rows, then a fixed-order sum in shared memory
+ * (deterministic: a graph replay gives the eager bits).
  *
  * Device memory is trusted as the CUDA contract says, with one guard: a slot
- * outside [0, slots) is treated as a padded row (read nothing, write nothing,
- * o = 0), so a bad index never touches memory outside the pool.  A slot one
- * sequence reads and another writes in the same call is a race here (the host
- * check cannot see device indices): callers keep them apart, as engines do. */
+ * outside [0, slots) is a padded row (nothing read or written, o = 0), so a
+ * bad index never touches memory outside the pool.  A slot one sequence reads
+ * and another writes in the same call is a race here (the host check cannot
+ * see device indices): callers keep them apart, as engines do. */
 #include <stdint.h>
+#include <string.h>
 
 #include "cuda_backend.cuh"
 
@@ -21,6 +29,10 @@
 
 namespace {
 
+constexpr int PV = 32;     /* columns of V per block (64 and 128 measured slower: docs/perf.md) */
+constexpr int PT = 4 * PV; /* threads: 16 row groups of PV / 4 float4 columns */
+
+
 __device__ __forceinline__ float ld(const float *p, int64_t i) { return p[i]; }
 __device__ __forceinline__ float ld(const __half *p, int64_t i) { return __half2float(p[i]); }
 __device__ __forceinline__ float ld(const __nv_bfloat16 *p, int64_t i) { return __bfloat162float(p[i]); }
@@ -28,99 +40,199 @@ __device__ __forceinline__ void st(float *p, int64_t i, float x) { p[i] = x; }
 __device__ __forceinline__ void st(__half *p, int64_t i, float x) { p[i] = __float2half_rn(x); }
 __device__ __forceinline__ void st(__nv_bfloat16 *p, int64_t i, float x) { p[i] = __float2bfloat16_rn(x); }
 
+template <int R, bool VF> struct PoolSmem {
+    float q[16 * R], k[16 * R], v[PV];
+    /* the parts of o: [16 row groups][PV columns] ([K][V]) or one per float4 ([V][K]) */
+    float part[VF ? 4 * PV * R : 16 * PV];
+};
+
+/* thread tid's float4 number r of the block's part of a slot: its (K row, V column) of
+ * the first of its four elements, and whether it is inside the state */
+template <bool VF> struct Elem {
+    int i, j, ok;
+};
+template <bool VF> __device__ __forceinline__ Elem<VF> elem(int f, int K, int vb)
+{
+    Elem<VF> e;
+    if (VF) { /* [32 rows of V][K]: float4 f covers K columns 4 (f % (K/4)) .. + 3 of row f / (K/4) */
+        const int kq = K >> 2;
+        e.j = f / kq, e.i = 4 * (f - e.j * kq), e.ok = e.j < vb;
+    } else { /* [K rows][PV columns]: float4 f covers columns 4 (f % (PV/4)) .. + 3 of row f / (PV/4) */
+        e.i = f / (PV / 4), e.j = 4 * (f % (PV / 4)), e.ok = e.i < K && e.j < vb;
+    }
+    return e;
+}
+
+/* the float offset of float4 f in the block's part of a slot; -1 outside the state */
+template <bool VF> __device__ __forceinline__ int offset(int f, int K, int V, int vb)
+{
+    const Elem<VF> e = elem<VF>(f, K, vb);
+    return !e.ok ? -1 : VF ? 4 * f : e.i * V + e.j;
+}
+
 __device__ __forceinline__ int64_t pool_index(const sgla_poolparams &pp, int64_t n, int64_t t)
 {
     const int64_t i = pp.t_max ? n * pp.t_max + t : n;
     return pp.bits == 32 ? (int64_t)((const int32_t *)pp.indices)[i] : ((const int64_t *)pp.indices)[i];
 }
 
-template <class E, int KD>
-__global__ void __launch_bounds__(256) pool_recurrent(const sgla_kparams p, const sgla_poolparams pp)
+__device__ __forceinline__ float4 carry4(float4 s, float e, float em1, float ex)
 {
-    __shared__ float qs[KD], ks[KD];
-    const int64_t n = blockIdx.x / p.H, h = blockIdx.x - n * p.H;
-    const int j = threadIdx.x;
-    const bool col = j < p.V;
+    return make_float4(sgla_carry_mul(s.x, e, em1, ex), sgla_carry_mul(s.y, e, em1, ex),
+                       sgla_carry_mul(s.z, e, em1, ex), sgla_carry_mul(s.w, e, em1, ex));
+}
+
+template <class E, int R, bool VF>
+__global__ void __launch_bounds__(PT) pool_recurrent(const sgla_kparams p, const sgla_poolparams pp)
+{
+    __shared__ PoolSmem<R, VF> sm;
+    /* the column blocks of one state are neighbours in the grid: their parts of the slot are too */
+    const int nsl = (int)((p.V + PV - 1) / PV);
+    const int64_t nh = blockIdx.x / nsl, n = nh / p.H, h = nh - n * p.H;
+    const int tid = threadIdx.x, K = (int)p.K, j0 = (int)(blockIdx.x - nh * nsl) * PV;
+    const int vb = p.V - j0 < PV ? (int)(p.V - j0) : PV;
     int64_t b, t0, t1;
     sgla_seq_range(&p, n, &b, &t0, &t1);
     int64_t a = 1;
     if (pp.t_max && pp.num_accepted)
         a = pp.bits == 32 ? (int64_t)((const int32_t *)pp.num_accepted)[n] : ((const int64_t *)pp.num_accepted)[n];
     if (a < 1 || (pp.t_max && a > pp.t_max)) a = 1; /* out of range: the guard reads index 0 */
-    int64_t r = pool_index(pp, n, pp.t_max ? a - 1 : 0);
+    const int64_t r0 = pool_index(pp, n, pp.t_max ? a - 1 : 0);
+    const bool padded = r0 < 0 || r0 >= pp.slots;
+    if (!padded && pp.chunk_from > 0 && t1 - t0 >= pp.chunk_from) return; /* the chunked kernel's */
     E *o = (E *)p.o;
-    if (r < 0 || r >= pp.slots) { /* a padded row (or an index outside the pool) */
+    if (padded) {
         for (int64_t t = t0; t < t1; t++)
-            if (col) st(o, ((b * p.T + t) * p.H + h) * p.V + j, 0.f);
+            if (tid < vb) st(o, ((b * p.T + t) * p.H + h) * p.V + j0 + tid, 0.f);
         return;
     }
-    const int64_t kv = (int64_t)KD * p.V;
+    const int64_t kv = (int64_t)K * p.V;
+    /* float4 f of the block in a slot: base + 4 f' (f' the float4's place in the slot) */
+    const int64_t blk = VF ? (int64_t)j0 * K : j0;
     float *pool = (float *)p.h0; /* the pool (sgla_kparams' h0 slot) */
-    float S[KD];
     const bool fresh = pp.has_initial_state && !pp.has_initial_state[n];
-    /* column j of a slot: element i at base[i * stride] */
-    const int64_t stride = pp.v_first ? 1 : p.V, off = pp.v_first ? (int64_t)j * KD : j;
-    const float *src = pool + (r * p.H + h) * kv + off;
+    float4 S[R];
 #pragma unroll
-    for (int i = 0; i < KD; i++) S[i] = col && !fresh ? src[i * stride] : 0.f;
+    for (int r = 0; r < R; r++) {
+        const int at = offset<VF>(tid + PT * r, K, (int)p.V, vb);
+        const float4 *src = (const float4 *)(pool + (r0 * p.H + h) * kv + blk + at);
+        S[r] = at >= 0 && !fresh ? __ldcs(src) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
     const E *q = (const E *)p.q, *k = (const E *)p.k, *v = (const E *)p.v;
     for (int64_t t = t0; t < t1; t++) {
         const int64_t row = (b * p.T + t) * p.H + h;
-        __syncthreads(); /* the previous token's q, k are read */
-        for (int i = j; i < KD; i += blockDim.x) {
-            qs[i] = ld(q, row * KD + i);
-            ks[i] = ld(k, row * KD + i);
-        }
-        __syncthreads();
+        __syncthreads(); /* the previous token's q, k, v and parts are read */
+        for (int i = tid; i < K; i += PT) sm.q[i] = ld(q, row * K + i), sm.k[i] = ld(k, row * K + i);
+        if (tid < vb) sm.v[tid] = ld(v, row * p.V + j0 + tid);
         const float g = p.gmode == SGLA_GATE_G ? p.g[row] : p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[h] : 0.f;
         const float e = g * SGLA_LOG2E, em1 = expm1f(g), ex = expf(g);
-        const float vj = col ? ld(v, row * p.V + j) : 0.f;
-        float acc = 0.f;
+        __syncthreads();
+        float4 acc = make_float4(0.f, 0.f, 0.f, 0.f); /* [K][V]: the parts of its four columns */
 #pragma unroll
-        for (int i = 0; i < KD; i++) {
-            S[i] = sgla_carry_mul(S[i], e, em1, ex) + ks[i] * vj;
-            acc = fmaf(qs[i], S[i], acc);
+        for (int r = 0; r < R; r++) {
+            const int f = tid + PT * r;
+            const Elem<VF> el = elem<VF>(f, K, vb);
+            if (!el.ok) {
+                if (VF) sm.part[f] = 0.f;
+                continue;
+            }
+            float4 s = carry4(S[r], e, em1, ex);
+            if (VF) { /* one v_j, four k_i */
+                const float vj = sm.v[el.j];
+                s.x = fmaf(sm.k[el.i + 0], vj, s.x), s.y = fmaf(sm.k[el.i + 1], vj, s.y);
+                s.z = fmaf(sm.k[el.i + 2], vj, s.z), s.w = fmaf(sm.k[el.i + 3], vj, s.w);
+                sm.part[f] = sm.q[el.i] * s.x + sm.q[el.i + 1] * s.y + sm.q[el.i + 2] * s.z + sm.q[el.i + 3] * s.w;
+            } else { /* one k_i, four v_j */
+                const float ki = sm.k[el.i], qi = sm.q[el.i];
+                s.x = fmaf(ki, sm.v[el.j + 0], s.x), s.y = fmaf(ki, sm.v[el.j + 1], s.y);
+                s.z = fmaf(ki, sm.v[el.j + 2], s.z), s.w = fmaf(ki, sm.v[el.j + 3], s.w);
+                acc.x = fmaf(qi, s.x, acc.x), acc.y = fmaf(qi, s.y, acc.y);
+                acc.z = fmaf(qi, s.z, acc.z), acc.w = fmaf(qi, s.w, acc.w);
+            }
+            S[r] = s;
         }
-        if (col) st(o, row * p.V + j, p.scale * acc);
+        if (!VF) *(float4 *)&sm.part[(tid / (PV / 4)) * PV + 4 * (tid % (PV / 4))] = acc; /* its row group */
+        __syncthreads();
+        if (tid < vb) {
+            float sum = 0.f;
+            if (VF) {
+                const int kq = K >> 2;
+                for (int m = 0; m < kq; m++) sum += sm.part[tid * kq + m];
+            } else {
+#pragma unroll
+                for (int m = 0; m < 16; m++) sum += sm.part[m * PV + tid];
+            }
+            st(o, row * p.V + j0 + tid, p.scale * sum);
+        }
         if (pp.inplace && pp.t_max && t - t0 < pp.t_max) { /* speculative: the state after each token */
             const int64_t w = pool_index(pp, n, t - t0);
-            if (col && w >= 0 && w < pp.slots) {
-                float *dst = pool + (w * p.H + h) * kv + off;
+            if (w >= 0 && w < pp.slots) {
+                float *dst = pool + (w * p.H + h) * kv + blk;
 #pragma unroll
-                for (int i = 0; i < KD; i++) dst[i * stride] = S[i];
+                for (int r = 0; r < R; r++) {
+                    const int at = offset<VF>(tid + PT * r, K, (int)p.V, vb);
+                    if (at >= 0) __stcs((float4 *)(dst + at), S[r]);
+                }
             }
         }
     }
-    if (pp.inplace && !pp.t_max && col) { /* the final state, into the slot it came from */
-        float *dst = pool + (r * p.H + h) * kv + off;
+    if (pp.inplace && !pp.t_max) { /* the final state, into the slot it came from */
+        float *dst = pool + (r0 * p.H + h) * kv + blk;
 #pragma unroll
-        for (int i = 0; i < KD; i++) dst[i * stride] = S[i];
+        for (int r = 0; r < R; r++) {
+            const int at = offset<VF>(tid + PT * r, K, (int)p.V, vb);
+            if (at >= 0) __stcs((float4 *)(dst + at), S[r]);
+        }
     }
 }
 
 typedef void (*pool_fn)(const sgla_kparams, const sgla_poolparams);
 
-template <int KD> pool_fn pick(sgla_dtype dt)
+template <class E, int R> pool_fn pick_layout(int v_first)
 {
-    return dt == SGLA_BF16 ? pool_recurrent<__nv_bfloat16, KD>
-           : dt == SGLA_F16 ? pool_recurrent<__half, KD>
-                            : pool_recurrent<float, KD>;
+    return v_first ? pool_recurrent<E, R, true> : pool_recurrent<E, R, false>;
+}
+template <int R> pool_fn pick_dtype(sgla_dtype dt, int v_first)
+{
+    return dt == SGLA_BF16  ? pick_layout<__nv_bfloat16, R>(v_first)
+           : dt == SGLA_F16 ? pick_layout<__half, R>(v_first)
+                            : pick_layout<float, R>(v_first);
+}
+pool_fn pick(int64_t K, sgla_dtype dt, int v_first)
+{
+    const int64_t rr = (K + 15) / 16;
+    return rr <= 1    ? pick_dtype<1>(dt, v_first)
+           : rr <= 2  ? pick_dtype<2>(dt, v_first)
+           : rr <= 4  ? pick_dtype<4>(dt, v_first)
+           : rr <= 8  ? pick_dtype<8>(dt, v_first)
+           : rr <= 16 ? pick_dtype<16>(dt, v_first)
+                      : pick_dtype<32>(dt, v_first);
 }
 
 } /* namespace */
 
-int sgla_pool_supported(int64_t K, int64_t V) { return (K == 64 || K == 128) && V >= 1 && V <= 256; }
+int sgla_pool_supported(int64_t K, int64_t V) { return K >= 4 && K <= 512 && K % 4 == 0 && V >= 4 && V % 4 == 0; }
 
-sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, sgla_dtype dt, cudaStream_t st)
+sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, sgla_dtype dt, int after_chunked,
+                             cudaStream_t st)
 {
     if (!sgla_pool_supported(p->K, p->V))
-        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: K = %lld, V = %lld (it takes K in {64, 128}, "
-                         "V <= 256)", (long long)p->K, (long long)p->V);
-    const pool_fn f = p->K == 64 ? pick<64>(dt) : pick<128>(dt);
-    const unsigned threads = (unsigned)((p->V + 31) / 32 * 32), blocks = (unsigned)(p->N * p->H);
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: K = %lld, V = %lld (it takes multiples of 4, "
+                         "K <= 512)", (long long)p->K, (long long)p->V);
+    const pool_fn f = pick(p->K, dt, pp->v_first);
+    const int64_t blocks = p->N * p->H * ((p->V + PV - 1) / PV);
+    if (blocks > 0x7fffffffLL)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: %lld blocks exceed the grid", (long long)blocks);
+    const dim3 grid((unsigned)blocks);
     if (blocks == 0) return SGLA_OK;
-    f<<<blocks, threads, 0, st>>>(*p, *pp);
-    const cudaError_t e = cudaGetLastError();
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = grid, cfg.blockDim = dim3(PT), cfg.stream = st;
+    cudaLaunchAttribute la[1];
+    la[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    la[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = la, cfg.numAttrs = after_chunked ? 1 : 0;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, f, *p, *pp);
     if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "launch of the state-pool recurrence: %s", cudaGetErrorString(e));
     return SGLA_OK;
 }

@@ -30,6 +30,7 @@ if [ "$MODE" = full ] && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site || note "wheel install failed"
 fi
+for z in $BD/tests/*.gz; do [ -f "$z" ] && gunzip -f "$z"; done
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
 
 # 1. correctness

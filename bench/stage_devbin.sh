@@ -25,4 +25,7 @@ if [ "${SGLA_STAGE_HISTORY:-0}" = 1 ]; then
   mkdir -p .devbin/history && cp -L "$H/build/sgla" .devbin/history/
 fi
 git rev-parse --short HEAD > .devbin/COMMIT; git diff --quiet HEAD || echo "+ uncommitted changes" >> .devbin/COMMIT
+# each test binary carries the library's kernels (13 MB): compressed, the staged folder stays
+# well under the device call's 64 MiB; device_run.sh unpacks them
+gzip -9 .devbin/tests/*
 du -sh .devbin

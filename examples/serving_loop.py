@@ -7,7 +7,11 @@ calls: one packed batch mixing prefill chunks and single decode tokens (indices
 Every finished request's outputs are checked against a run of that request
 alone.  Prints progress and tokens per second.
 
-    python3 examples/serving_loop.py [--requests 40] [--seed 0]
+    python3 examples/serving_loop.py [--requests 40] [--seed 0] [--device cuda]
+
+With --device cuda (torch and a CUDA build of sgla) the pool lives on the GPU
+and q, k, v are bf16, as a served model has them: prefill chunks run the
+chunked kernel on their slots and decodes the recurrence, in one call.
 
 (The toy model draws q, k, v and the gate of each token at random: the point
 is the bookkeeping of the states, which sgla checks in every call.)"""
@@ -22,19 +26,48 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--requests", type=int, default=40)
 ap.add_argument("--seed", type=int, default=0)
 ap.add_argument("--max-batch", type=int, default=8)
+ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
 args = ap.parse_args()
 rng = np.random.default_rng(args.seed)
-H, K, V = 4, 32, 32
+CUDA = args.device == "cuda"
+H, K, V = (4, 64, 64) if CUDA else (4, 32, 32)  # the CUDA chunked kernel takes K, V in {64, 128, 256}
 CHUNK, T_MAX = 48, 4            # prefill chunk; draft tokens of a speculative step
 G = T_MAX                       # slots a request owns: one per draft token
 SLOTS = args.max_batch * G
-pool = np.zeros((SLOTS, H, K, V), np.float32)
+TOL = 1e-2 if CUDA else 1e-5    # bf16 outputs (and the chunked kernel's 16-bit operands) on the GPU
 free_groups = list(range(args.max_batch))
+if CUDA:
+    import torch
+
+    pool = torch.zeros((SLOTS, H, K, V), dtype=torch.float32, device="cuda")
+
+    def to_dev(x, bf16=False):
+        t = torch.from_numpy(np.ascontiguousarray(x)).cuda()
+        return t.bfloat16() if bf16 else t
+
+    def call(fn, q, k, v, g, cu, idx, **kw):
+        """the step on the GPU: inputs over, outputs back (a real engine keeps them there)"""
+        kw = {n: to_dev(x) for n, x in kw.items()}
+        o, _ = fn(to_dev(q, True), to_dev(k, True), to_dev(v, True), g=to_dev(g), initial_state=pool,
+                  cu_seqlens=to_dev(cu), ssm_state_indices=to_dev(idx), **kw)
+        return o.float().cpu().numpy()
+
+    def rounded(x):  # the bf16 values the GPU sees, kept for the check
+        return torch.from_numpy(x).bfloat16().float().numpy()
+else:
+    pool = np.zeros((SLOTS, H, K, V), np.float32)
+
+    def call(fn, q, k, v, g, cu, idx, **kw):
+        o, _ = fn(q, k, v, g=g, initial_state=pool, cu_seqlens=cu, ssm_state_indices=idx, **kw)
+        return o
+
+    def rounded(x):
+        return x
 
 
 def new_tokens(n):
-    q, k = (rng.standard_normal((n, H, K), dtype=np.float32) for _ in range(2))
-    v = rng.standard_normal((n, H, V), dtype=np.float32)
+    q, k = (rounded(rng.standard_normal((n, H, K), dtype=np.float32)) for _ in range(2))
+    v = rounded(rng.standard_normal((n, H, V), dtype=np.float32))
     g = -rng.uniform(0.0, 0.2, (n, H)).astype(np.float32)
     return q, k, v, g
 
@@ -64,7 +97,7 @@ def check(r):
     o, _ = sgla.chunk_simple_gla(q, k, v, g=g)
     got = np.stack(r.toks[1])[None]
     err = float(np.linalg.norm(got - o) / np.linalg.norm(o))
-    assert err < 1e-5, f"request {r.rid}: rel error {err:.2e} against a run alone"
+    assert err < TOL, f"request {r.rid}: rel error {err:.2e} against a run alone"
     return got.size
 
 
@@ -86,8 +119,8 @@ while pending or active:
         cu = np.concatenate([[0], np.cumsum([n for _, n, _ in batch])])
         idx = np.array([r.slots()[r.cur] for r, _, _ in batch], np.int64)
         his = np.array([r.started for r, _, _ in batch])
-        o, _ = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=pool, cu_seqlens=cu, ssm_state_indices=idx,
-                                     has_initial_state=his)
+        kw = {"cu_seqlens_cpu": cu} if CUDA else {}  # the host copy: the chunked grid covers the prefills
+        o = call(sgla.chunk_simple_gla, q, k, v, g, cu, idx, has_initial_state=his, **kw)
         for j, (r, n, dec) in enumerate(batch):
             r.started = True
             for t in range(n):
@@ -112,9 +145,8 @@ while pending or active:
             rows.append([s[(r.cur + i - (a - 1)) % G] for i in range(G)])
             acc_prev.append(a)
         idx = np.array(rows, np.int64)
-        o, _ = sgla.fused_recurrent_simple_gla(q, k, v, g=g, initial_state=pool, cu_seqlens=cu,
-                                               ssm_state_indices=idx, num_accepted_tokens=np.array(acc_prev),
-                                               has_initial_state=np.array([r.started for r in spec]))
+        o = call(sgla.fused_recurrent_simple_gla, q, k, v, g, cu, idx, num_accepted_tokens=np.array(acc_prev),
+                 has_initial_state=np.array([r.started for r in spec]))
         for j, r in enumerate(spec):
             r.started = True
             keep = int(rng.integers(1, drafts[j] + 1))       # the verifier accepts this many drafts
@@ -130,12 +162,12 @@ while pending or active:
         checked += check(r)
         active.remove(r)
         free_groups.append(r.group)
-        pool[r.group * G:(r.group + 1) * G] = np.nan   # freed: any later read of it would show
+        pool[r.group * G:(r.group + 1) * G] = float("nan")   # freed: any later read of it would show
         finished.append(r)
     steps += 1
     if steps % 10 == 0 or not (pending or active):
         dt = time.perf_counter() - t_start
         print(f"step {steps:4d}: {len(finished):3d}/{args.requests} requests done, {len(active)} active, "
               f"{tokens} tokens, {tokens / dt:,.0f} tokens/s", flush=True)
-print(f"{len(finished)} requests, every output checked against a run alone ({checked} values)")
+print(f"{len(finished)} requests on {args.device}, every output checked against a run alone ({checked} values)")
 print("ok")

@@ -11,6 +11,7 @@
 
 enum { BENCH_GATE_NONE = 0, BENCH_GATE_GAMMA = 1, BENCH_GATE_G = 2 };
 enum { BENCH_TABLE = 0, BENCH_CSV = 1, BENCH_JSON = 2 };
+enum { BENCH_MAX_SEQS = 4096 }; /* sequences of a --varlen batch */
 
 typedef struct bench_args {
     sgla_backend backend;
@@ -25,14 +26,14 @@ typedef struct bench_args {
     int config, split;      /* CUDA: force a configuration row (-1: none) and a split (0: none) */
     int backward;           /* also time the backward */
     int format;             /* BENCH_TABLE, BENCH_CSV, BENCH_JSON */
-    int pool;               /* --pool: decode through a state pool too (CPU) */
+    int pool;               /* --pool: decode (CPU) or every step (CUDA) through a state pool too */
     int varlen_n;           /* --varlen N: N sequences of random lengths (0: none) */
     int nlens;              /* --varlen a,b,...: the given lengths */
-    int64_t lens[256];
+    int64_t lens[BENCH_MAX_SEQS];
 } bench_args;
 
 /* The cu_seqlens of a shape under --varlen (B must be 1): N + 1 offsets into cu
- * (at most 257), *n = N; 0 without --varlen, -1 after a message when the shape
+ * (at most BENCH_MAX_SEQS + 1), *n = N; 0 without --varlen, -1 after a message when the shape
  * cannot take it (tools/cmd_bench.c). */
 int bench_varlen(const bench_args *a, const int64_t sh[5], int64_t *cu, int *n);
 

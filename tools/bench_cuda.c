@@ -62,6 +62,71 @@ static int cmp_float(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* --pool: the call d as one serving step on a pool of 2N fp32 slots (random order, in place),
+ * with the host copy of cu_seqlens (a mixed batch runs its long sequences on the chunked kernel);
+ * timed like the forward.  The pool and indices are allocated into *pool, *idx (freed by the caller). */
+static int bench_pool_step(const bench_args *a, const sgla_forward_desc *d0, const int64_t *hcu, int64_t N,
+                           const char *shs, cudaStream_t st, cudaEvent_t *ev, float *times, int iters, int warm,
+                           float **pool, int64_t **idx)
+{
+    int rc = 0;
+    const int64_t kv = d0->H * d0->K * d0->V, S = 2 * N;
+    int64_t *hidx = malloc((size_t)S * 8);
+    float *hp = malloc((size_t)(S * kv) * 4);
+    if (!hidx || !hp) { fprintf(stderr, "sgla bench: out of host memory for the pool\n"); free(hidx), free(hp); return 1; }
+    ref_rng s;
+    ref_rng_init(&s, a->seed ^ 0x9001ull);
+    for (int64_t i = 0; i < S; i++) hidx[i] = i;
+    for (int64_t i = S - 1; i > 0; i--) { /* a random permutation: the first N are the batch's slots */
+        const int64_t j = (int64_t)(ref_rng_uniform(&s) * (double)(i + 1)) % (i + 1), t = hidx[i];
+        hidx[i] = hidx[j], hidx[j] = t;
+    }
+    for (int64_t i = 0; i < S * kv; i++) hp[i] = (float)(0.1 * rng_normalish(&s));
+    BC(cudaMalloc((void **)pool, (size_t)(S * kv) * 4));
+    BC(cudaMalloc((void **)idx, (size_t)N * 8));
+    BC(cudaMemcpy(*pool, hp, (size_t)(S * kv) * 4, cudaMemcpyHostToDevice));
+    BC(cudaMemcpy(*idx, hidx, (size_t)N * 8, cudaMemcpyHostToDevice));
+    {
+        sgla_state_pool sp;
+        memset(&sp, 0, sizeof sp);
+        sp.slots = S, sp.indices = *idx, sp.index_bits = 64, sp.flags = SGLA_POOL_INPLACE, sp.host_cu_seqlens = hcu;
+        sgla_forward_desc d = *d0;
+        d.h0 = *pool, d.ht = NULL, d.pool = &sp;
+        sgla_status r = SGLA_OK;
+        for (int i = 0; r == SGLA_OK && i < warm + iters; i++) {
+            if (i >= warm) BC(cudaEventRecord(ev[2 * (i - warm)], st));
+            r = sgla_forward(&d, SGLA_BACKEND_CUDA);
+            if (i >= warm) BC(cudaEventRecord(ev[2 * (i - warm) + 1], st));
+        }
+        if (r != SGLA_OK) {
+            fprintf(bench_info(a), "%-22s pool: %s (%s)\n", shs, sgla_status_string(r), sgla_last_error());
+            rc = 1;
+            goto out;
+        }
+        BC(cudaStreamSynchronize(st));
+        for (int i = 0; i < iters; i++) BC(cudaEventElapsedTime(&times[i], ev[2 * i], ev[2 * i + 1]));
+        qsort(times, (size_t)iters, sizeof(float), cmp_float);
+        const double es = (double)sgla_dtype_size(d.dtype);
+        const double bytes = (double)(N * kv) * 8.0 + (double)(d.B * d.T * d.H) * (double)(2 * d.K + 2 * d.V) * es;
+        const double med = times[iters / 2], floor_ms = bytes / HBM_BYTES_PER_S * 1e3;
+        const int64_t sh[5] = {d.B, d.T, d.H, d.K, d.V};
+        const char *gname = d.g ? "g" : d.g_gamma ? "gamma" : "none";
+        if (a->format == BENCH_TABLE)
+            printf("%-22s %-5s %-6s pool     %9.4f %9.4f %8.1f %8.4f %7.2f  %lld sequences, %lld slots\n", shs,
+                   sgla_dtype_name(d.dtype), gname, med, (double)times[0], bytes / (med * 1e-3) * 1e-9, floor_ms,
+                   med / floor_ms, (long long)N, (long long)S);
+        bench_record rec = bench_record_init("cuda", sh, sgla_dtype_name(d.dtype), gname, "pool");
+        rec.nseq = hcu ? (int)N : 0;
+        rec.ms = med, rec.min_ms = times[0], rec.gbs = bytes / (med * 1e-3) * 1e-9;
+        rec.floor_ms = floor_ms, rec.x_floor = med / floor_ms;
+        bench_out_row(a, &rec);
+        fflush(stdout);
+    }
+out:
+    free(hidx), free(hp);
+    return rc;
+}
+
 static int bench_shape(const bench_args *a, const int64_t sh[5])
 {
     int rc = 0;
@@ -81,7 +146,10 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
     cudaEvent_t *ev = NULL;
     float *times = NULL;
     cudaStream_t st = NULL;
-    int64_t hcu[257], *dcu = NULL;
+    static int64_t hcu[BENCH_MAX_SEQS + 1];
+    int64_t *dcu = NULL;
+    float *dpool = NULL;
+    int64_t *didx = NULL;
     int nseq = 0;
     ref_rng s;
     ref_rng_init(&s, a->seed);
@@ -199,6 +267,9 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
             bench_out_row(a, &rec);
         }
         fflush(stdout);
+        if (a->pool && (rc = bench_pool_step(a, &d, nseq ? hcu : NULL, nseq ? nseq : B, shs, st, ev, times,
+                                             iters, warm, &dpool, &didx)) != 0)
+            goto out;
         if (a->backward) {
             /* the backward: checked against fp64 on a smaller case of the shape, then timed with its
              * own workspace (the bytes it needs are the backward's extra memory) */
@@ -256,6 +327,8 @@ out:
     }
     cudaFree(dgg);
     cudaFree(dcu);
+    cudaFree(dpool);
+    cudaFree(didx);
     if (st) cudaStreamDestroy(st);
     free(ev); free(times); free(hq); free(hk); free(hv); free(hg); free(hgg);
     return rc;

@@ -62,12 +62,16 @@ static void usage(FILE *f)
             "in cache) on every thread: the micro-kernels' share of the FMA peak.\n"
             "--pool adds a third decode pass (T = 1 shapes, CPU): the states in one pool of as many\n"
             "slots as the cold pass has states, each call updating another random set of B slots\n"
-            "in place (the serving engine's step; sgla.h, experimental).\n"
+            "in place (the serving engine's step; sgla.h, experimental).  CUDA: every shape also\n"
+            "runs as one step on a pool of 2N fp32 slots in random order (a pass `pool` row; with\n"
+            "--varlen a mixed batch: its long sequences on the chunked kernel, given the host copy of\n"
+            "cu_seqlens, the rest on the recurrence; floor = states read and written once + q,k,v,o).\n"
             "--varlen packs each shape (B = 1) into N sequences of random lengths from the seed, or\n"
-            "into the given lengths (their sum must be T): a packed batch with cu_seqlens.\n"
+            "into the given lengths (their sum must be T; LxC: C sequences of L tokens, e.g.\n"
+            "2048x4,1x250): a packed batch with cu_seqlens, at most 4096 sequences.\n"
             "--format csv (a header line, then one line per row) or json (one array of objects)\n"
             "prints the rows alone on stdout, with the fields backend, B, T, H, K, V, nseq, dtype, gate,\n"
-            "pass (fwd, bwd, decode-warm, decode-cold), ms, min_ms, cpu_ms, gflops, peak_pct, row,\n"
+            "pass (fwd, bwd, decode-warm, decode-cold, decode-pool, pool), ms, min_ms, cpu_ms, gflops, peak_pct, row,\n"
             "nseg, gbs, floor_ms, x_floor, workspace_mb, check (empty / null where they do not\n"
             "apply); everything else goes to stderr.\n"
             "\n"
@@ -311,7 +315,7 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
     sgla_forward_desc_init(&d);
     d.q = q; d.k = k; d.v = v; d.o = o; d.dtype = a->dtype;
     d.B = B; d.T = T; d.H = H; d.K = K; d.V = V;
-    int64_t cu[257];
+    static int64_t cu[BENCH_MAX_SEQS + 1];
     int nseq = 0;
     if (!decode) {
         if (bench_varlen(a, sh, cu, &nseq) < 0) {
@@ -459,25 +463,32 @@ int sgla_cmd_bench(int argc, char **argv)
         } else if (!strcmp(s, "--varlen")) {
             if (!(val = cli_value("bench", argc, argv, &i))) return 2;
             a.varlen_n = 0, a.nlens = 0;
-            if (!strchr(val, ',')) {
+            if (!strchr(val, ',') && !strchr(val, 'x')) {
                 int64_t x;
                 if (!cli_parse_i64("bench", "--varlen", val, &x)) return 2;
-                if (x < 1 || x > 256) {
-                    fprintf(stderr, "sgla bench: --varlen: %lld sequences is not in [1, 256]\n", (long long)x);
+                if (x < 1 || x > BENCH_MAX_SEQS) {
+                    fprintf(stderr, "sgla bench: --varlen: %lld sequences is not in [1, %d]\n", (long long)x,
+                            BENCH_MAX_SEQS);
                     return 2;
                 }
                 a.varlen_n = (int)x;
-            } else {
+            } else { /* L1,L2,... where LxC stands for C sequences of L tokens */
                 char buf[4096];
                 snprintf(buf, sizeof buf, "%s", val);
                 for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                    int64_t x;
+                    int64_t x, reps = 1;
+                    char *times = strchr(tok, 'x');
+                    if (times) {
+                        *times = 0;
+                        if (!cli_parse_i64("bench", "--varlen", times + 1, &reps)) return 2;
+                    }
                     if (!cli_parse_i64("bench", "--varlen", tok, &x)) return 2;
-                    if (x < 1 || a.nlens == 256) {
-                        fprintf(stderr, "sgla bench: --varlen: lengths must be >= 1, at most 256 of them\n");
+                    if (x < 1 || reps < 1 || reps > BENCH_MAX_SEQS - a.nlens) {
+                        fprintf(stderr, "sgla bench: --varlen: lengths must be >= 1, at most %d of them\n",
+                                BENCH_MAX_SEQS);
                         return 2;
                     }
-                    a.lens[a.nlens++] = x;
+                    while (reps--) a.lens[a.nlens++] = x;
                 }
             }
         } else if (!strcmp(s, "--format")) {

@@ -32,4 +32,12 @@ def test_torch_layer():
 
 def test_serving_loop():
     out = run("serving_loop.py", "--requests", "16", "--seed", "3")
-    assert "16 requests, every output checked against a run alone" in out and "tokens/s" in out
+    assert "16 requests on cpu, every output checked against a run alone" in out and "tokens/s" in out
+
+
+@pytest.mark.gpu
+def test_serving_loop_cuda():
+    """the same engine loop with the pool on the GPU and bf16 q, k, v"""
+    pytest.importorskip("torch")
+    out = run("serving_loop.py", "--requests", "24", "--seed", "4", "--device", "cuda")
+    assert "24 requests on cuda, every output checked against a run alone" in out

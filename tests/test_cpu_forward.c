@@ -242,7 +242,12 @@ static cfg random_cfg(tu_rng *r, int big)
  * forms, chunk 64 and 16, every ISA level. */
 static void check_alpha_near_one(tu_rng *r)
 {
-    enum { T = 100000, K = 16, V = 16 };
+    enum { K = 16, V = 16 };
+    /* SGLA_NEAR1_T=1000000 measures the longer sequence of docs/numerics.md §7 (the bar grows with
+     * the square root of the chunk count, as the rounding left does) */
+    const char *te = getenv("SGLA_NEAR1_T");
+    const int T = te && atoi(te) >= 1000 && atoi(te) <= 10000000 ? atoi(te) : 100000;
+    const double bar = 3e-6 * sqrt(T / 1e5 > 1 ? T / 1e5 : 1);
     float *q = malloc((size_t)T * K * 4), *k = malloc((size_t)T * K * 4), *v = malloc((size_t)T * V * 4);
     float *g = malloc((size_t)T * 4), *o = malloc((size_t)T * V * 4), ht[K * V];
     double *o64 = malloc((size_t)T * V * 8), ht64[K * V];
@@ -274,8 +279,8 @@ static void check_alpha_near_one(tu_rng *r)
                 const double rel = sqrt(num / den);
                 printf("alpha = exp(-1e-7), T = %d, %s, chunk %d, %s: ht rel %.2e\n", T, form ? "g_gamma" : "g",
                        (int)d.chunk, sgla_cpu_isa_name(isas[ii]), rel);
-                TU_CHECK(rel <= 3e-6, "alpha near 1 (%s, chunk %d, %s): ht rel %.2e > 3e-6", form ? "g_gamma" : "g",
-                         (int)d.chunk, sgla_cpu_isa_name(isas[ii]), rel);
+                TU_CHECK(rel <= bar, "alpha near 1 (%s, chunk %d, %s): ht rel %.2e > %.1e", form ? "g_gamma" : "g",
+                         (int)d.chunk, sgla_cpu_isa_name(isas[ii]), rel, bar);
             }
         }
         sgla_cpu_force_isa(SGLA_CPU_ISA_AUTO);

@@ -73,7 +73,7 @@ typedef enum sgla_status {
     SGLA_ERR_CU_SEQLENS_END = 13,     /* cu_seqlens[N] != T */
     SGLA_ERR_INVALID_NUM_SEQS = 14,   /* num_seqs < 1 with cu_seqlens */
     SGLA_ERR_NONFINITE_INPUT = 15,    /* NaN/inf in q, k, v or h0 (only with SGLA_FLAG_CHECK_FINITE) */
-    SGLA_ERR_UNSUPPORTED_SHAPE = 16,  /* the backend cannot do this shape (CUDA: K, V in {64,128,256},
+    SGLA_ERR_UNSUPPORTED_SHAPE = 16,  /* the backend cannot do this shape (CUDA: K, V <= 256,
                                          T < 2^31; CPU: K, V <= 65536) */
     SGLA_ERR_BACKEND_UNAVAILABLE = 17,/* backend not compiled in, or no device present */
     SGLA_ERR_INVALID_BACKEND = 18,    /* not a value of sgla_backend */
@@ -232,9 +232,13 @@ typedef struct sgla_state_pool {
  * - Device.  The calling thread's current device (cudaSetDevice) at the time
  *   of the call; every pointer (cu_seqlens too) must be memory of that device
  *   and `stream` one of its streams.
- * - Shapes.  K, V in {64, 128, 256}, chunk 64, T < 2^31, q/k/v/o 16-byte
- *   and h0/ht 8-byte aligned (else SGLA_ERR_UNSUPPORTED_SHAPE / _CHUNK /
- *   SGLA_ERR_INVALID_ARGUMENT).  fp32 inputs run an exact CUDA-core path.
+ * - Shapes.  K, V <= 256; 64, 128 and 256 run natively, other sizes on
+ *   copies zero-padded to the next of those (the same function; the copies
+ *   are workspace and cost their bytes).  chunk 16, 32 or 64 (each computed
+ *   in chunks of 64: the same function, rounded differently), T < 2^31,
+ *   q/k/v/o 16-byte and h0/ht 8-byte aligned at the native sizes (else
+ *   SGLA_ERR_UNSUPPORTED_SHAPE / _CHUNK / SGLA_ERR_INVALID_ARGUMENT).  fp32
+ *   inputs run an exact CUDA-core path.
  * - Asynchrony.  The call only enqueues work on `stream` and returns; it never
  *   synchronises the host (except with SGLA_FLAG_CHECK_DEVICE_VALUES).  Every
  *   buffer (inputs, outputs, workspace) must stay allocated and unchanged
@@ -242,8 +246,9 @@ typedef struct sgla_state_pool {
  *   g, g_gamma and cu_seqlens values on the device are trusted unless
  *   SGLA_FLAG_CHECK_DEVICE_VALUES is set.  Errors of the launch are reported
  *   by the call; faults of the kernels surface at the next synchronisation.
- * - Memory.  Long sequences with few heads are split along time and need a
- *   device workspace (sgla_workspace_size says how much; 0 otherwise).  With
+ * - Memory.  Long sequences with few heads are split along time, and head
+ *   sizes other than 64, 128, 256 are padded; both need a device workspace
+ *   (sgla_workspace_size says how much; 0 otherwise).  With
  *   workspace == NULL the call takes it from the stream-ordered allocator
  *   (cudaMallocAsync / cudaFreeAsync on `stream`); a workspace passed in is
  *   used instead (it must be at least the size returned, else

@@ -88,11 +88,11 @@ static void error_paths(cudaStream_t stream)
 {
     const int64_t B = 1, T = 70, H = 2, K = 64, V = 64;
     size_t n = (size_t)(B * T * H * K);
-    /* room for the V = 96 probe so that validation sees no overlap */
-    uint16_t *dq = dalloc(n * 2 * 3), *dout = dalloc(n * 2 * 3);
+    /* room for the K, V = 320 probes so that validation sees no overlap */
+    uint16_t *dq = dalloc(n * 2 * 12), *dout = dalloc(n * 2 * 12);
     float *dg = dalloc((size_t)(B * T * H) * 4);
     CK(cudaMemset(dq, 0, n * 2));
-    CK(cudaMemset(dout, 0xff, n * 2 * 3)); /* NaN pattern */
+    CK(cudaMemset(dout, 0xff, n * 2 * 12)); /* NaN pattern */
     float *hg = malloc((size_t)(B * T * H) * 4);
     for (int64_t i = 0; i < B * T * H; i++) hg[i] = -0.1f;
     hg[17] = 0.5f; /* positive: invalid */
@@ -103,15 +103,35 @@ static void error_paths(cudaStream_t stream)
     d.q = dq; d.k = dq; d.v = dq + n; d.o = dout; d.dtype = SGLA_BF16;
     d.B = B; d.T = T; d.H = H; d.K = K; d.V = V; d.stream = stream;
     sgla_status st;
-    d.K = 32;
+    d.K = 320;
     st = sgla_forward(&d, SGLA_BACKEND_CUDA);
-    TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE, "K=32: got %s", sgla_status_string(st));
-    d.K = 64; d.V = 96;
+    TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE, "K=320: got %s", sgla_status_string(st));
+    d.K = 64; d.V = 320;
     st = sgla_forward(&d, SGLA_BACKEND_CUDA);
-    TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE, "V=96: got %s", sgla_status_string(st));
-    d.V = 64; d.chunk = 32;
+    TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE, "V=320: got %s", sgla_status_string(st));
+    d.V = 64; d.chunk = 128;
     st = sgla_forward(&d, SGLA_BACKEND_CUDA);
-    TU_CHECK(st == SGLA_ERR_UNSUPPORTED_CHUNK, "chunk=32: got %s", sgla_status_string(st));
+    TU_CHECK(st == SGLA_ERR_UNSUPPORTED_CHUNK, "chunk=128: got %s", sgla_status_string(st));
+    {   /* chunk 16 and 32 are taken and computed in chunks of 64: the same bits */
+        uint16_t *o64 = malloc(n * 2), *o16 = malloc(n * 2), *hq = malloc(n * 2 * 2);
+        for (size_t i = 0; i < 2 * n; i++) hq[i] = sgla_f32_to_bf16((float)((int)(i * 2654435761u % 2001u) - 1000) * 1e-3f);
+        CK(cudaMemcpy(dq, hq, n * 2 * 2, cudaMemcpyHostToDevice)); /* q = k and v: values, not zeros */
+        for (int c = 0; c < 3; c++) {
+            d.chunk = c == 0 ? 64 : c == 1 ? 32 : 16;
+            st = sgla_forward(&d, SGLA_BACKEND_CUDA);
+            TU_CHECK(st == SGLA_OK, "chunk=%lld: got %s (%s)", (long long)d.chunk, sgla_status_string(st), sgla_last_error());
+            CK(cudaStreamSynchronize(stream));
+            CK(cudaMemcpy(c ? o16 : o64, dout, n * 2, cudaMemcpyDeviceToHost));
+            if (c) TU_CHECK(!memcmp(o16, o64, n * 2), "chunk=%lld: other bits than chunk 64", (long long)d.chunk);
+        }
+        int nonzero = 0;
+        for (size_t i = 0; i < n; i++) nonzero += (o64[i] & 0x7fff) != 0;
+        TU_CHECK(nonzero > (int)(n / 2), "chunk test: o is mostly zero (%d of %zu)", nonzero, n);
+        free(o64), free(o16), free(hq);
+        CK(cudaMemset(dq, 0, n * 2 * 2));
+        CK(cudaMemset(dout, 0xff, n * 2 * 12));
+        CK(cudaDeviceSynchronize());
+    }
     d.chunk = 64; d.g = dg; d.flags = SGLA_FLAG_CHECK_DEVICE_VALUES;
     st = sgla_forward(&d, SGLA_BACKEND_CUDA);
     TU_CHECK(st == SGLA_ERR_POSITIVE_GATE, "positive g with CHECK_DEVICE_VALUES: got %s (%s)", sgla_status_string(st),
@@ -310,6 +330,15 @@ int main(void)
         {BF, G, CONFORM_NEAR1, 1, 100000, 1, 128, 128, 0, 1, 0, 0},
         {F32, G, CONFORM_NEAR1, 1, 100000, 1, 64, 64, 0, 1, 0, 0},
         {BF, GAMMA, CONFORM_NEAR1, 1, 100000, 1, 64, 64, 0, 1, 0, 0},
+        /* head sizes on zero-padded copies (K, V not 64, 128, 256): h0, ht, in place, varlen, a split */
+        {BF, G, MILD, 2, 130, 2, 32, 32, 1, 1, 0, 0},
+        {BF, G, MILD, 1, 700, 2, 96, 64, 1, 1, 1, 0},
+        {BF, GAMMA, MILD, 2, 65, 3, 64, 96, 1, 1, 0, 0},
+        {BF, G, MILD, 1, 1000, 2, 16, 48, 0, 1, 0, 4},
+        {BF, G, MILD, 1, 300, 2, 200, 256, 1, 1, 0, 0},
+        {HF, G, MILD, 1, 129, 2, 80, 112, 1, 1, 0, 0},
+        {BF, NONE, MILD, 2, 1, 2, 96, 96, 1, 1, 1, 0},
+        {F32, G, MILD, 1, 200, 2, 96, 48, 1, 1, 0, 0},
         /* ... and over 1e6 (docs/numerics.md §7) */
         {BF, G, CONFORM_NEAR1, 1, 1000000, 1, 64, 64, 0, 1, 0, 0},
         {F32, G, CONFORM_NEAR1, 1, 1000000, 1, 64, 64, 0, 1, 0, 0},
@@ -359,6 +388,7 @@ int main(void)
         {BF, G, MILD, 1, 200, 1, 64, 128, 1, 1, 0, 4}, /* two output warpgroups, sequence tails */
         {F32, G, MILD, 1, 20, 1, 64, 64, 1, 1, 0, 0},
         {BF, G, MILD, 1, 1024, 1, 64, 64, 1, 1, 1, 0}, /* sequence split (2 segments) */
+        {BF, G, MILD, 1, 100, 2, 96, 48, 1, 1, 1, 2},  /* padded head sizes, in place, varlen */
     };
     const conform_case *list = small ? smalls : all;
     int nlist = small ? (int)(sizeof smalls / sizeof smalls[0]) : (int)(sizeof all / sizeof all[0]);

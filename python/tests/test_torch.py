@@ -96,11 +96,14 @@ def test_cpu_errors():
 
 # ---------------------------------------------------------------- CUDA tensors
 
-GPU_SHAPES = [  # B, T, H, K, V (the CUDA backend takes K, V in {64, 128, 256})
+GPU_SHAPES = [  # B, T, H, K, V (64, 128, 256 natively; other sizes up to 256 on padded copies)
     (2, 300, 4, 64, 128),
     (1, 1000, 2, 128, 64),
     (3, 129, 2, 128, 128),
     (1, 64, 2, 256, 128),
+    (2, 200, 2, 60, 60),     # fla's own tests use D = 60 and D = 100
+    (1, 130, 3, 100, 100),
+    (2, 65, 2, 32, 96),
 ]
 
 
@@ -117,6 +120,16 @@ def test_cuda_vs_fp64(shape, gate, dtype):
     torch.cuda.synchronize()
     ro, rht = ref_forward(q, k, v, g, gg, None, h0)
     check(o, ht, ro, rht, dtype, f"{shape} {gate}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("chunk_size", [16, 32, 64])
+def test_cuda_chunk_sizes(chunk_size):
+    """fla's chunk_size: 16, 32 and 64 are taken (computed in chunks of 64: the same bits)"""
+    q, k, v, g, _, h0 = rand_inputs(12, 2, 150, 2, 64, 64, torch.bfloat16, "cuda", "g")
+    o, ht = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0, output_final_state=True, chunk_size=chunk_size)
+    o64, ht64 = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0, output_final_state=True)
+    assert torch.equal(o, o64) and torch.equal(ht, ht64)
 
 
 @pytest.mark.gpu

@@ -243,10 +243,11 @@ static sgla_status check_shape(const sgla_forward_desc *d)
     if (d->dtype == SGLA_F64)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CUDA backend: f64 inputs are for the reference backends");
     if (!((d->K == 64 || d->K == 128 || d->K == 256) && (d->V == 64 || d->V == 128 || d->V == 256)))
-        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: K = %lld, V = %lld; each must be 64, 128 or 256",
-                         (long long)d->K, (long long)d->V);
-    if (d->chunk != 64)
-        return sgla_fail(SGLA_ERR_UNSUPPORTED_CHUNK, "CUDA backend: chunk = %lld, only 64 is supported", (long long)d->chunk);
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: K = %lld, V = %lld; each must be at most 256 (64, 128 "
+                         "and 256 run natively, other sizes on zero-padded copies)", (long long)d->K, (long long)d->V);
+    if (d->chunk != 64 && d->chunk != 32 && d->chunk != 16)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_CHUNK, "CUDA backend: chunk = %lld; it takes 16, 32 and 64 (all computed "
+                         "in chunks of 64)", (long long)d->chunk);
     if (d->T > 0x7fffffffLL)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: T = %lld; the kernels take T < 2^31",
                          (long long)d->T);
@@ -485,6 +486,119 @@ static sgla_status cuda_run(const sgla_forward_desc *d, const sgla_cuda_plan *fo
     return ws_release(d->workspace, ws, st, run_split(k, pl.row, &pl, p, &tm, ws, st), "split");
 }
 
+/* ---- head sizes the kernels do not take natively ------------------------------------------------
+ * K and V up to 256 other than 64, 128, 256 run on copies zero-padded to the next of those: zero
+ * features of q and k add nothing to q.k, zero columns of v give zero columns of o and of the
+ * state, so the padded call computes the same function; o and ht are cropped back.  The copies
+ * live in the workspace (sgla_workspace_size counts them) and cost their bytes, read and written
+ * once more: correct at every size, near the floor only at the native ones. */
+
+static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+
+static int64_t pad_dim(int64_t x) { return x <= 64 ? 64 : x <= 128 ? 128 : 256; }
+static int needs_padding(const sgla_forward_desc *d)
+{
+    return d->dtype != SGLA_F64 && d->K >= 1 && d->V >= 1 && d->K <= 256 && d->V <= 256 &&
+           (pad_dim(d->K) != d->K || pad_dim(d->V) != d->V);
+}
+
+typedef struct pad_layout {
+    sgla_forward_desc in; /* the call on the padded sizes */
+    size_t off_q, off_k, off_v, off_o, off_h0, off_ht, off_inner, bytes;
+    int pq, pv;           /* q, k padded; v, o padded */
+} pad_layout;
+
+static sgla_status pad_plan(const sgla_forward_desc *d, const sgla_cuda_plan *force, pad_layout *L, plan *pl)
+{
+    memset(L, 0, sizeof *L);
+    L->in = *d;
+    L->in.K = pad_dim(d->K), L->in.V = pad_dim(d->V);
+    L->in.workspace = NULL, L->in.workspace_bytes = 0;
+    L->in.flags &= ~(unsigned)SGLA_FLAG_CHECK_DEVICE_VALUES; /* checked once, on the caller's call */
+    L->pq = L->in.K != d->K, L->pv = L->in.V != d->V;
+    const size_t es = sgla_dtype_size(d->dtype), rows = (size_t)(d->B * d->T * d->H);
+    const size_t st = (size_t)(sgla_num_sequences(d) * d->H * L->in.K * L->in.V) * sizeof(float);
+    size_t off = 0;
+    if (L->pq) {
+        L->off_q = off, off += align256(rows * (size_t)L->in.K * es);
+        L->off_k = off, off += align256(rows * (size_t)L->in.K * es);
+        L->in.q = L->in.k = NULL;
+    }
+    if (L->pv) {
+        L->off_v = off, off += align256(rows * (size_t)L->in.V * es);
+        L->off_o = off, off += align256(rows * (size_t)L->in.V * es);
+        L->in.v = NULL, L->in.o = NULL;
+    }
+    if (d->h0) L->off_h0 = off, off += align256(st), L->in.h0 = NULL;
+    if (d->ht) L->off_ht = off, off += align256(st), L->in.ht = NULL;
+    sgla_status rc = plan_call(&L->in, force, pl);
+    L->off_inner = off;
+    L->bytes = off + pl->ws_bytes;
+    return rc;
+}
+
+/* dst [M][dr][dc] from src [M][sr][sc]: the common part copied, the rest of dst zero.  A warp
+ * per row (dc <= 256 elements): one division per row, coalesced accesses along it. */
+template <class T>
+static __global__ void resize3(T *dst, int dr, int dc, const T *src, int sr, int sc, int64_t rows)
+{
+    const int lane = threadIdx.x & 31;
+    for (int64_t row = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; row < rows;
+         row += ((int64_t)gridDim.x * blockDim.x) >> 5) {
+        const int64_t m = row / dr;
+        const int r = (int)(row - m * dr);
+        T *d = dst + row * dc;
+        const T *s = src + (m * sr + r) * sc;
+        for (int c = lane; c < dc; c += 32) d[c] = r < sr && c < sc ? s[c] : (T)0;
+    }
+}
+
+static sgla_status resize(void *dst, int64_t dr, int64_t dc, const void *src, int64_t sr, int64_t sc, int64_t M,
+                          size_t es, cudaStream_t st)
+{
+    const int64_t rows = M * dr;
+    if (rows == 0) return SGLA_OK;
+    const int64_t want = (rows + 7) / 8; /* 8 warps a block, a row each */
+    const unsigned blocks = (unsigned)(want < 1048576 ? want : 1048576);
+    if (es == 2)
+        resize3<uint16_t><<<blocks, 256, 0, st>>>((uint16_t *)dst, (int)dr, (int)dc, (const uint16_t *)src, (int)sr,
+                                                  (int)sc, rows);
+    else
+        resize3<float><<<blocks, 256, 0, st>>>((float *)dst, (int)dr, (int)dc, (const float *)src, (int)sr, (int)sc, rows);
+    const cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? SGLA_OK : sgla_fail(SGLA_ERR_CUDA, "launch of the head-size padding: %s", cudaGetErrorString(e));
+}
+
+static sgla_status cuda_run_padded(const sgla_forward_desc *d, const sgla_cuda_plan *force)
+{
+    pad_layout L;
+    plan pl;
+    sgla_status rc = pad_plan(d, force, &L, &pl);
+    if (rc != SGLA_OK) return rc;
+    if ((rc = check_call(d, d->workspace, d->workspace_bytes, L.bytes, "CUDA backend")) != SGLA_OK) return rc;
+    cudaStream_t st = (cudaStream_t)d->stream;
+    if (d->T == 0) return empty_sequences(d, st);
+    void *wsv;
+    if ((rc = ws_acquire(d->workspace, L.bytes, st, "head-size padding", &wsv)) != SGLA_OK) return rc;
+    char *w = (char *)wsv;
+    sgla_forward_desc in = L.in;
+    const int64_t K = d->K, V = d->V, Kp = in.K, Vp = in.V, rows = d->B * d->T * d->H, nh = sgla_num_sequences(d) * d->H;
+    const size_t es = sgla_dtype_size(d->dtype);
+    if (L.pq) in.q = w + L.off_q, in.k = w + L.off_k;
+    if (L.pv) in.v = w + L.off_v, in.o = w + L.off_o;
+    if (d->h0) in.h0 = w + L.off_h0;
+    if (d->ht) in.ht = (float *)(w + L.off_ht);
+    in.workspace = pl.ws_bytes ? w + L.off_inner : NULL, in.workspace_bytes = pl.ws_bytes;
+    if (L.pq && rc == SGLA_OK) rc = resize((void *)in.q, 1, Kp, d->q, 1, K, rows, es, st);
+    if (L.pq && rc == SGLA_OK) rc = resize((void *)in.k, 1, Kp, d->k, 1, K, rows, es, st);
+    if (L.pv && rc == SGLA_OK) rc = resize((void *)in.v, 1, Vp, d->v, 1, V, rows, es, st);
+    if (d->h0 && rc == SGLA_OK) rc = resize((void *)in.h0, Kp, Vp, d->h0, K, V, nh, sizeof(float), st);
+    if (rc == SGLA_OK) rc = cuda_run(&in, force);
+    if (L.pv && rc == SGLA_OK) rc = resize(d->o, 1, V, in.o, 1, Vp, rows, es, st);
+    if (d->ht && rc == SGLA_OK) rc = resize(d->ht, K, V, in.ht, Kp, Vp, nh, sizeof(float), st);
+    return ws_release(d->workspace, wsv, st, rc, "head-size padding");
+}
+
 /* ---- the backward ------------------------------------------------------------------------------ */
 
 /* The backward's checks beyond the forward's, its path and its workspace.
@@ -498,7 +612,6 @@ typedef struct bwd_plan {
     size_t off_states, off_dstates, off_S, off_dg, bytes;
 } bwd_plan;
 
-static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 
 static int aligned16(const void *p) { return p == NULL || ((uintptr_t)p & 15) == 0; }
 
@@ -667,7 +780,7 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
 
     const sgla_cuda_plan one = {-1, 1};
     plan pl;
-    const int chunked = d->dtype != SGLA_F32 && !sp->t_max && !pp.v_first && d->T >= POOL_CHUNK_FROM && d->chunk == 64 &&
+    const int chunked = d->dtype != SGLA_F32 && !sp->t_max && !pp.v_first && d->T >= POOL_CHUNK_FROM && (d->chunk == 16 || d->chunk == 32 || d->chunk == 64) &&
                         (d->K == 64 || d->K == 128 || d->K == 256) && (d->V == 64 || d->V == 128 || d->V == 256) &&
                         is_aligned(d->q, 16) && is_aligned(d->k, 16) && is_aligned(d->v, 16) &&
                         is_aligned(d->o, 16) && make_plan(d, f, &one, &pl) == SGLA_OK;
@@ -696,12 +809,22 @@ static sgla_status cuda_forward(const sgla_forward_desc *d, sgla_backend kind)
 {
     (void)kind;
     if (d->pool) return cuda_pool_run(d);
-    return cuda_run(d, NULL);
+    return needs_padding(d) ? cuda_run_padded(d, NULL) : cuda_run(d, NULL);
 }
 
 static sgla_status cuda_workspace_size(const sgla_forward_desc *d, size_t *bytes)
 {
     plan pl;
+    if (d->pool) {
+        *bytes = 0;
+        return SGLA_OK;
+    }
+    if (needs_padding(d)) {
+        pad_layout L;
+        sgla_status rc = pad_plan(d, NULL, &L, &pl);
+        if (rc == SGLA_OK) *bytes = L.bytes;
+        return rc;
+    }
     sgla_status rc = plan_call(d, NULL, &pl);
     if (rc == SGLA_OK) *bytes = pl.ws_bytes;
     return rc;
@@ -743,7 +866,8 @@ extern "C" sgla_status sgla_cuda_plan_of(const sgla_forward_desc *user, sgla_cud
     sgla_forward_desc d;
     plan pl;
     sgla_status st = dev_prepare(user, &d);
-    if (st == SGLA_OK) st = plan_call(&d, NULL, &pl);
+    pad_layout L;
+    if (st == SGLA_OK) st = needs_padding(&d) ? pad_plan(&d, NULL, &L, &pl) : plan_call(&d, NULL, &pl);
     if (st != SGLA_OK) return st;
     out->config = pl.row;
     out->nseg = pl.nseg;
@@ -754,7 +878,7 @@ extern "C" sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *user, c
 {
     sgla_forward_desc d;
     sgla_status st = dev_prepare(user, &d);
-    return st != SGLA_OK ? st : cuda_run(&d, force);
+    return st != SGLA_OK ? st : needs_padding(&d) ? cuda_run_padded(&d, force) : cuda_run(&d, force);
 }
 
 extern "C" sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *user, int path)

@@ -12,16 +12,9 @@
 
 #include <cuda_runtime.h>
 
+#include "gpu_check.h"
 #include "testutil.h"
 
-#define CK(call)                                                                                                     \
-    do {                                                                                                             \
-        cudaError_t e_ = (call);                                                                                     \
-        if (e_ != cudaSuccess) {                                                                                     \
-            fprintf(stderr, "FATAL %s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));             \
-            exit(2);                                                                                                 \
-        }                                                                                                            \
-    } while (0)
 
 enum { H = 2, SLOTS = 12, NMAX = 6, TM = 4 };
 

@@ -14,7 +14,6 @@
 #include "gpu_check.h"
 #include "testutil.h"
 
-
 static void run_case(const conform_case *c, tu_rng *r)
 {
     conform_data x;

@@ -23,7 +23,6 @@
 #include "gpu_check.h"
 #include "testutil.h"
 
-
 static int n_run = 0;
 
 static void run_plan(const conform_data *x, const sgla_cuda_plan *force)

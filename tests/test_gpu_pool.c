@@ -15,7 +15,6 @@
 #include "gpu_check.h"
 #include "testutil.h"
 
-
 enum { H = 2, SLOTS = 12, NMAX = 6, TM = 4 };
 
 typedef struct gcase {

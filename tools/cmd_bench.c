@@ -62,8 +62,9 @@ static void usage(FILE *f)
             "in cache) on every thread: the micro-kernels' share of the FMA peak.\n"
             "--pool adds a third decode pass (T = 1 shapes, CPU): the states in one pool of as many\n"
             "slots as the cold pass has states, each call updating another random set of B slots\n"
-            "in place (the serving engine's step; sgla.h, experimental).  CUDA: every shape also\n"
-            "runs as one step on a pool of 2N fp32 slots in random order (a pass `pool` row; with\n"
+            "in place (the serving engine's step; sgla.h, experimental); other shapes (CPU), and\n"
+            "every shape on CUDA, also\n"
+            "runs as one step on a pool of 2N fp32 slots (a pass `pool` row; with\n"
             "--varlen a mixed batch: its long sequences on the chunked kernel, given the host copy of\n"
             "cu_seqlens, the rest on the recurrence; floor = states read and written once + q,k,v,o).\n"
             "--varlen packs each shape (B = 1) into N sequences of random lengths from the seed, or\n"
@@ -425,6 +426,42 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
             }
         }
         free(dout), free(dq), free(dk), free(dv), free(dg), free(dgg);
+    }
+    if (!decode && a->pool) {
+        /* a serving step on a pool of 2N slots: with --varlen a mixed batch (prefills and decodes), given
+         * the host copy of cu_seqlens as a CUDA caller would */
+        const int64_t N = nseq ? nseq : B, S = 2 * N;
+        pool = amalloc64((size_t)(S * H * K * V) * sizeof(float));
+        idx_all = malloc((size_t)N * sizeof *idx_all);
+        if (!pool || !idx_all) {
+            fprintf(stderr, "sgla bench: out of memory for the pool\n");
+            rc = 1;
+            goto done;
+        }
+        for (int64_t i = 0; i < S * H * K * V; i++) pool[i] = (float)(0.1 * (ref_rng_uniform(&seed) - 0.5));
+        for (int64_t n = 0; n < N; n++) idx_all[n] = 2 * n + (n & 1); /* distinct slots, every other one */
+        sp.slots = S, sp.indices = idx_all, sp.index_bits = 64, sp.flags = SGLA_POOL_INPLACE;
+        sp.host_cu_seqlens = nseq ? cu : NULL;
+        d.h0 = pool, d.ht = NULL, d.pool = &sp;
+        timing tm;
+        const int r = time_forward(&d, NULL, 0, warm, iters, &tm, NULL);
+        d.h0 = NULL, d.pool = NULL;
+        if (r) {
+            rc = r;
+            goto done;
+        }
+        const double bytes = (double)(N * H * K * V) * 8.0 + (double)(2 * nqk + 2 * nv) * (double)es;
+        bench_record rec = bench_record_init("cpu", sh, sgla_dtype_name(a->dtype), gname, "pool");
+        rec.nseq = nseq;
+        rec.ms = tm.med * 1e3, rec.min_ms = tm.min * 1e3, rec.cpu_ms = tm.cpu / nth * 1e3;
+        rec.gbs = bytes / tm.med * 1e-9;
+        if (copy_bw > 0) rec.floor_ms = bytes / (copy_bw * 1e9) * 1e3, rec.x_floor = tm.med * 1e3 / rec.floor_ms;
+        if (a->format == BENCH_TABLE)
+            printf("%-20s %-5s %-6s %9.3f %9.3f %9.3f   pool step: %lld sequences on %lld slots, %.1f GB/s\n", shape,
+                   sgla_dtype_name(a->dtype), gname, tm.med * 1e3, tm.min * 1e3, tm.cpu / nth * 1e3, (long long)N,
+                   (long long)S, rec.gbs);
+        bench_out_row(a, &rec);
+        fflush(stdout);
     }
 done:
     free(pool), free(idx_sets), free(idx_all);

@@ -651,7 +651,8 @@ def _pool_kwargs(kwargs, cu_host=None):
 def _fla_kwargs(fn, kwargs, chunk, state_v_first):
     """fla's keyword extras: chunk_size (its name for the chunk length), the
     deprecated transpose_state_layout (state_v_first), head_first (refused when
-    true), cu_seqlens_cpu (a host copy: not needed).  Returns (chunk, state_v_first)."""
+    true), cu_seqlens_cpu (a host copy: used only with a state pool, see
+    _pool_kwargs).  Returns (chunk, state_v_first)."""
     if "head_first" in kwargs:
         if kwargs.pop("head_first"):
             raise ValueError(f"{fn}: head_first=True is not supported; inputs are [B, T, H, ...]")
@@ -749,7 +750,8 @@ def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=No
             "ref-a" .. "ref-d" run the fp64 references (host only); see
             :func:`sgla.backends`.
         threads: CPU threads, 0 = all cores.
-        chunk: chunk length C (default 64).
+        chunk: chunk length C (default 64; CUDA takes 16, 32 and 64, all computed
+            in chunks of 64).
 
     Returns:
         ``(o, final_state)``: o ``[B, T, H, V]`` in q's dtype, on q's device

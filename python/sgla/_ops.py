@@ -171,8 +171,9 @@ def _call(d, backend):
 
 def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, has_initial_state, inplace,
                   cu_host, state_v_first, backend, threads, chunk):
-    """o for a batch whose states live in `pool` [S, H, K, V] (or [S, H, V, K]); host
-    arrays (NumPy) or CPU torch tensors; the pool is updated in place when `inplace`."""
+    """o for a batch whose states live in `pool` [S, H, K, V] (or [S, H, V, K]): NumPy
+    arrays, CPU or CUDA torch tensors; the pool is updated in place when `inplace`.
+    cu_host: a host copy of cu_seqlens (fla's cu_seqlens_cpu) or None."""
     fw = _framework_of_q(q)
     if fw == "torch":
         torch = _torch()

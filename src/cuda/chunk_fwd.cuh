@@ -179,7 +179,8 @@ static __device__ __forceinline__ int64_t pool_slot(const sgla_kparams &p, int64
 {
     return p.pbits == 32 ? (int64_t)((const int32_t *)p.pidx)[n] : ((const int64_t *)p.pidx)[n];
 }
-/* where the block's state is: (sequence or pool slot) x H + head; -1 for a pool slot that starts from zeros */
+/* where the block's state is: (sequence or pool slot) x H + head; -1 for a pool slot that starts from zeros.
+ * Recomputed where it is used rather than kept in ChunkWork: the 128 x 128 instance has no register for it. */
 static __device__ __forceinline__ int64_t state_nh(const sgla_kparams &p, const ChunkWork &w, int entering)
 {
     if (!p.pidx) return w.nh;

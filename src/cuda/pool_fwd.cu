@@ -32,7 +32,6 @@ namespace {
 constexpr int PV = 32;     /* columns of V per block (64 and 128 measured slower: docs/perf.md) */
 constexpr int PT = 4 * PV; /* threads: 16 row groups of PV / 4 float4 columns */
 
-
 __device__ __forceinline__ float ld(const float *p, int64_t i) { return p[i]; }
 __device__ __forceinline__ float ld(const __half *p, int64_t i) { return __half2float(p[i]); }
 __device__ __forceinline__ float ld(const __nv_bfloat16 *p, int64_t i) { return __bfloat162float(p[i]); }

@@ -238,20 +238,28 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
 
 static int is_aligned(const void *p, size_t a) { return ((uintptr_t)p % a) == 0; }
 
+/* what the chunked kernels take as they are: head sizes, chunk lengths (all computed in 64), TMA's alignment */
+static int native_dim(int64_t x) { return x == 64 || x == 128 || x == 256; }
+static int chunk_taken(int64_t c) { return c == 16 || c == 32 || c == 64; }
+static int qkvo_aligned16(const sgla_forward_desc *d)
+{
+    return is_aligned(d->q, 16) && is_aligned(d->k, 16) && is_aligned(d->v, 16) && is_aligned(d->o, 16);
+}
+
 static sgla_status check_shape(const sgla_forward_desc *d)
 {
     if (d->dtype == SGLA_F64)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CUDA backend: f64 inputs are for the reference backends");
-    if (!((d->K == 64 || d->K == 128 || d->K == 256) && (d->V == 64 || d->V == 128 || d->V == 256)))
+    if (!native_dim(d->K) || !native_dim(d->V))
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: K = %lld, V = %lld; each must be at most 256 (64, 128 "
                          "and 256 run natively, other sizes on zero-padded copies)", (long long)d->K, (long long)d->V);
-    if (d->chunk != 64 && d->chunk != 32 && d->chunk != 16)
+    if (!chunk_taken(d->chunk))
         return sgla_fail(SGLA_ERR_UNSUPPORTED_CHUNK, "CUDA backend: chunk = %lld; it takes 16, 32 and 64 (all computed "
                          "in chunks of 64)", (long long)d->chunk);
     if (d->T > 0x7fffffffLL)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: T = %lld; the kernels take T < 2^31",
                          (long long)d->T);
-    if (d->T > 0 && !(is_aligned(d->q, 16) && is_aligned(d->k, 16) && is_aligned(d->v, 16) && is_aligned(d->o, 16)))
+    if (d->T > 0 && !qkvo_aligned16(d))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: q, k, v and o must be 16-byte aligned");
     if ((d->h0 && !is_aligned(d->h0, 8)) || (d->ht && !is_aligned(d->ht, 8)))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: h0 and ht must be 8-byte aligned");
@@ -446,8 +454,8 @@ static sgla_status ws_release(const void *given, void *ws, cudaStream_t st, sgla
     return rc;
 }
 
-/* A validated descriptor (values on the device) on the current device. */
-static sgla_status cuda_run(const sgla_forward_desc *d, const sgla_cuda_plan *force)
+/* A validated descriptor (values on the device, K and V native) on the current device. */
+static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *force)
 {
     plan pl;
     sgla_status rc = plan_call(d, force, &pl);
@@ -499,7 +507,7 @@ static int64_t pad_dim(int64_t x) { return x <= 64 ? 64 : x <= 128 ? 128 : 256; 
 static int needs_padding(const sgla_forward_desc *d)
 {
     return d->dtype != SGLA_F64 && d->K >= 1 && d->V >= 1 && d->K <= 256 && d->V <= 256 &&
-           (pad_dim(d->K) != d->K || pad_dim(d->V) != d->V);
+           (!native_dim(d->K) || !native_dim(d->V));
 }
 
 typedef struct pad_layout {
@@ -593,10 +601,30 @@ static sgla_status cuda_run_padded(const sgla_forward_desc *d, const sgla_cuda_p
     if (L.pq && rc == SGLA_OK) rc = resize((void *)in.k, 1, Kp, d->k, 1, K, rows, es, st);
     if (L.pv && rc == SGLA_OK) rc = resize((void *)in.v, 1, Vp, d->v, 1, V, rows, es, st);
     if (d->h0 && rc == SGLA_OK) rc = resize((void *)in.h0, Kp, Vp, d->h0, K, V, nh, sizeof(float), st);
-    if (rc == SGLA_OK) rc = cuda_run(&in, force);
+    if (rc == SGLA_OK) rc = run_native(&in, force);
     if (L.pv && rc == SGLA_OK) rc = resize(d->o, 1, V, in.o, 1, Vp, rows, es, st);
     if (d->ht && rc == SGLA_OK) rc = resize(d->ht, K, V, in.ht, Kp, Vp, nh, sizeof(float), st);
     return ws_release(d->workspace, wsv, st, rc, "head-size padding");
+}
+
+/* Any validated descriptor without a pool: padded when its head sizes are not native. */
+static sgla_status cuda_run(const sgla_forward_desc *d, const sgla_cuda_plan *force)
+{
+    return needs_padding(d) ? cuda_run_padded(d, force) : run_native(d, force);
+}
+
+/* The plan of cuda_run and the workspace it needs. */
+static sgla_status plan_sized(const sgla_forward_desc *d, plan *pl, size_t *bytes)
+{
+    if (!needs_padding(d)) {
+        const sgla_status rc = plan_call(d, NULL, pl);
+        if (rc == SGLA_OK) *bytes = pl->ws_bytes;
+        return rc;
+    }
+    pad_layout L;
+    const sgla_status rc = pad_plan(d, NULL, &L, pl);
+    if (rc == SGLA_OK) *bytes = L.bytes;
+    return rc;
 }
 
 /* ---- the backward ------------------------------------------------------------------------------ */
@@ -762,6 +790,7 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
     char why[192];
     const device_facts *f = current_device(why, sizeof why);
     if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
+    if (d->T == 0) return SGLA_OK;
     cudaStream_t st = (cudaStream_t)d->stream;
     const sgla_state_pool *sp = d->pool;
     sgla_kparams p;
@@ -776,14 +805,12 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
     pp.indices = sp->indices, pp.num_accepted = sp->num_accepted, pp.has_initial_state = sp->has_initial_state;
     pp.slots = sp->slots, pp.t_max = sp->t_max, pp.bits = sp->index_bits;
     pp.inplace = (sp->flags & SGLA_POOL_INPLACE) != 0, pp.v_first = (sp->flags & SGLA_POOL_V_FIRST) != 0;
-    if (d->T == 0) return SGLA_OK;
 
     const sgla_cuda_plan one = {-1, 1};
     plan pl;
-    const int chunked = d->dtype != SGLA_F32 && !sp->t_max && !pp.v_first && d->T >= POOL_CHUNK_FROM && (d->chunk == 16 || d->chunk == 32 || d->chunk == 64) &&
-                        (d->K == 64 || d->K == 128 || d->K == 256) && (d->V == 64 || d->V == 128 || d->V == 256) &&
-                        is_aligned(d->q, 16) && is_aligned(d->k, 16) && is_aligned(d->v, 16) &&
-                        is_aligned(d->o, 16) && make_plan(d, f, &one, &pl) == SGLA_OK;
+    const int chunked = d->dtype != SGLA_F32 && !sp->t_max && !pp.v_first && d->T >= POOL_CHUNK_FROM &&
+                        chunk_taken(d->chunk) && native_dim(d->K) && native_dim(d->V) && qkvo_aligned16(d) &&
+                        make_plan(d, f, &one, &pl) == SGLA_OK;
     int64_t first = 0, last = p.N - 1; /* the sequences the chunked grid covers */
     if (chunked && sp->host_cu_seqlens) {
         const int64_t *cu = sp->host_cu_seqlens;
@@ -809,7 +836,7 @@ static sgla_status cuda_forward(const sgla_forward_desc *d, sgla_backend kind)
 {
     (void)kind;
     if (d->pool) return cuda_pool_run(d);
-    return needs_padding(d) ? cuda_run_padded(d, NULL) : cuda_run(d, NULL);
+    return cuda_run(d, NULL);
 }
 
 static sgla_status cuda_workspace_size(const sgla_forward_desc *d, size_t *bytes)
@@ -819,15 +846,7 @@ static sgla_status cuda_workspace_size(const sgla_forward_desc *d, size_t *bytes
         *bytes = 0;
         return SGLA_OK;
     }
-    if (needs_padding(d)) {
-        pad_layout L;
-        sgla_status rc = pad_plan(d, NULL, &L, &pl);
-        if (rc == SGLA_OK) *bytes = L.bytes;
-        return rc;
-    }
-    sgla_status rc = plan_call(d, NULL, &pl);
-    if (rc == SGLA_OK) *bytes = pl.ws_bytes;
-    return rc;
+    return plan_sized(d, &pl, bytes);
 }
 
 /* (C++17: no designated initializers; the order of sgla_backend_impl) */
@@ -866,8 +885,8 @@ extern "C" sgla_status sgla_cuda_plan_of(const sgla_forward_desc *user, sgla_cud
     sgla_forward_desc d;
     plan pl;
     sgla_status st = dev_prepare(user, &d);
-    pad_layout L;
-    if (st == SGLA_OK) st = needs_padding(&d) ? pad_plan(&d, NULL, &L, &pl) : plan_call(&d, NULL, &pl);
+    size_t bytes;
+    if (st == SGLA_OK) st = plan_sized(&d, &pl, &bytes);
     if (st != SGLA_OK) return st;
     out->config = pl.row;
     out->nseg = pl.nseg;
@@ -878,7 +897,7 @@ extern "C" sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *user, c
 {
     sgla_forward_desc d;
     sgla_status st = dev_prepare(user, &d);
-    return st != SGLA_OK ? st : needs_padding(&d) ? cuda_run_padded(&d, force) : cuda_run(&d, force);
+    return st != SGLA_OK ? st : cuda_run(&d, force);
 }
 
 extern "C" sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *user, int path)

@@ -571,44 +571,68 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
 #pragma unroll
                 for (int e = 0; e < Sh::NR; e++) S[mt][e] = sgla_carry_mul(S[mt][e], bC, dm1, d);
         }
-        uint32_t kf[Sh::MT][4][4];
+        /* the weights w of this lane's keys, bf16 pairs: keys 16 kk + 2 tig (+1) and + 8 (+9) */
+        uint32_t w01[4], w89[4];
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
-            uint32_t w01 = 0, w89 = 0;
+            w01[kk] = w89[kk] = 0;
             if (p.gmode) {
                 const int ta = 16 * kk + 2 * tig;
-                w01 = chunk_pack<E>(sgla_exp2(bC - bw[ta]), sgla_exp2(bC - bw[ta + 1]));
-                w89 = chunk_pack<E>(sgla_exp2(bC - bw[ta + 8]), sgla_exp2(bC - bw[ta + 9]));
-            }
-#pragma unroll
-            for (int mt = 0; mt < Sh::MT; mt++) {
-                uint32_t *ka = kf[mt][kk];
-                sgla_ldm_x4_t(ka, ks + k_off + kk * 2048 + mt * 8192);
-                if (p.gmode) {
-                    ka[0] = chunk_mul2<E>(ka[0], w01);
-                    ka[1] = chunk_mul2<E>(ka[1], w01);
-                    ka[2] = chunk_mul2<E>(ka[2], w89);
-                    ka[3] = chunk_mul2<E>(ka[3], w89);
-                }
+                w01[kk] = chunk_pack<E>(sgla_exp2(bC - bw[ta]), sgla_exp2(bC - bw[ta + 1]));
+                w89[kk] = chunk_pack<E>(sgla_exp2(bC - bw[ta + 8]), sgla_exp2(bC - bw[ta + 9]));
             }
         }
-        sgla_wg_fence();
+        /* per m-tile of S, the chunk's (K w)^T V.  K <= 128: from zero, 64 columns at a time, then
+         * added to S in fp32 (round to nearest).  Accumulated into S by the tensor cores, whose
+         * additions truncate, it loses about half an ulp of S a chunk with one sign (1e-3 of ht after
+         * 15,625 chunks near a = 1: docs/numerics.md §7).  K = 256 has no registers for the extra
+         * accumulator and keeps accumulating into S. */
+        constexpr bool kExactAdd = Sh::MT <= 2;
 #pragma unroll
-        for (int mt = 0; mt < Sh::MT; mt++)
+        for (int mt = 0; mt < Sh::MT; mt++) {
+            uint32_t kf[4][4];
 #pragma unroll
-            for (int kk = 0; kk < 4; kk++) chunk_wg_rs<E, Sh::BV>(S[mt], kf[mt][kk], dV + sw128_vstep(kk));
-        sgla_wg_commit();
-        sgla_wg_wait<0>();
+            for (int kk = 0; kk < 4; kk++) {
+                uint32_t *ka = kf[kk];
+                sgla_ldm_x4_t(ka, ks + k_off + kk * 2048 + mt * 8192);
+                if (p.gmode) {
+                    ka[0] = chunk_mul2<E>(ka[0], w01[kk]);
+                    ka[1] = chunk_mul2<E>(ka[1], w01[kk]);
+                    ka[2] = chunk_mul2<E>(ka[2], w89[kk]);
+                    ka[3] = chunk_mul2<E>(ka[3], w89[kk]);
+                }
+            }
+            if constexpr (kExactAdd) {
 #pragma unroll
-        for (int mt = 0; mt < Sh::MT; mt++)
+                for (int h = 0; h < Sh::BV / 64; h++) { /* columns 64 h .. + 63: S[mt][32 h ..] */
+                    float U[32];
 #pragma unroll
-            for (int e = 0; e < Sh::NR; e++) sgla_pin(S[mt][e]);
+                    for (int e = 0; e < 32; e++) U[e] = 0.f;
+                    sgla_wg_fence();
 #pragma unroll
-        for (int mt = 0; mt < Sh::MT; mt++)
+                    for (int kk = 0; kk < 4; kk++) chunk_wg_rs<E, 64>(U, kf[kk], dV + sw128_vstep(kk) + 512 * h);
+                    sgla_wg_commit();
+                    sgla_wg_wait<0>();
+#pragma unroll
+                    for (int e = 0; e < 32; e++) {
+                        sgla_pin(U[e]);
+                        S[mt][32 * h + e] += U[e];
+                    }
+                }
+            } else {
+                sgla_wg_fence();
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++) chunk_wg_rs<E, Sh::BV>(S[mt], kf[kk], dV + sw128_vstep(kk));
+                sgla_wg_commit();
+                sgla_wg_wait<0>();
+#pragma unroll
+                for (int e = 0; e < Sh::NR; e++) sgla_pin(S[mt][e]);
+            }
 #pragma unroll
             for (int kk = 0; kk < 4; kk++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) sgla_pin(kf[mt][kk][e]);
+                for (int e = 0; e < 4; e++) sgla_pin(kf[kk][e]);
+        }
         release_stage(a, s);
         /* S_{c+1} for the output warpgroup's chunk c + 1, once the Q.S of chunk c + 1 - NSB has read that buffer */
         if (w.outputs && c + 1 < w.nchunks) {

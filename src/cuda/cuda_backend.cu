@@ -561,11 +561,32 @@ static __global__ void resize3(T *dst, int dr, int dc, const T *src, int sr, int
     }
 }
 
+/* the same when every row is whole 16-byte units (K, V multiples of 8 in 16 bits, of 4 in fp32):
+ * a thread per unit */
+static __global__ void resize3_u4(uint4 *dst, int dr, int du, const uint4 *src, int sr, int su, int64_t rows)
+{
+    const int64_t n = rows * du;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t row = i / du, m = row / dr;
+        const int u = (int)(i - row * du), r = (int)(row - m * dr);
+        dst[i] = r < sr && u < su ? src[(m * sr + r) * su + u] : make_uint4(0u, 0u, 0u, 0u);
+    }
+}
+
 static sgla_status resize(void *dst, int64_t dr, int64_t dc, const void *src, int64_t sr, int64_t sc, int64_t M,
                           size_t es, cudaStream_t st)
 {
     const int64_t rows = M * dr;
     if (rows == 0) return SGLA_OK;
+    if ((dc * (int64_t)es) % 16 == 0 && (sc * (int64_t)es) % 16 == 0 && is_aligned(dst, 16) && is_aligned(src, 16)) {
+        const int du = (int)(dc * (int64_t)es / 16), su = (int)(sc * (int64_t)es / 16);
+        const int64_t want = (rows * du + 255) / 256;
+        resize3_u4<<<(unsigned)(want < 1048576 ? want : 1048576), 256, 0, st>>>((uint4 *)dst, (int)dr, du,
+                                                                               (const uint4 *)src, (int)sr, su, rows);
+        const cudaError_t e = cudaGetLastError();
+        return e == cudaSuccess ? SGLA_OK
+                                : sgla_fail(SGLA_ERR_CUDA, "launch of the head-size padding: %s", cudaGetErrorString(e));
+    }
     const int64_t want = (rows + 7) / 8; /* 8 warps a block, a row each */
     const unsigned blocks = (unsigned)(want < 1048576 ? want : 1048576);
     if (es == 2)

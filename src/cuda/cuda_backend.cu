@@ -84,6 +84,11 @@ static void find_facts(int dev, device_facts *f)
         f->state = -1;
         return;
     }
+    if ((int)sgla_fwd_mma_max_smem() <= optin && (e = sgla_fwd_mma_setup()) != cudaSuccess) {
+        snprintf(f->why, sizeof f->why, "device %d, the mma.sync forward: %s", dev, cudaGetErrorString(e));
+        f->state = -1;
+        return;
+    }
     if ((e = sgla_bwd_tc_setup()) != cudaSuccess) {
         snprintf(f->why, sizeof f->why, "device %d, the tensor-core backward: %s", dev, cudaGetErrorString(e));
         f->state = -1;
@@ -213,7 +218,9 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
                                           (long long)d->K, (long long)d->V);
     }
     int nseg;
-    if (force && force->nseg > 0) {
+    if (force && force->config == SGLA_CUDA_CONFIG_PORTABLE) {
+        nseg = 1; /* the mma.sync path has no split */
+    } else if (force && force->nseg > 0) {
         if (force->nseg > 1 && d->cu_seqlens)
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: no sequence split with cu_seqlens");
         nseg = force->nseg;
@@ -476,6 +483,12 @@ static sgla_status cuda_run(const sgla_forward_desc *d, const sgla_cuda_plan *fo
     p.nseg = 1;
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
     if (d->dtype == SGLA_F32) return sgla_recurrent_fwd_f32(&p, st);
+    if (force && force->config == SGLA_CUDA_CONFIG_PORTABLE) {
+        if (!sgla_fwd_mma_supported(d->dtype, d->K, d->V))
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the mma.sync path takes bf16 / fp16 with K, V "
+                             "in {64, 128} (K = %lld, V = %lld)", (long long)d->K, (long long)d->V);
+        return sgla_fwd_mma_launch(&p, d->dtype, st);
+    }
 
     sgla_tmaps tm;
     if ((rc = tma_maps(&p, d->dtype, &tm)) != SGLA_OK) return rc;

@@ -10,7 +10,10 @@ ROOT=$PWD
 SNAP=${SNAP:-/tmp/sgla_snap}
 rm -rf "$SNAP" && mkdir -p "$SNAP"
 git ls-files -co --exclude-standard -z | xargs -0 tar -cf - | tar -x -C "$SNAP"
-cmake -S "$SNAP" -B "$ROOT/build-cuda" -DCMAKE_BUILD_TYPE=Release -DSGLA_PTXAS_VERBOSE=ON > /tmp/sgla_cmake.log
+# the lent H200 needs sm_90a alone (a smaller upload); SGLA_CUDA_ARCHS=80-virtual stages a build whose only
+# kernels are sm_80 PTX, JIT-compiled there: the path of GPUs before Hopper, run on the H200
+cmake -S "$SNAP" -B "$ROOT/build-cuda" -DCMAKE_BUILD_TYPE=Release -DSGLA_PTXAS_VERBOSE=ON \
+  -DCMAKE_CUDA_ARCHITECTURES="${SGLA_CUDA_ARCHS:-90a-real}" > /tmp/sgla_cmake.log
 cmake --build "$ROOT/build-cuda" -j"$(nproc)" 2>&1 | grep -E "error|ptxas info.*Used|spill|C75[0-9][0-9]" | grep -v " 0 bytes spill" || true
 rm -rf .devbin && mkdir -p .devbin/tests .devbin/lib
 cp -L build-cuda/sgla build-cuda/libsgla.so .devbin/

@@ -231,7 +231,10 @@ typedef struct sgla_state_pool {
  *
  * - Device.  The calling thread's current device (cudaSetDevice) at the time
  *   of the call; every pointer (cu_seqlens too) must be memory of that device
- *   and `stream` one of its streams.
+ *   and `stream` one of its streams.  Compute capability 8.0 or newer: Hopper
+ *   (sm_90a) runs the wgmma / TMA kernels; other GPUs the mma.sync path (bf16 /
+ *   fp16 with K, V up to 128 after padding, no split; run so far only by
+ *   forcing it on an H200).
  * - Shapes.  K, V <= 256; 64, 128 and 256 run natively, other sizes on
  *   copies zero-padded to the next of those (the same function; the copies
  *   are workspace and cost their bytes).  chunk 16, 32 or 64 (each computed

@@ -665,6 +665,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
 template <class E, class Sh>
 __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kparams p, const __grid_constant__ sgla_tmaps tm)
 {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma, TMA, setmaxnreg: sm_90a */
     static_assert(ChunkSmemChecks<Sh>::ok, "shared-memory layout");
     extern __shared__ __align__(1024) unsigned char chunk_smem[];
     ChunkSmem<Sh> &sm = *reinterpret_cast<ChunkSmem<Sh> *>(chunk_smem);
@@ -707,6 +708,9 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
     /* each role runs its own loop, so the state's registers are live only in its own */
     if (wg < Sh::NO) chunk_outputs<E, Sh>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
     else chunk_state<E, Sh>(p, w, sm, a, tid, lane, bw);
+#else
+    __trap(); /* a Hopper kernel: the runtime never launches it elsewhere (cuda_backend.cu) */
+#endif
 }
 
 /* What the host needs of one instance. */

@@ -19,8 +19,11 @@ enum { MAX_DEVICES = 64 };
 typedef struct device_facts {
     int state;          /* 0 not looked at, 1 usable, -1 not usable (why says why) */
     char why[192];
-    int sms;
-    int blocks_per_sm[2][SGLA_NUM_CHUNK_CONFIGS]; /* [f16, bf16][row] */
+    int sms, cc;        /* cc: compute capability, 10 major + minor */
+    int hopper;         /* the sm_90a kernels run here (an H100 / H200 and a build with them) */
+    int mma_fwd;        /* the mma.sync forward (chunk_fwd_mma.cu) runs here */
+    int bwd_tc, bwd_cc; /* the tensor-core / CUDA-core backward fit its shared memory */
+    int blocks_per_sm[2][SGLA_NUM_CHUNK_CONFIGS]; /* [f16, bf16][row], Hopper only */
 } device_facts;
 
 static device_facts devices[MAX_DEVICES];
@@ -44,14 +47,24 @@ static void find_facts(int dev, device_facts *f)
         f->state = -1;
         return;
     }
-    if (major != 9 || minor != 0) {
+    if (major < 8) {
         snprintf(f->why, sizeof f->why,
-                 "device %d has compute capability %d.%d; the kernels are built for sm_90a (H100, H200) only", dev,
+                 "device %d has compute capability %d.%d; the kernels need 8.0 or newer (Ampere, Ada, Hopper)", dev,
                  major, minor);
         f->state = -1;
         return;
     }
-    for (int t = 0; t < 2; t++)
+    f->cc = 10 * major + minor;
+    {   /* the Hopper kernels: on sm_90 with their sm_90a code in this build.  A build may carry only the PTX
+         * of sm_80, which the driver compiles for sm_90 too, but where the Hopper kernels are stubs: the
+         * target the function was compiled for (ptxVersion) tells them apart */
+        cudaFuncAttributes at;
+        f->hopper = major == 9 && minor == 0 &&
+                    cudaFuncGetAttributes(&at, (const void *)chunk_kernels(SGLA_BF16)[0].fn) == cudaSuccess &&
+                    at.ptxVersion >= 90;
+        (void)cudaGetLastError(); /* a missing image is not an error of the caller's */
+    }
+    for (int t = 0; f->hopper && t < 2; t++)
         for (int r = 0; r < SGLA_NUM_CHUNK_CONFIGS; r++) {
             const sgla_chunk_kernel *k = &chunk_kernels(t ? SGLA_BF16 : SGLA_F16)[r];
             const void *fn = (const void *)k->fn;
@@ -70,33 +83,22 @@ static void find_facts(int dev, device_facts *f)
                 return;
             }
         }
-    /* the backward's gradient kernel, at its largest (K = V = 256) */
-    const size_t bsm = sgla_bwd_grads_smem(256, 256);
-    if ((int)bsm > optin) {
-        snprintf(f->why, sizeof f->why, "device %d allows %d bytes of shared memory a block; the backward needs %zu",
-                 dev, optin, bsm);
-        f->state = -1;
-        return;
-    }
-    if ((int)sgla_bwd_tc_max_smem() > optin) {
-        snprintf(f->why, sizeof f->why, "device %d allows %d bytes of shared memory a block; the backward needs %zu",
-                 dev, optin, sgla_bwd_tc_max_smem());
-        f->state = -1;
-        return;
-    }
-    if ((e = sgla_bwd_tc_setup()) != cudaSuccess) {
-        snprintf(f->why, sizeof f->why, "device %d, the tensor-core backward: %s", dev, cudaGetErrorString(e));
-        f->state = -1;
-        return;
-    }
+    /* the other kernels where their shared memory fits (an sm_86 / sm_89 block has 99 KB) */
+    f->mma_fwd = (int)sgla_fwd_mma_max_smem() <= optin && sgla_fwd_mma_setup() == cudaSuccess;
+    f->bwd_tc = (int)sgla_bwd_tc_max_smem() <= optin && sgla_bwd_tc_setup() == cudaSuccess;
+    const size_t bsm = sgla_bwd_grads_smem(256, 256); /* the CUDA-core backward at its largest (K = V = 256) */
+    f->bwd_cc = (int)bsm <= optin;
     const sgla_dtype bdt[3] = {SGLA_F32, SGLA_F16, SGLA_BF16};
-    for (int i = 0; i < 3; i++)
-        if ((e = cudaFuncSetAttribute(sgla_bwd_grads_kernel(bdt[i]), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      (int)bsm)) != cudaSuccess) {
-            snprintf(f->why, sizeof f->why, "device %d, the backward: %s", dev, cudaGetErrorString(e));
-            f->state = -1;
-            return;
-        }
+    for (int i = 0; f->bwd_cc && i < 3; i++)
+        f->bwd_cc = cudaFuncSetAttribute(sgla_bwd_grads_kernel(bdt[i]), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)bsm) == cudaSuccess;
+    (void)cudaGetLastError();
+    if (!f->hopper && !f->mma_fwd) {
+        snprintf(f->why, sizeof f->why, "device %d (compute capability %d.%d, %d bytes of shared memory a block): "
+                 "no forward kernel of this build runs on it", dev, major, minor, optin);
+        f->state = -1;
+        return;
+    }
     f->state = 1;
 }
 
@@ -130,10 +132,10 @@ static const device_facts *current_device(char *why, size_t n)
             device_facts tmp;
             memset(&tmp, 0, sizeof tmp);
             find_facts(dev, &tmp);
-            memcpy(f->why, tmp.why, sizeof f->why);
-            f->sms = tmp.sms;
-            memcpy(f->blocks_per_sm, tmp.blocks_per_sm, sizeof f->blocks_per_sm);
-            __atomic_store_n(&f->state, tmp.state, __ATOMIC_RELEASE);
+            const int state = tmp.state;
+            tmp.state = 0;
+            *f = tmp; /* still 0 for the readers that do not hold the lock */
+            __atomic_store_n(&f->state, state, __ATOMIC_RELEASE);
         }
         pthread_mutex_unlock(&devices_mutex);
     }
@@ -169,6 +171,7 @@ typedef struct plan {
     int nseg;           /* time segments (1: no split) */
     int64_t seg_len;    /* tokens per segment, a multiple of 64 */
     size_t ws_bytes;    /* workspace of the split */
+    int portable;       /* the mma.sync path (GPUs before Hopper, or forced) */
 } plan;
 
 static int row_serves(int r, const sgla_forward_desc *d)
@@ -199,6 +202,17 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: fp32 inputs take the recurrent path, no row %d",
                          force->config);
     if (d->dtype == SGLA_F32 || d->T == 0) return SGLA_OK;
+    if ((force && force->config == SGLA_CUDA_CONFIG_PORTABLE) || !f->hopper) {
+        if (!f->mma_fwd)
+            return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: the mma.sync forward does not fit this "
+                             "device's shared memory (compute capability %d.%d)", f->cc / 10, f->cc % 10);
+        if (!sgla_fwd_mma_supported(d->dtype, d->K, d->V))
+            return sgla_fail(f->hopper ? SGLA_ERR_INVALID_ARGUMENT : SGLA_ERR_UNSUPPORTED_SHAPE,
+                             "CUDA backend: the mma.sync path (GPUs before Hopper) takes K, V up to 128 (K = %lld, "
+                             "V = %lld after padding)", (long long)d->K, (long long)d->V);
+        pl->portable = 1;
+        return SGLA_OK;
+    }
     if (force && force->config >= 0) {
         if (force->config >= SGLA_NUM_CHUNK_CONFIGS || !row_serves(force->config, d))
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: configuration row %d cannot serve K = %lld, V = %lld",
@@ -484,6 +498,7 @@ static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *
     p.nseg = 1;
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
     if (d->dtype == SGLA_F32) return sgla_recurrent_fwd_f32(&p, st);
+    if (pl.portable) return sgla_fwd_mma_launch(&p, d->dtype, st);
 
     sgla_tmaps tm;
     if ((rc = tma_maps(&p, d->dtype, &tm)) != SGLA_OK) return rc;
@@ -681,12 +696,19 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, bwd_plan 
     if (b->workspace && !is_aligned(b->workspace, 256))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backward: the workspace must be 256-byte aligned");
     const int64_t N = sgla_num_sequences(d);
-    const int tc_ok = sgla_bwd_tc_supported(d->dtype, d->K, d->V) && aligned16(d->q) && aligned16(d->k) &&
+    char why[192];
+    const device_facts *f = current_device(why, sizeof why);
+    if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
+    const int tc_ok = f->bwd_tc && sgla_bwd_tc_supported(d->dtype, d->K, d->V) && aligned16(d->q) && aligned16(d->k) &&
                       aligned16(d->v) && aligned16(b->dout) && aligned16(b->dq) && aligned16(b->dk) &&
                       aligned16(b->dv) && is_aligned(d->h0, 8) && is_aligned(b->dht, 8) && is_aligned(b->dh0, 8);
     if (force == 2 && !tc_ok)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the tensor-core backward cannot serve this call");
     pl->tc = force == 1 ? 0 : tc_ok;
+    if (!pl->tc && !f->bwd_cc)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backward: neither path fits this device's shared memory "
+                         "(compute capability %d.%d) for K = %lld, V = %lld", f->cc / 10, f->cc % 10, (long long)d->K,
+                         (long long)d->V);
     size_t off = 0;
     const int need_dg = (d->g && b->dg) || (d->g_gamma && b->dg_gamma);
     if (pl->tc) {
@@ -829,7 +851,7 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
 
     const sgla_cuda_plan one = {-1, 1};
     plan pl;
-    const int chunked = d->dtype != SGLA_F32 && !sp->t_max && !pp.v_first && d->T >= POOL_CHUNK_FROM &&
+    const int chunked = f->hopper && d->dtype != SGLA_F32 && !sp->t_max && !pp.v_first && d->T >= POOL_CHUNK_FROM &&
                         chunk_taken(d->chunk) && native_dim(d->K) && native_dim(d->V) && qkvo_aligned16(d) &&
                         make_plan(d, f, &one, &pl) == SGLA_OK;
     int64_t first = 0, last = p.N - 1; /* the sequences the chunked grid covers */

@@ -25,6 +25,13 @@ int sgla_pool_supported(int64_t K, int64_t V);
 sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, sgla_dtype dt, int after_chunked,
                              cudaStream_t st);
 
+/* The chunked forward on mma.sync / cp.async (chunk_fwd_mma.cu): bf16 / fp16, K and V in
+ * {64, 128}, 16-byte aligned tensors, one launch, no workspace. */
+int sgla_fwd_mma_supported(sgla_dtype dt, int64_t K, int64_t V);
+size_t sgla_fwd_mma_max_smem(void);
+cudaError_t sgla_fwd_mma_setup(void); /* the shared-memory opt-in of every instance */
+sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
+
 /* The backward's parameter block (chunk_bwd.cu). */
 typedef struct sgla_bparams {
     const void *q, *k, *v, *dout;      /* the call's dtype */

@@ -1,0 +1,278 @@
+/* The chunked forward on mma.sync and cp.async: the path for GPUs without
+ * wgmma and TMA (Ampere and Ada, sm_80 .. sm_89; Blackwell until it has its
+ * own), bf16 / fp16 inputs with K, V in {64, 128}.  The H200 runs it when it is
+ * forced (sgla_cuda_forward_forced with SGLA_CUDA_CONFIG_PORTABLE), which is
+ * how the tests check it here.
+ *
+ * One block of 8 warps per (sequence, head), over chunks of 64 tokens, the
+ * mirror of the tensor-core backward's forward sweep (chunk_bwd_tc.cu) with q
+ * in the place of dO:
+ *     o_c = rs ⊙ (Q S_c) + A V,   A = scale Γ ⊙ (Q K^T) (j <= i),  rs_i = scale exp2(b_i)
+ *     S_{c+1} = exp2(b_L) S_c + (K ⊙ w)^T V,   w_j = exp2(b_L - b_j)
+ * Warp w computes rows 16 (w % 4) .. + 15 of o in column half w / 4 and owns
+ * the state tile of rows K/4 (w % 4) .. and that column half (mma_tiles.cuh);
+ * the state is fp32 in registers, its 16-bit copy in shared memory is the
+ * operand of Q S.  The next chunk's q, k, v arrive by cp.async while this one
+ * is computed. */
+#include <stdint.h>
+
+#include "chunk_fwd.cuh"
+#include "cuda_backend.cuh"
+#include "mma_tiles.cuh"
+#include "ptx.cuh"
+
+namespace {
+
+template <class Sh> struct FwdMmaSmem {
+    uint16_t q[2][64 * Sh::LK], k[2][64 * Sh::LK]; /* two stages: chunk c and the next one */
+    uint16_t v[2][64 * Sh::LV];
+    uint16_t S[Sh::KD * Sh::LV]; /* 16-bit copy of S_c */
+    float b[2][64];              /* log2 b of each stage's chunk */
+    float wt[64];                /* the chunk's key weights w */
+    uint16_t stg[8][16 * (Sh::VD / 2 + 8)]; /* per warp: its o rows, for 16-byte stores */
+};
+/* 155 KB at K = V = 128: an sm_80 block (163 KB) and Hopper take it; sm_86 / sm_89 (99 KB) need a
+ * V split or one stage (not yet: the launch refuses what the device cannot hold) */
+static_assert(sizeof(FwdMmaSmem<MmaShape<128, 128>>) <= 163 * 1024, "fits the shared memory of an sm_80 block");
+
+struct MWork {
+    int64_t nh, h, row0, len; /* row0: (b T + t0) H + h, the first token's row index */
+    int nc;
+};
+
+__device__ __forceinline__ void mwork(const sgla_kparams &p, MWork &w)
+{
+    w.nh = blockIdx.x;
+    const int64_t n = w.nh / p.H;
+    w.h = w.nh - n * p.H;
+    int64_t b, t0, t1;
+    sgla_seq_range(&p, n, &b, &t0, &t1);
+    w.len = t1 - t0;
+    w.nc = (int)((w.len + 63) / 64);
+    w.row0 = (b * p.T + t0) * p.H + w.h;
+}
+
+__device__ __forceinline__ int mrows(const MWork &w, int c)
+{
+    const int64_t r = w.len - (int64_t)c * 64;
+    return (int)(r < 64 ? r : 64);
+}
+
+/* q, k, v of chunk c into stage s (rows past the chunk are zeros) */
+template <class Sh>
+__device__ __forceinline__ void mload(const sgla_kparams &p, const MWork &w, FwdMmaSmem<Sh> &sm, int c, int s, int tid)
+{
+    const int L = mrows(w, c);
+    const int64_t r0 = w.row0 + (int64_t)c * 64 * p.H;
+    const uint16_t *q = (const uint16_t *)p.q + r0 * Sh::KD, *k = (const uint16_t *)p.k + r0 * Sh::KD;
+    const uint16_t *v = (const uint16_t *)p.v + r0 * Sh::VD;
+    constexpr int UK = Sh::KD / 8, UV = Sh::VD / 8;
+    const uint32_t qs = sgla_smem_u32(sm.q[s]), ks = sgla_smem_u32(sm.k[s]), vs = sgla_smem_u32(sm.v[s]);
+    for (int i = tid; i < 64 * UK; i += NTH) {
+        const int r = i / UK, u = i - r * UK, ok = r < L ? 16 : 0;
+        const int64_t g = (r < L ? (int64_t)r * p.H * Sh::KD : 0) + u * 8;
+        const uint32_t d = (uint32_t)((r * Sh::LK + u * 8) * 2);
+        cp_async16(qs + d, q + g, ok);
+        cp_async16(ks + d, k + g, ok);
+    }
+    for (int i = tid; i < 64 * UV; i += NTH) {
+        const int r = i / UV, u = i - r * UV, ok = r < L ? 16 : 0;
+        const int64_t g = (r < L ? (int64_t)r * p.H * Sh::VD : 0) + u * 8;
+        cp_async16(vs + (uint32_t)((r * Sh::LV + u * 8) * 2), v + g, ok);
+    }
+    cp_async_commit();
+}
+
+/* g of chunk c's rows lane, lane + 32 (0 past its end), loaded ahead of its use */
+__device__ __forceinline__ void mgate_load(const sgla_kparams &p, const MWork &w, int c, int lane, float &g0, float &g1)
+{
+    g0 = g1 = 0.f;
+    if (p.gmode != SGLA_GATE_G || c < 0 || c >= w.nc) return;
+    const int L = mrows(w, c);
+    const float *gp = p.g + w.row0 + (int64_t)c * 64 * p.H;
+    if (lane < L) g0 = __ldg(gp + (int64_t)lane * p.H);
+    if (lane + 32 < L) g1 = __ldg(gp + (int64_t)(lane + 32) * p.H);
+}
+
+/* b (log2, chunk-local, cumulative; rows past the end repeat the last) of chunk c, by one warp */
+__device__ __forceinline__ void mgate_scan(const sgla_kparams &p, const MWork &w, int c, float g0, float g1,
+                                           float *bdst, int lane)
+{
+    if (p.gmode == SGLA_GATE_G) {
+        float x0 = fmaxf(g0, SGLA_GATE_FLOOR_F) * SGLA_LOG2E, x1 = fmaxf(g1, SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const float y0 = __shfl_up_sync(0xffffffffu, x0, off), y1 = __shfl_up_sync(0xffffffffu, x1, off);
+            if (lane >= off) x0 += y0, x1 += y1;
+        }
+        x1 += __shfl_sync(0xffffffffu, x0, 31);
+        bdst[lane] = x0;
+        bdst[lane + 32] = x1;
+    } else if (p.gmode == SGLA_GATE_GAMMA) {
+        const int L = mrows(w, c);
+        const float gl2 = fmaxf(p.g_gamma[w.h], SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
+        bdst[lane] = gl2 * (float)(lane + 1 < L ? lane + 1 : L);
+        bdst[lane + 32] = gl2 * (float)(lane + 33 < L ? lane + 33 : L);
+    } else {
+        bdst[lane] = bdst[lane + 32] = 0.f;
+    }
+}
+
+template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
+{
+    extern __shared__ __align__(128) unsigned char smraw[];
+    FwdMmaSmem<Sh> &sm = *reinterpret_cast<FwdMmaSmem<Sh> *>(smraw);
+    constexpr int VH = Sh::VD / 2; /* o columns of a warp */
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    const int m = warp & 3, hf = warp >> 2;
+    MWork w;
+    mwork(p, w);
+    const int64_t kv = Sh::KD * p.V;
+    float S[Sh::MS][Sh::NS][4];
+    state_load<Sh>(S, p.h0 ? p.h0 + w.nh * kv : (const float *)0, p.V, m, hf, gid, tig);
+    if (w.nc > 0) {
+        state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
+        mload<Sh>(p, w, sm, 0, 0, tid);
+    }
+    float g0 = 0.f, g1 = 0.f;
+    if (warp == 0) {
+        mgate_load(p, w, 0, lane, g0, g1);
+        mgate_scan(p, w, 0, g0, g1, sm.b[0], lane);
+    }
+    const float scale = p.scale;
+    uint16_t *o = (uint16_t *)p.o;
+    const int64_t rso = p.H * Sh::VD;
+    for (int c = 0; c < w.nc; c++) {
+        const int s = c & 1, L = mrows(w, c);
+        cp_async_wait0();
+        __syncthreads(); /* chunk c's tiles, its b and S_c's copy are complete */
+        if (c + 1 < w.nc) mload<Sh>(p, w, sm, c + 1, s ^ 1, tid);
+        if (warp == 0) mgate_load(p, w, c + 1, lane, g0, g1);
+        const float *bb = sm.b[s];
+        const float bC = bb[63];
+        const uint32_t qs = sgla_smem_u32(sm.q[s]), ks = sgla_smem_u32(sm.k[s]), vs = sgla_smem_u32(sm.v[s]);
+        const uint32_t Ss = sgla_smem_u32(sm.S);
+
+        /* Q S_c (16 rows x this half's V/2 columns) and P = Q K^T (16 x 64; tiles past the diagonal skipped) */
+        float acc[VH / 8][4], sc[8][4];
+#pragma unroll
+        for (int i = 0; i < VH / 8; i++) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+#pragma unroll
+        for (int i = 0; i < 8; i++) sc[i][0] = sc[i][1] = sc[i][2] = sc[i][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < Sh::KD / 16; kk++) {
+            uint32_t a[4], bf[4];
+            ldA(a, qs, Sh::LK, 16 * m, 16 * kk, lane);
+#pragma unroll
+            for (int np = 0; np < VH / 16; np++) {
+                ldBk(bf, Ss, Sh::LV, 16 * kk, VH * hf + 16 * np, lane);
+                mma16816<E>(acc[2 * np], a, bf[0], bf[1]);
+                mma16816<E>(acc[2 * np + 1], a, bf[2], bf[3]);
+            }
+#pragma unroll
+            for (int np = 0; np < 4; np++)
+                if (np <= m) {
+                    ldBn(bf, ks, Sh::LK, 16 * np, 16 * kk, lane);
+                    mma16816<E>(sc[2 * np], a, bf[0], bf[1]);
+                    mma16816<E>(sc[2 * np + 1], a, bf[2], bf[3]);
+                }
+        }
+        const int i0 = 16 * m + gid, i1 = i0 + 8;
+        {
+            float d0, d1; /* unused: no dot products here */
+            rows_scale_dot<E, VH / 8>(acc, sgla_exp2(bb[i0]) * scale, sgla_exp2(bb[i1]) * scale, sm.v[s], Sh::LV, i0,
+                                      VH * hf, tig, false, d0, d1);
+        }
+        /* o += A V */
+        scores_weigh<E>(sc, bb, scale, m, gid, tig, true);
+        {
+            uint32_t af[4][4];
+            scores_pack<E>(sc, af);
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++)
+                if (kk <= m)
+#pragma unroll
+                    for (int np = 0; np < VH / 16; np++) {
+                        uint32_t bf[4];
+                        ldBk(bf, vs, Sh::LV, 16 * kk, VH * hf + 16 * np, lane);
+                        mma16816<E>(acc[2 * np], af[kk], bf[0], bf[1]);
+                        mma16816<E>(acc[2 * np + 1], af[kk], bf[2], bf[3]);
+                    }
+        }
+        rows_store<E, VH / 8>(acc, sm.stg[warp], o + (w.row0 + (int64_t)c * 64 * p.H) * Sh::VD, rso, VH * hf, m, L,
+                              gid, tig, lane);
+        if (c + 1 == w.nc && !p.ht) break;
+        /* S_{c+1} = exp(b_L) S_c + (K ⊙ w)^T V, w_j = exp(b_L - b_j) */
+        __syncthreads(); /* every warp is done with S_c's copy and with the last chunk's weights */
+        if (tid < 64) sm.wt[tid] = sgla_exp2(bC - bb[tid]);
+        __syncthreads();
+        state_update<E, Sh>(S, bC, 0.f, sm.wt, ks, vs, m, hf, tig, lane);
+        if (c + 1 < w.nc) {
+            state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
+            if (warp == 0) mgate_scan(p, w, c + 1, g0, g1, sm.b[s ^ 1], lane);
+        }
+    }
+    if (p.ht) { /* the final state (h0, or zeros, for an empty sequence) */
+        float *d = p.ht + w.nh * kv;
+#pragma unroll
+        for (int mt = 0; mt < Sh::MS; mt++)
+#pragma unroll
+            for (int nt = 0; nt < Sh::NS; nt++) {
+                const int r = (Sh::KD / 4) * m + 16 * mt + gid, cc = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
+                *(float2 *)(d + (int64_t)r * p.V + cc) = make_float2(S[mt][nt][0], S[mt][nt][1]);
+                *(float2 *)(d + (int64_t)(r + 8) * p.V + cc) = make_float2(S[mt][nt][2], S[mt][nt][3]);
+            }
+    }
+}
+
+typedef void (*mma_fn)(const sgla_kparams);
+struct MInst {
+    mma_fn fn;
+    unsigned smem;
+};
+template <class E, int KD, int VD> constexpr MInst minst(void)
+{
+    return {chunk_fwd_mma<E, MmaShape<KD, VD>>, (unsigned)sizeof(FwdMmaSmem<MmaShape<KD, VD>>)};
+}
+/* [bf16, f16][K = 64, 128][V = 64, 128] */
+const MInst minsts[2][2][2] = {
+    {{minst<ElemBf16, 64, 64>(), minst<ElemBf16, 64, 128>()}, {minst<ElemBf16, 128, 64>(), minst<ElemBf16, 128, 128>()}},
+    {{minst<ElemF16, 64, 64>(), minst<ElemF16, 64, 128>()}, {minst<ElemF16, 128, 64>(), minst<ElemF16, 128, 128>()}},
+};
+const MInst *minst_of(sgla_dtype dt, int64_t K, int64_t V)
+{
+    if (dt != SGLA_BF16 && dt != SGLA_F16) return NULL;
+    if ((K != 64 && K != 128) || (V != 64 && V != 128)) return NULL;
+    return &minsts[dt == SGLA_BF16 ? 0 : 1][K == 128][V == 128];
+}
+
+} /* namespace */
+
+int sgla_fwd_mma_supported(sgla_dtype dt, int64_t K, int64_t V) { return minst_of(dt, K, V) != NULL; }
+
+size_t sgla_fwd_mma_max_smem(void) { return minsts[0][1][1].smem; }
+
+cudaError_t sgla_fwd_mma_setup(void)
+{
+    cudaError_t e = cudaSuccess;
+    for (int t = 0; t < 2; t++)
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++)
+                if ((e = cudaFuncSetAttribute((const void *)minsts[t][a][b].fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)minsts[t][a][b].smem)) != cudaSuccess)
+                    return e;
+    return e;
+}
+
+sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
+{
+    const MInst *x = minst_of(dt, p->K, p->V);
+    if (!x) return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "mma.sync forward: dtype or K = %lld, V = %lld",
+                             (long long)p->K, (long long)p->V);
+    const unsigned blocks = (unsigned)(p->N * p->H);
+    if (blocks == 0) return SGLA_OK;
+    x->fn<<<blocks, NTH, x->smem, st>>>(*p);
+    const cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? SGLA_OK
+                            : sgla_fail(SGLA_ERR_CUDA, "launch of the mma.sync forward: %s", cudaGetErrorString(e));
+}

@@ -16,7 +16,7 @@
 set -u
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
-BD=.devbin
+BD=${SGLA_DEVBIN:-.devbin}   # the staged build (bench/stage_devbin.sh)
 MODE=${1:-full}
 export PYTHONUNBUFFERED=1
 SUM=$OUT/summary.txt
@@ -25,12 +25,12 @@ note() { echo "$*" | tee -a "$SUM"; }
 
 note "== $(date -u +%FT%TZ) build of $(cat $BD/COMMIT 2>/dev/null | tr "\n" " ")mode=$MODE"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader 2>&1 | tee -a "$SUM"
+for z in $BD/*.gz $BD/tests/*.gz; do [ -f "$z" ] && gunzip -f "$z"; done
 if ldd $BD/sgla 2>/dev/null | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/$BD/lib:${LD_LIBRARY_PATH:-}; fi
 if [ "$MODE" = full ] && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site || note "wheel install failed"
 fi
-for z in $BD/tests/*.gz; do [ -f "$z" ] && gunzip -f "$z"; done
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
 
 # 1. correctness

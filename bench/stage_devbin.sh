@@ -7,28 +7,31 @@
 set -e
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+DB=${SGLA_DEVBIN:-.devbin}   # another folder stages a second build beside the first (e.g. the 80-virtual one)
 SNAP=${SNAP:-/tmp/sgla_snap}
 rm -rf "$SNAP" && mkdir -p "$SNAP"
 git ls-files -co --exclude-standard -z | xargs -0 tar -cf - | tar -x -C "$SNAP"
 # the lent H200 needs sm_90a alone (a smaller upload); SGLA_CUDA_ARCHS=80-virtual stages a build whose only
 # kernels are sm_80 PTX, JIT-compiled there: the path of GPUs before Hopper, run on the H200
-cmake -S "$SNAP" -B "$ROOT/build-cuda" -DCMAKE_BUILD_TYPE=Release -DSGLA_PTXAS_VERBOSE=ON \
+BUILD=$ROOT/build-cuda${SGLA_DEVBIN:+-$(basename "$DB")}
+cmake -S "$SNAP" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSGLA_PTXAS_VERBOSE=ON \
   -DCMAKE_CUDA_ARCHITECTURES="${SGLA_CUDA_ARCHS:-90a-real}" > /tmp/sgla_cmake.log
-cmake --build "$ROOT/build-cuda" -j"$(nproc)" 2>&1 | grep -E "error|ptxas info.*Used|spill|C75[0-9][0-9]" | grep -v " 0 bytes spill" || true
-rm -rf .devbin && mkdir -p .devbin/tests .devbin/lib
-cp -L build-cuda/sgla build-cuda/libsgla.so .devbin/
-cp build-cuda/tests/test_gpu_forward build-cuda/tests/test_gpu_backward build-cuda/tests/test_gpu_pool .devbin/tests/
-cp -L /lib/x86_64-linux-gnu/libgomp.so.1 .devbin/lib/ 2>/dev/null || true
+cmake --build "$BUILD" -j"$(nproc)" 2>&1 | grep -E "error|ptxas info.*Used|spill|C75[0-9][0-9]" | grep -v " 0 bytes spill" || true
+rm -rf "$DB" && mkdir -p "$DB/tests" "$DB/lib"
+cp -L "$BUILD/sgla" "$BUILD/libsgla.so" "$DB/"
+cp "$BUILD/tests/test_gpu_forward" "$BUILD/tests/test_gpu_backward" "$BUILD/tests/test_gpu_pool" "$DB/tests/"
+cp -L /lib/x86_64-linux-gnu/libgomp.so.1 "$DB/lib/" 2>/dev/null || true
 if [ "${SGLA_STAGE_HISTORY:-0}" = 1 ]; then
   H=/tmp/sgla_history
   rm -rf "$H" && mkdir -p "$H/src"
   git archive cuda-history | tar -x -C "$H/src"
   cmake -S "$H/src" -B "$H/build" -DCMAKE_BUILD_TYPE=Release > /tmp/sgla_cmake_history.log
   cmake --build "$H/build" -j"$(nproc)" --target sgla_cli > /dev/null 2>&1
-  mkdir -p .devbin/history && cp -L "$H/build/sgla" .devbin/history/
+  mkdir -p "$DB/history" && cp -L "$H/build/sgla" "$DB/history/"
 fi
-git rev-parse --short HEAD > .devbin/COMMIT; git diff --quiet HEAD || echo "+ uncommitted changes" >> .devbin/COMMIT
-# each test binary carries the library's kernels (13 MB): compressed, the staged folder stays
-# well under the device call's 64 MiB; device_run.sh unpacks them
-gzip -9 .devbin/tests/*
-du -sh .devbin
+git rev-parse --short HEAD > "$DB/COMMIT"; git diff --quiet HEAD || echo "+ uncommitted changes" >> "$DB/COMMIT"
+echo "archs ${SGLA_CUDA_ARCHS:-90a-real}" >> "$DB/COMMIT"
+# each binary carries the library's kernels (13 MB): compressed, two staged builds stay
+# under the device call's 64 MiB; device_run.sh unpacks them
+gzip -9 "$DB"/tests/* "$DB/sgla" "$DB/libsgla.so"
+du -sh "$DB"

@@ -58,7 +58,7 @@ static void run_case(const conform_case *c, tu_rng *r, int all_plans)
         sgla_cuda_plan usual = {-1, 1};
         st = sgla_cuda_plan_of(&d, &usual);
         TU_CHECK(st == SGLA_OK, "sgla_cuda_plan_of: %s (%s)", sgla_status_string(st), sgla_last_error());
-        if (st != SGLA_OK) {
+        if (st != SGLA_OK || usual.config == SGLA_CUDA_CONFIG_PORTABLE) { /* no Hopper rows to force here */
             conform_free(&x);
             return;
         }
@@ -163,9 +163,16 @@ static void error_paths(cudaStream_t stream)
     TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "misaligned o: got %s", sgla_status_string(st));
     d.o = dout;
     /* a plan that cannot serve the shape */
-    const sgla_cuda_plan bad_row = {2, 0}; /* K = 128 */
+    const sgla_cuda_plan bad_row = {2, 0}; /* K = 128; and on a GPU before Hopper no row runs at all */
     st = sgla_cuda_forward_forced(&d, &bad_row);
     TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "row 2 forced on K = 64: got %s", sgla_status_string(st));
+    sgla_cuda_plan usual;
+    if (sgla_cuda_plan_of(&d, &usual) == SGLA_OK && usual.config == SGLA_CUDA_CONFIG_PORTABLE) {
+        const sgla_cuda_plan row0 = {0, 0}; /* K = 64: serves the shape, but is a Hopper kernel */
+        st = sgla_cuda_forward_forced(&d, &row0);
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "sm_90a"),
+                 "row 0 forced without Hopper kernels: got %s (%s)", sgla_status_string(st), sgla_last_error());
+    }
     /* T >= 2^31: refused before anything is read (addresses made up, far apart) */
     {
         sgla_forward_desc big = d;

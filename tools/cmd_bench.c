@@ -33,7 +33,8 @@ static void usage(FILE *f)
             "usage: sgla bench [--backend cpu|cuda] [--shape B,T,H,K,V]... [--dtype f32|f16|bf16]\n"
             "                  [--gate none|gamma|g] [--threads N] [--iters N] [--warmup N]\n"
             "                  [--chunk C] [--seed N] [--isa scalar|avx2|avx512] [--no-peak] [--check]\n"
-            "                  [--config ROW] [--split N]   (CUDA: force a configuration row, a split)\n"
+            "                  [--config ROW|portable] [--split N]   (CUDA: force a configuration row, the\n"
+            "                  mma.sync path of GPUs before Hopper, a split)\n"
             "                  [--backward]  (also time sgla_backward: dq, dk, dv, dg or dg_gamma)\n"
             "                  [--format table|csv|json] [--varlen N | --varlen L1,L2,...] [--pool]\n"
             "\n"
@@ -599,7 +600,12 @@ int sgla_cmd_bench(int argc, char **argv)
             a.backward = 1;
         } else if (!strcmp(s, "--config") || !strcmp(s, "--split")) {
             int64_t x;
-            if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_i64("bench", s, val, &x)) return 2;
+            if (!(val = cli_value("bench", argc, argv, &i))) return 2;
+            if (!strcmp(s, "--config") && !strcmp(val, "portable")) {
+                a.config = -2; /* SGLA_CUDA_CONFIG_PORTABLE */
+                continue;
+            }
+            if (!cli_parse_i64("bench", s, val, &x)) return 2;
             if (x < 0 || x > 64) {
                 fprintf(stderr, "sgla bench: %s: %lld is out of range\n", s, (long long)x);
                 return 2;

@@ -202,6 +202,9 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: fp32 inputs take the recurrent path, no row %d",
                          force->config);
     if (d->dtype == SGLA_F32 || d->T == 0) return SGLA_OK;
+    if (force && force->config >= 0 && !f->hopper)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: configuration row %d is a Hopper (sm_90a) kernel; "
+                         "this device runs the mma.sync path", force->config);
     if ((force && force->config == SGLA_CUDA_CONFIG_PORTABLE) || !f->hopper) {
         if (!f->mma_fwd)
             return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: the mma.sync forward does not fit this "
@@ -931,7 +934,7 @@ extern "C" sgla_status sgla_cuda_plan_of(const sgla_forward_desc *user, sgla_cud
     size_t bytes;
     if (st == SGLA_OK) st = plan_sized(&d, &pl, &bytes);
     if (st != SGLA_OK) return st;
-    out->config = pl.row;
+    out->config = pl.portable ? SGLA_CUDA_CONFIG_PORTABLE : pl.row;
     out->nseg = pl.nseg;
     return SGLA_OK;
 }

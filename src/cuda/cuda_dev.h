@@ -24,7 +24,8 @@ int sgla_cuda_num_configs(void);
 int sgla_cuda_config(int row, sgla_cuda_config_info *out);
 
 /* What a call chooses, or is forced to: the configuration row (-1 with fp32
- * inputs, which take the recurrent path) and the number of time segments
+ * inputs, which take the recurrent path; SGLA_CUDA_CONFIG_PORTABLE for the
+ * mma.sync path of GPUs before Hopper) and the number of time segments
  * (1: no split). */
 typedef struct sgla_cuda_plan {
     int config;

@@ -158,6 +158,20 @@ int main(void)
         {BF, G, MILD, 1, 200, 2, 128, 128, 1, 1, 0, 0},
         {HF, GAMMA, MIX30, 1, 150, 2, 64, 128, 1, 1, 0, 3},
     };
+    /* the sequence split of the tensor-core path, forced (segments of whole chunks, the last one
+     * partial; dg, dg_gamma, h0, dht, dh0 in place, B > 1), and chosen by itself (one head, 2048 tokens) */
+    static const conform_case splits[] = {
+        {BF, G, MILD, 1, 1000, 2, 128, 128, 1, 1, 0, 0},
+        {BF, G, MIX30, 2, 700, 3, 64, 128, 1, 1, 0, 0},
+        {HF, GAMMA, MILD, 1, 520, 2, 128, 64, 1, 1, 1, 0},
+        {BF, GAMMA, NEAR0, 1, 900, 1, 64, 64, 0, 0, 0, 0},
+        {BF, G, CONFORM_RESET, 1, 777, 2, 128, 128, 1, 1, 0, 0},
+        {BF, NONE, MILD, 1, 300, 2, 64, 64, 1, 1, 0, 0},
+    };
+    static const conform_case split_auto[] = {
+        {BF, G, MILD, 1, 2048, 1, 128, 128, 1, 1, 0, 0},
+        {HF, GAMMA, MIX30, 1, 3000, 2, 64, 64, 1, 1, 0, 0},
+    };
     static const conform_case smalls[] = {
         {BF, G, MILD, 1, 70, 2, 64, 64, 1, 1, 0, 0},
         {HF, GAMMA, MILD, 1, 40, 1, 128, 64, 1, 1, 0, 3},
@@ -166,10 +180,22 @@ int main(void)
     const conform_case *list = small ? smalls : all;
     const int n = small ? (int)(sizeof smalls / sizeof smalls[0]) : (int)(sizeof all / sizeof all[0]);
     for (int i = 0; i < n; i++) run_case(&list[i], &r);
+    if (small) { /* the split's kernels under the sanitizers too */
+        static const conform_case split_small = {BF, G, MILD, 1, 300, 1, 64, 64, 1, 1, 0, 0};
+        conform_bwd_nseg = 3;
+        run_case(&split_small, &r);
+        conform_bwd_nseg = 0;
+    }
     if (!small) {
         conform_bwd_path = 1;
         for (size_t i = 0; i < sizeof cores / sizeof cores[0]; i++) run_case(&cores[i], &r);
         conform_bwd_path = 0;
+        for (int nseg = 2; nseg <= 5; nseg += 3) {
+            conform_bwd_nseg = nseg;
+            for (size_t i = 0; i < sizeof splits / sizeof splits[0]; i++) run_case(&splits[i], &r);
+        }
+        conform_bwd_nseg = 0;
+        for (size_t i = 0; i < sizeof split_auto / sizeof split_auto[0]; i++) run_case(&split_auto[i], &r);
         repeats_workspace_graph(&r);
     }
     return tu_finish("test_gpu_backward");

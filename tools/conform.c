@@ -338,6 +338,7 @@ void conform_print(FILE *f, const conform_result *res)
 /* ---- the backward ------------------------------------------------------------------ */
 
 int conform_bwd_path = 0;
+int conform_bwd_nseg = 0;
 
 double conform_bwd_bar(sgla_dtype dt) { return dt == SGLA_F16 ? 2e-3 : dt == SGLA_BF16 ? 1e-2 : 2e-5; }
 
@@ -472,7 +473,8 @@ static void check_cuda_backward(const conform_data *x, conform_bresult *res, voi
         b.dq = dev[CONFORM_DQ], b.dk = dev[CONFORM_DK], b.dv = dev[CONFORM_DV];
         b.dg = dev[CONFORM_DG], b.dg_gamma = dev[CONFORM_DGG], b.dh0 = dev[CONFORM_DH0];
         if (x->c.inplace && ddht && b.dh0) b.dh0 = ddht; /* dh0 == dht: the gradient of the state in place */
-        res->status = conform_bwd_path ? sgla_cuda_backward_forced(&b, conform_bwd_path) : sgla_backward(&b, SGLA_BACKEND_CUDA);
+        res->status = conform_bwd_path || conform_bwd_nseg ? sgla_cuda_backward_forced(&b, conform_bwd_path, conform_bwd_nseg)
+                                                            : sgla_backward(&b, SGLA_BACKEND_CUDA);
     }
     CF(cudaStreamSynchronize(dc.st));
     for (int i = 0; i < CONFORM_NGRAD; i++)
@@ -496,9 +498,10 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
     {
         conform_result tmp;
         label(x, be, NULL, &tmp);
-        if (conform_bwd_path && be == SGLA_BACKEND_CUDA)
-            snprintf(res->label, sizeof res->label, "backward (%s path) %.150s",
-                     conform_bwd_path == 1 ? "CUDA-core" : "tensor-core", tmp.label);
+        if ((conform_bwd_path || conform_bwd_nseg) && be == SGLA_BACKEND_CUDA)
+            snprintf(res->label, sizeof res->label, "backward (%s path, split %d) %.140s",
+                     conform_bwd_path == 1 ? "CUDA-core" : conform_bwd_path == 2 ? "tensor-core" : "usual",
+                     conform_bwd_nseg, tmp.label);
         else
             snprintf(res->label, sizeof res->label, "backward %.170s", tmp.label);
     }

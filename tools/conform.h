@@ -129,6 +129,8 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
 /* the CUDA backward's path for conform_check_backward: 0 the usual one, 1 CUDA
  * cores, 2 tensor cores (sgla_cuda_backward_forced) */
 extern int conform_bwd_path;
+/* and its sequence split: 0 the usual one, 1 none, n segments */
+extern int conform_bwd_nseg;
 void conform_print_backward(FILE *f, const conform_bresult *res);
 
 #endif

@@ -62,12 +62,13 @@ static_assert(sizeof(RevSmem<MmaShape<128, 128>>) <= 227 * 1024, "the reverse sw
 
 struct BwdWork {
     int64_t nh, h, bidx, t0, len, row0; /* row0: (bidx T + t0) H + h, the first token's row index */
-    int nc;
+    int nc, seg;
 };
 
 __device__ __forceinline__ void bwd_work(const sgla_bparams &p, BwdWork &w)
 {
-    w.nh = blockIdx.x;
+    w.nh = blockIdx.x / p.nseg;
+    w.seg = (int)(blockIdx.x - w.nh * p.nseg);
     const int64_t n = w.nh / p.H;
     w.h = w.nh - n * p.H;
     if (p.cu) {
@@ -75,6 +76,9 @@ __device__ __forceinline__ void bwd_work(const sgla_bparams &p, BwdWork &w)
         a = a < 0 ? 0 : (a > p.T ? p.T : a);
         e = e < a ? a : (e > p.T ? p.T : e);
         w.bidx = 0, w.t0 = a, w.len = e - a;
+    } else if (p.nseg > 1) { /* segments of seg_len tokens (a multiple of 64), the last one shorter */
+        w.bidx = n, w.t0 = w.seg * p.seg_len;
+        w.len = p.T - w.t0 < p.seg_len ? p.T - w.t0 : p.seg_len;
     } else {
         w.bidx = n, w.t0 = 0, w.len = p.T;
     }
@@ -98,7 +102,8 @@ __device__ __forceinline__ int rows_of(const BwdWork &w, int c)
 }
 
 /* q, k, v, dO of chunk c into stage s (rows past the chunk are zeros) */
-template <class Sh>
+enum { LD_Q = 1, LD_K = 2, LD_V = 4, LD_O = 8, LD_ALL = 15 };
+template <class Sh, int WHICH = LD_ALL>
 __device__ __forceinline__ void load_chunk(const sgla_bparams &p, const BwdWork &w, BwdCommon<Sh> &sm, int c, int s,
                                            int tid)
 {
@@ -109,19 +114,19 @@ __device__ __forceinline__ void load_chunk(const sgla_bparams &p, const BwdWork 
     constexpr int UK = Sh::KD / 8, UV = Sh::VD / 8;
     const uint32_t qs = sgla_smem_u32(sm.q[s]), ks = sgla_smem_u32(sm.k[s]);
     const uint32_t vs = sgla_smem_u32(sm.v[s]), os = sgla_smem_u32(sm.o[s]);
-    for (int i = tid; i < 64 * UK; i += NTH) {
+    for (int i = tid; (WHICH & (LD_Q | LD_K)) && i < 64 * UK; i += NTH) {
         const int r = i / UK, u = i - r * UK, ok = r < L ? 16 : 0;
         const int64_t g = (r < L ? (int64_t)r * p.H * Sh::KD : 0) + u * 8;
         const uint32_t d = (uint32_t)((r * Sh::LK + u * 8) * 2);
-        cp_async16(qs + d, q + g, ok);
-        cp_async16(ks + d, k + g, ok);
+        if (WHICH & LD_Q) cp_async16(qs + d, q + g, ok);
+        if (WHICH & LD_K) cp_async16(ks + d, k + g, ok);
     }
-    for (int i = tid; i < 64 * UV; i += NTH) {
+    for (int i = tid; (WHICH & (LD_V | LD_O)) && i < 64 * UV; i += NTH) {
         const int r = i / UV, u = i - r * UV, ok = r < L ? 16 : 0;
         const int64_t g = (r < L ? (int64_t)r * p.H * Sh::VD : 0) + u * 8;
         const uint32_t d = (uint32_t)((r * Sh::LV + u * 8) * 2);
-        cp_async16(vs + d, v + g, ok);
-        cp_async16(os + d, o + g, ok);
+        if (WHICH & LD_V) cp_async16(vs + d, v + g, ok);
+        if (WHICH & LD_O) cp_async16(os + d, o + g, ok);
     }
     cp_async_commit();
 }
@@ -178,7 +183,8 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
     const bool need_dg = p.dg_out != NULL;
     const int64_t kv = Sh::KD * p.V;
     float S[Sh::MS][Sh::NS][4];
-    state_load<Sh>(S, p.h0 ? p.h0 + w.nh * kv : (const float *)0, p.V, m, hf, gid, tig);
+    const float *S0 = p.nseg > 1 ? p.seg_S + ((int64_t)w.seg * p.N * p.H + w.nh) * kv : p.h0 ? p.h0 + w.nh * kv : 0;
+    state_load<Sh>(S, S0, p.V, m, hf, gid, tig);
     state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
     load_chunk<Sh>(p, w, sm, 0, 0, tid);
     float g0, g1;
@@ -310,7 +316,9 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
     const bool need_dg = p.dg_out != NULL;
     const int64_t kv = Sh::KD * p.V;
     float dS[Sh::MS][Sh::NS][4];
-    state_load<Sh>(dS, p.dht ? p.dht + w.nh * kv : (const float *)0, p.V, m, hf, gid, tig);
+    const float *dS0 = p.nseg > 1 ? p.seg_dS + ((int64_t)w.seg * p.N * p.H + w.nh) * kv
+                                  : p.dht ? p.dht + w.nh * kv : 0;
+    state_load<Sh>(dS, dS0, p.V, m, hf, gid, tig);
     if (w.nc > 0) {
         state_store16<E, Sh>(dS, sm.S, m, hf, gid, tig);
         load_chunk<Sh>(p, w, sm, w.nc - 1, 0, tid);
@@ -549,7 +557,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
         }
         if (warp == 0) gate_scan(p, w, c - 1, g0, g1, sm.b[s ^ 1], lane);
     }
-    if (p.dh0) {
+    if (p.dh0 && w.seg == 0) {
         float *d = p.dh0 + w.nh * kv;
 #pragma unroll
         for (int mt = 0; mt < Sh::MS; mt++)
@@ -562,18 +570,100 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
     }
 }
 
+/* ---- the split: each segment's local state (from zero) and its total decay ------------------- */
+
+/* REV = 0: S over the segment's chunks in order (k, v), for every segment but the last;
+ * REV = 1: dS over them in reverse (q, dO), for every segment but the first: the gradient
+ * of the state entering the segment from its own tokens.  The same updates as the sweeps. */
+template <class E, class Sh, int REV> __global__ void __launch_bounds__(NTH, 1) bwd_seg_states(const sgla_bparams p)
+{
+    extern __shared__ __align__(128) unsigned char smraw[];
+    BwdCommon<Sh> &sm = *reinterpret_cast<BwdCommon<Sh> *>(smraw);
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    const int m = warp & 3, hf = warp >> 2;
+    BwdWork w;
+    bwd_work(p, w);
+    if (w.seg == (REV ? 0 : p.nseg - 1) || w.nc == 0) return;
+    constexpr int WHICH = REV ? LD_Q | LD_O : LD_K | LD_V;
+    float S[Sh::MS][Sh::NS][4];
+    state_load<Sh>(S, (const float *)0, p.V, m, hf, gid, tig);
+    load_chunk<Sh, WHICH>(p, w, sm, REV ? w.nc - 1 : 0, 0, tid);
+    float g0, g1;
+    if (warp == 0) {
+        gate_load(p, w, REV ? w.nc - 1 : 0, lane, g0, g1);
+        gate_scan(p, w, REV ? w.nc - 1 : 0, g0, g1, sm.b[0], lane);
+    }
+    float ld = 0.f; /* the segment's total log2 decay, in chunk order (both directions add it alike) */
+    for (int it = 0; it < w.nc; it++) {
+        const int c = REV ? w.nc - 1 - it : it, s = it & 1, cn = REV ? c - 1 : c + 1;
+        cp_async_wait0();
+        __syncthreads(); /* chunk c's tiles and b are complete; every warp is done with chunk c - 1's */
+        if (it + 1 < w.nc) load_chunk<Sh, WHICH>(p, w, sm, cn, s ^ 1, tid);
+        if (warp == 0) gate_load(p, w, it + 1 < w.nc ? cn : -1, lane, g0, g1);
+        const float *bb = sm.b[s];
+        const float bC = bb[63];
+        float *wt = sm.box;
+        if (tid < 64) wt[tid] = REV ? sgla_exp2(bb[tid] - bb[0]) * p.scale : sgla_exp2(bC - bb[tid]);
+        __syncthreads();
+        if (REV)
+            state_update<E, Sh>(S, bC - bb[0], bb[0], wt, sgla_smem_u32(sm.q[s]), sgla_smem_u32(sm.o[s]), m, hf, tig,
+                                lane);
+        else
+            state_update<E, Sh>(S, bC, 0.f, wt, sgla_smem_u32(sm.k[s]), sgla_smem_u32(sm.v[s]), m, hf, tig, lane);
+        ld += bC;
+        if (warp == 0 && it + 1 < w.nc) gate_scan(p, w, cn, g0, g1, sm.b[s ^ 1], lane);
+    }
+    const int64_t slot = (int64_t)w.seg * p.N * p.H + w.nh;
+    float *d = (REV ? p.seg_dS : p.seg_S) + slot * Sh::KD * p.V;
+#pragma unroll
+    for (int mt = 0; mt < Sh::MS; mt++)
+#pragma unroll
+        for (int nt = 0; nt < Sh::NS; nt++) {
+            const int r = (Sh::KD / 4) * m + 16 * mt + gid, cc = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
+            *(float2 *)(d + (int64_t)r * p.V + cc) = make_float2(S[mt][nt][0], S[mt][nt][1]);
+            *(float2 *)(d + (int64_t)(r + 8) * p.V + cc) = make_float2(S[mt][nt][2], S[mt][nt][3]);
+        }
+    if (tid == 0) p.seg_ld[slot] = ld;
+}
+
+/* The segments' boundary states from the local ones, one thread per state element:
+ * seg_S[s] becomes the state entering segment s (from h0), seg_dS[s] the gradient of the
+ * state leaving it (from dht).  One order of additions: deterministic. */
+__global__ void bwd_seg_scan(const sgla_bparams p)
+{
+    const int64_t nhc = p.N * p.H, kv = p.K * p.V, i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= nhc * kv) return;
+    const int64_t nh = i / kv;
+    float carry = p.h0 ? p.h0[i] : 0.f;
+    for (int s = 0; s < p.nseg; s++) {
+        float *slot = p.seg_S + (int64_t)s * nhc * kv + i;
+        const float loc = s < p.nseg - 1 ? *slot : 0.f;
+        *slot = carry;
+        if (s < p.nseg - 1) carry = sgla_exp2(p.seg_ld[(int64_t)s * nhc + nh]) * carry + loc;
+    }
+    carry = p.dht ? p.dht[i] : 0.f;
+    for (int s = p.nseg - 1; s >= 0; s--) {
+        float *slot = p.seg_dS + (int64_t)s * nhc * kv + i;
+        const float loc = s > 0 ? *slot : 0.f;
+        *slot = carry;
+        if (s > 0) carry = sgla_exp2(p.seg_ld[(int64_t)s * nhc + nh]) * carry + loc;
+    }
+}
+
 /* ---- host --------------------------------------------------------------------------------- */
 
 typedef void (*sweep_fn)(const sgla_bparams);
 struct Inst {
-    sweep_fn fwd, rev;
-    unsigned smem_fwd, smem_rev;
+    sweep_fn fwd, rev, seg_fwd, seg_rev;
+    unsigned smem_fwd, smem_rev, smem_seg;
 };
 
 template <class E, int KD, int VD> constexpr Inst inst(void)
 {
     using Sh = MmaShape<KD, VD>;
-    return {bwd_sweep_fwd<E, Sh>, bwd_sweep_rev<E, Sh>, (unsigned)sizeof(FwdSmem<Sh>), (unsigned)sizeof(RevSmem<Sh>)};
+    return {bwd_sweep_fwd<E, Sh>,         bwd_sweep_rev<E, Sh>,          bwd_seg_states<E, Sh, 0>,
+            bwd_seg_states<E, Sh, 1>,     (unsigned)sizeof(FwdSmem<Sh>), (unsigned)sizeof(RevSmem<Sh>),
+            (unsigned)sizeof(BwdCommon<Sh>)};
 }
 
 /* [bf16, f16][K = 64, 128][V = 64, 128] */
@@ -610,7 +700,11 @@ cudaError_t sgla_bwd_tc_setup(void)
                 if ((e = cudaFuncSetAttribute((const void *)x.fwd, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int)x.smem_fwd)) != cudaSuccess ||
                     (e = cudaFuncSetAttribute((const void *)x.rev, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int)x.smem_rev)) != cudaSuccess)
+                                              (int)x.smem_rev)) != cudaSuccess ||
+                    (e = cudaFuncSetAttribute((const void *)x.seg_fwd, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)x.smem_seg)) != cudaSuccess ||
+                    (e = cudaFuncSetAttribute((const void *)x.seg_rev, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)x.smem_seg)) != cudaSuccess)
                     return e;
             }
     return e;
@@ -621,8 +715,16 @@ sgla_status sgla_bwd_tc_launch(const sgla_bparams *p, sgla_dtype dt, cudaStream_
     const Inst *x = inst_of(dt, p->K, p->V);
     if (!x) return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "tensor-core backward: dtype or K = %lld, V = %lld",
                              (long long)p->K, (long long)p->V);
-    const unsigned blocks = (unsigned)(p->N * p->H);
+    const unsigned blocks = (unsigned)(p->N * p->H * p->nseg);
     cudaError_t e;
+    if (p->nseg > 1) {
+        x->seg_fwd<<<blocks, NTH, x->smem_seg, st>>>(*p);
+        x->seg_rev<<<blocks, NTH, x->smem_seg, st>>>(*p);
+        const int64_t n = p->N * p->H * p->K * p->V;
+        bwd_seg_scan<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(*p);
+        if ((e = cudaGetLastError()) != cudaSuccess)
+            return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's segment states: %s", cudaGetErrorString(e));
+    }
     x->fwd<<<blocks, NTH, x->smem_fwd, st>>>(*p);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's forward sweep: %s", cudaGetErrorString(e));

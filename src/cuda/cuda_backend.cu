@@ -674,16 +674,28 @@ static sgla_status plan_sized(const sgla_forward_desc *d, plan *pl, size_t *byte
  * table (cu_seqlens) and two fp32 states per block of tokens and head.  Both:
  * dg when only dg_gamma is asked for. */
 typedef struct bwd_plan {
-    int tc;
-    int64_t blocks;
-    size_t off_states, off_dstates, off_S, off_dg, bytes;
+    int tc, nseg;
+    int64_t blocks, seg_len;
+    size_t off_states, off_dstates, off_S, off_dg, off_seg, bytes;
 } bwd_plan;
+
+/* Segments of the tensor-core backward's sequence split: one block per (sequence, head) and
+ * sweep leaves SMs idle when N*H is small; each segment at least 512 tokens.  1 = no split. */
+static int bwd_auto_segments(const sgla_forward_desc *d, const device_facts *f)
+{
+    if (d->cu_seqlens || d->T < 1024) return 1;
+    int64_t nseg = (int64_t)f->sms / (sgla_num_sequences(d) * d->H);
+    if (nseg > d->T / 512) nseg = d->T / 512;
+    if (nseg > 64) nseg = 64;
+    return nseg >= 2 ? (int)nseg : 1;
+}
 
 
 static int aligned16(const void *p) { return p == NULL || ((uintptr_t)p & 15) == 0; }
 
-/* force: 0 the usual path, 1 CUDA cores, 2 tensor cores (refused where it cannot serve) */
-static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, bwd_plan *pl)
+/* force: 0 the usual path, 1 CUDA cores, 2 tensor cores (refused where it cannot serve);
+ * force_nseg: 0 the usual split, 1 none, n segments (tensor cores, no cu_seqlens) */
+static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, int force_nseg, bwd_plan *pl)
 {
     const sgla_forward_desc *d = b->fwd;
     if (d->dtype == SGLA_F64)
@@ -714,12 +726,33 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, bwd_plan 
                          (long long)d->V);
     size_t off = 0;
     const int need_dg = (d->g && b->dg) || (d->g_gamma && b->dg_gamma);
+    pl->nseg = 1;
+    pl->seg_len = 0;
+    pl->off_seg = 0;
+    if (force_nseg > 1 && (!pl->tc || d->cu_seqlens))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backward: a sequence split is for the tensor-core path "
+                         "without cu_seqlens");
     if (pl->tc) {
         pl->blocks = 0;
         pl->off_states = pl->off_dstates = 0;
         pl->off_S = off;
         if (need_dg && d->T > 0)
             off += align256((size_t)sgla_bwd_tc_slots(d->B, d->T, N) * (size_t)(d->H * d->K * d->V) * 2);
+        const int nseg = force_nseg > 0 ? force_nseg : bwd_auto_segments(d, f);
+        if (nseg > 1 && d->T > 0) {
+            int64_t seg_len = (d->T + nseg - 1) / nseg;
+            seg_len = (seg_len + 63) / 64 * 64; /* whole chunks: the stored states' slots stay those of the sequence */
+            pl->nseg = (int)((d->T + seg_len - 1) / seg_len);
+            pl->seg_len = seg_len;
+        }
+        if (pl->nseg > 1) {
+            const int64_t nhc = N * d->H;
+            if ((int64_t)pl->nseg * nhc > 0x7fffffffLL)
+                return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backward: %d segments x N*H = %lld exceed the grid",
+                                 pl->nseg, (long long)nhc);
+            pl->off_seg = off;
+            off += align256((size_t)(2 * pl->nseg * nhc * d->K * d->V + pl->nseg * nhc) * sizeof(float));
+        }
     } else {
         pl->blocks = d->T > 0 ? sgla_bwd_blocks(d->B, d->T, N, d->cu_seqlens != NULL) : 0;
         const size_t st = (size_t)pl->blocks * (size_t)(d->H * d->K * d->V) * sizeof(float);
@@ -739,16 +772,16 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, bwd_plan 
 static sgla_status cuda_backward_workspace_size(const sgla_backward_desc *b, size_t *bytes)
 {
     bwd_plan pl;
-    sgla_status rc = bwd_plan_of(b, 0, &pl);
+    sgla_status rc = bwd_plan_of(b, 0, 0, &pl);
     if (rc == SGLA_OK) *bytes = pl.bytes;
     return rc;
 }
 
-static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force)
+static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force, int force_nseg)
 {
     const sgla_forward_desc *d = b->fwd;
     bwd_plan pl;
-    sgla_status rc = bwd_plan_of(b, force, &pl);
+    sgla_status rc = bwd_plan_of(b, force, force_nseg, &pl);
     if (rc != SGLA_OK) return rc;
     char why[192];
     const device_facts *f = current_device(why, sizeof why);
@@ -788,8 +821,16 @@ static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force)
     p.B = d->B, p.T = d->T, p.H = d->H, p.K = d->K, p.V = d->V, p.N = N;
     p.scale = d->scale;
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
+    p.nseg = pl.nseg;
     if (pl.tc) {
         p.ws_S = ws + pl.off_S;
+        if (pl.nseg > 1) {
+            const int64_t ns = (int64_t)pl.nseg * N * d->H * d->K * d->V;
+            p.seg_len = pl.seg_len;
+            p.seg_S = (float *)(ws + pl.off_seg);
+            p.seg_dS = p.seg_S + ns;
+            p.seg_ld = p.seg_dS + ns;
+        }
     } else {
         p.base = d->cu_seqlens ? (int64_t *)ws : NULL;
         p.ws_states = (float *)(ws + pl.off_states);
@@ -801,7 +842,7 @@ static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force)
 static sgla_status cuda_backward(const sgla_backward_desc *b, sgla_backend kind)
 {
     (void)kind;
-    return cuda_backward_run(b, 0);
+    return cuda_backward_run(b, 0, 0);
 }
 
 /* ---- the backend's entry and the development hooks ----------------------------------------- */
@@ -946,13 +987,14 @@ extern "C" sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *user, c
     return st != SGLA_OK ? st : cuda_run(&d, force);
 }
 
-extern "C" sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *user, int path)
+extern "C" sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *user, int path, int nseg)
 {
     sgla_clear_error();
     if (path < 0 || path > 2) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward path %d", path);
+    if (nseg < 0 || nseg > 64) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward segments %d", nseg);
     sgla_backward_desc bd;
     sgla_forward_desc fwd;
     sgla_status st = sgla_backward_desc_read(user, &bd, &fwd);
     if (st == SGLA_OK) st = sgla_check_backward(&bd, 0);
-    return st != SGLA_OK ? st : cuda_backward_run(&bd, path);
+    return st != SGLA_OK ? st : cuda_backward_run(&bd, path, nseg);
 }

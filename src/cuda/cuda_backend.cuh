@@ -46,6 +46,13 @@ typedef struct sgla_bparams {
     int64_t *base;                     /* [N + 1] (cu_seqlens): the first block of every sequence */
     float *ws_states, *ws_dstates;     /* [blocks][H][K][V] (CUDA-core path) */
     void *ws_S;                        /* [slots][H][K][V] 16-bit (tensor-core path, dg): S of every chunk */
+    /* sequence split (tensor-core path, no cu_seqlens; few (sequence, head) pairs): segment s of nseg
+     * covers tokens [s seg_len, (s + 1) seg_len), blockIdx.x = nh nseg + s.  Two state passes give
+     * each segment its entering state (seg_S) and its leaving state's gradient (seg_dS), from the
+     * local states from zero and each segment's total log2 decay (seg_ld) */
+    int nseg;
+    int64_t seg_len;
+    float *seg_S, *seg_dS, *seg_ld;    /* [nseg][N*H][K][V], the same, [nseg][N*H] */
 } sgla_bparams;
 
 /* The backward works in blocks of this many tokens; how many blocks a call has at most. */
@@ -57,8 +64,9 @@ const void *sgla_bwd_grads_kernel(sgla_dtype dt);
 sgla_status sgla_bwd_launch(const sgla_bparams *p, sgla_dtype dt, int64_t blocks, cudaStream_t st);
 
 /* The tensor-core backward (chunk_bwd_tc.cu): bf16 / fp16, K and V in {64, 128},
- * 16-byte aligned tensors; two launches; workspace only with dg or dg_gamma: the
- * 16-bit state of every chunk (sgla_bwd_tc_slots x H x K x V) and dg for dg_gamma. */
+ * 16-byte aligned tensors; two launches (six with a split); workspace with dg or
+ * dg_gamma: the 16-bit state of every chunk (sgla_bwd_tc_slots x H x K x V) and dg
+ * for dg_gamma; with a split, the segments' states (seg_S, seg_dS, seg_ld). */
 int sgla_bwd_tc_supported(sgla_dtype dt, int64_t K, int64_t V);
 int64_t sgla_bwd_tc_slots(int64_t B, int64_t T, int64_t N);
 size_t sgla_bwd_tc_max_smem(void);

@@ -46,8 +46,10 @@ sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *d, const sgla_cuda
 
 /* sgla_backward(b, SGLA_BACKEND_CUDA) on a chosen path: 0 the usual one, 1
  * the CUDA-core kernels, 2 the tensor-core kernels (SGLA_ERR_INVALID_ARGUMENT
- * where they cannot serve b: dtype, K, V or alignment). */
-sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *b, int path);
+ * where they cannot serve b: dtype, K, V or alignment); nseg 0 the usual
+ * sequence split, 1 none, up to 64 segments (the tensor-core path without
+ * cu_seqlens; fewer when T is short). */
+sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *b, int path, int nseg);
 
 #ifdef __cplusplus
 }

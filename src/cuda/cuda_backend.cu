@@ -916,7 +916,7 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
         if ((rc = launch_chunk(&chunk_kernels(d->dtype)[pl.row], pl.row, &c, &tm, st)) != SGLA_OK) return rc;
     }
     if (chunked) pp.chunk_from = POOL_CHUNK_FROM; /* the long ones are the chunked kernel's, launched or not */
-    return sgla_pool_launch(&p, &pp, d->dtype, chunked && first >= 0, f->sms, st);
+    return sgla_pool_launch(&p, &pp, d->dtype, chunked && first >= 0, st);
 }
 
 static sgla_status cuda_forward(const sgla_forward_desc *d, sgla_backend kind)

@@ -23,7 +23,7 @@ typedef struct sgla_poolparams {
 int sgla_pool_supported(int64_t K, int64_t V);
 /* after_chunked: launched as a programmatic dependent of the chunked kernel just launched on st */
 sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, sgla_dtype dt, int after_chunked,
-                             int sms, cudaStream_t st);
+                             cudaStream_t st);
 
 /* The chunked forward on mma.sync / cp.async (chunk_fwd_mma.cu): bf16 / fp16, K and V in
  * {64, 128}, 16-byte aligned tensors, one launch, no workspace. */

@@ -4,9 +4,9 @@
  * kernel (pp.chunk_from) are left to it (chunk_fwd.cuh reads and writes the
  * pool too); this kernel takes the rest.
  *
- * Work items of (sequence, head, 32 columns of V), blocks of 128 threads that
- * loop over them: a decode step reads and writes 32 K floats per item, and
- * B = 1 still spreads over H * V / 32 blocks.  The block's K x 32 part of the slot is contiguous rows of
+ * One block of 128 threads per (sequence, head, 32 columns of V): a decode
+ * step reads and writes 32 K floats per block, and B = 1 still spreads over
+ * H * V / 32 blocks.  The block's K x 32 part of the slot is contiguous rows of
  * 128 bytes ([K][V]) or one contiguous run ([V][K], state_v_first); thread t
  * owns float4 number t + 128 r of it (r < R, R = K / 16 rounded up to a power
  * of two), so every load and store is a full 16 bytes and a warp's are
@@ -81,70 +81,46 @@ __device__ __forceinline__ float4 carry4(float4 s, float e, float em1, float ex)
                        sgla_carry_mul(s.z, e, em1, ex), sgla_carry_mul(s.w, e, em1, ex));
 }
 
-/* one work item: (sequence, head, block of PV columns); the column blocks of one state are
- * neighbours in the item order, so their parts of the slot are too */
-struct Item {
-    int64_t n, h, b, t0, t1, r0;
-    int j0, vb;
-    bool padded, skip, fresh;
-};
-
-__device__ __forceinline__ Item item_of(const sgla_kparams &p, const sgla_poolparams &pp, int64_t i)
+template <class E, int R, bool VF>
+__global__ void __launch_bounds__(PT) pool_recurrent(const sgla_kparams p, const sgla_poolparams pp)
 {
-    Item it;
+    __shared__ PoolSmem<R, VF> sm;
+    /* the column blocks of one state are neighbours in the grid: their parts of the slot are too */
     const int nsl = (int)((p.V + PV - 1) / PV);
-    const int64_t nh = i / nsl;
-    it.n = nh / p.H, it.h = nh - it.n * p.H;
-    it.j0 = (int)(i - nh * nsl) * PV;
-    it.vb = p.V - it.j0 < PV ? (int)(p.V - it.j0) : PV;
-    sgla_seq_range(&p, it.n, &it.b, &it.t0, &it.t1);
+    const int64_t nh = blockIdx.x / nsl, n = nh / p.H, h = nh - n * p.H;
+    const int tid = threadIdx.x, K = (int)p.K, j0 = (int)(blockIdx.x - nh * nsl) * PV;
+    const int vb = p.V - j0 < PV ? (int)(p.V - j0) : PV;
+    int64_t b, t0, t1;
+    sgla_seq_range(&p, n, &b, &t0, &t1);
     int64_t a = 1;
     if (pp.t_max && pp.num_accepted)
-        a = pp.bits == 32 ? (int64_t)((const int32_t *)pp.num_accepted)[it.n]
-                          : ((const int64_t *)pp.num_accepted)[it.n];
+        a = pp.bits == 32 ? (int64_t)((const int32_t *)pp.num_accepted)[n] : ((const int64_t *)pp.num_accepted)[n];
     if (a < 1 || (pp.t_max && a > pp.t_max)) a = 1; /* out of range: the guard reads index 0 */
-    it.r0 = pool_index(pp, it.n, pp.t_max ? a - 1 : 0);
-    it.padded = it.r0 < 0 || it.r0 >= pp.slots;
-    it.skip = !it.padded && pp.chunk_from > 0 && it.t1 - it.t0 >= pp.chunk_from; /* the chunked kernel's */
-    it.fresh = pp.has_initial_state && !pp.has_initial_state[it.n];
-    return it;
-}
-
-template <int R, bool VF>
-__device__ __forceinline__ void state_in(float4 (&S)[R], const sgla_kparams &p, const Item &it, int tid)
-{
-    const int64_t kv = p.K * p.V, blk = VF ? (int64_t)it.j0 * p.K : it.j0;
-    const float *pool = (const float *)p.h0; /* the pool (sgla_kparams' h0 slot) */
-    const bool load = !it.padded && !it.skip && !it.fresh;
-#pragma unroll
-    for (int r = 0; r < R; r++) {
-        const int at = offset<VF>(tid + PT * r, (int)p.K, (int)p.V, it.vb);
-        S[r] = load && at >= 0 ? __ldcs((const float4 *)(pool + (it.r0 * p.H + it.h) * kv + blk + at))
-                               : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
-}
-
-/* the item's tokens from its state S (already loaded), its outputs and its state(s) written */
-template <class E, int R, bool VF>
-__device__ __forceinline__ void run_item(const sgla_kparams &p, const sgla_poolparams &pp, const Item &it,
-                                         float4 (&S)[R], PoolSmem<R, VF> &sm, int tid)
-{
-    const int K = (int)p.K, j0 = it.j0, vb = it.vb;
-    const int64_t b = it.b, h = it.h, t0 = it.t0, t1 = it.t1, n = it.n;
+    const int64_t r0 = pool_index(pp, n, pp.t_max ? a - 1 : 0);
+    const bool padded = r0 < 0 || r0 >= pp.slots;
+    if (!padded && pp.chunk_from > 0 && t1 - t0 >= pp.chunk_from) return; /* the chunked kernel's */
     E *o = (E *)p.o;
-    if (it.skip) return;
-    if (it.padded) {
+    if (padded) {
         for (int64_t t = t0; t < t1; t++)
             if (tid < vb) st(o, ((b * p.T + t) * p.H + h) * p.V + j0 + tid, 0.f);
         return;
     }
     const int64_t kv = (int64_t)K * p.V;
+    /* float4 f of the block in a slot: base + 4 f' (f' the float4's place in the slot) */
     const int64_t blk = VF ? (int64_t)j0 * K : j0;
-    float *pool = (float *)p.h0;
+    float *pool = (float *)p.h0; /* the pool (sgla_kparams' h0 slot) */
+    const bool fresh = pp.has_initial_state && !pp.has_initial_state[n];
+    float4 S[R];
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        const int at = offset<VF>(tid + PT * r, K, (int)p.V, vb);
+        const float4 *src = (const float4 *)(pool + (r0 * p.H + h) * kv + blk + at);
+        S[r] = at >= 0 && !fresh ? __ldcs(src) : make_float4(0.f, 0.f, 0.f, 0.f);
+    }
     const E *q = (const E *)p.q, *k = (const E *)p.k, *v = (const E *)p.v;
     for (int64_t t = t0; t < t1; t++) {
         const int64_t row = (b * p.T + t) * p.H + h;
-        __syncthreads(); /* the previous token's (or item's) q, k, v and parts are read */
+        __syncthreads(); /* the previous token's q, k, v and parts are read */
         for (int i = tid; i < K; i += PT) sm.q[i] = ld(q, row * K + i), sm.k[i] = ld(k, row * K + i);
         if (tid < vb) sm.v[tid] = ld(v, row * p.V + j0 + tid);
         const float g = p.gmode == SGLA_GATE_G ? p.g[row] : p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[h] : 0.f;
@@ -200,7 +176,7 @@ __device__ __forceinline__ void run_item(const sgla_kparams &p, const sgla_poolp
         }
     }
     if (pp.inplace && !pp.t_max) { /* the final state, into the slot it came from */
-        float *dst = pool + (it.r0 * p.H + h) * kv + blk;
+        float *dst = pool + (r0 * p.H + h) * kv + blk;
 #pragma unroll
         for (int r = 0; r < R; r++) {
             const int at = offset<VF>(tid + PT * r, K, (int)p.V, vb);
@@ -209,80 +185,19 @@ __device__ __forceinline__ void run_item(const sgla_kparams &p, const sgla_poolp
     }
 }
 
-/* Blocks loop over the items (a grid of what fits the SMs at once).  With R <= 8 the
- * next item's state is loaded before the current one is computed and stored, so that
- * every block keeps reads in flight while it writes (a block that loads only at its
- * start leaves DRAM idle during its compute and stores); larger states have no
- * registers for a second copy. */
-template <class E, int R, bool VF>
-__global__ void __launch_bounds__(PT) pool_recurrent(const sgla_kparams p, const sgla_poolparams pp)
-{
-    constexpr bool PF = R <= 8;
-    __shared__ PoolSmem<R, VF> sm;
-    const int tid = threadIdx.x;
-    const int64_t items = p.N * p.H * ((p.V + PV - 1) / PV);
-    int64_t i = blockIdx.x;
-    if (i >= items) return;
-    Item it = item_of(p, pp, i);
-    float4 S[R];
-    state_in<R, VF>(S, p, it, tid);
-    for (;;) {
-        const int64_t nx = i + gridDim.x;
-        if constexpr (PF) {
-            Item nit;
-            float4 Sn[R];
-            if (nx < items) {
-                nit = item_of(p, pp, nx);
-                state_in<R, VF>(Sn, p, nit, tid);
-            }
-            run_item<E, R, VF>(p, pp, it, S, sm, tid);
-            if (nx >= items) break;
-            it = nit;
-#pragma unroll
-            for (int r = 0; r < R; r++) S[r] = Sn[r];
-        } else {
-            run_item<E, R, VF>(p, pp, it, S, sm, tid);
-            if (nx >= items) break;
-            it = item_of(p, pp, nx);
-            state_in<R, VF>(S, p, it, tid);
-        }
-        i = nx;
-    }
-}
-
 typedef void (*pool_fn)(const sgla_kparams, const sgla_poolparams);
 
-/* an instance and the blocks of it an SM holds at once (asked once: a function-local
- * static is initialised once, whichever threads get there) */
-struct Pick {
-    pool_fn fn;
-    int per_sm;
-};
-int query_per_sm(pool_fn f)
+template <class E, int R> pool_fn pick_layout(int v_first)
 {
-    int n = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, PT, 0) != cudaSuccess || n < 1) {
-        (void)cudaGetLastError();
-        return 1;
-    }
-    return n;
+    return v_first ? pool_recurrent<E, R, true> : pool_recurrent<E, R, false>;
 }
-template <class E, int R, bool VF> Pick pick_one(void)
-{
-    static const int per_sm = query_per_sm(pool_recurrent<E, R, VF>);
-    return {pool_recurrent<E, R, VF>, per_sm};
-}
-template <class E, int R> Pick pick_layout(int v_first)
-{
-    return v_first ? pick_one<E, R, true>() : pick_one<E, R, false>();
-}
-template <int R> Pick pick_dtype(sgla_dtype dt, int v_first)
+template <int R> pool_fn pick_dtype(sgla_dtype dt, int v_first)
 {
     return dt == SGLA_BF16  ? pick_layout<__nv_bfloat16, R>(v_first)
            : dt == SGLA_F16 ? pick_layout<__half, R>(v_first)
                             : pick_layout<float, R>(v_first);
 }
-Pick pick(int64_t K, sgla_dtype dt, int v_first)
+pool_fn pick(int64_t K, sgla_dtype dt, int v_first)
 {
     const int64_t rr = (K + 15) / 16;
     return rr <= 1    ? pick_dtype<1>(dt, v_first)
@@ -298,17 +213,17 @@ Pick pick(int64_t K, sgla_dtype dt, int v_first)
 int sgla_pool_supported(int64_t K, int64_t V) { return K >= 4 && K <= 512 && K % 4 == 0 && V >= 4 && V % 4 == 0; }
 
 sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, sgla_dtype dt, int after_chunked,
-                             int sms, cudaStream_t st)
+                             cudaStream_t st)
 {
     if (!sgla_pool_supported(p->K, p->V))
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: K = %lld, V = %lld (it takes multiples of 4, "
                          "K <= 512)", (long long)p->K, (long long)p->V);
-    const Pick pk = pick(p->K, dt, pp->v_first);
-    const pool_fn f = pk.fn;
-    const int64_t items = p->N * p->H * ((p->V + PV - 1) / PV);
-    if (items == 0) return SGLA_OK;
-    const int64_t fit = (int64_t)pk.per_sm * (sms > 0 ? sms : 1); /* the blocks the SMs hold at once */
-    const dim3 grid((unsigned)(items < fit ? items : fit));
+    const pool_fn f = pick(p->K, dt, pp->v_first);
+    const int64_t blocks = p->N * p->H * ((p->V + PV - 1) / PV);
+    if (blocks > 0x7fffffffLL)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: %lld blocks exceed the grid", (long long)blocks);
+    const dim3 grid((unsigned)blocks);
+    if (blocks == 0) return SGLA_OK;
     cudaLaunchConfig_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.gridDim = grid, cfg.blockDim = dim3(PT), cfg.stream = st;

@@ -170,8 +170,9 @@ typedef struct plan {
     int row;            /* configuration row; -1: the fp32 recurrent path */
     int nseg;           /* time segments (1: no split) */
     int64_t seg_len;    /* tokens per segment, a multiple of 64 */
-    size_t ws_bytes;    /* workspace of the split */
+    size_t ws_bytes;    /* workspace of the split, or of the sequence order */
     int portable;       /* the mma.sync path (GPUs before Hopper, or forced) */
+    int order;          /* cu_seqlens: the blocks take the sequences longest first */
 } plan;
 
 static int row_serves(int r, const sgla_forward_desc *d)
@@ -215,6 +216,12 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
                              "V = %lld after padding)", (long long)d->K, (long long)d->V);
         pl->portable = 1;
         return SGLA_OK;
+    }
+    if (d->cu_seqlens && d->num_seqs >= 2 && d->num_seqs <= SGLA_ORDER_MAX_SEQS) {
+        /* blocks start in grid order: the longest sequences first, the short ones fill the tail
+         * (one block per sequence and head, so a long sequence started late sets the time) */
+        pl->order = 1;
+        pl->ws_bytes = (size_t)d->num_seqs * sizeof(int32_t);
     }
     if (force && force->config >= 0) {
         if (force->config >= SGLA_NUM_CHUNK_CONFIGS || !row_serves(force->config, d))
@@ -380,6 +387,38 @@ static __global__ void seg_scan(float *buf, const float *ld, const float *h0, in
     }
 }
 
+/* The sequences by length, longest first (ties: the lower index first), by a bitonic sort of
+ * (length, index) keys in shared memory; lengths clamped as sgla_seq_range clamps them. */
+static __global__ void __launch_bounds__(1024) varlen_order(const int64_t *cu, int64_t N, int64_t T, int32_t *order)
+{
+    __shared__ unsigned long long key[SGLA_ORDER_MAX_SEQS];
+    int P = 1;
+    while (P < N) P <<= 1;
+    for (int i = threadIdx.x; i < P; i += blockDim.x) {
+        unsigned long long x = 0;
+        if (i < N) {
+            int64_t a = cu[i], e = cu[i + 1];
+            a = a < 0 ? 0 : (a > T ? T : a);
+            e = e < a ? a : (e > T ? T : e);
+            x = ((unsigned long long)(e - a) << 32) | (0xffffffffu - (unsigned)i);
+        }
+        key[i] = x;
+    }
+    __syncthreads();
+    for (int k = 2; k <= P; k <<= 1)
+        for (int j = k >> 1; j > 0; j >>= 1) {
+            for (int i = threadIdx.x; i < P; i += blockDim.x) {
+                const int l = i ^ j;
+                if (l > i) {
+                    const unsigned long long a = key[i], b = key[l];
+                    if ((i & k) == 0 ? a < b : a > b) key[i] = b, key[l] = a; /* descending */
+                }
+            }
+            __syncthreads();
+        }
+    for (int i = threadIdx.x; i < N; i += blockDim.x) order[i] = (int32_t)(0xffffffffu - (unsigned)(key[i] & 0xffffffffu));
+}
+
 static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_kparams *p, const sgla_tmaps *tm,
                                 cudaStream_t st)
 {
@@ -506,6 +545,16 @@ static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *
     sgla_tmaps tm;
     if ((rc = tma_maps(&p, d->dtype, &tm)) != SGLA_OK) return rc;
     const sgla_chunk_kernel *k = &chunk_kernels(d->dtype)[pl.row];
+    if (pl.order) {
+        void *ws;
+        if ((rc = ws_acquire(d->workspace, pl.ws_bytes, st, "sequence order", &ws)) != SGLA_OK) return rc;
+        p.order = (const int32_t *)ws;
+        varlen_order<<<1, 1024, 0, st>>>(d->cu_seqlens, p.N, p.T, (int32_t *)ws);
+        const cudaError_t e = cudaGetLastError();
+        rc = e != cudaSuccess ? sgla_fail(SGLA_ERR_CUDA, "launch of the sequence order: %s", cudaGetErrorString(e))
+                              : launch_chunk(k, pl.row, &p, &tm, st);
+        return ws_release(d->workspace, ws, st, rc, "sequence order");
+    }
     if (pl.nseg == 1) return launch_chunk(k, pl.row, &p, &tm, st);
     void *ws;
     if ((rc = ws_acquire(d->workspace, pl.ws_bytes, st, "split", &ws)) != SGLA_OK) return rc;

@@ -52,7 +52,12 @@ typedef struct sgla_kparams {
     int64_t pslots, pmin;
     int64_t n0; /* the grid's first sequence (a pool's prefills, when the host knows where they are) */
     int pbits;
+    /* cu_seqlens without a pool: the sequence of each group of H blocks, longest first (NULL: in order) */
+    const int32_t *order;
 } sgla_kparams;
+
+/* the most sequences whose order one block sorts in shared memory (8 bytes each) */
+#define SGLA_ORDER_MAX_SEQS 4096
 
 /* TMA descriptors of q, k, v, o: each tensor seen as 4-D (feature, head, token,
  * batch), boxes of 64 features x 1 head x 64 tokens x 1 batch, 128-byte swizzle.

@@ -195,10 +195,6 @@ template <int BV> static __device__ __forceinline__ int chunk_work(const sgla_kp
     w.nh = blockIdx.x / p.nseg;
     w.seg = blockIdx.x - w.nh * p.nseg;
     w.nh += p.n0 * p.H;
-    if (p.order) { /* sequences longest first; the heads of one stay neighbours */
-        const int64_t i = w.nh / p.H;
-        w.nh = (int64_t)p.order[i] * p.H + (w.nh - i * p.H);
-    }
     const int64_t n = w.nh / p.H;
     w.h = w.nh - n * p.H;
     w.v0 = blockIdx.y * BV;

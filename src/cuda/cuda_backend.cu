@@ -217,11 +217,12 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
         pl->portable = 1;
         return SGLA_OK;
     }
-    if (d->cu_seqlens && d->num_seqs >= 2 && d->num_seqs <= SGLA_ORDER_MAX_SEQS) {
+    if (d->cu_seqlens && !d->h0 && !d->ht && d->num_seqs >= 2 && d->num_seqs <= SGLA_ORDER_MAX_SEQS) {
         /* blocks start in grid order: the longest sequences first, the short ones fill the tail
-         * (one block per sequence and head, so a long sequence started late sets the time) */
+         * (one block per sequence and head, so a long sequence started late sets the time).  The
+         * blocks see a sorted list of token ranges; without states nothing else names a sequence */
         pl->order = 1;
-        pl->ws_bytes = (size_t)d->num_seqs * sizeof(int32_t);
+        pl->ws_bytes = (size_t)d->num_seqs * 2 * sizeof(int64_t);
     }
     if (force && force->config >= 0) {
         if (force->config >= SGLA_NUM_CHUNK_CONFIGS || !row_serves(force->config, d))
@@ -387,9 +388,11 @@ static __global__ void seg_scan(float *buf, const float *ld, const float *h0, in
     }
 }
 
-/* The sequences by length, longest first (ties: the lower index first), by a bitonic sort of
- * (length, index) keys in shared memory; lengths clamped as sgla_seq_range clamps them. */
-static __global__ void __launch_bounds__(1024) varlen_order(const int64_t *cu, int64_t N, int64_t T, int32_t *order)
+/* The sequences' token ranges [start, end) by length, longest first (ties: the lower index
+ * first), by a bitonic sort of (length, index) keys in shared memory.  The ranges are copied as
+ * they are (sgla_seq_range clamps them where they are read); a length for the key is clamped
+ * alike. */
+static __global__ void __launch_bounds__(1024) varlen_order(const int64_t *cu, int64_t N, int64_t T, int64_t *pairs)
 {
     __shared__ unsigned long long key[SGLA_ORDER_MAX_SEQS];
     int P = 1;
@@ -416,7 +419,10 @@ static __global__ void __launch_bounds__(1024) varlen_order(const int64_t *cu, i
             }
             __syncthreads();
         }
-    for (int i = threadIdx.x; i < N; i += blockDim.x) order[i] = (int32_t)(0xffffffffu - (unsigned)(key[i] & 0xffffffffu));
+    for (int i = threadIdx.x; i < N; i += blockDim.x) {
+        const unsigned n = 0xffffffffu - (unsigned)(key[i] & 0xffffffffu);
+        pairs[2 * i] = cu[n], pairs[2 * i + 1] = cu[n + 1];
+    }
 }
 
 static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_kparams *p, const sgla_tmaps *tm,
@@ -548,8 +554,9 @@ static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *
     if (pl.order) {
         void *ws;
         if ((rc = ws_acquire(d->workspace, pl.ws_bytes, st, "sequence order", &ws)) != SGLA_OK) return rc;
-        p.order = (const int32_t *)ws;
-        varlen_order<<<1, 1024, 0, st>>>(d->cu_seqlens, p.N, p.T, (int32_t *)ws);
+        p.cu = (const int64_t *)ws;
+        p.cu_pairs = 1;
+        varlen_order<<<1, 1024, 0, st>>>(d->cu_seqlens, p.N, p.T, (int64_t *)ws);
         const cudaError_t e = cudaGetLastError();
         rc = e != cudaSuccess ? sgla_fail(SGLA_ERR_CUDA, "launch of the sequence order: %s", cudaGetErrorString(e))
                               : launch_chunk(k, pl.row, &p, &tm, st);

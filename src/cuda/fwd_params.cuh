@@ -52,11 +52,12 @@ typedef struct sgla_kparams {
     int64_t pslots, pmin;
     int64_t n0; /* the grid's first sequence (a pool's prefills, when the host knows where they are) */
     int pbits;
-    /* cu_seqlens without a pool: the sequence of each group of H blocks, longest first (NULL: in order) */
-    const int32_t *order;
+    /* cu holds [start, end) pairs, 2 N int64, rather than N + 1 offsets: a packed batch without
+     * states, its sequences sorted longest first (cuda_backend.cu) */
+    int cu_pairs;
 } sgla_kparams;
 
-/* the most sequences whose order one block sorts in shared memory (8 bytes each) */
+/* the most sequences one block sorts in shared memory (8 bytes each) */
 #define SGLA_ORDER_MAX_SEQS 4096
 
 /* TMA descriptors of q, k, v, o: each tensor seen as 4-D (feature, head, token,
@@ -74,7 +75,7 @@ static __device__ __forceinline__ void sgla_seq_range(const sgla_kparams *p, int
                                                       int64_t *t0, int64_t *t1)
 {
     if (p->cu) {
-        int64_t a = p->cu[n], e = p->cu[n + 1];
+        int64_t a = p->cu[p->cu_pairs ? 2 * n : n], e = p->cu[p->cu_pairs ? 2 * n + 1 : n + 1];
         a = a < 0 ? 0 : (a > p->T ? p->T : a);
         e = e < a ? a : (e > p->T ? p->T : e);
         *b = 0;

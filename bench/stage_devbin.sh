@@ -11,11 +11,12 @@ DB=${SGLA_DEVBIN:-.devbin}   # another folder stages a second build beside the f
 SNAP=${SNAP:-/tmp/sgla_snap}
 rm -rf "$SNAP" && mkdir -p "$SNAP"
 git ls-files -co --exclude-standard -z | xargs -0 tar -cf - | tar -x -C "$SNAP"
+# SGLA_CMAKE_ARGS: more cmake arguments (e.g. -DCMAKE_CUDA_FLAGS=-DSGLA_POOL_PT=256 for a variant build).
 # the lent H200 needs sm_90a alone (a smaller upload); SGLA_CUDA_ARCHS=80-virtual stages a build whose only
 # kernels are sm_80 PTX, JIT-compiled there: the path of GPUs before Hopper, run on the H200
 BUILD=$ROOT/build-cuda${SGLA_DEVBIN:+-$(basename "$DB")}
 cmake -S "$SNAP" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DSGLA_PTXAS_VERBOSE=ON \
-  -DCMAKE_CUDA_ARCHITECTURES="${SGLA_CUDA_ARCHS:-90a-real}" > /tmp/sgla_cmake.log
+  -DCMAKE_CUDA_ARCHITECTURES="${SGLA_CUDA_ARCHS:-90a-real}" ${SGLA_CMAKE_ARGS:-} > /tmp/sgla_cmake.log
 cmake --build "$BUILD" -j"$(nproc)" 2>&1 | grep -E "error|ptxas info.*Used|spill|C75[0-9][0-9]" | grep -v " 0 bytes spill" || true
 rm -rf "$DB" && mkdir -p "$DB/tests" "$DB/lib"
 cp -L "$BUILD/sgla" "$BUILD/libsgla.so" "$DB/"
@@ -30,7 +31,7 @@ if [ "${SGLA_STAGE_HISTORY:-0}" = 1 ]; then
   mkdir -p "$DB/history" && cp -L "$H/build/sgla" "$DB/history/"
 fi
 git rev-parse --short HEAD > "$DB/COMMIT"; git diff --quiet HEAD || echo "+ uncommitted changes" >> "$DB/COMMIT"
-echo "archs ${SGLA_CUDA_ARCHS:-90a-real}" >> "$DB/COMMIT"
+echo "archs ${SGLA_CUDA_ARCHS:-90a-real} ${SGLA_CMAKE_ARGS:-}" >> "$DB/COMMIT"
 # each binary carries the library's kernels (13 MB): compressed, two staged builds stay
 # under the device call's 64 MiB; device_run.sh unpacks them
 gzip -9 "$DB"/tests/* "$DB/sgla" "$DB/libsgla.so"

@@ -249,9 +249,11 @@ typedef struct sgla_state_pool {
  *   g, g_gamma and cu_seqlens values on the device are trusted unless
  *   SGLA_FLAG_CHECK_DEVICE_VALUES is set.  Errors of the launch are reported
  *   by the call; faults of the kernels surface at the next synchronisation.
- * - Memory.  Long sequences with few heads are split along time, and head
- *   sizes other than 64, 128, 256 are padded; both need a device workspace
- *   (sgla_workspace_size says how much; 0 otherwise).  With
+ * - Memory.  Long sequences with few heads are split along time, head sizes
+ *   other than 64, 128, 256 are padded, and a packed batch (cu_seqlens, 2 to
+ *   4096 sequences) without h0 and ht is ordered longest sequence first; each
+ *   needs a device workspace (sgla_workspace_size says how much; 0
+ *   otherwise).  With
  *   workspace == NULL the call takes it from the stream-ordered allocator
  *   (cudaMallocAsync / cudaFreeAsync on `stream`); a workspace passed in is
  *   used instead (it must be at least the size returned, else
@@ -321,10 +323,12 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * asynchronous on fwd->stream; workspace from sgla_backward_workspace_size,
  * passed here, or else taken from the stream-ordered allocator).  It is
  * deterministic (the same call gives the same bits).  bf16 / fp16 with K and V
- * in {64, 128} and 16-byte aligned tensors run on the tensor cores: without dg
- * and dg_gamma they need no workspace; with either, one 16-bit K x V state per
- * 64 tokens and head (about B T H K V / 32 bytes).  Everything else (fp32, other
- * head sizes) runs on CUDA cores with two fp32 states per 32 tokens.
+ * in {64, 128} and 16-byte aligned tensors run on the tensor cores: with dg or
+ * dg_gamma, one 16-bit K x V state per 64 tokens and head (about
+ * B T H K V / 32 bytes); a long sequence with few (sequence, head) pairs (T >=
+ * 1024, no cu_seqlens) is split along time, with two fp32 K x V states per
+ * segment and head; otherwise no workspace.  Everything else (fp32, other head
+ * sizes) runs on CUDA cores with two fp32 states per 32 tokens.
  */
 typedef struct sgla_backward_desc {
     size_t size;                   /* sizeof(sgla_backward_desc), set by sgla_backward_desc_init */

@@ -593,7 +593,7 @@ template <class E, class Sh, int REV> __global__ void __launch_bounds__(NTH, 1) 
         gate_load(p, w, REV ? w.nc - 1 : 0, lane, g0, g1);
         gate_scan(p, w, REV ? w.nc - 1 : 0, g0, g1, sm.b[0], lane);
     }
-    float ld = 0.f; /* the segment's total log2 decay, in chunk order (both directions add it alike) */
+    float ld = 0.f; /* the segment's total log2 decay (written by one pass per segment, below) */
     for (int it = 0; it < w.nc; it++) {
         const int c = REV ? w.nc - 1 - it : it, s = it & 1, cn = REV ? c - 1 : c + 1;
         cp_async_wait0();
@@ -623,7 +623,9 @@ template <class E, class Sh, int REV> __global__ void __launch_bounds__(NTH, 1) 
             *(float2 *)(d + (int64_t)r * p.V + cc) = make_float2(S[mt][nt][0], S[mt][nt][1]);
             *(float2 *)(d + (int64_t)(r + 8) * p.V + cc) = make_float2(S[mt][nt][2], S[mt][nt][3]);
         }
-    if (tid == 0) p.seg_ld[slot] = ld;
+    /* the forward pass covers every segment but the last, the reverse one only adds it: one writer,
+     * one order of the sum per segment */
+    if (tid == 0 && (!REV || w.seg == p.nseg - 1)) p.seg_ld[slot] = ld;
 }
 
 /* The segments' boundary states from the local ones, one thread per state element:

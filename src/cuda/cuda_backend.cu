@@ -199,9 +199,14 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
     memset(pl, 0, sizeof *pl);
     pl->row = -1;
     pl->nseg = 1;
-    if (force && force->config >= 0 && d->dtype == SGLA_F32)
+    if (force && (force->config < SGLA_CUDA_CONFIG_PORTABLE || force->nseg < 0))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: no plan (row %d, %d segments)", force->config,
+                         force->nseg);
+    if (force && force->config != -1 && d->dtype == SGLA_F32)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: fp32 inputs take the recurrent path, no row %d",
                          force->config);
+    if (force && force->config == SGLA_CUDA_CONFIG_PORTABLE && force->nseg > 1)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the mma.sync path has no sequence split");
     if (d->dtype == SGLA_F32 || d->T == 0) return SGLA_OK;
     if (force && force->config >= 0 && !f->hopper)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: configuration row %d is a Hopper (sm_90a) kernel; "
@@ -613,7 +618,11 @@ static sgla_status pad_plan(const sgla_forward_desc *d, const sgla_cuda_plan *fo
     }
     if (d->h0) L->off_h0 = off, off += align256(st), L->in.h0 = NULL;
     if (d->ht) L->off_ht = off, off += align256(st), L->in.ht = NULL;
-    sgla_status rc = plan_call(&L->in, force, pl);
+    /* planned as the call it stands for: whether it has states decides the packed batch's order
+     * (the inner call gets its copies' addresses later) */
+    sgla_forward_desc as_called = L->in;
+    as_called.h0 = d->h0, as_called.ht = d->ht;
+    sgla_status rc = plan_call(&as_called, force, pl);
     L->off_inner = off;
     L->bytes = off + pl->ws_bytes;
     return rc;

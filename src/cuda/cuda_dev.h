@@ -48,7 +48,9 @@ sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *d, const sgla_cuda
  * the CUDA-core kernels, 2 the tensor-core kernels (SGLA_ERR_INVALID_ARGUMENT
  * where they cannot serve b: dtype, K, V or alignment); nseg 0 the usual
  * sequence split, 1 none, up to 64 segments (the tensor-core path without
- * cu_seqlens; fewer when T is short). */
+ * cu_seqlens; fewer when T is short).  A forced plan's workspace can differ
+ * from sgla_backward_workspace_size's: pass none (the stream-ordered
+ * allocator serves it). */
 sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *b, int path, int nseg);
 
 #ifdef __cplusplus

@@ -166,6 +166,18 @@ static void error_paths(cudaStream_t stream)
     const sgla_cuda_plan bad_row = {2, 0}; /* K = 128; and on a GPU before Hopper no row runs at all */
     st = sgla_cuda_forward_forced(&d, &bad_row);
     TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "row 2 forced on K = 64: got %s", sgla_status_string(st));
+    {   /* plans that cannot apply: the mma.sync path split, a row below -2, fp32 on the mma.sync path */
+        const sgla_cuda_plan split_portable = {SGLA_CUDA_CONFIG_PORTABLE, 2}, below = {-3, 0},
+                             portable = {SGLA_CUDA_CONFIG_PORTABLE, 1};
+        st = sgla_cuda_forward_forced(&d, &split_portable);
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "the mma.sync path forced with a split: got %s", sgla_status_string(st));
+        st = sgla_cuda_forward_forced(&d, &below);
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "row -3 forced: got %s", sgla_status_string(st));
+        d.dtype = SGLA_F32; /* refused before anything is read: the bf16 buffers serve */
+        st = sgla_cuda_forward_forced(&d, &portable);
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "fp32 forced onto the mma.sync path: got %s", sgla_status_string(st));
+        d.dtype = SGLA_BF16;
+    }
     sgla_cuda_plan usual;
     if (sgla_cuda_plan_of(&d, &usual) == SGLA_OK && usual.config == SGLA_CUDA_CONFIG_PORTABLE) {
         const sgla_cuda_plan row0 = {0, 0}; /* K = 64: serves the shape, but is a Hopper kernel */

@@ -170,12 +170,14 @@ static void error_paths(cudaStream_t stream)
         const sgla_cuda_plan split_portable = {SGLA_CUDA_CONFIG_PORTABLE, 2}, below = {-3, 0},
                              portable = {SGLA_CUDA_CONFIG_PORTABLE, 1};
         st = sgla_cuda_forward_forced(&d, &split_portable);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "the mma.sync path forced with a split: got %s", sgla_status_string(st));
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "no sequence split"),
+                 "the mma.sync path forced with a split: got %s (%s)", sgla_status_string(st), sgla_last_error());
         st = sgla_cuda_forward_forced(&d, &below);
         TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "row -3 forced: got %s", sgla_status_string(st));
         d.dtype = SGLA_F32; /* refused before anything is read: the bf16 buffers serve */
         st = sgla_cuda_forward_forced(&d, &portable);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "fp32 forced onto the mma.sync path: got %s", sgla_status_string(st));
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "recurrent path"),
+                 "fp32 forced onto the mma.sync path: got %s (%s)", sgla_status_string(st), sgla_last_error());
         d.dtype = SGLA_BF16;
     }
     sgla_cuda_plan usual;

@@ -56,6 +56,21 @@ static void fill_half(ref_rng *s, uint16_t *p, int64_t n, sgla_dtype dt, double 
     }
 }
 
+/* Inputs are drawn on the host for at most FILL_MAX elements a tensor and tiled over the device
+ * tensor: the values repeat (a timing does not care), and a tensor of 10^9 elements takes
+ * seconds to set up rather than a minute. */
+#define FILL_MAX ((int64_t)1 << 24)
+static int64_t fill_count(int64_t n) { return n < FILL_MAX ? n : FILL_MAX; }
+static cudaError_t upload_tiled(void *dst, const void *src, int64_t n, int64_t filled, size_t es)
+{
+    cudaError_t e = cudaSuccess;
+    for (int64_t at = 0; at < n && e == cudaSuccess; at += filled) {
+        const int64_t m = n - at < filled ? n - at : filled;
+        e = cudaMemcpy((char *)dst + (size_t)at * es, src, (size_t)m * es, cudaMemcpyHostToDevice);
+    }
+    return e;
+}
+
 static int cmp_float(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;
@@ -139,7 +154,8 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
     int nsets = (int)ceil(1.5e9 / bytes);
     if (nsets < 2) nsets = 2;
     if (nsets > 8) nsets = 8;
-    void *hq = malloc((size_t)nqk * es), *hk = malloc((size_t)nqk * es), *hv = malloc((size_t)nv * es);
+    const int64_t fqk = fill_count(nqk), fv = fill_count(nv), fg = fill_count(ng);
+    void *hq = malloc((size_t)fqk * es), *hk = malloc((size_t)fqk * es), *hv = malloc((size_t)fv * es);
     float *hg = NULL, *hgg = NULL;
     void *dq[8] = {0}, *dk[8] = {0}, *dv[8] = {0}, *dout[8] = {0};
     float *dg[8] = {0}, *dgg = NULL;
@@ -156,17 +172,18 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
     const int iters = a->iters > 0 ? a->iters : 50, warm = a->warmup > 0 ? a->warmup : 5;
     if (!hq || !hk || !hv) { fprintf(stderr, "sgla bench: out of host memory\n"); rc = 1; goto out; }
     if (dt == SGLA_F32) {
-        for (int64_t i = 0; i < nqk; i++) ((float *)hq)[i] = (float)rng_normalish(&s);
-        for (int64_t i = 0; i < nqk; i++) ((float *)hk)[i] = (float)rng_normalish(&s);
-        for (int64_t i = 0; i < nv; i++) ((float *)hv)[i] = (float)rng_normalish(&s);
+        for (int64_t i = 0; i < fqk; i++) ((float *)hq)[i] = (float)rng_normalish(&s);
+        for (int64_t i = 0; i < fqk; i++) ((float *)hk)[i] = (float)rng_normalish(&s);
+        for (int64_t i = 0; i < fv; i++) ((float *)hv)[i] = (float)rng_normalish(&s);
     } else {
-        fill_half(&s, hq, nqk, dt, 1.0);
-        fill_half(&s, hk, nqk, dt, 1.0);
-        fill_half(&s, hv, nv, dt, 1.0);
+        fill_half(&s, hq, fqk, dt, 1.0);
+        fill_half(&s, hk, fqk, dt, 1.0);
+        fill_half(&s, hv, fv, dt, 1.0);
     }
     if (a->gate == BENCH_GATE_G) {
-        hg = malloc((size_t)ng * 4);
-        for (int64_t i = 0; i < ng; i++) hg[i] = -0.2f * (float)ref_rng_uniform(&s);
+        hg = malloc((size_t)fg * 4);
+        if (!hg) { fprintf(stderr, "sgla bench: out of host memory\n"); rc = 1; goto out; }
+        for (int64_t i = 0; i < fg; i++) hg[i] = -0.2f * (float)ref_rng_uniform(&s);
     } else if (a->gate == BENCH_GATE_GAMMA) {
         hgg = malloc((size_t)H * 4);
         for (int64_t h = 0; h < H; h++) hgg[h] = (float)log(1.0 - ldexp(1.0, -(5 + (int)(h % 8))));
@@ -177,12 +194,12 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
         BC(cudaMalloc(&dk[i], (size_t)nqk * es));
         BC(cudaMalloc(&dv[i], (size_t)nv * es));
         BC(cudaMalloc(&dout[i], (size_t)nv * es));
-        BC(cudaMemcpy(dq[i], hq, (size_t)nqk * es, cudaMemcpyHostToDevice));
-        BC(cudaMemcpy(dk[i], hk, (size_t)nqk * es, cudaMemcpyHostToDevice));
-        BC(cudaMemcpy(dv[i], hv, (size_t)nv * es, cudaMemcpyHostToDevice));
+        BC(upload_tiled(dq[i], hq, nqk, fqk, es));
+        BC(upload_tiled(dk[i], hk, nqk, fqk, es));
+        BC(upload_tiled(dv[i], hv, nv, fv, es));
         if (hg) {
             BC(cudaMalloc((void **)&dg[i], (size_t)ng * 4));
-            BC(cudaMemcpy(dg[i], hg, (size_t)ng * 4, cudaMemcpyHostToDevice));
+            BC(upload_tiled(dg[i], hg, ng, fg, 4));
         }
     }
     if (hgg) {
@@ -281,7 +298,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
             BC(cudaMalloc(&bq, (size_t)nqk * es));
             BC(cudaMalloc(&bk, (size_t)nqk * es));
             BC(cudaMalloc(&bv, (size_t)nv * es));
-            BC(cudaMemcpy(bdo, hv, (size_t)nv * es, cudaMemcpyHostToDevice));
+            BC(upload_tiled(bdo, hv, nv, fv, es));
             if (dg[0]) BC(cudaMalloc((void **)&bdg, (size_t)ng * 4));
             if (dgg) BC(cudaMalloc((void **)&bdgg, (size_t)H * 4));
             sgla_backward_desc bd;

@@ -10,7 +10,12 @@ ROOT=$PWD
 DB=${SGLA_DEVBIN:-.devbin}   # another folder stages a second build beside the first (e.g. the 80-virtual one)
 SNAP=${SNAP:-/tmp/sgla_snap}
 rm -rf "$SNAP" && mkdir -p "$SNAP"
-git ls-files -co --exclude-standard -z | xargs -0 tar -cf - | tar -x -C "$SNAP"
+if [ -n "${SGLA_STAGE_REV:-}" ]; then # a committed revision (a branch to time beside this tree)
+  git archive "$SGLA_STAGE_REV" | tar -x -C "$SNAP"
+else
+  git ls-files -co --exclude-standard -z | xargs -0 tar -cf - | tar -x -C "$SNAP"
+fi
+# SGLA_STAGE_REV: build that committed revision (e.g. a branch) instead of the working tree.
 # SGLA_CMAKE_ARGS: more cmake arguments (e.g. -DCMAKE_CUDA_FLAGS=-DSGLA_POOL_PT=256 for a variant build).
 # the lent H200 needs sm_90a alone (a smaller upload); SGLA_CUDA_ARCHS=80-virtual stages a build whose only
 # kernels are sm_80 PTX, JIT-compiled there: the path of GPUs before Hopper, run on the H200
@@ -30,7 +35,11 @@ if [ "${SGLA_STAGE_HISTORY:-0}" = 1 ]; then
   cmake --build "$H/build" -j"$(nproc)" --target sgla_cli > /dev/null 2>&1
   mkdir -p "$DB/history" && cp -L "$H/build/sgla" "$DB/history/"
 fi
-git rev-parse --short HEAD > "$DB/COMMIT"; git diff --quiet HEAD || echo "+ uncommitted changes" >> "$DB/COMMIT"
+if [ -n "${SGLA_STAGE_REV:-}" ]; then
+  echo "$(git rev-parse --short "$SGLA_STAGE_REV") ($SGLA_STAGE_REV)" > "$DB/COMMIT"
+else
+  git rev-parse --short HEAD > "$DB/COMMIT"; git diff --quiet HEAD || echo "+ uncommitted changes" >> "$DB/COMMIT"
+fi
 echo "archs ${SGLA_CUDA_ARCHS:-90a-real} ${SGLA_CMAKE_ARGS:-}" >> "$DB/COMMIT"
 # each binary carries the library's kernels (13 MB): compressed, two staged builds stay
 # under the device call's 64 MiB; device_run.sh unpacks them

@@ -5,7 +5,8 @@ the fp64 references: with B the cumulative log gate and scale s,
   dk = rev(forward(q=rev(v), k=rev(do), v=rev(q), g', s, h0 = dht^T / s))
   dh0 = s exp(g_0) ht' of the dv pass,  dg_t = sum_{u>=t} (q_u.dq_u - k_u.dk_u) + <ht, dht>
 where rev reverses time and g'[t'] = g[T - t'] (g'[0] = 0): the decay between a query
-and a later key, seen backwards.  A fast backward built on the forward kernels relies
+and a later key, seen backwards (with g_gamma: g_gamma as it is, h0 divided by exp(gamma)
+too, and dh0 = s exp(gamma) ht').  A fast backward built on the forward kernels relies
 on every line; this test fails if one is wrong."""
 import numpy as np
 import pytest
@@ -60,3 +61,11 @@ def test_backward_is_three_forwards(T, gate):
         assert np.abs(dg_from - dg).max() < 1e-10 * np.abs(dg).max()
     if gg is not None:
         assert np.abs(dg_from.sum((0, 1)) - dgg).max() < 1e-10 * np.abs(dgg).max()
+        # a constant gate stays a constant gate backwards: g_gamma as it is, with the first token's
+        # extra decay taken out of the entering state (h0 = dht / (s exp(gamma)))
+        e = np.exp(gg)[None, :, None, None]
+        ov2, htv2 = fwd(rev(k), rev(q), rev(do), None, dht / (s * e), final=True)
+        ok2, _ = fwd(rev(v), rev(do), rev(q), None, tr(dht) / (s * e))
+        assert np.abs(rev(ov2) - dv).max() < tol * np.abs(dv).max()
+        assert np.abs(rev(ok2) - dk).max() < tol * np.abs(dk).max()
+        assert np.abs(s * e * htv2 - dh0).max() < tol * np.abs(dh0).max()

@@ -25,6 +25,10 @@ for be in cuda ref-a; do
   echo "sgla run --backend $be: rc=$rc"
   [ $rc = 0 ] || exit 1
 done
+# `sgla bench --backend cuda` without --dtype times bf16, the dtype users run on the GPU
+row=$("$SGLA" bench --backend cuda --shape 1,256,1,64,64 --iters 3 --format csv 2>/dev/null | grep "^cuda," | head -1)
+echo "sgla bench --backend cuda (no --dtype): $row"
+case "$row" in *,bf16,*) ;; *) echo "run_cuda_check: FAIL (the CUDA bench's default dtype is not bf16)"; exit 1 ;; esac
 python3 - "$D" <<'PY'
 import sys, numpy as np
 d = sys.argv[1]

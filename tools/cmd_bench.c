@@ -81,7 +81,8 @@ static void usage(FILE *f)
             "(B = 1, at most 2 heads and 256 tokens; CUDA: 2048 tokens and the timed plan) against\n"
             "the fp64 reference (tools/conform.h; fails above 1e-5 / 1e-3 / 8e-3).  CUDA always checks.\n"
             "\n"
-            "defaults: --backend cpu --dtype f32 --gate g --threads 0 (all cores) --chunk 64 --format table\n"
+            "defaults: --backend cpu --dtype f32 (bf16 with --backend cuda) --gate g --threads 0 (all cores)\n"
+            "          --chunk 64 --format table\n"
             "          --iters 10 (50 for decode) --warmup 2; g ~ U(-0.2, 0), gamma = ln(1 - 2^-(5+h%%8))\n");
 }
 
@@ -479,6 +480,7 @@ int sgla_cmd_bench(int argc, char **argv)
     a.backend = SGLA_BACKEND_CPU;
     a.config = -1;
     a.dtype = SGLA_F32;
+    int dtype_given = 0;
     a.gate = BENCH_GATE_G;
     a.seed = 1;
     int64_t chunk = 64;
@@ -564,6 +566,7 @@ int sgla_cmd_bench(int argc, char **argv)
             a.nshapes++;
         } else if (!strcmp(s, "--dtype")) {
             if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_dtype("bench", val, &a.dtype)) return 2;
+            dtype_given = 1;
         } else if (!strcmp(s, "--gate")) {
             if (!(val = cli_value("bench", argc, argv, &i)) || !parse_gate(val, &a.gate)) return 2;
         } else if (!strcmp(s, "--threads") || !strcmp(s, "--iters") || !strcmp(s, "--warmup") ||
@@ -617,6 +620,8 @@ int sgla_cmd_bench(int argc, char **argv)
             return 2;
         }
     }
+    /* the dtype users run on each backend: bf16 on the GPU, fp32 on the CPU */
+    if (!dtype_given && a.backend == SGLA_BACKEND_CUDA) a.dtype = SGLA_BF16;
     bench_out_begin(&a);
     if (a.backend == SGLA_BACKEND_CUDA) {
         const int rc = bench_cuda_run(&a);

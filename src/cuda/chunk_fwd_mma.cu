@@ -83,39 +83,18 @@ __device__ __forceinline__ void mload(const sgla_kparams &p, const MWork &w, Fwd
     cp_async_commit();
 }
 
-/* g of chunk c's rows lane, lane + 32 (0 past its end), loaded ahead of its use */
+/* g of chunk c's rows (nothing past the sequence), and its b into bdst (chunk_gate_*) */
 __device__ __forceinline__ void mgate_load(const sgla_kparams &p, const MWork &w, int c, int lane, float &g0, float &g1)
 {
-    g0 = g1 = 0.f;
-    if (p.gmode != SGLA_GATE_G || c < 0 || c >= w.nc) return;
-    const int L = mrows(w, c);
-    const float *gp = p.g + w.row0 + (int64_t)c * 64 * p.H;
-    if (lane < L) g0 = __ldg(gp + (int64_t)lane * p.H);
-    if (lane + 32 < L) g1 = __ldg(gp + (int64_t)(lane + 32) * p.H);
+    const bool in = c >= 0 && c < w.nc;
+    const bool gated = in && p.gmode == SGLA_GATE_G;
+    const float *gp = gated ? p.g + w.row0 + (int64_t)c * 64 * p.H : nullptr;
+    chunk_gate_load(gated ? SGLA_GATE_G : SGLA_GATE_NONE, gp, p.H, in ? mrows(w, c) : 0, lane, g0, g1);
 }
-
-/* b (log2, chunk-local, cumulative; rows past the end repeat the last) of chunk c, by one warp */
 __device__ __forceinline__ void mgate_scan(const sgla_kparams &p, const MWork &w, int c, float g0, float g1,
                                            float *bdst, int lane)
 {
-    if (p.gmode == SGLA_GATE_G) {
-        float x0 = fmaxf(g0, SGLA_GATE_FLOOR_F) * SGLA_LOG2E, x1 = fmaxf(g1, SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-            const float y0 = __shfl_up_sync(0xffffffffu, x0, off), y1 = __shfl_up_sync(0xffffffffu, x1, off);
-            if (lane >= off) x0 += y0, x1 += y1;
-        }
-        x1 += __shfl_sync(0xffffffffu, x0, 31);
-        bdst[lane] = x0;
-        bdst[lane + 32] = x1;
-    } else if (p.gmode == SGLA_GATE_GAMMA) {
-        const int L = mrows(w, c);
-        const float gl2 = fmaxf(p.g_gamma[w.h], SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
-        bdst[lane] = gl2 * (float)(lane + 1 < L ? lane + 1 : L);
-        bdst[lane + 32] = gl2 * (float)(lane + 33 < L ? lane + 33 : L);
-    } else {
-        bdst[lane] = bdst[lane + 32] = 0.f;
-    }
+    chunk_gate_scan(p.gmode, g0, g1, p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f, mrows(w, c), bdst, lane);
 }
 
 template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
@@ -212,17 +191,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) chunk_fwd
             if (warp == 0) mgate_scan(p, w, c + 1, g0, g1, sm.b[s ^ 1], lane);
         }
     }
-    if (p.ht) { /* the final state (h0, or zeros, for an empty sequence) */
-        float *d = p.ht + w.nh * kv;
-#pragma unroll
-        for (int mt = 0; mt < Sh::MS; mt++)
-#pragma unroll
-            for (int nt = 0; nt < Sh::NS; nt++) {
-                const int r = (Sh::KD / 4) * m + 16 * mt + gid, cc = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
-                *(float2 *)(d + (int64_t)r * p.V + cc) = make_float2(S[mt][nt][0], S[mt][nt][1]);
-                *(float2 *)(d + (int64_t)(r + 8) * p.V + cc) = make_float2(S[mt][nt][2], S[mt][nt][3]);
-            }
-    }
+    if (p.ht) state_store<Sh>(S, p.ht + w.nh * kv, p.V, m, hf, gid, tig); /* (h0, or zeros, for an empty sequence) */
 }
 
 typedef void (*mma_fn)(const sgla_kparams);

@@ -82,6 +82,42 @@ template <int KD_, int VD_> struct MmaShape {
     static_assert((KD == 64 || KD == 128) && (VD == 64 || VD == 128), "K and V are 64 or 128");
 };
 
+/* gate g of a chunk's rows lane and lane + 32 (0 past its L rows, and 0 unless gmode is g);
+ * gp: the gate of its first row, H: the token stride.  Loaded a chunk ahead of its scan. */
+__device__ __forceinline__ void chunk_gate_load(int gmode, const float *gp, int64_t H, int L, int lane, float &g0,
+                                                float &g1)
+{
+    g0 = g1 = 0.f;
+    if (gmode != SGLA_GATE_G) return;
+    if (lane < L) g0 = __ldg(gp + (int64_t)lane * H);
+    if (lane + 32 < L) g1 = __ldg(gp + (int64_t)(lane + 32) * H);
+}
+
+/* b (log2, chunk-local, cumulative; rows past L repeat the last) of a chunk, by one warp, from
+ * its loaded g (gate g) or the head's gamma (gate g_gamma) */
+__device__ __forceinline__ void chunk_gate_scan(int gmode, float g0, float g1, float gamma, int L, float *bdst,
+                                                int lane)
+{
+    if (gmode == SGLA_GATE_G) {
+        /* the floor here: at the load it would wait for the load at once */
+        float x0 = fmaxf(g0, SGLA_GATE_FLOOR_F) * SGLA_LOG2E, x1 = fmaxf(g1, SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const float y0 = __shfl_up_sync(0xffffffffu, x0, off), y1 = __shfl_up_sync(0xffffffffu, x1, off);
+            if (lane >= off) x0 += y0, x1 += y1;
+        }
+        x1 += __shfl_sync(0xffffffffu, x0, 31);
+        bdst[lane] = x0;
+        bdst[lane + 32] = x1;
+    } else if (gmode == SGLA_GATE_GAMMA) {
+        const float gl2 = fmaxf(gamma, SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
+        bdst[lane] = gl2 * (float)(lane + 1 < L ? lane + 1 : L);
+        bdst[lane + 32] = gl2 * (float)(lane + 33 < L ? lane + 33 : L);
+    } else {
+        bdst[lane] = bdst[lane + 32] = 0.f;
+    }
+}
+
 /* the state tile of this warp (fp32 mma C fragments) into the 16-bit copy */
 template <class E, class Sh>
 __device__ __forceinline__ void state_store16(const float (&S)[Sh::MS][Sh::NS][4], uint16_t *dst, int m, int hf,
@@ -114,6 +150,21 @@ __device__ __forceinline__ void state_load(float (&S)[Sh::MS][Sh::NS][4], const 
                 y = *(const float2 *)(src + (int64_t)(r + 8) * V + c);
             }
             S[mt][nt][0] = x.x, S[mt][nt][1] = x.y, S[mt][nt][2] = y.x, S[mt][nt][3] = y.y;
+        }
+}
+
+/* the state tile into a [K][V] fp32 array */
+template <class Sh>
+__device__ __forceinline__ void state_store(const float (&S)[Sh::MS][Sh::NS][4], float *dst, int64_t V, int m, int hf,
+                                            int gid, int tig)
+{
+#pragma unroll
+    for (int mt = 0; mt < Sh::MS; mt++)
+#pragma unroll
+        for (int nt = 0; nt < Sh::NS; nt++) {
+            const int r = (Sh::KD / 4) * m + 16 * mt + gid, c = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
+            *(float2 *)(dst + (int64_t)r * V + c) = make_float2(S[mt][nt][0], S[mt][nt][1]);
+            *(float2 *)(dst + (int64_t)(r + 8) * V + c) = make_float2(S[mt][nt][2], S[mt][nt][3]);
         }
 }
 

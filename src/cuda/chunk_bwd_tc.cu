@@ -488,7 +488,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
             for (int mt = 0; mt < Sh::MS; mt++)
 #pragma unroll
                 for (int nt = 0; nt < Sh::NS; nt++) {
-                    const int r = (Sh::KD / 4) * m + 16 * mt + gid, cc = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
+                    const int r = state_row<Sh>(m, mt, gid), cc = state_col<Sh>(hf, nt, tig);
                     const float2 fx = unpack2<E>(*(const uint32_t *)(sm.Sin + r * Sh::LV + cc));
                     const float2 fy = unpack2<E>(*(const uint32_t *)(sm.Sin + (r + 8) * Sh::LV + cc));
                     part = fmaf(fx.x, dS[mt][nt][0], part);

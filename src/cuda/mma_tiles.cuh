@@ -118,6 +118,17 @@ __device__ __forceinline__ void chunk_gate_scan(int gmode, float g0, float g1, f
     }
 }
 
+/* where this warp's fragment (mt, nt) of the state sits: row of its first element (the
+ * other at + 8) and column of its pair (warp w holds rows K/4 (w % 4) .., columns V/2 (w / 4) ..) */
+template <class Sh> __device__ __forceinline__ int state_row(int m, int mt, int gid)
+{
+    return (Sh::KD / 4) * m + 16 * mt + gid;
+}
+template <class Sh> __device__ __forceinline__ int state_col(int hf, int nt, int tig)
+{
+    return (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
+}
+
 /* the state tile of this warp (fp32 mma C fragments) into the 16-bit copy */
 template <class E, class Sh>
 __device__ __forceinline__ void state_store16(const float (&S)[Sh::MS][Sh::NS][4], uint16_t *dst, int m, int hf,
@@ -127,7 +138,7 @@ __device__ __forceinline__ void state_store16(const float (&S)[Sh::MS][Sh::NS][4
     for (int mt = 0; mt < Sh::MS; mt++)
 #pragma unroll
         for (int nt = 0; nt < Sh::NS; nt++) {
-            const int r = (Sh::KD / 4) * m + 16 * mt + gid, c = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
+            const int r = state_row<Sh>(m, mt, gid), c = state_col<Sh>(hf, nt, tig);
             const uint32_t x = chunk_pack<E>(S[mt][nt][0], S[mt][nt][1]), y = chunk_pack<E>(S[mt][nt][2], S[mt][nt][3]);
             *(uint32_t *)(dst + r * Sh::LV + c) = x;
             *(uint32_t *)(dst + (r + 8) * Sh::LV + c) = y;
@@ -143,7 +154,7 @@ __device__ __forceinline__ void state_load(float (&S)[Sh::MS][Sh::NS][4], const 
     for (int mt = 0; mt < Sh::MS; mt++)
 #pragma unroll
         for (int nt = 0; nt < Sh::NS; nt++) {
-            const int r = (Sh::KD / 4) * m + 16 * mt + gid, c = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
+            const int r = state_row<Sh>(m, mt, gid), c = state_col<Sh>(hf, nt, tig);
             float2 x = make_float2(0.f, 0.f), y = x;
             if (src) {
                 x = *(const float2 *)(src + (int64_t)r * V + c);
@@ -162,7 +173,7 @@ __device__ __forceinline__ void state_store(const float (&S)[Sh::MS][Sh::NS][4],
     for (int mt = 0; mt < Sh::MS; mt++)
 #pragma unroll
         for (int nt = 0; nt < Sh::NS; nt++) {
-            const int r = (Sh::KD / 4) * m + 16 * mt + gid, c = (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
+            const int r = state_row<Sh>(m, mt, gid), c = state_col<Sh>(hf, nt, tig);
             *(float2 *)(dst + (int64_t)r * V + c) = make_float2(S[mt][nt][0], S[mt][nt][1]);
             *(float2 *)(dst + (int64_t)(r + 8) * V + c) = make_float2(S[mt][nt][2], S[mt][nt][3]);
         }

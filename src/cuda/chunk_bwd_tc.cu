@@ -588,30 +588,6 @@ template <class E, class Sh, int REV> __global__ void __launch_bounds__(NTH, 1) 
     if (tid == 0 && (!REV || w.seg == p.nseg - 1)) p.seg_ld[slot] = ld;
 }
 
-/* The segments' boundary states from the local ones, one thread per state element:
- * seg_S[s] becomes the state entering segment s (from h0), seg_dS[s] the gradient of the
- * state leaving it (from dht).  One order of additions: deterministic. */
-__global__ void bwd_seg_scan(const sgla_bparams p)
-{
-    const int64_t nhc = p.N * p.H, kv = p.K * p.V, i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nhc * kv) return;
-    const int64_t nh = i / kv;
-    float carry = p.h0 ? p.h0[i] : 0.f;
-    for (int s = 0; s < p.nseg; s++) {
-        float *slot = p.seg_S + (int64_t)s * nhc * kv + i;
-        const float loc = s < p.nseg - 1 ? *slot : 0.f;
-        *slot = carry;
-        if (s < p.nseg - 1) carry = sgla_exp2(p.seg_ld[(int64_t)s * nhc + nh]) * carry + loc;
-    }
-    carry = p.dht ? p.dht[i] : 0.f;
-    for (int s = p.nseg - 1; s >= 0; s--) {
-        float *slot = p.seg_dS + (int64_t)s * nhc * kv + i;
-        const float loc = s > 0 ? *slot : 0.f;
-        *slot = carry;
-        if (s > 0) carry = sgla_exp2(p.seg_ld[(int64_t)s * nhc + nh]) * carry + loc;
-    }
-}
-
 /* ---- host --------------------------------------------------------------------------------- */
 
 typedef void (*sweep_fn)(const sgla_bparams);
@@ -682,10 +658,13 @@ sgla_status sgla_bwd_tc_launch(const sgla_bparams *p, sgla_dtype dt, cudaStream_
     if (p->nseg > 1) {
         x->seg_fwd<<<blocks, NTH, x->smem_seg, st>>>(*p);
         x->seg_rev<<<blocks, NTH, x->smem_seg, st>>>(*p);
-        const int64_t n = p->N * p->H * p->K * p->V;
-        bwd_seg_scan<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(*p);
         if ((e = cudaGetLastError()) != cudaSuccess)
             return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's segment states: %s", cudaGetErrorString(e));
+        /* the forward's scan: S entering each segment from h0, dS leaving it from dht */
+        const int64_t nhc = p->N * p->H, kv = p->K * p->V;
+        sgla_status rc = sgla_seg_scan(p->seg_S, p->seg_ld, p->h0, p->nseg, nhc, kv, 0, st);
+        if (rc == SGLA_OK) rc = sgla_seg_scan(p->seg_dS, p->seg_ld, p->dht, p->nseg, nhc, kv, 1, st);
+        if (rc != SGLA_OK) return rc;
     }
     x->fwd<<<blocks, NTH, x->smem_fwd, st>>>(*p);
     if ((e = cudaGetLastError()) != cudaSuccess)

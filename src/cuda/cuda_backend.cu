@@ -377,20 +377,34 @@ static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m)
     return SGLA_OK;
 }
 
-/* Entering state of every segment: buf[s] holds segment s's local end state
- * (from zero) on entry and the state entering segment s on exit. */
-static __global__ void seg_scan(float *buf, const float *ld, const float *h0, int nseg, int64_t nh_count, int64_t kv)
+/* The split's scan, one thread per state element: buf[s] holds segment s's local state (from
+ * zero) on entry; on exit, forward, the state entering segment s (from init = h0), or, reverse,
+ * the gradient of the state leaving it (from init = dht; the backward, chunk_bwd_tc.cu).  ld[s]
+ * is segment s's total log2 decay, what carries a state across it either way. */
+static __global__ void seg_scan(float *buf, const float *ld, const float *init, int nseg, int64_t nh_count,
+                                int64_t kv, int reverse)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nh_count * kv) return;
-    const int64_t nh = i / kv, e = i - nh * kv;
-    float carry = h0 ? h0[i] : 0.f;
-    for (int s = 0; s < nseg; s++) {
-        float *slot = buf + ((int64_t)s * nh_count + nh) * kv + e;
-        const float loc = s < nseg - 1 ? *slot : 0.f;
+    const int64_t nh = i / kv;
+    float carry = init ? init[i] : 0.f;
+    for (int j = 0; j < nseg; j++) {
+        const int s = reverse ? nseg - 1 - j : j, last = j == nseg - 1;
+        float *slot = buf + (int64_t)s * nh_count * kv + i;
+        const float loc = last ? 0.f : *slot;
         *slot = carry;
-        if (s < nseg - 1) carry = sgla_exp2(ld[(int64_t)s * nh_count + nh]) * carry + loc;
+        if (!last) carry = sgla_exp2(ld[(int64_t)s * nh_count + nh]) * carry + loc;
     }
+}
+
+sgla_status sgla_seg_scan(float *buf, const float *ld, const float *init, int nseg, int64_t nh_count, int64_t kv,
+                          int reverse, cudaStream_t st)
+{
+    const int64_t n = nh_count * kv;
+    seg_scan<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(buf, ld, init, nseg, nh_count, kv, reverse);
+    const cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? SGLA_OK
+                            : sgla_fail(SGLA_ERR_CUDA, "launch of the split's scan: %s", cudaGetErrorString(e));
 }
 
 /* The sequences' token ranges [start, end) by length, longest first (ties: the lower index
@@ -454,10 +468,7 @@ static sgla_status run_split(const sgla_chunk_kernel *k, int row, const plan *pl
     q.mode = 1;
     sgla_status rc = launch_chunk(k, row, &q, tm, st);
     if (rc != SGLA_OK) return rc;
-    const int64_t n = nhc * kv;
-    seg_scan<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(q.seg_buf, q.seg_ld, q.h0, pl->nseg, nhc, kv);
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "launch of the split's scan: %s", cudaGetErrorString(e));
+    if ((rc = sgla_seg_scan(q.seg_buf, q.seg_ld, q.h0, pl->nseg, nhc, kv, 0, st)) != SGLA_OK) return rc;
     q.mode = 2;
     return launch_chunk(k, row, &q, tm, st);
 }

@@ -8,6 +8,13 @@
 #include "core/core.h"
 #include "fwd_params.cuh"
 
+/* The sequence split's scan over segments (cuda_backend.cu): buf [nseg][nh_count][kv] holds each
+ * segment's local state from zero; on exit the state entering each segment from init (reverse = 0),
+ * or the gradient of the state leaving it from init (reverse = 1); ld [nseg][nh_count] the
+ * segments' total log2 decays. */
+sgla_status sgla_seg_scan(float *buf, const float *ld, const float *init, int nseg, int64_t nh_count, int64_t kv,
+                          int reverse, cudaStream_t st);
+
 /* fp32 inputs: the token recurrence on CUDA cores (recurrent_fwd_f32.cu). */
 sgla_status sgla_recurrent_fwd_f32(const sgla_kparams *p, cudaStream_t st);
 

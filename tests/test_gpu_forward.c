@@ -408,9 +408,10 @@ int main(void)
         {F32, NONE, MILD, 1, 63, 2, 256, 128, 0, 1, 0, 0},
         {F32, G, NEG30, 1, 300, 2, 128, 64, 1, 1, 1, 3},
         {F32, ALPHA, NEAR0, 1, 1, 2, 64, 256, 1, 1, 0, 0},
-        /* packed batches without states: the blocks take the sequences longest first */
-        {BF, G, MILD, 1, 2000, 2, 128, 128, 0, 0, 0, 9},
-        {HF, GAMMA, MIX30, 1, 1500, 3, 64, 64, 0, 0, 0, 40},
+        /* packed batches without states: more blocks than the SMs hold take the sequences longest
+         * first (the first two), fewer run in order */
+        {BF, G, MILD, 1, 8000, 2, 128, 128, 0, 0, 0, 150},
+        {HF, GAMMA, MIX30, 1, 6000, 3, 64, 64, 0, 0, 0, 200},
         {BF, NONE, MILD, 1, 700, 2, 64, 128, 0, 0, 0, 2},
         {BF, G, NEG30, 1, 300, 2, 96, 48, 0, 0, 0, 5},
     };
@@ -423,7 +424,7 @@ int main(void)
         {F32, G, MILD, 1, 20, 1, 64, 64, 1, 1, 0, 0},
         {BF, G, MILD, 1, 1024, 1, 64, 64, 1, 1, 1, 0}, /* sequence split (2 segments) */
         {BF, G, MILD, 1, 100, 2, 96, 48, 1, 1, 1, 2},  /* padded head sizes, in place, varlen */
-        {BF, G, MILD, 1, 300, 1, 64, 64, 0, 0, 0, 5},  /* varlen without states: longest first */
+        {BF, G, MILD, 1, 1200, 2, 64, 64, 0, 0, 0, 100}, /* varlen without states, 200 blocks: longest first */
     };
     const conform_case *list = small ? smalls : all;
     int nlist = small ? (int)(sizeof smalls / sizeof smalls[0]) : (int)(sizeof all / sizeof all[0]);

@@ -222,13 +222,6 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
         pl->portable = 1;
         return SGLA_OK;
     }
-    if (d->cu_seqlens && !d->h0 && !d->ht && d->num_seqs >= 2 && d->num_seqs <= SGLA_ORDER_MAX_SEQS) {
-        /* blocks start in grid order: the longest sequences first, the short ones fill the tail
-         * (one block per sequence and head, so a long sequence started late sets the time).  The
-         * blocks see a sorted list of token ranges; without states nothing else names a sequence */
-        pl->order = 1;
-        pl->ws_bytes = (size_t)d->num_seqs * 2 * sizeof(int64_t);
-    }
     if (force && force->config >= 0) {
         if (force->config >= SGLA_NUM_CHUNK_CONFIGS || !row_serves(force->config, d))
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: configuration row %d cannot serve K = %lld, V = %lld",
@@ -241,6 +234,16 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
         }
         if (pl->row < 0) return sgla_fail(SGLA_ERR_INTERNAL, "CUDA backend: no configuration row for K = %lld, V = %lld",
                                           (long long)d->K, (long long)d->V);
+    }
+    const int bps = f->blocks_per_sm[d->dtype == SGLA_BF16][pl->row];
+    if (d->cu_seqlens && !d->h0 && !d->ht && d->num_seqs >= 2 && d->num_seqs <= SGLA_ORDER_MAX_SEQS &&
+        d->num_seqs * d->H * (d->V / sgla_chunk_configs[pl->row].bv) > (int64_t)f->sms * (bps > 0 ? bps : 1)) {
+        /* blocks start in grid order: the longest sequences first, the short ones fill the tail
+         * (one block per sequence and head, so a long sequence started late sets the time); a
+         * grid the SMs hold at once has no tail and takes no sort.  The blocks see a sorted list
+         * of token ranges; without states nothing else names a sequence */
+        pl->order = 1;
+        pl->ws_bytes = (size_t)d->num_seqs * 2 * sizeof(int64_t);
     }
     int nseg;
     if (force && force->nseg > 0) {

@@ -77,6 +77,15 @@ static int cmp_float(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* the times between the event pairs of iters timed calls on st, sorted (times[iters / 2]: the median) */
+static cudaError_t sorted_times(cudaStream_t st, const cudaEvent_t *ev, float *times, int iters)
+{
+    cudaError_t e = cudaStreamSynchronize(st);
+    for (int i = 0; e == cudaSuccess && i < iters; i++) e = cudaEventElapsedTime(&times[i], ev[2 * i], ev[2 * i + 1]);
+    if (e == cudaSuccess) qsort(times, (size_t)iters, sizeof(float), cmp_float);
+    return e;
+}
+
 /* --pool: the call d as one serving step on a pool of 2N fp32 slots (random order, in place),
  * with the host copy of cu_seqlens (a mixed batch runs its long sequences on the chunked kernel);
  * timed like the forward.  The pool and indices are allocated into *pool, *idx (freed by the caller). */
@@ -118,9 +127,7 @@ static int bench_pool_step(const bench_args *a, const sgla_forward_desc *d0, con
             rc = 1;
             goto out;
         }
-        BC(cudaStreamSynchronize(st));
-        for (int i = 0; i < iters; i++) BC(cudaEventElapsedTime(&times[i], ev[2 * i], ev[2 * i + 1]));
-        qsort(times, (size_t)iters, sizeof(float), cmp_float);
+        BC(sorted_times(st, ev, times, iters));
         const double es = (double)sgla_dtype_size(d.dtype);
         const double bytes = (double)(N * kv) * 8.0 + (double)(d.B * d.T * d.H) * (double)(2 * d.K + 2 * d.V) * es;
         const double med = times[iters / 2], floor_ms = bytes / HBM_BYTES_PER_S * 1e3;
@@ -266,9 +273,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
             if ((fp ? sgla_cuda_forward_forced(&d, fp) : sgla_forward(&d, SGLA_BACKEND_CUDA)) != SGLA_OK) { rc = 1; goto out; }
             BC(cudaEventRecord(ev[2 * i + 1], st));
         }
-        BC(cudaStreamSynchronize(st));
-        for (int i = 0; i < iters; i++) BC(cudaEventElapsedTime(&times[i], ev[2 * i], ev[2 * i + 1]));
-        qsort(times, (size_t)iters, sizeof(float), cmp_float);
+        BC(sorted_times(st, ev, times, iters));
         double med = times[iters / 2], mn = times[0];
         const char *gname = a->gate == BENCH_GATE_G ? "g" : a->gate == BENCH_GATE_GAMMA ? "gamma" : "none";
         if (a->format == BENCH_TABLE)
@@ -318,9 +323,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
                 fprintf(bench_info(a), "%-22s backward: %s (%s)\n", shs, sgla_status_string(r), sgla_last_error());
                 rc = 1;
             } else {
-                BC(cudaStreamSynchronize(st));
-                for (int i = 0; i < iters; i++) BC(cudaEventElapsedTime(&times[i], ev[2 * i], ev[2 * i + 1]));
-                qsort(times, (size_t)iters, sizeof(float), cmp_float);
+                BC(sorted_times(st, ev, times, iters));
                 const double bmed = times[iters / 2], bfloor = floor_ms * 7.0 / 4.0; /* q, k, v, do in; dq, dk, dv out */
                 if (a->format == BENCH_TABLE)
                     printf("%-22s %-5s %-6s bwd      %9.4f %9.4f %8.1f %8.4f %7.2f  workspace %.1f MB\n", shs,

@@ -95,39 +95,27 @@ __device__ __forceinline__ const uint16_t *state_slot(const sgla_bparams &p, con
     return (const uint16_t *)p.ws_S + (slot * p.H + w.h) * p.K * p.V;
 }
 
-__device__ __forceinline__ int rows_of(const BwdWork &w, int c)
-{
-    const int64_t r = w.len - (int64_t)c * 64;
-    return (int)(r < 64 ? r : 64);
-}
-
 /* q, k, v, dO of chunk c into stage s (rows past the chunk are zeros) */
 enum { LD_Q = 1, LD_K = 2, LD_V = 4, LD_O = 8, LD_ALL = 15 };
 template <class Sh, int WHICH = LD_ALL>
 __device__ __forceinline__ void load_chunk(const sgla_bparams &p, const BwdWork &w, BwdCommon<Sh> &sm, int c, int s,
                                            int tid)
 {
-    const int L = rows_of(w, c);
+    const int L = chunk_rows(w.len, c);
     const int64_t r0 = w.row0 + (int64_t)c * 64 * p.H; /* row index of the chunk's first token */
     const uint16_t *q = (const uint16_t *)p.q + r0 * Sh::KD, *k = (const uint16_t *)p.k + r0 * Sh::KD;
     const uint16_t *v = (const uint16_t *)p.v + r0 * Sh::VD, *o = (const uint16_t *)p.dout + r0 * Sh::VD;
-    constexpr int UK = Sh::KD / 8, UV = Sh::VD / 8;
     const uint32_t qs = sgla_smem_u32(sm.q[s]), ks = sgla_smem_u32(sm.k[s]);
     const uint32_t vs = sgla_smem_u32(sm.v[s]), os = sgla_smem_u32(sm.o[s]);
-    for (int i = tid; (WHICH & (LD_Q | LD_K)) && i < 64 * UK; i += NTH) {
-        const int r = i / UK, u = i - r * UK, ok = r < L ? 16 : 0;
-        const int64_t g = (r < L ? (int64_t)r * p.H * Sh::KD : 0) + u * 8;
-        const uint32_t d = (uint32_t)((r * Sh::LK + u * 8) * 2);
-        if (WHICH & LD_Q) cp_async16(qs + d, q + g, ok);
-        if (WHICH & LD_K) cp_async16(ks + d, k + g, ok);
-    }
-    for (int i = tid; (WHICH & (LD_V | LD_O)) && i < 64 * UV; i += NTH) {
-        const int r = i / UV, u = i - r * UV, ok = r < L ? 16 : 0;
-        const int64_t g = (r < L ? (int64_t)r * p.H * Sh::VD : 0) + u * 8;
-        const uint32_t d = (uint32_t)((r * Sh::LV + u * 8) * 2);
-        if (WHICH & LD_V) cp_async16(vs + d, v + g, ok);
-        if (WHICH & LD_O) cp_async16(os + d, o + g, ok);
-    }
+    constexpr int SK = (WHICH & (LD_Q | LD_K)) == (LD_Q | LD_K), SV = (WHICH & (LD_V | LD_O)) == (LD_V | LD_O);
+    /* q with k, v with dO in one loop each when both are asked for (the sweeps); one of each pair
+     * otherwise (the split's state passes) */
+    if constexpr (SK) load_rows<Sh::KD, Sh::LK>(qs, q, p.H * Sh::KD, L, tid, ks, k);
+    else if constexpr ((WHICH & LD_Q) != 0) load_rows<Sh::KD, Sh::LK>(qs, q, p.H * Sh::KD, L, tid);
+    else if constexpr ((WHICH & LD_K) != 0) load_rows<Sh::KD, Sh::LK>(ks, k, p.H * Sh::KD, L, tid);
+    if constexpr (SV) load_rows<Sh::VD, Sh::LV>(vs, v, p.H * Sh::VD, L, tid, os, o);
+    else if constexpr ((WHICH & LD_V) != 0) load_rows<Sh::VD, Sh::LV>(vs, v, p.H * Sh::VD, L, tid);
+    else if constexpr ((WHICH & LD_O) != 0) load_rows<Sh::VD, Sh::LV>(os, o, p.H * Sh::VD, L, tid);
     cp_async_commit();
 }
 
@@ -138,12 +126,12 @@ __device__ __forceinline__ void gate_load(const sgla_bparams &p, const BwdWork &
     const bool in = c >= 0 && c < w.nc;
     const bool gated = in && p.gmode == SGLA_GATE_G;
     const float *gp = gated ? p.g + w.row0 + (int64_t)c * 64 * p.H : nullptr;
-    chunk_gate_load(gated ? SGLA_GATE_G : SGLA_GATE_NONE, gp, p.H, in ? rows_of(w, c) : 0, lane, g0, g1);
+    chunk_gate_load(gated ? SGLA_GATE_G : SGLA_GATE_NONE, gp, p.H, in ? chunk_rows(w.len, c) : 0, lane, g0, g1);
 }
 __device__ __forceinline__ void gate_scan(const sgla_bparams &p, const BwdWork &w, int c, float g0, float g1,
                                           float *bdst, int lane)
 {
-    chunk_gate_scan(p.gmode, g0, g1, p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f, rows_of(w, c), bdst, lane);
+    chunk_gate_scan(p.gmode, g0, g1, p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f, chunk_rows(w.len, c), bdst, lane);
 }
 
 
@@ -174,7 +162,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
     uint16_t *dq = (uint16_t *)p.dq;
     const int64_t rsq = p.H * Sh::KD;
     for (int c = 0; c < w.nc; c++) {
-        const int s = c & 1, L = rows_of(w, c);
+        const int s = c & 1, L = chunk_rows(w.len, c);
         cp_async_wait0();
         __syncthreads(); /* chunk c's tiles, its b, S_c's copy and chunk c - 1's e are complete */
         if (c + 1 < w.nc) load_chunk<Sh>(p, w, sm, c + 1, s ^ 1, tid);
@@ -187,7 +175,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
             }
         }
         if (warp == 1 && need_dg && c > 0) { /* chunk c - 1's in-chunk suffix sums of e into dg */
-            const int s1 = s ^ 1, L1 = rows_of(w, c - 1);
+            const int s1 = s ^ 1, L1 = chunk_rows(w.len, c - 1);
             float x0 = sm.e[s1][0][lane] + sm.e[s1][1][lane], x1 = sm.e[s1][0][lane + 32] + sm.e[s1][1][lane + 32];
 #pragma unroll
             for (int off = 1; off < 32; off <<= 1) {
@@ -267,7 +255,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
     }
     __syncthreads();
     if (warp == 1 && need_dg) { /* the last chunk's suffix sums of e */
-        const int c = w.nc - 1, s = c & 1, L1 = rows_of(w, c);
+        const int c = w.nc - 1, s = c & 1, L1 = chunk_rows(w.len, c);
         float x0 = sm.e[s][0][lane] + sm.e[s][1][lane], x1 = sm.e[s][0][lane + 32] + sm.e[s][1][lane + 32];
 #pragma unroll
         for (int off = 1; off < 32; off <<= 1) {
@@ -309,7 +297,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
     const float scale = p.scale;
     uint16_t *dk = (uint16_t *)p.dk, *dv = (uint16_t *)p.dv;
     for (int it = 0; it < w.nc; it++) {
-        const int c = w.nc - 1 - it, s = it & 1, L = rows_of(w, c);
+        const int c = w.nc - 1 - it, s = it & 1, L = chunk_rows(w.len, c);
         cp_async_wait0();
         __syncthreads(); /* chunk c's tiles, b, dS_c's copy are complete; the last chunk's dg is out */
         if (need_dg) { /* S_c, for X_c = exp(b_L) <dS_c, S_c> */

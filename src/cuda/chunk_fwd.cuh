@@ -219,12 +219,6 @@ template <int BV> static __device__ __forceinline__ int chunk_work(const sgla_kp
     return 1;
 }
 
-static __device__ __forceinline__ int chunk_rows(int64_t len, int c)
-{
-    const int64_t tk0 = (int64_t)c * 64;
-    return (int)(len - tk0 < 64 ? len - tk0 : 64);
-}
-
 /* Shared addresses of the block's arrays. */
 struct ChunkAddr {
     uint32_t stage, S, full, empty;

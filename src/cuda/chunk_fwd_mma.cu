@@ -52,34 +52,16 @@ __device__ __forceinline__ void mwork(const sgla_kparams &p, MWork &w)
     w.row0 = (b * p.T + t0) * p.H + w.h;
 }
 
-__device__ __forceinline__ int mrows(const MWork &w, int c)
-{
-    const int64_t r = w.len - (int64_t)c * 64;
-    return (int)(r < 64 ? r : 64);
-}
-
 /* q, k, v of chunk c into stage s (rows past the chunk are zeros) */
 template <class Sh>
 __device__ __forceinline__ void mload(const sgla_kparams &p, const MWork &w, FwdMmaSmem<Sh> &sm, int c, int s, int tid)
 {
-    const int L = mrows(w, c);
+    const int L = chunk_rows(w.len, c);
     const int64_t r0 = w.row0 + (int64_t)c * 64 * p.H;
     const uint16_t *q = (const uint16_t *)p.q + r0 * Sh::KD, *k = (const uint16_t *)p.k + r0 * Sh::KD;
     const uint16_t *v = (const uint16_t *)p.v + r0 * Sh::VD;
-    constexpr int UK = Sh::KD / 8, UV = Sh::VD / 8;
-    const uint32_t qs = sgla_smem_u32(sm.q[s]), ks = sgla_smem_u32(sm.k[s]), vs = sgla_smem_u32(sm.v[s]);
-    for (int i = tid; i < 64 * UK; i += NTH) {
-        const int r = i / UK, u = i - r * UK, ok = r < L ? 16 : 0;
-        const int64_t g = (r < L ? (int64_t)r * p.H * Sh::KD : 0) + u * 8;
-        const uint32_t d = (uint32_t)((r * Sh::LK + u * 8) * 2);
-        cp_async16(qs + d, q + g, ok);
-        cp_async16(ks + d, k + g, ok);
-    }
-    for (int i = tid; i < 64 * UV; i += NTH) {
-        const int r = i / UV, u = i - r * UV, ok = r < L ? 16 : 0;
-        const int64_t g = (r < L ? (int64_t)r * p.H * Sh::VD : 0) + u * 8;
-        cp_async16(vs + (uint32_t)((r * Sh::LV + u * 8) * 2), v + g, ok);
-    }
+    load_rows<Sh::KD, Sh::LK>(sgla_smem_u32(sm.q[s]), q, p.H * Sh::KD, L, tid, sgla_smem_u32(sm.k[s]), k);
+    load_rows<Sh::VD, Sh::LV>(sgla_smem_u32(sm.v[s]), v, p.H * Sh::VD, L, tid);
     cp_async_commit();
 }
 
@@ -89,12 +71,12 @@ __device__ __forceinline__ void mgate_load(const sgla_kparams &p, const MWork &w
     const bool in = c >= 0 && c < w.nc;
     const bool gated = in && p.gmode == SGLA_GATE_G;
     const float *gp = gated ? p.g + w.row0 + (int64_t)c * 64 * p.H : nullptr;
-    chunk_gate_load(gated ? SGLA_GATE_G : SGLA_GATE_NONE, gp, p.H, in ? mrows(w, c) : 0, lane, g0, g1);
+    chunk_gate_load(gated ? SGLA_GATE_G : SGLA_GATE_NONE, gp, p.H, in ? chunk_rows(w.len, c) : 0, lane, g0, g1);
 }
 __device__ __forceinline__ void mgate_scan(const sgla_kparams &p, const MWork &w, int c, float g0, float g1,
                                            float *bdst, int lane)
 {
-    chunk_gate_scan(p.gmode, g0, g1, p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f, mrows(w, c), bdst, lane);
+    chunk_gate_scan(p.gmode, g0, g1, p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f, chunk_rows(w.len, c), bdst, lane);
 }
 
 template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
@@ -122,7 +104,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) chunk_fwd
     uint16_t *o = (uint16_t *)p.o;
     const int64_t rso = p.H * Sh::VD;
     for (int c = 0; c < w.nc; c++) {
-        const int s = c & 1, L = mrows(w, c);
+        const int s = c & 1, L = chunk_rows(w.len, c);
         cp_async_wait0();
         __syncthreads(); /* chunk c's tiles, its b and S_c's copy are complete */
         if (c + 1 < w.nc) mload<Sh>(p, w, sm, c + 1, s ^ 1, tid);

@@ -69,6 +69,13 @@ typedef struct sgla_tmaps {
 } sgla_tmaps;
 
 #ifdef __CUDACC__
+/* Tokens of chunk c (64 a chunk) of a sequence of len tokens: 64 but in its last chunk. */
+static __device__ __forceinline__ int chunk_rows(int64_t len, int c)
+{
+    const int64_t tk0 = (int64_t)c * 64;
+    return (int)(len - tk0 < 64 ? len - tk0 : 64);
+}
+
 /* Sequence n's batch row and token range [t0, t1), clamped so that a bad
  * cu_seqlens can never address outside the tensors. */
 static __device__ __forceinline__ void sgla_seq_range(const sgla_kparams *p, int64_t n, int64_t *b,

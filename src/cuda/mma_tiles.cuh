@@ -48,6 +48,24 @@ __device__ __forceinline__ void cp_async_commit(void) { asm volatile("cp.async.c
 __device__ __forceinline__ void cp_async_wait0(void) { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 __device__ __forceinline__ void cp_async_wait1(void) { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
+/* A chunk's 64 token rows of D 16-bit features into a shared tile (row stride LD elements), one
+ * cp.async of 16 bytes a thread at a time: s0 is the first token's row, stride the distance
+ * between tokens (H D elements); rows from L on are zeros.  With s1, a second tensor of the same
+ * shape into d1 in the same loop (one index computation for both).  Committed by the caller. */
+template <int D, int LD>
+__device__ __forceinline__ void load_rows(uint32_t d0, const uint16_t *s0, int64_t stride, int L, int tid,
+                                          uint32_t d1 = 0, const uint16_t *s1 = nullptr)
+{
+    constexpr int U = D / 8;
+    for (int i = tid; i < 64 * U; i += NTH) {
+        const int r = i / U, u = i - r * U, ok = r < L ? 16 : 0;
+        const int64_t g = (r < L ? (int64_t)r * stride : 0) + u * 8;
+        const uint32_t d = (uint32_t)((r * LD + u * 8) * 2);
+        cp_async16(d0 + d, s0 + g, ok);
+        if (s1) cp_async16(d1 + d, s1 + g, ok);
+    }
+}
+
 /* ---- fragments from row-major 16-bit tiles (ld = row stride in elements) -------------
  * A (16 x 16) of rows r0.., columns k0.. of X:             ldA
  * A (16 x 16) = X^T, X rows k0.., columns m0..:             ldAt

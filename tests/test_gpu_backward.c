@@ -152,6 +152,17 @@ int main(void)
         {BF, G, MILD, 2, 200, 2, 128, 128, 1, 1, 1, 0},
         {BF, G, MILD, 3, 333, 6, 64, 128, 1, 1, 0, 0},
         {HF, GAMMA, MILD, 2, 190, 5, 128, 64, 1, 1, 1, 0},
+        /* the three passes (the usual path on Hopper) at K = 256 with dg, K != V both ways, many sequences */
+        {BF, G, MIX30, 1, 300, 2, 256, 128, 1, 1, 0, 0},
+        {BF, GAMMA, MILD, 1, 200, 2, 128, 256, 1, 1, 0, 3},
+        {HF, G, MILD, 1, 2000, 2, 64, 64, 1, 1, 0, 40},
+    };
+    /* the mma.sync tensor-core path (the usual one before Hopper), forced on this device */
+    static const conform_case mma[] = {
+        {BF, G, MILD, 1, 1000, 2, 128, 128, 0, 0, 0, 0},
+        {BF, G, NEG30, 1, 257, 3, 128, 128, 1, 1, 0, 5},
+        {HF, GAMMA, MILD, 2, 190, 5, 128, 64, 1, 1, 1, 0},
+        {BF, G, MIX30, 1, 300, 2, 64, 128, 1, 1, 0, 4},
     };
     /* the CUDA-core path on shapes the tensor cores take by default */
     static const conform_case cores[] = {
@@ -180,19 +191,28 @@ int main(void)
     const conform_case *list = small ? smalls : all;
     const int n = small ? (int)(sizeof smalls / sizeof smalls[0]) : (int)(sizeof all / sizeof all[0]);
     for (int i = 0; i < n; i++) run_case(&list[i], &r);
-    if (small) { /* the split's kernels under the sanitizers too */
+    if (small) { /* the split's kernels under the sanitizers too, on the usual path and the mma.sync one */
         static const conform_case split_small = {BF, G, MILD, 1, 300, 1, 64, 64, 1, 1, 0, 0};
         conform_bwd_nseg = 3;
         run_case(&split_small, &r);
+        conform_bwd_path = 2;
+        run_case(&split_small, &r);
         conform_bwd_nseg = 0;
+        run_case(&smalls[1], &r);
+        conform_bwd_path = 0;
     }
     if (!small) {
         conform_bwd_path = 1;
         for (size_t i = 0; i < sizeof cores / sizeof cores[0]; i++) run_case(&cores[i], &r);
+        conform_bwd_path = 2;
+        for (size_t i = 0; i < sizeof mma / sizeof mma[0]; i++) run_case(&mma[i], &r);
         conform_bwd_path = 0;
         for (int nseg = 2; nseg <= 5; nseg += 3) {
             conform_bwd_nseg = nseg;
             for (size_t i = 0; i < sizeof splits / sizeof splits[0]; i++) run_case(&splits[i], &r);
+            conform_bwd_path = 2;
+            for (size_t i = 0; i < sizeof splits / sizeof splits[0]; i++) run_case(&splits[i], &r);
+            conform_bwd_path = 0;
         }
         conform_bwd_nseg = 0;
         for (size_t i = 0; i < sizeof split_auto / sizeof split_auto[0]; i++) run_case(&split_auto[i], &r);

@@ -24,6 +24,7 @@ typedef struct bench_args {
     uint64_t seed;
     int check;              /* also check against the fp64 reference (tools/conform.h) */
     int config, split;      /* CUDA: force a configuration row (-1: none) and a split (0: none) */
+    int bwd_path;           /* CUDA backward: force a path (sgla_cuda_backward_forced; 0: the usual one) */
     int backward;           /* also time the backward */
     int format;             /* BENCH_TABLE, BENCH_CSV, BENCH_JSON */
     int pool;               /* --pool: decode (CPU) or every step (CUDA) through a state pool too */

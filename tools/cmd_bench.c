@@ -36,6 +36,7 @@ static void usage(FILE *f)
             "                  [--config ROW|portable] [--split N]   (CUDA: force a configuration row, the\n"
             "                  mma.sync path of GPUs before Hopper, a split)\n"
             "                  [--backward]  (also time sgla_backward: dq, dk, dv, dg or dg_gamma)\n"
+            "                  [--bwd-path 0-3]  (CUDA: the backward's path forced, with --split as its split)\n"
             "                  [--format table|csv|json] [--varlen N | --varlen L1,L2,...] [--pool]\n"
             "\n"
             "Times one forward per shape (median of --iters runs after --warmup runs) and prints\n"
@@ -220,7 +221,9 @@ int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax)
         return 1;
     }
     conform_bresult res;
+    if (a->backend == SGLA_BACKEND_CUDA) conform_bwd_path = a->bwd_path, conform_bwd_nseg = a->split; /* the timed path */
     conform_check_backward(&x, a->backend, &res);
+    conform_bwd_path = conform_bwd_nseg = 0;
     fprintf(bench_info(a), "  check ");
     conform_print_backward(bench_info(a), &res);
     conform_free(&x);
@@ -601,6 +604,15 @@ int sgla_cmd_bench(int argc, char **argv)
             a.check = 1;
         } else if (!strcmp(s, "--backward")) {
             a.backward = 1;
+        } else if (!strcmp(s, "--bwd-path")) {
+            int64_t x;
+            if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_i64("bench", s, val, &x)) return 2;
+            if (x < 0 || x > 3) {
+                fprintf(stderr, "sgla bench: --bwd-path: %lld is not 0 (usual), 1 (CUDA cores), 2 (mma.sync) or 3 "
+                        "(three passes)\n", (long long)x);
+                return 2;
+            }
+            a.bwd_path = (int)x;
         } else if (!strcmp(s, "--config") || !strcmp(s, "--split")) {
             int64_t x;
             if (!(val = cli_value("bench", argc, argv, &i))) return 2;

@@ -500,7 +500,7 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
         label(x, be, NULL, &tmp);
         if ((conform_bwd_path || conform_bwd_nseg) && be == SGLA_BACKEND_CUDA)
             snprintf(res->label, sizeof res->label, "backward (%s path, split %d) %.140s",
-                     conform_bwd_path == 1 ? "CUDA-core" : conform_bwd_path == 2 ? "tensor-core" : "usual",
+                     conform_bwd_path == 1 ? "CUDA-core" : conform_bwd_path == 2 ? "mma.sync" : conform_bwd_path == 3 ? "three-pass" : "usual",
                      conform_bwd_nseg, tmp.label);
         else
             snprintf(res->label, sizeof res->label, "backward %.170s", tmp.label);

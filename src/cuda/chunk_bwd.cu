@@ -407,10 +407,14 @@ sgla_status sgla_bwd_launch(const sgla_bparams *p, sgla_dtype dt, int64_t blocks
                               : launch_all<float>(*p, blocks, st);
         if (rc != SGLA_OK) return rc;
     }
-    if (p->dgg && p->B * p->T > 0) {
-        dg_gamma_kernel<<<(unsigned)p->H, NTHREADS, 0, st>>>(p->dg_out, p->B * p->T, p->H, p->dgg);
-        if ((e = cudaGetLastError()) != cudaSuccess)
-            return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's dg_gamma: %s", cudaGetErrorString(e));
-    }
-    return SGLA_OK;
+    return p->dgg ? sgla_dg_gamma_launch(p->dg_out, p->B * p->T, p->H, p->dgg, st) : SGLA_OK;
+}
+
+sgla_status sgla_dg_gamma_launch(const float *dg, int64_t BT_all, int64_t H, float *dgg, cudaStream_t st)
+{
+    if (BT_all <= 0) return SGLA_OK;
+    dg_gamma_kernel<<<(unsigned)H, NTHREADS, 0, st>>>(dg, BT_all, H, dgg);
+    const cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? SGLA_OK
+                            : sgla_fail(SGLA_ERR_CUDA, "launch of the backward's dg_gamma: %s", cudaGetErrorString(e));
 }

@@ -477,8 +477,8 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
 #pragma unroll
                 for (int nt = 0; nt < Sh::NS; nt++) {
                     const int r = state_row<Sh>(m, mt, gid), cc = state_col<Sh>(hf, nt, tig);
-                    const float2 fx = unpack2<E>(*(const uint32_t *)(sm.Sin + r * Sh::LV + cc));
-                    const float2 fy = unpack2<E>(*(const uint32_t *)(sm.Sin + (r + 8) * Sh::LV + cc));
+                    const float2 fx = chunk_unpack<E>(*(const uint32_t *)(sm.Sin + r * Sh::LV + cc));
+                    const float2 fy = chunk_unpack<E>(*(const uint32_t *)(sm.Sin + (r + 8) * Sh::LV + cc));
                     part = fmaf(fx.x, dS[mt][nt][0], part);
                     part = fmaf(fx.y, dS[mt][nt][1], part);
                     part = fmaf(fy.x, dS[mt][nt][2], part);

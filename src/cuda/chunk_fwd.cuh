@@ -116,6 +116,12 @@ template <class E> static __device__ __forceinline__ uint32_t chunk_pack(float l
     if constexpr (E::bf16) return sgla_pack_bf16(lo, hi);
     else return sgla_pack_f16(lo, hi);
 }
+/* a 16-bit pair (lo first) as two floats */
+template <class E> static __device__ __forceinline__ float2 chunk_unpack(uint32_t x)
+{
+    if constexpr (E::bf16) return __bfloat1622float2(*(const __nv_bfloat162 *)&x);
+    else return __half22float2(*(const __half2 *)&x);
+}
 template <class E> static __device__ __forceinline__ uint32_t chunk_mul2(uint32_t a, uint32_t b)
 {
     if constexpr (E::bf16) return sgla_mul2_bf16(a, b);
@@ -189,8 +195,28 @@ static __device__ __forceinline__ int64_t state_nh(const sgla_kparams &p, const 
     return pool_slot(p, n) * p.H + w.h;
 }
 
-/* 0 when the block has nothing to do (mode 1, last segment: its local state is not needed) */
-template <int BV> static __device__ __forceinline__ int chunk_work(const sgla_kparams &p, ChunkWork &w)
+/* The backward's passes (chunk_bwd3.cu) run this kernel with BW != 0:
+ *   BW = 1  in time order, as the forward, and o . dotw of every token in fp32 into dot (dq: q . dq);
+ *   BW = 2  in reverse time order: o_u = scale sum_{t >= u} exp(b_t - b_u) (q_u . k_t) v_t + the state
+ *           carried from the sequence's end (h0 is that end state; ht the state before the first token),
+ *           and o . dotw when dotw is given (dk: k . dk).
+ * Reverse order walks the same chunk grid from its last chunk: the partial chunk comes first, its
+ * missing rows zeros (and g = 0) as in the forward, so no weight changes.  The roles of the gate
+ * weights swap: a query row i gets exp2(b_L - b_i), a key row j exp2(b_j), a pair j >= i exp2(b_j - b_i),
+ * each still exp2 of a difference <= 0. */
+template <int BW> static __device__ __forceinline__ int chunk_index(const ChunkWork &w, int c)
+{
+    return BW == 2 ? w.nchunks - 1 - c : c;
+}
+
+/* the segment whose local state a split never needs: the last one (first in reverse) */
+template <int BW> static __device__ __forceinline__ int64_t seg_unneeded(const sgla_kparams &p)
+{
+    return BW == 2 ? 0 : p.nseg - 1;
+}
+
+/* 0 when the block has nothing to do (mode 1, the unneeded segment) */
+template <int BV, int BW> static __device__ __forceinline__ int chunk_work(const sgla_kparams &p, ChunkWork &w)
 {
     w.nh = blockIdx.x / p.nseg;
     w.seg = blockIdx.x - w.nh * p.nseg;
@@ -201,7 +227,7 @@ template <int BV> static __device__ __forceinline__ int chunk_work(const sgla_kp
     int64_t t1;
     sgla_seq_range(&p, n, &w.bidx, &w.t0, &t1);
     if (p.nseg > 1) {
-        if (p.mode == 1 && w.seg == p.nseg - 1) return 0;
+        if (p.mode == 1 && w.seg == seg_unneeded<BW>(p)) return 0;
         const int64_t a = w.t0 + w.seg * p.seg_len;
         w.t0 = a < t1 ? a : t1;
         t1 = w.t0 + p.seg_len < t1 ? w.t0 + p.seg_len : t1;
@@ -232,11 +258,11 @@ template <class Sh> static __device__ __forceinline__ uint32_t stage_q(const Chu
  * warp's copy of b (chunk-local cumulative log2 gate); returns b of the last row. */
 template <class Sh>
 static __device__ __forceinline__ float chunk_top(const sgla_kparams &p, const ChunkWork &w, const ChunkSmem<Sh> &sm,
-                                                  const ChunkAddr &a, int s, int c, int lane, float *bw)
+                                                  const ChunkAddr &a, int s, int c, int ci, int lane, float *bw)
 {
     sgla_mbar_wait(a.full + 8 * s, (uint32_t)((c / Sh::ST) & 1));
     sgla_fence_proxy_async(); /* the producer's copies are read next by wgmma */
-    const int cl = chunk_rows(w.len, c);
+    const int cl = chunk_rows(w.len, ci);
     __syncwarp(); /* every lane is done reading bw of the previous chunk */
     if (p.gmode == SGLA_GATE_G) {
         /* the gate floor here, not where g is loaded: that would wait for the load at once */
@@ -282,7 +308,7 @@ static __device__ __forceinline__ void load_gate(const sgla_kparams &p, const Ch
     g1 = lane + 32 < cl ? __ldg(w.gg + (tk0 + lane + 32) * p.H) : 0.f;
 }
 
-template <class Sh>
+template <class Sh, int BW>
 static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
                                                       ChunkSmem<Sh> &sm, const ChunkAddr &a, int lane)
 {
@@ -300,15 +326,16 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         sgla_tma_prefetch_map(&tm.v);
     }
     float gr0 = 0.f, gr1 = 0.f; /* g of rows lane, lane + 32 of the next chunk */
-    if (w.gg && w.nchunks > 0) load_gate(p, w, 0, lane, gr0, gr1);
+    if (w.gg && w.nchunks > 0) load_gate(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
     int s = 0;
     for (int c = 0; c < w.nchunks; c++) {
         if (c >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((c / Sh::ST - 1) & 1));
         const uint32_t qs = stage_q<Sh>(a, s), ks = qs + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint32_t full = a.full + 8 * s;
-        const int tt = (int)(w.t0 + (int64_t)c * 64); /* token in the batch row: rows past T read as 0 */
-        const int64_t tk0 = (int64_t)c * 64;
-        const int cl = chunk_rows(w.len, c);
+        const int ci = chunk_index<BW>(w, c);
+        const int tt = (int)(w.t0 + (int64_t)ci * 64); /* token in the batch row: rows past T read as 0 */
+        const int64_t tk0 = (int64_t)ci * 64;
+        const int cl = chunk_rows(w.len, ci);
         if (p.cu && cl < 64) {
             /* a sequence's last chunk in a packed batch: the lanes copy the rows that exist and
              * zero the rest (a box would read the next sequence), in the TMA layout */
@@ -341,14 +368,14 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
             sm.g[s][lane + 32] = gr1;
         }
         if (w.gg || p.cu) sgla_mbar_arrive(full); /* release: this lane's stores above */
-        if (w.gg && c + 1 < w.nchunks) load_gate(p, w, c + 1, lane, gr0, gr1);
+        if (w.gg && c + 1 < w.nchunks) load_gate(p, w, chunk_index<BW>(w, c + 1), lane, gr0, gr1);
         s = s + 1 == Sh::ST ? 0 : s + 1;
     }
 }
 
 /* ---- the output warpgroups ----------------------------------------------------------- */
 
-template <class E, class Sh>
+template <class E, class Sh, int BW>
 static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
                                                      ChunkSmem<Sh> &sm, const ChunkAddr &a, int tid, int wo, int lane,
                                                      float *bw)
@@ -371,8 +398,21 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
     for (int b = 1; b < Sh::NSB; b++)
         if (b % Sh::NO == wo && w.outputs && b < w.nchunks) sgla_bar_arrive(bar_s_free<Sh>(b), 256);
     for (int c = wo; c < w.nchunks; c += Sh::NO) {
-        (void)chunk_top<Sh>(p, w, sm, a, s, c, lane, bw);
-        const int cl = chunk_rows(w.len, c);
+        const int ci = chunk_index<BW>(w, c);
+        (void)chunk_top<Sh>(p, w, sm, a, s, c, ci, lane, bw);
+        const int cl = chunk_rows(w.len, ci);
+        /* BW: this thread's columns of dotw in rows i0, i1, loaded now, used after the products */
+        uint32_t dw[Sh::BV / 8][2];
+        if constexpr (BW != 0) {
+            const bool on = p.dotw != nullptr && w.outputs;
+            const uint16_t *dwp = (const uint16_t *)p.dotw + (w.row0 + ((int64_t)ci * 64 + i0) * p.H) * p.V + w.v0 + 2 * tig;
+            const int64_t d8 = 8 * p.H * p.V; /* row i0 to row i1 */
+#pragma unroll
+            for (int j = 0; j < Sh::BV / 8; j++) {
+                dw[j][0] = on && i0 < cl ? __ldg((const unsigned int *)(dwp + 8 * j)) : 0u;
+                dw[j][1] = on && i1 < cl ? __ldg((const unsigned int *)(dwp + d8 + 8 * j)) : 0u;
+            }
+        }
         const uint32_t qs = stage_q<Sh>(a, s), ks = qs + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint64_t dV = desc_nmajor(vs);
         if (w.outputs) {
@@ -404,21 +444,25 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                 bi0 = bw[i0];
                 bi1 = bw[i1];
             }
+            /* pair (i, j) is in the sum when j <= i (j >= i in reverse), with weight exp2(x - y) */
+            constexpr bool R = BW == 2;
 #pragma unroll
             for (int j = 0; j < 8; j++) { /* n8 block j: keys 8j + 2tig, +1 */
                 const int j0 = 8 * j + 2 * tig, j1 = j0 + 1;
+                const bool m0 = R ? j0 >= i0 : j0 <= i0, m1 = R ? j1 >= i0 : j1 <= i0;
+                const bool m2 = R ? j0 >= i1 : j0 <= i1, m3 = R ? j1 >= i1 : j1 <= i1;
                 float e0, e1, e2, e3;
                 if (p.gmode) {
                     const float bj0 = bw[j0], bj1 = bw[j1];
-                    e0 = j0 <= i0 ? sc[4 * j + 0] * (sgla_exp2(bi0 - bj0) * scl) : 0.f;
-                    e1 = j1 <= i0 ? sc[4 * j + 1] * (sgla_exp2(bi0 - bj1) * scl) : 0.f;
-                    e2 = j0 <= i1 ? sc[4 * j + 2] * (sgla_exp2(bi1 - bj0) * scl) : 0.f;
-                    e3 = j1 <= i1 ? sc[4 * j + 3] * (sgla_exp2(bi1 - bj1) * scl) : 0.f;
+                    e0 = m0 ? sc[4 * j + 0] * (sgla_exp2(R ? bj0 - bi0 : bi0 - bj0) * scl) : 0.f;
+                    e1 = m1 ? sc[4 * j + 1] * (sgla_exp2(R ? bj1 - bi0 : bi0 - bj1) * scl) : 0.f;
+                    e2 = m2 ? sc[4 * j + 2] * (sgla_exp2(R ? bj0 - bi1 : bi1 - bj0) * scl) : 0.f;
+                    e3 = m3 ? sc[4 * j + 3] * (sgla_exp2(R ? bj1 - bi1 : bi1 - bj1) * scl) : 0.f;
                 } else {
-                    e0 = j0 <= i0 ? sc[4 * j + 0] * scl : 0.f;
-                    e1 = j1 <= i0 ? sc[4 * j + 1] * scl : 0.f;
-                    e2 = j0 <= i1 ? sc[4 * j + 2] * scl : 0.f;
-                    e3 = j1 <= i1 ? sc[4 * j + 3] * scl : 0.f;
+                    e0 = m0 ? sc[4 * j + 0] * scl : 0.f;
+                    e1 = m1 ? sc[4 * j + 1] * scl : 0.f;
+                    e2 = m2 ? sc[4 * j + 2] * scl : 0.f;
+                    e3 = m3 ? sc[4 * j + 3] * scl : 0.f;
                 }
                 /* A fragment of k-step j/2: {i0, keys 2tig..}, {i1, 2tig..}, {i0, 2tig+8..}, {i1, 2tig+8..} */
                 af[j >> 1][2 * (j & 1) + 0] = chunk_pack<E>(e0, e1);
@@ -430,8 +474,9 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
             /* S_FREE: this buffer gets S_{c+NSB}, written in the state's chunk c + NSB - 1 */
             if (c + Sh::NSB < w.nchunks) sgla_bar_arrive(bar_s_free<Sh>(sb), 256);
             {
-                const float w0 = p.gmode ? sgla_exp2(bi0) * scl : scl;
-                const float w1 = p.gmode ? sgla_exp2(bi1) * scl : scl;
+                const float bL = R ? bw[63] : 0.f; /* the carried state reaches row i through b_L - b_i in reverse */
+                const float w0 = p.gmode ? sgla_exp2(R ? bL - bi0 : bi0) * scl : scl;
+                const float w1 = p.gmode ? sgla_exp2(R ? bL - bi1 : bi1) * scl : scl;
 #pragma unroll
                 for (int j = 0; j < Sh::BV / 8; j++) {
                     acc[4 * j + 0] *= w0;
@@ -451,6 +496,24 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
             for (int kk = 0; kk < 4; kk++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) sgla_pin(af[kk][e]);
+            if constexpr (BW != 0) {
+                if (p.dotw) { /* o . dotw of rows i0, i1 over this block's columns, fp32; a quad holds a row */
+                    float d0 = 0.f, d1 = 0.f;
+#pragma unroll
+                    for (int j = 0; j < Sh::BV / 8; j++) {
+                        const float2 x = chunk_unpack<E>(dw[j][0]), y = chunk_unpack<E>(dw[j][1]);
+                        d0 = fmaf(acc[4 * j + 0], x.x, fmaf(acc[4 * j + 1], x.y, d0));
+                        d1 = fmaf(acc[4 * j + 2], y.x, fmaf(acc[4 * j + 3], y.y, d1));
+                    }
+                    d0 += __shfl_xor_sync(0xffffffffu, d0, 1);
+                    d1 += __shfl_xor_sync(0xffffffffu, d1, 1);
+                    d0 += __shfl_xor_sync(0xffffffffu, d0, 2);
+                    d1 += __shfl_xor_sync(0xffffffffu, d1, 2);
+                    float *dp = p.dot + blockIdx.y * p.dot_ld + w.row0 + (int64_t)ci * 64 * p.H;
+                    if (tig == 0 && i0 < cl) dp[(int64_t)i0 * p.H] = d0;
+                    if (tig == 1 && i1 < cl) dp[(int64_t)i1 * p.H] = d1;
+                }
+            }
 
             /* the stage's last reader is done; o goes through the o tile: wait until the previous
              * chunk's TMA store has read it, fill it, then one thread stores the boxes */
@@ -470,14 +533,14 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
             sgla_bar_sync(bar_o<Sh>(wo), 128);
             if (p.cu && cl < 64) { /* the rows of this sequence only: a box would reach the next */
                 const unsigned char *os = sm.o[wo];
-                uint16_t *op = og_t + (int64_t)c * 64 * sv;
+                uint16_t *op = og_t + (int64_t)ci * 64 * sv;
 #pragma unroll
                 for (int m = 0; m < 16 / o_rs; m++) {
                     const int r = o_r + m * o_rs;
                     if (r < cl) *(uint4 *)(op + m * o_rs * sv) = *(const uint4 *)(os + sw128_offset(r, o_u));
                 }
             } else if (tid == 128 * wo) {
-                const int tt = (int)(w.t0 + (int64_t)c * 64); /* rows past T are not written */
+                const int tt = (int)(w.t0 + (int64_t)ci * 64); /* rows past T are not written */
 #pragma unroll
                 for (int b = 0; b < Sh::BV / 64; b++)
                     sgla_tma_store4(&tm.o, o_u32 + b * 8192, w.v0 + 64 * b, (int)w.h, tt, (int)w.bidx);
@@ -508,7 +571,7 @@ static __device__ __forceinline__ void store_state16(const float (&S)[Sh::MT][Sh
     sgla_fence_proxy_async(); /* these stores are read next by wgmma */
 }
 
-template <class E, class Sh>
+template <class E, class Sh, int BW>
 static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const ChunkWork &w, const ChunkSmem<Sh> &sm,
                                                    const ChunkAddr &a, int tid, int lane, float *bw)
 {
@@ -553,7 +616,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     float ldsum = 0.f; /* total log2 decay of this block's tokens (mode 1) */
     int s = 0;         /* stage of chunk c */
     for (int c = 0; c < w.nchunks; c++) {
-        const float bC = chunk_top<Sh>(p, w, sm, a, s, c, lane, bw);
+        const float bC = chunk_top<Sh>(p, w, sm, a, s, c, chunk_index<BW>(w, c), lane, bw);
         const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint64_t dV = desc_nmajor(vs);
         ldsum += bC;
@@ -565,15 +628,17 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
 #pragma unroll
                 for (int e = 0; e < Sh::NR; e++) S[mt][e] = sgla_carry_mul(S[mt][e], bC, dm1, d);
         }
-        /* the weights w of this lane's keys, bf16 pairs: keys 16 kk + 2 tig (+1) and + 8 (+9) */
+        /* the weights w of this lane's keys, bf16 pairs: keys 16 kk + 2 tig (+1) and + 8 (+9);
+         * exp2(b_L - b_j), or exp2(b_j) in reverse (the key row reaches the chunk's start) */
+        const float bK = BW == 2 ? 0.f : bC, sK = BW == 2 ? -1.f : 1.f;
         uint32_t w01[4], w89[4];
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
             w01[kk] = w89[kk] = 0;
             if (p.gmode) {
                 const int ta = 16 * kk + 2 * tig;
-                w01[kk] = chunk_pack<E>(sgla_exp2(bC - bw[ta]), sgla_exp2(bC - bw[ta + 1]));
-                w89[kk] = chunk_pack<E>(sgla_exp2(bC - bw[ta + 8]), sgla_exp2(bC - bw[ta + 9]));
+                w01[kk] = chunk_pack<E>(sgla_exp2(bK - sK * bw[ta]), sgla_exp2(bK - sK * bw[ta + 1]));
+                w89[kk] = chunk_pack<E>(sgla_exp2(bK - sK * bw[ta + 8]), sgla_exp2(bK - sK * bw[ta + 9]));
             }
         }
         /* per m-tile of S, the chunk's (K w)^T V.  K <= 128: from zero, 64 columns at a time, then
@@ -638,25 +703,27 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         s = s + 1 == Sh::ST ? 0 : s + 1;
     }
     float *htp = p.mode == 1                           ? p.seg_buf + (w.seg * p.N * p.H + w.nh) * Sh::KD * p.V + w.v0
-                 : (p.nseg > 1 && w.seg != p.nseg - 1) ? (float *)0
+                 : (p.nseg > 1 && w.seg != (BW == 2 ? 0 : p.nseg - 1)) ? (float *)0
                  : p.ht                                ? p.ht + state_nh(p, w, 0) * Sh::KD * p.V + w.v0
                                                        : (float *)0;
     if (p.mode == 1 && blockIdx.y == 0 && tid == 128 * Sh::NO) p.seg_ld[w.seg * p.N * p.H + w.nh] = ldsum;
     if (htp) {
+        const float hm = BW != 0 && p.mode != 1 ? p.ht_mul : 1.f; /* the backward's dh0 = scale x the end state */
 #pragma unroll
         for (int mt = 0; mt < Sh::MT; mt++)
 #pragma unroll
             for (int j = 0; j < Sh::BV / 8; j++) {
                 const int r = 64 * mt + 16 * wl + gid, cc = 8 * j + 2 * tig;
-                *(float2 *)(htp + (int64_t)r * p.V + cc) = make_float2(S[mt][4 * j + 0], S[mt][4 * j + 1]);
-                *(float2 *)(htp + (int64_t)(r + 8) * p.V + cc) = make_float2(S[mt][4 * j + 2], S[mt][4 * j + 3]);
+                *(float2 *)(htp + (int64_t)r * p.V + cc) = make_float2(hm * S[mt][4 * j + 0], hm * S[mt][4 * j + 1]);
+                *(float2 *)(htp + (int64_t)(r + 8) * p.V + cc) =
+                    make_float2(hm * S[mt][4 * j + 2], hm * S[mt][4 * j + 3]);
             }
     }
 }
 
 /* ---- the kernel ------------------------------------------------------------------------ */
 
-template <class E, class Sh>
+template <class E, class Sh, int BW>
 __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kparams p, const __grid_constant__ sgla_tmaps tm)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma, TMA, setmaxnreg: sm_90a */
@@ -668,7 +735,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
      * once: it touches other slots and outputs */
     if (p.pidx) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     ChunkWork w;
-    if (!chunk_work<Sh::BV>(p, w)) return;
+    if (!chunk_work<Sh::BV, BW>(p, w)) return;
     float *bw = sm.b[warp % Sh::NCW]; /* this consumer warp's b (the producer has none) */
     ChunkAddr a;
     a.stage = sgla_smem_u32(sm.stage);
@@ -690,7 +757,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
 
     if (wg > Sh::NO) {
         sgla_setmaxnreg_dec<Sh::REG_PRODUCER>();
-        if (warp == Sh::NCW) chunk_producer<Sh>(p, tm, w, sm, a, lane);
+        if (warp == Sh::NCW) chunk_producer<Sh, BW>(p, tm, w, sm, a, lane);
         return;
     }
     if constexpr (Sh::REG_OUT == Sh::REG_STATE) {
@@ -700,8 +767,8 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
         else sgla_setmaxnreg_inc<Sh::REG_STATE>();
     }
     /* each role runs its own loop, so the state's registers are live only in its own */
-    if (wg < Sh::NO) chunk_outputs<E, Sh>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
-    else chunk_state<E, Sh>(p, w, sm, a, tid, lane, bw);
+    if (wg < Sh::NO) chunk_outputs<E, Sh, BW>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
+    else chunk_state<E, Sh, BW>(p, w, sm, a, tid, lane, bw);
 #else
     __trap(); /* a Hopper kernel: the runtime never launches it elsewhere (cuda_backend.cu) */
 #endif
@@ -715,16 +782,19 @@ typedef struct sgla_chunk_kernel {
     int threads;
 } sgla_chunk_kernel;
 
-/* The instance of row I of sgla_chunk_configs for element type E. */
-template <class E, int I> constexpr sgla_chunk_kernel chunk_row(void)
+/* The instance of row I of sgla_chunk_configs for element type E (BW: the backward's passes). */
+template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void)
 {
     constexpr sgla_chunk_config c = sgla_chunk_configs[I];
     using Sh = ChunkShape<c.K, c.bv, c.stages, c.out_wgs>;
-    return {chunk_fwd_kernel<E, Sh>, (unsigned)sizeof(ChunkSmem<Sh>), Sh::THREADS};
+    return {chunk_fwd_kernel<E, Sh, BW>, (unsigned)sizeof(ChunkSmem<Sh>), Sh::THREADS};
 }
 
 /* one entry per row of sgla_chunk_configs (chunk_fwd_bf16.cu, chunk_fwd_f16.cu) */
 extern const sgla_chunk_kernel sgla_chunk_fwd_bf16[SGLA_NUM_CHUNK_CONFIGS];
 extern const sgla_chunk_kernel sgla_chunk_fwd_f16[SGLA_NUM_CHUNK_CONFIGS];
+/* the backward's passes: [BW - 1][row] (chunk_bwd3.cu) */
+extern const sgla_chunk_kernel sgla_chunk_bwd3_bf16[2][SGLA_NUM_CHUNK_CONFIGS];
+extern const sgla_chunk_kernel sgla_chunk_bwd3_f16[2][SGLA_NUM_CHUNK_CONFIGS];
 
 #endif

@@ -82,6 +82,16 @@ static void find_facts(int dev, device_facts *f)
                 f->state = -1;
                 return;
             }
+            for (int m = 0; m < 2; m++) { /* the backward's passes: the same shared memory */
+                const sgla_chunk_kernel *kb = &(t ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[m][r];
+                if ((e = cudaFuncSetAttribute((const void *)kb->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)kb->smem)) != cudaSuccess) {
+                    snprintf(f->why, sizeof f->why, "device %d, backward pass %d of row %d: %s", dev, m, r,
+                             cudaGetErrorString(e));
+                    f->state = -1;
+                    return;
+                }
+            }
         }
     /* the other kernels where their shared memory fits (an sm_86 / sm_89 block has 99 KB) */
     f->mma_fwd = (int)sgla_fwd_mma_max_smem() <= optin && sgla_fwd_mma_setup() == cudaSuccess;
@@ -194,6 +204,16 @@ static int auto_segments(const sgla_forward_desc *d, const device_facts *f, int 
     return nseg >= 2 ? (int)nseg : 1;
 }
 
+/* The row a call with head sizes K, V takes (-1: none) */
+static int row_for(int64_t K, int64_t V)
+{
+    for (int r = 0; r < SGLA_NUM_CHUNK_CONFIGS; r++) {
+        const sgla_chunk_config *c = &sgla_chunk_configs[r];
+        if (c->K == K && V >= c->v_min && V <= c->v_max) return r;
+    }
+    return -1;
+}
+
 static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, const sgla_cuda_plan *force, plan *pl)
 {
     memset(pl, 0, sizeof *pl);
@@ -228,10 +248,7 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
                              force->config, (long long)d->K, (long long)d->V);
         pl->row = force->config;
     } else {
-        for (int r = 0; r < SGLA_NUM_CHUNK_CONFIGS && pl->row < 0; r++) {
-            const sgla_chunk_config *c = &sgla_chunk_configs[r];
-            if (c->K == d->K && d->V >= c->v_min && d->V <= c->v_max) pl->row = r;
-        }
+        pl->row = row_for(d->K, d->V);
         if (pl->row < 0) return sgla_fail(SGLA_ERR_INTERNAL, "CUDA backend: no configuration row for K = %lld, V = %lld",
                                           (long long)d->K, (long long)d->V);
     }
@@ -461,7 +478,7 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
 
 /* The split: local states (mode 1), the scan, outputs (mode 2), in the workspace. */
 static sgla_status run_split(const sgla_chunk_kernel *k, int row, const plan *pl, sgla_kparams q, const sgla_tmaps *tm,
-                             void *ws, cudaStream_t st)
+                             void *ws, cudaStream_t st, int reverse = 0)
 {
     const int64_t nhc = q.N * q.H, kv = q.K * q.V;
     q.nseg = pl->nseg;
@@ -471,7 +488,7 @@ static sgla_status run_split(const sgla_chunk_kernel *k, int row, const plan *pl
     q.mode = 1;
     sgla_status rc = launch_chunk(k, row, &q, tm, st);
     if (rc != SGLA_OK) return rc;
-    if ((rc = sgla_seg_scan(q.seg_buf, q.seg_ld, q.h0, pl->nseg, nhc, kv, 0, st)) != SGLA_OK) return rc;
+    if ((rc = sgla_seg_scan(q.seg_buf, q.seg_ld, q.h0, pl->nseg, nhc, kv, reverse, st)) != SGLA_OK) return rc;
     q.mode = 2;
     return launch_chunk(k, row, &q, tm, st);
 }
@@ -848,24 +865,207 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, int force
     return SGLA_OK;
 }
 
+
+/* ---- the backward as three passes of the chunked forward kernel (chunk_bwd3.cu) ----------------
+ * On Hopper with 16-bit inputs and native head sizes: dq in time order, dv and dk in reverse, each
+ * pass the forward's TMA / wgmma kernel with its row and sequence split chosen as a forward of
+ * that pass's head sizes would; dg from the passes' fp32 q.dq and k.dk. */
+
+enum { B3_DQ, B3_DV, B3_DK, B3_PASSES };
+
+typedef struct bwd3_plan {
+    int row[B3_PASSES];
+    plan fp[B3_PASSES];   /* each pass's split */
+    int64_t rows;         /* token rows B T H: the side outputs' stride */
+    size_t off_dotq, off_dotk, off_htT, off_h0T, off_dht, off_dhtT, off_seg, off_dg, bytes;
+    int need_dg, need_x;
+} bwd3_plan;
+
+/* A forward descriptor of pass i's head sizes (for its row and split). */
+static sgla_forward_desc bwd3_pass_desc(const sgla_forward_desc *d, int i)
+{
+    sgla_forward_desc x = *d;
+    if (i != B3_DV) x.K = d->V, x.V = d->K;
+    x.h0 = x.ht = NULL;
+    return x;
+}
+
+/* 1 and *pl filled where the three passes serve b (force_nseg as for the tensor-core path), else 0
+ * (a refusal with force_nseg's message when force_nseg cannot be served) */
+static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int force_nseg, bwd3_plan *pl)
+{
+    const sgla_forward_desc *d = b->fwd;
+    memset(pl, 0, sizeof *pl);
+    if (!f->hopper || (d->dtype != SGLA_BF16 && d->dtype != SGLA_F16) || !native_dim(d->K) || !native_dim(d->V))
+        return 0;
+    if (!(aligned16(d->q) && aligned16(d->k) && aligned16(d->v) && aligned16(b->dout) && aligned16(b->dq) &&
+          aligned16(b->dk) && aligned16(b->dv) && is_aligned(d->h0, 8) && is_aligned(b->dht, 8) &&
+          is_aligned(b->dh0, 8)))
+        return 0;
+    if (!(fabsf(d->scale) >= 1e-30f)) return 0; /* the end state is divided by scale */
+    if (force_nseg > 1 && d->cu_seqlens) return 0;
+    const int64_t N = sgla_num_sequences(d), nhc = N * d->H, kv = d->K * d->V;
+    pl->rows = d->B * d->T * d->H;
+    pl->need_dg = (d->g && b->dg) || (d->g_gamma && b->dg_gamma);
+    pl->need_x = pl->need_dg && b->dht != NULL;
+    size_t off = 0, seg = 0;
+    for (int i = 0; i < B3_PASSES; i++) {
+        const sgla_forward_desc x = bwd3_pass_desc(d, i);
+        pl->row[i] = row_for(x.K, x.V);
+        if (pl->row[i] < 0) return 0;
+        sgla_cuda_plan force = {pl->row[i], force_nseg};
+        if (make_plan(&x, f, &force, &pl->fp[i]) != SGLA_OK) {
+            sgla_clear_error();
+            return 0;
+        }
+        pl->fp[i].order = 0;
+        if (pl->fp[i].nseg > 1 && pl->fp[i].ws_bytes > seg) seg = pl->fp[i].ws_bytes;
+    }
+    const size_t sb = align256((size_t)(nhc * kv) * sizeof(float));
+    const int nyq = (int)(d->K / sgla_chunk_configs[pl->row[B3_DQ]].bv);
+    const int nyk = (int)(d->K / sgla_chunk_configs[pl->row[B3_DK]].bv);
+    pl->off_dotq = off;
+    if (pl->need_dg) off += align256((size_t)(nyq * pl->rows) * sizeof(float));
+    pl->off_dotk = off;
+    if (pl->need_dg) off += align256((size_t)(nyk * pl->rows) * sizeof(float));
+    pl->off_htT = off;
+    if (pl->need_x) off += sb;
+    pl->off_h0T = off;
+    if (d->h0) off += sb;
+    pl->off_dht = off;
+    if (b->dht) off += sb;
+    pl->off_dhtT = off;
+    if (b->dht) off += sb;
+    pl->off_seg = off;
+    off += align256(seg);
+    pl->off_dg = off;
+    if (d->g_gamma && b->dg_gamma) off += align256((size_t)pl->rows * sizeof(float));
+    pl->bytes = d->T > 0 ? off : 0;
+    return 1;
+}
+
+/* One pass: its kernel (BW = 1 for dq, 2 for the reverse ones), its split. */
+static sgla_status bwd3_pass(const sgla_forward_desc *d, const bwd3_plan *pl, int i, sgla_kparams p, void *seg_ws,
+                             cudaStream_t st)
+{
+    const sgla_chunk_kernel *k = &(d->dtype == SGLA_BF16 ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[i != B3_DQ][pl->row[i]];
+    sgla_tmaps tm;
+    sgla_status rc = tma_maps(&p, d->dtype, &tm);
+    if (rc != SGLA_OK) return rc;
+    if (pl->fp[i].nseg == 1) return launch_chunk(k, pl->row[i], &p, &tm, st);
+    return run_split(k, pl->row[i], &pl->fp[i], p, &tm, seg_ws, st, i != B3_DQ);
+}
+
+static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, unsigned char *ws, cudaStream_t st)
+{
+    const sgla_forward_desc *d = b->fwd;
+    const int64_t N = sgla_num_sequences(d), nhc = N * d->H;
+    const float s = d->scale;
+    float *h0T = d->h0 ? (float *)(ws + pl->off_h0T) : NULL;
+    float *dhtS = b->dht ? (float *)(ws + pl->off_dht) : NULL, *dhtTS = b->dht ? (float *)(ws + pl->off_dhtT) : NULL;
+    sgla_status rc = SGLA_OK;
+    /* the passes' states in their layouts: h0^T; dht / scale and its transpose */
+    if (h0T) rc = sgla_state_copy(h0T, (const float *)d->h0, nhc, d->K, d->V, 1, 1.f, st);
+    if (rc == SGLA_OK && dhtS) rc = sgla_state_copy(dhtS, (const float *)b->dht, nhc, d->K, d->V, 0, 1.f / s, st);
+    if (rc == SGLA_OK && dhtTS) rc = sgla_state_copy(dhtTS, (const float *)b->dht, nhc, d->K, d->V, 1, 1.f / s, st);
+    if (rc != SGLA_OK) return rc;
+    float *dg = b->dg ? (float *)b->dg : d->g_gamma && b->dg_gamma ? (float *)(ws + pl->off_dg) : NULL;
+    if (pl->need_dg && !b->dg) { /* dg_gamma sums it: rows no sequence covers read 0 */
+        const cudaError_t e = cudaMemsetAsync(dg, 0, (size_t)pl->rows * sizeof(float), st);
+        if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "backward: cudaMemsetAsync of dg: %s", cudaGetErrorString(e));
+    }
+    sgla_kparams p;
+    memset(&p, 0, sizeof p);
+    p.g = (const float *)d->g;
+    p.g_gamma = (const float *)d->g_gamma;
+    p.cu = d->cu_seqlens;
+    p.T = d->T;
+    p.H = d->H;
+    p.N = N;
+    p.scale = s;
+    p.nseg = 1;
+    p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
+    p.dot_ld = pl->rows;
+    p.ht_mul = 1.f;
+    void *seg_ws = ws + pl->off_seg;
+    for (int i = 0; i < B3_PASSES && rc == SGLA_OK; i++) {
+        sgla_kparams x = p;
+        if (i == B3_DQ) { /* do (v_i) k^T ... : q' = do, k' = v, v' = k */
+            x.q = b->dout, x.k = d->v, x.v = d->k, x.o = b->dq, x.K = d->V, x.V = d->K;
+            x.h0 = h0T;
+            x.ht = pl->need_x ? (float *)(ws + pl->off_htT) : NULL;
+            x.dotw = pl->need_dg ? d->q : NULL;
+            x.dot = (float *)(ws + pl->off_dotq);
+        } else if (i == B3_DV) {
+            x.q = d->k, x.k = d->q, x.v = b->dout, x.o = b->dv, x.K = d->K, x.V = d->V;
+            x.h0 = dhtS;
+            x.ht = (float *)b->dh0;
+            x.ht_mul = s;
+        } else {
+            x.q = d->v, x.k = b->dout, x.v = d->q, x.o = b->dk, x.K = d->V, x.V = d->K;
+            x.h0 = dhtTS;
+            x.dotw = pl->need_dg ? d->k : NULL;
+            x.dot = (float *)(ws + pl->off_dotk);
+        }
+        rc = bwd3_pass(d, pl, i, x, seg_ws, st);
+    }
+    if (rc != SGLA_OK || !pl->need_dg) return rc;
+    sgla_dg3params g;
+    memset(&g, 0, sizeof g);
+    g.dotq = (const float *)(ws + pl->off_dotq);
+    g.dotk = (const float *)(ws + pl->off_dotk);
+    g.nyq = (int)(d->K / sgla_chunk_configs[pl->row[B3_DQ]].bv);
+    g.nyk = (int)(d->K / sgla_chunk_configs[pl->row[B3_DK]].bv);
+    g.ld = pl->rows;
+    if (pl->need_x) g.htT = (const float *)(ws + pl->off_htT), g.dht = (const float *)b->dht;
+    g.cu = d->cu_seqlens;
+    g.T = d->T, g.H = d->H, g.N = N, g.K = d->K, g.V = d->V;
+    g.dg = dg;
+    if ((rc = sgla_dg3_launch(&g, st)) != SGLA_OK) return rc;
+    return d->g_gamma && b->dg_gamma ? sgla_dg_gamma_launch(dg, d->B * d->T, d->H, (float *)b->dg_gamma, st) : SGLA_OK;
+}
+
+/* The backward's plan: the three passes where they serve (force 0 or 3), else bwd_plan_of's path. */
+static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_nseg, bwd_plan *pl, bwd3_plan *p3,
+                              int *three, size_t *bytes)
+{
+    sgla_status rc = bwd_plan_of(b, force == 3 ? 0 : force, force_nseg, pl);
+    if (rc != SGLA_OK) return rc;
+    *three = 0;
+    *bytes = pl->bytes;
+    if (force != 0 && force != 3) return SGLA_OK;
+    char why[192];
+    const device_facts *f = current_device(why, sizeof why);
+    if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
+    *three = bwd3_plan_of(b, f, force_nseg, p3);
+    if (force == 3 && !*three)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the three-pass backward cannot serve this call (Hopper, bf16 / "
+                         "fp16, K and V in {64, 128, 256}, 16-byte aligned tensors, scale != 0)");
+    if (*three) *bytes = p3->bytes;
+    return SGLA_OK;
+}
+
 static sgla_status cuda_backward_workspace_size(const sgla_backward_desc *b, size_t *bytes)
 {
     bwd_plan pl;
-    sgla_status rc = bwd_plan_of(b, 0, 0, &pl);
-    if (rc == SGLA_OK) *bytes = pl.bytes;
-    return rc;
+    bwd3_plan p3;
+    int three;
+    return bwd_choose(b, 0, 0, &pl, &p3, &three, bytes);
 }
 
 static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force, int force_nseg)
 {
     const sgla_forward_desc *d = b->fwd;
     bwd_plan pl;
-    sgla_status rc = bwd_plan_of(b, force, force_nseg, &pl);
+    bwd3_plan p3;
+    int three;
+    size_t need;
+    sgla_status rc = bwd_choose(b, force, force_nseg, &pl, &p3, &three, &need);
     if (rc != SGLA_OK) return rc;
     char why[192];
     const device_facts *f = current_device(why, sizeof why);
     if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
-    if ((rc = check_call(d, b->workspace, b->workspace_bytes, pl.bytes, "CUDA backward")) != SGLA_OK) return rc;
+    if ((rc = check_call(d, b->workspace, b->workspace_bytes, need, "CUDA backward")) != SGLA_OK) return rc;
     cudaStream_t st = (cudaStream_t)d->stream;
     const int64_t N = sgla_num_sequences(d);
     cudaError_t e;
@@ -880,8 +1080,9 @@ static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force, int
         return SGLA_OK;
     }
     void *wsv;
-    if ((rc = ws_acquire(b->workspace, pl.bytes, st, "backward", &wsv)) != SGLA_OK) return rc;
+    if ((rc = ws_acquire(b->workspace, need, st, "backward", &wsv)) != SGLA_OK) return rc;
     unsigned char *ws = (unsigned char *)wsv;
+    if (three) return ws_release(b->workspace, ws, st, bwd3_run(b, &p3, ws, st), "backward");
     sgla_bparams p;
     memset(&p, 0, sizeof p);
     p.q = d->q, p.k = d->k, p.v = d->v, p.dout = b->dout;
@@ -1066,10 +1267,26 @@ extern "C" sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *user, c
     return st != SGLA_OK ? st : cuda_run(&d, force);
 }
 
+extern "C" sgla_status sgla_cuda_backward_forced_workspace(const sgla_backward_desc *user, int path, int nseg,
+                                                           size_t *bytes)
+{
+    sgla_clear_error();
+    if (path < 0 || path > 3) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward path %d", path);
+    if (nseg < 0 || nseg > 64) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward segments %d", nseg);
+    sgla_backward_desc bd;
+    sgla_forward_desc fwd;
+    sgla_status st = sgla_backward_desc_read(user, &bd, &fwd);
+    if (st == SGLA_OK) st = sgla_check_backward(&bd, 0);
+    bwd_plan pl;
+    bwd3_plan p3;
+    int three;
+    return st != SGLA_OK ? st : bwd_choose(&bd, path, nseg, &pl, &p3, &three, bytes);
+}
+
 extern "C" sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *user, int path, int nseg)
 {
     sgla_clear_error();
-    if (path < 0 || path > 2) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward path %d", path);
+    if (path < 0 || path > 3) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward path %d", path);
     if (nseg < 0 || nseg > 64) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward segments %d", nseg);
     sgla_backward_desc bd;
     sgla_forward_desc fwd;

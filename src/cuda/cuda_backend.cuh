@@ -70,6 +70,26 @@ const void *sgla_bwd_grads_kernel(sgla_dtype dt);
 /* Every launch of the backward on stream st; blocks = sgla_bwd_blocks(...). */
 sgla_status sgla_bwd_launch(const sgla_bparams *p, sgla_dtype dt, int64_t blocks, cudaStream_t st);
 
+/* dg_gamma[h] = the sum of dg [BT_all][H] over its rows, in a fixed order (chunk_bwd.cu) */
+sgla_status sgla_dg_gamma_launch(const float *dg, int64_t BT_all, int64_t H, float *dgg, cudaStream_t st);
+
+/* The backward as three passes of the chunked forward kernel (chunk_bwd3.cu): the pieces around
+ * them.  dst [nhc][C][R] = mul x src [nhc][R][C] transposed (trans) or dst [nhc][R][C] = mul x src. */
+sgla_status sgla_state_copy(float *dst, const float *src, int64_t nhc, int64_t R, int64_t C, int trans, float mul,
+                            cudaStream_t st);
+/* dg from the passes' fp32 side outputs: dg_t = sum over the sequence's tokens u >= t of
+ * (q.dq)_u - (k.dk)_u, plus <ht, dht> (ht from the dq pass, transposed: htT [nhc][V][K]). */
+typedef struct sgla_dg3params {
+    const float *dotq, *dotk; /* [nyq][ld], [nyk][ld]: the column blocks' parts */
+    int nyq, nyk;
+    int64_t ld;
+    const float *htT, *dht;   /* both or neither */
+    const int64_t *cu;
+    int64_t T, H, N, K, V;
+    float *dg;
+} sgla_dg3params;
+sgla_status sgla_dg3_launch(const sgla_dg3params *p, cudaStream_t st);
+
 /* The tensor-core backward (chunk_bwd_tc.cu): bf16 / fp16, K and V in {64, 128},
  * 16-byte aligned tensors; two launches (six with a split); workspace with dg or
  * dg_gamma: the 16-bit state of every chunk (sgla_bwd_tc_slots x H x K x V) and dg

@@ -45,13 +45,16 @@ sgla_status sgla_cuda_plan_of(const sgla_forward_desc *d, sgla_cuda_plan *plan);
 sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *d, const sgla_cuda_plan *force);
 
 /* sgla_backward(b, SGLA_BACKEND_CUDA) on a chosen path: 0 the usual one, 1
- * the CUDA-core kernels, 2 the tensor-core kernels (SGLA_ERR_INVALID_ARGUMENT
+ * the CUDA-core kernels, 2 the mma.sync tensor-core kernels, 3 the three
+ * passes of the chunked forward kernel (Hopper) (SGLA_ERR_INVALID_ARGUMENT
  * where they cannot serve b: dtype, K, V or alignment); nseg 0 the usual
- * sequence split, 1 none, up to 64 segments (the tensor-core path without
- * cu_seqlens; fewer when T is short).  A forced plan's workspace can differ
+ * sequence split, 1 none, up to 64 segments (paths 2 and 3 without
+ * cu_seqlens; fewer when T is short; path 3 splits each pass in nseg).  A forced plan's workspace can differ
  * from sgla_backward_workspace_size's: pass none (the stream-ordered
  * allocator serves it). */
 sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *b, int path, int nseg);
+/* The workspace sgla_cuda_backward_forced(b, path, nseg) needs. */
+sgla_status sgla_cuda_backward_forced_workspace(const sgla_backward_desc *b, int path, int nseg, size_t *bytes);
 
 #ifdef __cplusplus
 }

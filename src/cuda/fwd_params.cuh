@@ -55,6 +55,12 @@ typedef struct sgla_kparams {
     /* cu holds [start, end) pairs, 2 N int64, rather than N + 1 offsets: a packed batch without
      * states, its sequences sorted longest first (cuda_backend.cu) */
     int cu_pairs;
+    /* the backward's passes (chunk_bwd3.cu): per token, o . dotw (dotw [rows][V] 16-bit, rows the token
+     * rows (b T + t) H + h) in fp32 into dot[blockIdx.y * dot_ld + row]; the end state times ht_mul */
+    const void *dotw;
+    float *dot;
+    int64_t dot_ld;
+    float ht_mul;
 } sgla_kparams;
 
 /* the most sequences one block sorts in shared memory (8 bytes each) */

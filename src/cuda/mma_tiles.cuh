@@ -251,13 +251,6 @@ __device__ __forceinline__ void state_update(float (&S)[Sh::MS][Sh::NS][4], floa
     }
 }
 
-/* a 16-bit pair (lo first) as two floats */
-template <class E> __device__ __forceinline__ float2 unpack2(uint32_t x)
-{
-    if constexpr (E::bf16) return __bfloat1622float2(*(const __nv_bfloat162 *)&x);
-    else return __half22float2(*(const __half2 *)&x);
-}
-
 /* rows r0, r0 + 8 of a C-fragment block (NT n8 tiles from column c0) times w0, w1; then,
  * when dot is set, each row's dot product with the same rows and columns of a 16-bit
  * tile (leading dimension ld), summed over the quad: the row's e or u */
@@ -271,8 +264,8 @@ __device__ __forceinline__ void rows_scale_dot(float (&acc)[NTA][4], float w0, f
         acc[nt][0] *= w0, acc[nt][1] *= w0, acc[nt][2] *= w1, acc[nt][3] *= w1;
         if (dot) {
             const int col = c0 + 8 * nt + 2 * tig;
-            const float2 a = unpack2<E>(*(const uint32_t *)(tile + r0 * ld + col));
-            const float2 b = unpack2<E>(*(const uint32_t *)(tile + (r0 + 8) * ld + col));
+            const float2 a = chunk_unpack<E>(*(const uint32_t *)(tile + r0 * ld + col));
+            const float2 b = chunk_unpack<E>(*(const uint32_t *)(tile + (r0 + 8) * ld + col));
             d0 = fmaf(a.x, acc[nt][0], d0);
             d0 = fmaf(a.y, acc[nt][1], d0);
             d1 = fmaf(b.x, acc[nt][2], d1);

@@ -202,7 +202,10 @@ __device__ __forceinline__ void state_store(const float (&S)[Sh::MS][Sh::NS][4],
  * token by wt (16-bit pairs: the callers keep |wt| <= 1, its largest 1 in the forward
  * sweep and |scale| in the reverse one, so that in fp16 a weight underflows only 2^-24
  * below the chunk's largest, or (reverse) |scale| times that: docs/numerics.md §8);
- * Y (tokens x V) gives B */
+ * Y (tokens x V) gives B.  The chunk's product is accumulated from zero, half of the
+ * warp's columns at a time, and added to S with fp32 adds: the tensor cores' fp32
+ * accumulation does not round to nearest, and accumulating into S itself let that
+ * error grow with the chunks a block carries (docs/numerics.md §7). */
 template <class E, class Sh>
 __device__ __forceinline__ void state_update(float (&S)[Sh::MS][Sh::NS][4], float pre, float post, const float *wt,
                                              uint32_t X, uint32_t Y, int m, int hf, int tig, int lane)
@@ -216,29 +219,44 @@ __device__ __forceinline__ void state_update(float (&S)[Sh::MS][Sh::NS][4], floa
 #pragma unroll
                 for (int e = 0; e < 4; e++) S[mt][nt][e] = sgla_carry_mul(S[mt][nt][e], pre, em1, ex);
     }
+    constexpr int NH = Sh::NS / 2; /* n8 tiles of one column half */
 #pragma unroll
-    for (int ks = 0; ks < 4; ks++) {
-        uint32_t a[Sh::MS][4];
-        const int t = 16 * ks + 2 * tig;
-        const uint32_t w01 = chunk_pack<E>(wt[t], wt[t + 1]), w89 = chunk_pack<E>(wt[t + 8], wt[t + 9]);
+    for (int half = 0; half < 2; half++) {
+        float P[Sh::MS][NH][4];
 #pragma unroll
-        for (int mt = 0; mt < Sh::MS; mt++) {
-            ldAt(a[mt], X, Sh::LK, (Sh::KD / 4) * m + 16 * mt, 16 * ks, lane);
-            a[mt][0] = chunk_mul2<E>(a[mt][0], w01);
-            a[mt][1] = chunk_mul2<E>(a[mt][1], w01);
-            a[mt][2] = chunk_mul2<E>(a[mt][2], w89);
-            a[mt][3] = chunk_mul2<E>(a[mt][3], w89);
-        }
+        for (int mt = 0; mt < Sh::MS; mt++)
 #pragma unroll
-        for (int np = 0; np < Sh::NS / 2; np++) {
-            uint32_t bf[4];
-            ldBk(bf, Y, Sh::LV, 16 * ks, (Sh::VD / 2) * hf + 16 * np, lane);
+            for (int nt = 0; nt < NH; nt++) P[mt][nt][0] = P[mt][nt][1] = P[mt][nt][2] = P[mt][nt][3] = 0.f;
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++) {
+            uint32_t a[Sh::MS][4];
+            const int t = 16 * ks + 2 * tig;
+            const uint32_t w01 = chunk_pack<E>(wt[t], wt[t + 1]), w89 = chunk_pack<E>(wt[t + 8], wt[t + 9]);
 #pragma unroll
             for (int mt = 0; mt < Sh::MS; mt++) {
-                mma16816<E>(S[mt][2 * np], a[mt], bf[0], bf[1]);
-                mma16816<E>(S[mt][2 * np + 1], a[mt], bf[2], bf[3]);
+                ldAt(a[mt], X, Sh::LK, (Sh::KD / 4) * m + 16 * mt, 16 * ks, lane);
+                a[mt][0] = chunk_mul2<E>(a[mt][0], w01);
+                a[mt][1] = chunk_mul2<E>(a[mt][1], w01);
+                a[mt][2] = chunk_mul2<E>(a[mt][2], w89);
+                a[mt][3] = chunk_mul2<E>(a[mt][3], w89);
+            }
+#pragma unroll
+            for (int np = 0; np < NH / 2; np++) {
+                uint32_t bf[4];
+                ldBk(bf, Y, Sh::LV, 16 * ks, (Sh::VD / 2) * hf + 8 * NH * half + 16 * np, lane);
+#pragma unroll
+                for (int mt = 0; mt < Sh::MS; mt++) {
+                    mma16816<E>(P[mt][2 * np], a[mt], bf[0], bf[1]);
+                    mma16816<E>(P[mt][2 * np + 1], a[mt], bf[2], bf[3]);
+                }
             }
         }
+#pragma unroll
+        for (int mt = 0; mt < Sh::MS; mt++)
+#pragma unroll
+            for (int nt = 0; nt < NH; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) S[mt][NH * half + nt][e] += P[mt][nt][e];
     }
     if (post != 0.f) {
         const float em1 = expm1f(post * SGLA_LN2), ex = sgla_exp2(post);

@@ -8,10 +8,13 @@
  *   dv_u = scale sum_{t>=u} w_tu (k_u.q_t) do_t + ...     reverse:    q' = k, k' = q, v' = do, end state dht / scale
  *   dk_u = scale sum_{t>=u} w_tu (v_u.do_t) q_t + ...     reverse:    q' = v, k' = do, v' = q, end state dht^T / scale
  * dh0 is scale x the dv pass's state before the first token; the dq pass's end state is ht^T.
- * The gate's gradient (with respect to b_t, then summed from the end):
- *   dg_t = sum_{u>=t} (q_u.dq_u - k_u.dk_u) + <ht, dht>,
- * from q.dq and k.dk that the dq and dk passes take in fp32 before rounding their outputs
- * (python/tests/test_bwd_as_forwards.py checks these identities in fp64). */
+ * The gate's gradient is the sum over the pairs (query u >= t, key s < t) of their terms (dg3_kernel),
+ * assembled per chunk from what the passes take in fp32 before rounding their outputs: q.dq and
+ * k.dk split into the part through the carried state and the chunk's own part, and X_c, the pairs
+ * that span chunk c, from the time-order pass's 16-bit state of every chunk and the reverse pass's
+ * state.  (The shorter sum_{u >= t} (q.dq - k.dk)_u is exact too, but it cancels across the whole
+ * sequence: bf16's rounding of the carried states left 1-2e-2 in dg, and 3e10 where dg ~ 0.)
+ * python/tests/test_bwd_as_forwards.py checks these identities in fp64. */
 #include <stdint.h>
 
 #include "cuda_backend.cuh"
@@ -28,74 +31,81 @@ __global__ void state_copy_kernel(float *dst, const float *src, int64_t n, int64
     dst[i] = mul * src[m * rc + s];
 }
 
-constexpr int DG_THREADS = 512;
+constexpr int DG_WARPS = 8;
 
-/* the sum of x over the block, in a fixed order; every thread gets it */
-__device__ float block_total(float x, float *red)
+/* inclusive suffix sums of 64 values held as (x0: row lane, x1: row lane + 32) */
+__device__ __forceinline__ void suffix64(float &x0, float &x1, int lane)
 {
-    for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    __syncthreads(); /* red is free */
-    if (lane == 0) red[warp] = x;
-    __syncthreads();
-    float t = 0.f;
-    for (int i = 0; i < DG_THREADS / 32; i++) t += red[i];
-    return t;
-}
-
-__device__ __forceinline__ float dg_term(const sgla_dg3params &p, int64_t row)
-{
-    float a = 0.f;
-    for (int y = 0; y < p.nyq; y++) a += p.dotq[y * p.ld + row];
-    for (int y = 0; y < p.nyk; y++) a -= p.dotk[y * p.ld + row];
-    return a;
-}
-
-/* one block per (sequence, head): thread i sums the terms of its run of tokens, the block's
- * exclusive suffix sums of those give each run's start value, and each thread walks its run
- * from the end.  One order of additions: deterministic. */
-__global__ void __launch_bounds__(DG_THREADS) dg3_kernel(const sgla_dg3params p)
-{
-    __shared__ float red[DG_THREADS / 32];
-    const int64_t nh = blockIdx.x, n = nh / p.H, h = nh - n * p.H;
-    float X = 0.f;
-    if (p.htT) { /* <ht, dht>: htT [V][K], dht [K][V] */
-        const int64_t kv = p.K * p.V;
-        const float *a = p.htT + nh * kv, *b = p.dht + nh * kv;
-        float part = 0.f;
-        for (int64_t i = threadIdx.x; i < kv; i += DG_THREADS) part = fmaf(a[i], b[(i % p.K) * p.V + i / p.K], part);
-        X = block_total(part, red);
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const float y0 = __shfl_down_sync(0xffffffffu, x0, off), y1 = __shfl_down_sync(0xffffffffu, x1, off);
+        if (lane + off < 32) x0 += y0, x1 += y1;
     }
+    x0 += __shfl_sync(0xffffffffu, x1, 0);
+}
+/* exclusive prefix sums, by a shift of the inclusive ones (not inclusive minus the value) */
+__device__ __forceinline__ void prefix64_excl(float &x0, float &x1, int lane)
+{
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const float y0 = __shfl_up_sync(0xffffffffu, x0, off), y1 = __shfl_up_sync(0xffffffffu, x1, off);
+        if (lane >= off) x0 += y0, x1 += y1;
+    }
+    const float tot0 = __shfl_sync(0xffffffffu, x0, 31);
+    x0 = __shfl_up_sync(0xffffffffu, x0, 1);
+    x1 = __shfl_up_sync(0xffffffffu, x1, 1);
+    if (lane == 0) x0 = 0.f, x1 = 0.f;
+    x1 += tot0;
+}
+
+__device__ __forceinline__ float parts(const float *a, int ny, int64_t ld, int64_t row)
+{
+    float x = 0.f;
+    for (int y = 0; y < ny; y++) x += a[y * ld + row];
+    return x;
+}
+
+/* One warp per chunk (no chunk waits for another: X_c carries what lies outside it).  For row r
+ * of chunk c, the pairs (query u >= r, key s < r), each class a sum of terms of one sign:
+ *   dg_r = X_c                        u after the chunk, s before it (the dht and h0 terms too)
+ *        + sum_{u >= r} e_u           s before the chunk: q.dq through the state
+ *        + sum_{s < r} u_s            u after the chunk: k.dk through the state
+ *        + sum_{u >= r} (qi_u - ki_u) both in the chunk: the chunk's own parts, whose difference
+ *                                     leaves the pairs (u >= r, s < r) (their 16-bit products are
+ *                                     the same in both passes, so it cancels to fp32 rounding) */
+__global__ void __launch_bounds__(32 * DG_WARPS) dg3_kernel(const sgla_dg3params p)
+{
+    const int64_t nh = blockIdx.x, n = nh / p.H, h = nh - n * p.H;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     int64_t bidx = n, t0 = 0, t1 = p.T;
     if (p.cu) {
-        int64_t s = p.cu[n], e = p.cu[n + 1];
-        s = s < 0 ? 0 : (s > p.T ? p.T : s);
-        e = e < s ? s : (e > p.T ? p.T : e);
-        bidx = 0, t0 = s, t1 = e;
+        int64_t a = p.cu[n], e = p.cu[n + 1];
+        a = a < 0 ? 0 : (a > p.T ? p.T : a);
+        e = e < a ? a : (e > p.T ? p.T : e);
+        bidx = 0, t0 = a, t1 = e;
     }
-    const int64_t len = t1 - t0, span = (len + DG_THREADS - 1) / DG_THREADS;
-    const int64_t a0 = t0 + threadIdx.x * span < t1 ? t0 + threadIdx.x * span : t1;
-    const int64_t a1 = a0 + span < t1 ? a0 + span : t1;
-    const int64_t rs = p.H, r0 = (bidx * p.T) * p.H + h; /* row of token t: r0 + t H */
-    float mine = 0.f;
-    for (int64_t t = a0; t < a1; t++) mine += dg_term(p, r0 + t * rs);
-    /* exclusive suffix sum of mine over the threads after this one */
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    float x = mine;
-    for (int off = 1; off < 32; off <<= 1) {
-        const float y = __shfl_down_sync(0xffffffffu, x, off);
-        if (lane + off < 32) x += y;
-    }
-    __syncthreads(); /* red is free */
-    if (lane == 0) red[warp] = x; /* the warp's total */
-    __syncthreads();
-    float acc = __shfl_down_sync(0xffffffffu, x, 1); /* exclusive by a shift, not x - mine (which rounds) */
-    if (lane == 31) acc = 0.f;
-    acc += X;
-    for (int i = warp + 1; i < DG_THREADS / 32; i++) acc += red[i];
-    for (int64_t t = a1 - 1; t >= a0; t--) {
-        acc += dg_term(p, r0 + t * rs);
-        p.dg[r0 + t * rs] = acc;
+    const int64_t slot0 = (bidx * p.T + t0) / 64 + n;
+    for (int64_t c = (int64_t)blockIdx.y * DG_WARPS + warp; t0 + 64 * c < t1; c += (int64_t)gridDim.y * DG_WARPS) {
+        const int64_t c0 = t0 + 64 * c;
+        const int L = (int)(t1 - c0 < 64 ? t1 - c0 : 64);
+        float X = 0.f;
+        const float *xp = p.xc + ((slot0 + c) * p.H + h) * p.nyk * 4;
+        for (int i = 0; i < 4 * p.nyk; i++) X += xp[i];
+        const int64_t r0 = (bidx * p.T + c0 + lane) * p.H + h, r1 = r0 + 32 * p.H;
+        float e0 = 0.f, e1 = 0.f, u0 = 0.f, u1 = 0.f, d0 = 0.f, d1 = 0.f;
+        if (lane < L) {
+            e0 = parts(p.e, p.nyq, p.ld, r0), u0 = parts(p.u, p.nyk, p.ld, r0);
+            d0 = parts(p.ei, p.nyq, p.ld, r0) - parts(p.ui, p.nyk, p.ld, r0);
+        }
+        if (lane + 32 < L) {
+            e1 = parts(p.e, p.nyq, p.ld, r1), u1 = parts(p.u, p.nyk, p.ld, r1);
+            d1 = parts(p.ei, p.nyq, p.ld, r1) - parts(p.ui, p.nyk, p.ld, r1);
+        }
+        suffix64(e0, e1, lane);
+        suffix64(d0, d1, lane);
+        prefix64_excl(u0, u1, lane);
+        if (lane < L) p.dg[r0] = X + e0 + u0 + d0;
+        if (lane + 32 < L) p.dg[r1] = X + e1 + u1 + d1;
     }
 }
 
@@ -114,8 +124,12 @@ sgla_status sgla_state_copy(float *dst, const float *src, int64_t nhc, int64_t R
 
 sgla_status sgla_dg3_launch(const sgla_dg3params *p, cudaStream_t st)
 {
-    if (p->N * p->H == 0) return SGLA_OK;
-    dg3_kernel<<<(unsigned)(p->N * p->H), DG_THREADS, 0, st>>>(*p);
+    if (p->N * p->H == 0 || p->T == 0) return SGLA_OK;
+    /* enough blocks to fill the device for a few long sequences, one a sequence for many */
+    const int64_t chunks = (p->T + 63) / 64, per = (chunks + DG_WARPS - 1) / DG_WARPS;
+    int64_t gy = 2048 / (p->N * p->H);
+    gy = gy < 1 ? 1 : (gy > per ? per : gy);
+    dg3_kernel<<<dim3((unsigned)(p->N * p->H), (unsigned)gy), 32 * DG_WARPS, 0, st>>>(*p);
     const cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? SGLA_OK : sgla_fail(SGLA_ERR_CUDA, "launch of the backward's dg: %s", cudaGetErrorString(e));
 }

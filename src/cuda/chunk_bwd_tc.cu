@@ -116,7 +116,7 @@ __device__ __forceinline__ void load_chunk(const sgla_bparams &p, const BwdWork 
     if constexpr (SV) load_rows<Sh::VD, Sh::LV>(vs, v, p.H * Sh::VD, L, tid, os, o);
     else if constexpr ((WHICH & LD_V) != 0) load_rows<Sh::VD, Sh::LV>(vs, v, p.H * Sh::VD, L, tid);
     else if constexpr ((WHICH & LD_O) != 0) load_rows<Sh::VD, Sh::LV>(os, o, p.H * Sh::VD, L, tid);
-    cp_async_commit();
+    sgla_cp_async_commit();
 }
 
 /* g of chunk c's rows (nothing past the sequence), and its b into bdst (chunk_gate_*) */
@@ -163,7 +163,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
     const int64_t rsq = p.H * Sh::KD;
     for (int c = 0; c < w.nc; c++) {
         const int s = c & 1, L = chunk_rows(w.len, c);
-        cp_async_wait0();
+        sgla_cp_async_wait0();
         __syncthreads(); /* chunk c's tiles, its b, S_c's copy and chunk c - 1's e are complete */
         if (c + 1 < w.nc) load_chunk<Sh>(p, w, sm, c + 1, s ^ 1, tid);
         if (warp == 0) gate_load(p, w, c + 1, lane, g0, g1);
@@ -298,16 +298,16 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
     uint16_t *dk = (uint16_t *)p.dk, *dv = (uint16_t *)p.dv;
     for (int it = 0; it < w.nc; it++) {
         const int c = w.nc - 1 - it, s = it & 1, L = chunk_rows(w.len, c);
-        cp_async_wait0();
+        sgla_cp_async_wait0();
         __syncthreads(); /* chunk c's tiles, b, dS_c's copy are complete; the last chunk's dg is out */
         if (need_dg) { /* S_c, for X_c = exp(b_L) <dS_c, S_c> */
             const uint16_t *src = state_slot(p, w, c);
             const uint32_t dst = sgla_smem_u32(sm.Sin);
             for (int i = tid; i < Sh::KD * Sh::VD / 8; i += NTH) {
                 const int row = i / (Sh::VD / 8), u = i - row * (Sh::VD / 8);
-                cp_async16(dst + (uint32_t)((row * Sh::LV + 8 * u) * 2), src + row * Sh::VD + 8 * u, 16);
+                sgla_cp_async16(dst + (uint32_t)((row * Sh::LV + 8 * u) * 2), src + row * Sh::VD + 8 * u, 16);
             }
-            cp_async_commit();
+            sgla_cp_async_commit();
         }
         if (c > 0) load_chunk<Sh>(p, w, sm, c - 1, s ^ 1, tid);
         if (warp == 0) gate_load(p, w, c - 1, lane, g0, g1);
@@ -468,8 +468,8 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
             }
         }
         if (need_dg) { /* this warp's part of <dS_c, S_c> */
-            if (c > 0) cp_async_wait1();
-            else cp_async_wait0();
+            if (c > 0) sgla_cp_async_wait1();
+            else sgla_cp_async_wait0();
             __syncthreads(); /* every thread's copies of S_c have landed */
             float part = 0.f;
 #pragma unroll
@@ -552,7 +552,7 @@ template <class E, class Sh, int REV> __global__ void __launch_bounds__(NTH, 1) 
     float ld = 0.f; /* the segment's total log2 decay (written by one pass per segment, below) */
     for (int it = 0; it < w.nc; it++) {
         const int c = REV ? w.nc - 1 - it : it, s = it & 1, cn = REV ? c - 1 : c + 1;
-        cp_async_wait0();
+        sgla_cp_async_wait0();
         __syncthreads(); /* chunk c's tiles and b are complete; every warp is done with chunk c - 1's */
         if (it + 1 < w.nc) load_chunk<Sh, WHICH>(p, w, sm, cn, s ^ 1, tid);
         if (warp == 0) gate_load(p, w, it + 1 < w.nc ? cn : -1, lane, g0, g1);

@@ -49,11 +49,12 @@
 
 /* ---- compile-time shape of one instance ---------------------------------------- */
 
-template <int KD_, int BV_, int ST_, int NO_> struct ChunkShape {
+template <int KD_, int BV_, int ST_, int NO_, bool BLOB_ = false> struct ChunkShape {
     static constexpr int KD = KD_;  /* K */
     static constexpr int BV = BV_;  /* V columns of the block */
     static constexpr int ST = ST_;  /* TMA stages */
     static constexpr int NO = NO_;  /* output warpgroups */
+    static constexpr bool BLOB = BLOB_; /* the reverse pass stages the other pass's state in shared memory */
     static constexpr int NSB = 2 * NO;             /* S_s buffers: chunk c reads S_s[c % NSB] */
     static constexpr int NCW = 4 * (NO + 1);       /* consumer warps */
     static constexpr int THREADS = 32 * NCW + 128; /* + the producer warpgroup */
@@ -85,6 +86,7 @@ template <class Sh> struct ChunkSmem {
     Stage stage[Sh::ST];                    /* TMA tiles of chunk c in stage c % ST */
     unsigned char S[Sh::NSB][Sh::SBYTES];   /* 16-bit state read by Q.S */
     unsigned char o[Sh::NO][Sh::VBYTES];    /* o of an output warpgroup, for its TMA store */
+    unsigned char blob[Sh::BLOB ? Sh::SBYTES : 16]; /* BW = 2: the time-order pass's state of the chunk */
     float g[Sh::ST][64];                    /* the gate g of stage s's chunk (natural log) */
     float b[Sh::NCW][64];                   /* per consumer warp: b of its current chunk */
     uint64_t full[Sh::ST], empty[Sh::ST];   /* stage mbarriers */
@@ -97,6 +99,7 @@ template <class Sh> struct ChunkSmemChecks {
     using M = ChunkSmem<Sh>;
     static_assert(sizeof(typename M::Stage) % 1024 == 0, "stages keep 1 KB alignment");
     static_assert(offsetof(M, S) % 1024 == 0 && offsetof(M, o) % 1024 == 0, "S_s and o tiles 1 KB aligned");
+    static_assert(offsetof(M, blob) % 16 == 0, "the state copy 16-byte aligned (cp.async)");
     static_assert(offsetof(M, full) % 8 == 0, "mbarriers 8-byte aligned");
     static_assert(sizeof(M) <= SGLA_SM90_SMEM_MAX, "one block's shared memory fits an SM");
     static constexpr bool ok = true;
@@ -171,6 +174,8 @@ static __device__ __forceinline__ uint64_t desc_nmajor(uint32_t a) { return sgla
 template <class Sh> static __device__ __forceinline__ int bar_s_ready(int b) { return 1 + b; }
 template <class Sh> static __device__ __forceinline__ int bar_s_free(int b) { return 1 + Sh::NSB + b; }
 template <class Sh> static __device__ __forceinline__ int bar_o(int wo) { return 1 + 2 * Sh::NSB + wo; }
+/* the state warpgroup alone (128 threads; the backward's state copies) */
+template <class Sh> static __device__ __forceinline__ int bar_state(void) { return 1 + 2 * Sh::NSB + Sh::NO; }
 
 /* What this block works on. */
 struct ChunkWork {
@@ -196,23 +201,24 @@ static __device__ __forceinline__ int64_t state_nh(const sgla_kparams &p, const 
 }
 
 /* The backward's passes (chunk_bwd3.cu) run this kernel with BW != 0:
- *   BW = 1  in time order, as the forward, and o . dotw of every token in fp32 into dot (dq: q . dq);
+ *   BW = 1  in time order, as the forward, and o . dotw of every token in fp32 into dot (dq: q . dq),
+ *           and the 16-bit state entering every chunk into sblob;
  *   BW = 2  in reverse time order: o_u = scale sum_{t >= u} exp(b_t - b_u) (q_u . k_t) v_t + the state
- *           carried from the sequence's end (h0 is that end state; ht the state before the first token),
- *           and o . dotw when dotw is given (dk: k . dk).
+ *           carried from the sequence's end (h0 is that end state; ht the state before the first token);
+ *   BW = 3  the same and o . dotw (dk: k . dk), and X_c from sblob into xc.
  * Reverse order walks the same chunk grid from its last chunk: the partial chunk comes first, its
  * missing rows zeros (and g = 0) as in the forward, so no weight changes.  The roles of the gate
  * weights swap: a query row i gets exp2(b_L - b_i), a key row j exp2(b_j), a pair j >= i exp2(b_j - b_i),
  * each still exp2 of a difference <= 0. */
 template <int BW> static __device__ __forceinline__ int chunk_index(const ChunkWork &w, int c)
 {
-    return BW == 2 ? w.nchunks - 1 - c : c;
+    return BW >= 2 ? w.nchunks - 1 - c : c;
 }
 
 /* the segment whose local state a split never needs: the last one (first in reverse) */
 template <int BW> static __device__ __forceinline__ int64_t seg_unneeded(const sgla_kparams &p)
 {
-    return BW == 2 ? 0 : p.nseg - 1;
+    return BW >= 2 ? 0 : p.nseg - 1;
 }
 
 /* 0 when the block has nothing to do (mode 1, the unneeded segment) */
@@ -375,6 +381,24 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
 
 /* ---- the output warpgroups ----------------------------------------------------------- */
 
+/* o . dotw of this thread's rows i0, i1 over the block's columns (a wgmma D fragment and the
+ * matching 16-bit pairs of dotw), in fp32, summed over the quad that holds a row */
+template <class E, int BV>
+static __device__ __forceinline__ void row_dots(const float *acc, const uint32_t (*dw)[2], float &d0, float &d1)
+{
+    d0 = d1 = 0.f;
+#pragma unroll
+    for (int j = 0; j < BV / 8; j++) {
+        const float2 x = chunk_unpack<E>(dw[j][0]), y = chunk_unpack<E>(dw[j][1]);
+        d0 = fmaf(acc[4 * j + 0], x.x, fmaf(acc[4 * j + 1], x.y, d0));
+        d1 = fmaf(acc[4 * j + 2], y.x, fmaf(acc[4 * j + 3], y.y, d1));
+    }
+    d0 += __shfl_xor_sync(0xffffffffu, d0, 1);
+    d1 += __shfl_xor_sync(0xffffffffu, d1, 1);
+    d0 += __shfl_xor_sync(0xffffffffu, d0, 2);
+    d1 += __shfl_xor_sync(0xffffffffu, d1, 2);
+}
+
 template <class E, class Sh, int BW>
 static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
                                                      ChunkSmem<Sh> &sm, const ChunkAddr &a, int tid, int wo, int lane,
@@ -445,7 +469,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                 bi1 = bw[i1];
             }
             /* pair (i, j) is in the sum when j <= i (j >= i in reverse), with weight exp2(x - y) */
-            constexpr bool R = BW == 2;
+            constexpr bool R = BW >= 2;
 #pragma unroll
             for (int j = 0; j < 8; j++) { /* n8 block j: keys 8j + 2tig, +1 */
                 const int j0 = 8 * j + 2 * tig, j1 = j0 + 1;
@@ -485,6 +509,9 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                     acc[4 * j + 3] *= w1;
                 }
             }
+            float di0 = 0.f, di1 = 0.f; /* BW: o . dotw of the state's part (rows i0, i1) */
+            if constexpr (BW != 0)
+                if (p.dotw) row_dots<E, Sh::BV>(acc, dw, di0, di1);
             sgla_wg_fence();
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) chunk_wg_rs<E, Sh::BV>(acc, af[kk], dV + sw128_vstep(kk));
@@ -497,21 +524,12 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
 #pragma unroll
                 for (int e = 0; e < 4; e++) sgla_pin(af[kk][e]);
             if constexpr (BW != 0) {
-                if (p.dotw) { /* o . dotw of rows i0, i1 over this block's columns, fp32; a quad holds a row */
-                    float d0 = 0.f, d1 = 0.f;
-#pragma unroll
-                    for (int j = 0; j < Sh::BV / 8; j++) {
-                        const float2 x = chunk_unpack<E>(dw[j][0]), y = chunk_unpack<E>(dw[j][1]);
-                        d0 = fmaf(acc[4 * j + 0], x.x, fmaf(acc[4 * j + 1], x.y, d0));
-                        d1 = fmaf(acc[4 * j + 2], y.x, fmaf(acc[4 * j + 3], y.y, d1));
-                    }
-                    d0 += __shfl_xor_sync(0xffffffffu, d0, 1);
-                    d1 += __shfl_xor_sync(0xffffffffu, d1, 1);
-                    d0 += __shfl_xor_sync(0xffffffffu, d0, 2);
-                    d1 += __shfl_xor_sync(0xffffffffu, d1, 2);
-                    float *dp = p.dot + blockIdx.y * p.dot_ld + w.row0 + (int64_t)ci * 64 * p.H;
-                    if (tig == 0 && i0 < cl) dp[(int64_t)i0 * p.H] = d0;
-                    if (tig == 1 && i1 < cl) dp[(int64_t)i1 * p.H] = d1;
+                if (p.dotw) { /* the state's part and the chunk's own part (the total minus the first) */
+                    float d0, d1;
+                    row_dots<E, Sh::BV>(acc, dw, d0, d1);
+                    const int64_t o = blockIdx.y * p.dot_ld + w.row0 + (int64_t)ci * 64 * p.H;
+                    if (tig == 0 && i0 < cl) p.dot[o + (int64_t)i0 * p.H] = di0, p.dot_in[o + (int64_t)i0 * p.H] = d0 - di0;
+                    if (tig == 1 && i1 < cl) p.dot[o + (int64_t)i1 * p.H] = di1, p.dot_in[o + (int64_t)i1 * p.H] = d1 - di1;
                 }
             }
 
@@ -571,6 +589,40 @@ static __device__ __forceinline__ void store_state16(const float (&S)[Sh::MT][Sh
     sgla_fence_proxy_async(); /* these stores are read next by wgmma */
 }
 
+/* where chunk ci's 16-bit state copy lives (BW passes): chunk slot (b T + t0) / 64 + n + ci, then head,
+ * then column block (sgla_bwd_tc_slots counts the slots) */
+template <class Sh>
+static __device__ __forceinline__ unsigned char *state_blob(const sgla_kparams &p, const ChunkWork &w, int ci)
+{
+    const int64_t slot = (w.bidx * p.T + w.t0) / 64 + w.nh / p.H + ci;
+    return p.sblob + ((slot * p.H + w.h) * gridDim.y + blockIdx.y) * (int64_t)Sh::SBYTES;
+}
+template <class Sh> static __device__ __forceinline__ float *state_xc(const sgla_kparams &p, const ChunkWork &w, int ci)
+{
+    const int64_t slot = (w.bidx * p.T + w.t0) / 64 + w.nh / p.H + ci;
+    return p.xc + ((slot * p.H + w.h) * gridDim.y + blockIdx.y) * 4;
+}
+/* the time-order pass: S_s buffer src (just written by the state warpgroup) out to chunk ci's copy */
+template <class Sh>
+static __device__ __forceinline__ void blob_out(const sgla_kparams &p, const ChunkWork &w, int ci, uint32_t src, int tid)
+{
+    sgla_bar_sync(bar_state<Sh>(), 128); /* every thread's stores (each fenced for the async proxy) are done */
+    if (tid == 128 * Sh::NO) {
+        sgla_bulk_s2g(state_blob<Sh>(p, w, ci), src, Sh::SBYTES);
+        sgla_bulk_commit();
+    }
+}
+/* the reverse pass: chunk ci's copy into shared memory, 16 bytes a cp.async */
+template <class Sh>
+static __device__ __forceinline__ void blob_in(const sgla_kparams &p, const ChunkWork &w, int ci, uint32_t dst, int tid)
+{
+    const unsigned char *src = state_blob<Sh>(p, w, ci);
+    const int t = tid - 128 * Sh::NO;
+#pragma unroll 4
+    for (int i = t; i < Sh::SBYTES / 16; i += 128) sgla_cp_async16(dst + 16 * i, src + 16 * i, 16);
+    sgla_cp_async_commit();
+}
+
 template <class E, class Sh, int BW>
 static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const ChunkWork &w, const ChunkSmem<Sh> &sm,
                                                    const ChunkAddr &a, int tid, int lane, float *bw)
@@ -603,10 +655,16 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                 }
             }
     }
+    /* BW: the time-order pass writes every chunk's state copy; the reverse pass reads it */
+    const bool blob_w = BW == 1 && p.sblob != nullptr && w.outputs, blob_r = BW == 3 && p.xc != nullptr && w.outputs;
+    const uint32_t blob_s = sgla_smem_u32(sm.blob);
     if (w.outputs && w.nchunks >= 1) {
         store_state16<E, Sh>(S, a.S + st_off);
         sgla_bar_arrive(bar_s_ready<Sh>(0), 256);
+        if (blob_w) blob_out<Sh>(p, w, chunk_index<BW>(w, 0), a.S, tid);
     }
+    if constexpr (Sh::BLOB)
+        if (blob_r && w.nchunks >= 1) blob_in<Sh>(p, w, chunk_index<BW>(w, 0), blob_s, tid);
     /* K^T fragments: ldmatrix.trans of core matrices (keys 16 kk + 8 (j >> 1) .. + 7) x
      * (features 64 mt + 16 wl + 8 (j & 1) .. + 7), j = lane / 8; registers 0, 1 hold keys
      * 2 tig, 2 tig + 1 and 2, 3 keys 2 tig + 8, + 9.  keys + 16 kk: + 2 KB; features + 64 mt:
@@ -616,21 +674,64 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     float ldsum = 0.f; /* total log2 decay of this block's tokens (mode 1) */
     int s = 0;         /* stage of chunk c */
     for (int c = 0; c < w.nchunks; c++) {
-        const float bC = chunk_top<Sh>(p, w, sm, a, s, c, chunk_index<BW>(w, c), lane, bw);
+        const int ci = chunk_index<BW>(w, c);
+        const float bC = chunk_top<Sh>(p, w, sm, a, s, c, ci, lane, bw);
         const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint64_t dV = desc_nmajor(vs);
         ldsum += bC;
-        /* S = exp2(b_last) S + (K exp2(b_last - b))^T V (the carry by sgla_carry_mul) */
+        if constexpr (BW >= 2) {
+            if (blob_r) { /* X_c = scale exp(b_L) <this state, the time-order pass's>, per warp */
+                const unsigned char *gsrc = Sh::BLOB ? nullptr : state_blob<Sh>(p, w, ci);
+                if constexpr (Sh::BLOB) {
+                    sgla_cp_async_wait0();
+                    sgla_bar_sync(bar_state<Sh>(), 128); /* every thread's copies have landed */
+                }
+                float part = 0.f;
+#pragma unroll
+                for (int mt = 0; mt < Sh::MT; mt++)
+#pragma unroll
+                    for (int j = 0; j < Sh::BV / 8; j++) {
+                        const int r = 64 * mt + 16 * wl + gid;
+                        const uint32_t off = (uint32_t)((((r >> 3) * (Sh::BV / 8) + j) * 128) + (r & 7) * 16 + tig * 4);
+                        const uint32_t off8 = off + (Sh::BV / 8) * 128; /* row r + 8 */
+                        uint32_t x, y;
+                        if constexpr (Sh::BLOB) {
+                            x = sgla_ld_shared32(blob_s + off);
+                            y = sgla_ld_shared32(blob_s + off8);
+                        } else {
+                            x = __ldg((const unsigned int *)(gsrc + off));
+                            y = __ldg((const unsigned int *)(gsrc + off8));
+                        }
+                        const float2 fx = chunk_unpack<E>(x), fy = chunk_unpack<E>(y);
+                        part = fmaf(S[mt][4 * j + 0], fx.x, part);
+                        part = fmaf(S[mt][4 * j + 1], fx.y, part);
+                        part = fmaf(S[mt][4 * j + 2], fy.x, part);
+                        part = fmaf(S[mt][4 * j + 3], fy.y, part);
+                    }
+                if constexpr (Sh::BLOB) {
+                    sgla_bar_sync(bar_state<Sh>(), 128); /* every thread is done reading the copy */
+                    if (c + 1 < w.nchunks) blob_in<Sh>(p, w, chunk_index<BW>(w, c + 1), blob_s, tid);
+                }
+#pragma unroll
+                for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
+                if (lane == 0) state_xc<Sh>(p, w, ci)[wl] = part * p.scale * sgla_exp2(bC);
+            }
+        }
+        /* S = exp2(b_last) S + (K exp2(b_last - b))^T V (the carry by sgla_carry_mul).  In reverse
+         * S = exp2(b_0) (exp2(b_last - b_0) S + (K exp2(b - b_0))^T V): the key weights exp2(b_j)
+         * would underflow fp16 where the first, exp2(b_0), is already small; b_0 factored out, the
+         * first weight is 1 */
+        const float b0 = BW >= 2 ? bw[0] : 0.f;
         if (p.gmode) {
-            const float dm1 = expm1f(bC * SGLA_LN2), d = sgla_exp2(bC);
+            const float e = bC - b0, dm1 = expm1f(e * SGLA_LN2), d = sgla_exp2(e);
 #pragma unroll
             for (int mt = 0; mt < Sh::MT; mt++)
 #pragma unroll
-                for (int e = 0; e < Sh::NR; e++) S[mt][e] = sgla_carry_mul(S[mt][e], bC, dm1, d);
+                for (int e2 = 0; e2 < Sh::NR; e2++) S[mt][e2] = sgla_carry_mul(S[mt][e2], e, dm1, d);
         }
         /* the weights w of this lane's keys, bf16 pairs: keys 16 kk + 2 tig (+1) and + 8 (+9);
-         * exp2(b_L - b_j), or exp2(b_j) in reverse (the key row reaches the chunk's start) */
-        const float bK = BW == 2 ? 0.f : bC, sK = BW == 2 ? -1.f : 1.f;
+         * exp2(b_L - b_j), or exp2(b_j - b_0) in reverse */
+        const float bK = BW >= 2 ? -b0 : bC, sK = BW >= 2 ? -1.f : 1.f;
         uint32_t w01[4], w89[4];
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
@@ -692,21 +793,31 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
 #pragma unroll
                 for (int e = 0; e < 4; e++) sgla_pin(kf[kk][e]);
         }
+        if (BW >= 2 && p.gmode) {
+            const float dm1 = expm1f(b0 * SGLA_LN2), d = sgla_exp2(b0);
+#pragma unroll
+            for (int mt = 0; mt < Sh::MT; mt++)
+#pragma unroll
+                for (int e2 = 0; e2 < Sh::NR; e2++) S[mt][e2] = sgla_carry_mul(S[mt][e2], b0, dm1, d);
+        }
         release_stage(a, s);
         /* S_{c+1} for the output warpgroup's chunk c + 1, once the Q.S of chunk c + 1 - NSB has read that buffer */
         if (w.outputs && c + 1 < w.nchunks) {
             const int sb = (c + 1) & (Sh::NSB - 1);
+            if (blob_w && tid == 128 * Sh::NO) sgla_bulk_wait_read0(); /* the copy out of that buffer has read it */
             sgla_bar_sync(bar_s_free<Sh>(sb), 256);
             store_state16<E, Sh>(S, a.S + sb * Sh::SBYTES + st_off);
             sgla_bar_arrive(bar_s_ready<Sh>(sb), 256);
+            if (blob_w) blob_out<Sh>(p, w, chunk_index<BW>(w, c + 1), a.S + sb * Sh::SBYTES, tid);
         }
         s = s + 1 == Sh::ST ? 0 : s + 1;
     }
     float *htp = p.mode == 1                           ? p.seg_buf + (w.seg * p.N * p.H + w.nh) * Sh::KD * p.V + w.v0
-                 : (p.nseg > 1 && w.seg != (BW == 2 ? 0 : p.nseg - 1)) ? (float *)0
+                 : (p.nseg > 1 && w.seg != (BW >= 2 ? 0 : p.nseg - 1)) ? (float *)0
                  : p.ht                                ? p.ht + state_nh(p, w, 0) * Sh::KD * p.V + w.v0
                                                        : (float *)0;
     if (p.mode == 1 && blockIdx.y == 0 && tid == 128 * Sh::NO) p.seg_ld[w.seg * p.N * p.H + w.nh] = ldsum;
+    if (blob_w && tid == 128 * Sh::NO) sgla_bulk_wait0(); /* the state copies are written before the block ends */
     if (htp) {
         const float hm = BW != 0 && p.mode != 1 ? p.ht_mul : 1.f; /* the backward's dh0 = scale x the end state */
 #pragma unroll
@@ -782,19 +893,40 @@ typedef struct sgla_chunk_kernel {
     int threads;
 } sgla_chunk_kernel;
 
-/* The instance of row I of sgla_chunk_configs for element type E (BW: the backward's passes). */
+template <class E, class Sh, int BW> constexpr sgla_chunk_kernel chunk_instance(void)
+{
+    return {chunk_fwd_kernel<E, Sh, BW>, (unsigned)sizeof(ChunkSmem<Sh>), Sh::THREADS};
+}
+template <class Sh> constexpr bool chunk_fits(void) { return sizeof(ChunkSmem<Sh>) <= SGLA_SM90_SMEM_MAX; }
+
+/* The instance of row I of sgla_chunk_configs for element type E (BW: the backward's passes).  The
+ * reverse pass stages the other pass's state copy in shared memory, giving up a TMA stage where it
+ * must (K = V = 128); where even that does not fit (K = 256) it reads the copy from global memory. */
 template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void)
 {
     constexpr sgla_chunk_config c = sgla_chunk_configs[I];
     using Sh = ChunkShape<c.K, c.bv, c.stages, c.out_wgs>;
-    return {chunk_fwd_kernel<E, Sh, BW>, (unsigned)sizeof(ChunkSmem<Sh>), Sh::THREADS};
+    if constexpr (BW != 3) {
+        return chunk_instance<E, Sh, BW>();
+    } else {
+        using B0 = ChunkShape<c.K, c.bv, c.stages, c.out_wgs, true>;
+        if constexpr (chunk_fits<B0>()) {
+            return chunk_instance<E, B0, BW>();
+        } else if constexpr (c.stages > 2) {
+            using B1 = ChunkShape<c.K, c.bv, c.stages - 1, c.out_wgs, true>;
+            static_assert(chunk_fits<B1>(), "one stage less makes room for the state copy");
+            return chunk_instance<E, B1, BW>();
+        } else {
+            return chunk_instance<E, Sh, BW>();
+        }
+    }
 }
 
 /* one entry per row of sgla_chunk_configs (chunk_fwd_bf16.cu, chunk_fwd_f16.cu) */
 extern const sgla_chunk_kernel sgla_chunk_fwd_bf16[SGLA_NUM_CHUNK_CONFIGS];
 extern const sgla_chunk_kernel sgla_chunk_fwd_f16[SGLA_NUM_CHUNK_CONFIGS];
 /* the backward's passes: [BW - 1][row] (chunk_bwd3.cu) */
-extern const sgla_chunk_kernel sgla_chunk_bwd3_bf16[2][SGLA_NUM_CHUNK_CONFIGS];
-extern const sgla_chunk_kernel sgla_chunk_bwd3_f16[2][SGLA_NUM_CHUNK_CONFIGS];
+extern const sgla_chunk_kernel sgla_chunk_bwd3_bf16[3][SGLA_NUM_CHUNK_CONFIGS];
+extern const sgla_chunk_kernel sgla_chunk_bwd3_f16[3][SGLA_NUM_CHUNK_CONFIGS];
 
 #endif

@@ -62,7 +62,7 @@ __device__ __forceinline__ void mload(const sgla_kparams &p, const MWork &w, Fwd
     const uint16_t *v = (const uint16_t *)p.v + r0 * Sh::VD;
     load_rows<Sh::KD, Sh::LK>(sgla_smem_u32(sm.q[s]), q, p.H * Sh::KD, L, tid, sgla_smem_u32(sm.k[s]), k);
     load_rows<Sh::VD, Sh::LV>(sgla_smem_u32(sm.v[s]), v, p.H * Sh::VD, L, tid);
-    cp_async_commit();
+    sgla_cp_async_commit();
 }
 
 /* g of chunk c's rows (nothing past the sequence), and its b into bdst (chunk_gate_*) */
@@ -105,7 +105,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) chunk_fwd
     const int64_t rso = p.H * Sh::VD;
     for (int c = 0; c < w.nc; c++) {
         const int s = c & 1, L = chunk_rows(w.len, c);
-        cp_async_wait0();
+        sgla_cp_async_wait0();
         __syncthreads(); /* chunk c's tiles, its b and S_c's copy are complete */
         if (c + 1 < w.nc) mload<Sh>(p, w, sm, c + 1, s ^ 1, tid);
         if (warp == 0) mgate_load(p, w, c + 1, lane, g0, g1);

@@ -82,7 +82,7 @@ static void find_facts(int dev, device_facts *f)
                 f->state = -1;
                 return;
             }
-            for (int m = 0; m < 2; m++) { /* the backward's passes: the same shared memory */
+            for (int m = 0; m < 3; m++) { /* the backward's passes */
                 const sgla_chunk_kernel *kb = &(t ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[m][r];
                 if ((e = cudaFuncSetAttribute((const void *)kb->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int)kb->smem)) != cudaSuccess) {
@@ -877,8 +877,9 @@ typedef struct bwd3_plan {
     int row[B3_PASSES];
     plan fp[B3_PASSES];   /* each pass's split */
     int64_t rows;         /* token rows B T H: the side outputs' stride */
-    size_t off_dotq, off_dotk, off_htT, off_h0T, off_dht, off_dhtT, off_seg, off_dg, bytes;
-    int need_dg, need_x;
+    int nyq, nyk;         /* column blocks of the dq and dk passes */
+    size_t off_dot, off_blob, off_xc, off_h0T, off_dht, off_dhtT, off_seg, off_dg, bytes;
+    int need_dg;
 } bwd3_plan;
 
 /* A forward descriptor of pass i's head sizes (for its row and split). */
@@ -907,7 +908,6 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     const int64_t N = sgla_num_sequences(d), nhc = N * d->H, kv = d->K * d->V;
     pl->rows = d->B * d->T * d->H;
     pl->need_dg = (d->g && b->dg) || (d->g_gamma && b->dg_gamma);
-    pl->need_x = pl->need_dg && b->dht != NULL;
     size_t off = 0, seg = 0;
     for (int i = 0; i < B3_PASSES; i++) {
         const sgla_forward_desc x = bwd3_pass_desc(d, i);
@@ -922,14 +922,15 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
         if (pl->fp[i].nseg > 1 && pl->fp[i].ws_bytes > seg) seg = pl->fp[i].ws_bytes;
     }
     const size_t sb = align256((size_t)(nhc * kv) * sizeof(float));
-    const int nyq = (int)(d->K / sgla_chunk_configs[pl->row[B3_DQ]].bv);
-    const int nyk = (int)(d->K / sgla_chunk_configs[pl->row[B3_DK]].bv);
-    pl->off_dotq = off;
-    if (pl->need_dg) off += align256((size_t)(nyq * pl->rows) * sizeof(float));
-    pl->off_dotk = off;
-    if (pl->need_dg) off += align256((size_t)(nyk * pl->rows) * sizeof(float));
-    pl->off_htT = off;
-    if (pl->need_x) off += sb;
+    pl->nyq = (int)(d->K / sgla_chunk_configs[pl->row[B3_DQ]].bv);
+    pl->nyk = (int)(d->K / sgla_chunk_configs[pl->row[B3_DK]].bv);
+    const int64_t slots = sgla_bwd_tc_slots(d->B, d->T, N);
+    pl->off_dot = off; /* e, ei [nyq][rows]; u, ui [nyk][rows] */
+    if (pl->need_dg) off += align256((size_t)(2 * (pl->nyq + pl->nyk) * pl->rows) * sizeof(float));
+    pl->off_blob = off; /* the dq pass's 16-bit state of every chunk */
+    if (pl->need_dg) off += align256((size_t)(slots * d->H * kv) * 2);
+    pl->off_xc = off;
+    if (pl->need_dg) off += align256((size_t)(slots * d->H * pl->nyk * 4) * sizeof(float));
     pl->off_h0T = off;
     if (d->h0) off += sb;
     pl->off_dht = off;
@@ -948,7 +949,8 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
 static sgla_status bwd3_pass(const sgla_forward_desc *d, const bwd3_plan *pl, int i, sgla_kparams p, void *seg_ws,
                              cudaStream_t st)
 {
-    const sgla_chunk_kernel *k = &(d->dtype == SGLA_BF16 ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[i != B3_DQ][pl->row[i]];
+    const int bw = i == B3_DQ ? 0 : i == B3_DK && p.xc ? 2 : 1; /* the instance: [BW - 1] */
+    const sgla_chunk_kernel *k = &(d->dtype == SGLA_BF16 ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[bw][pl->row[i]];
     sgla_tmaps tm;
     sgla_status rc = tma_maps(&p, d->dtype, &tm);
     if (rc != SGLA_OK) return rc;
@@ -988,14 +990,17 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
     p.dot_ld = pl->rows;
     p.ht_mul = 1.f;
     void *seg_ws = ws + pl->off_seg;
+    float *dots = (float *)(ws + pl->off_dot);
+    float *e = dots, *ei = e + pl->nyq * pl->rows, *u = ei + pl->nyq * pl->rows, *ui = u + pl->nyk * pl->rows;
+    unsigned char *blob = pl->need_dg ? ws + pl->off_blob : NULL;
+    float *xc = (float *)(ws + pl->off_xc);
     for (int i = 0; i < B3_PASSES && rc == SGLA_OK; i++) {
         sgla_kparams x = p;
-        if (i == B3_DQ) { /* do (v_i) k^T ... : q' = do, k' = v, v' = k */
+        if (i == B3_DQ) { /* q' = do, k' = v, v' = k */
             x.q = b->dout, x.k = d->v, x.v = d->k, x.o = b->dq, x.K = d->V, x.V = d->K;
             x.h0 = h0T;
-            x.ht = pl->need_x ? (float *)(ws + pl->off_htT) : NULL;
             x.dotw = pl->need_dg ? d->q : NULL;
-            x.dot = (float *)(ws + pl->off_dotq);
+            x.dot = e, x.dot_in = ei, x.sblob = blob;
         } else if (i == B3_DV) {
             x.q = d->k, x.k = d->q, x.v = b->dout, x.o = b->dv, x.K = d->K, x.V = d->V;
             x.h0 = dhtS;
@@ -1005,21 +1010,18 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
             x.q = d->v, x.k = b->dout, x.v = d->q, x.o = b->dk, x.K = d->V, x.V = d->K;
             x.h0 = dhtTS;
             x.dotw = pl->need_dg ? d->k : NULL;
-            x.dot = (float *)(ws + pl->off_dotk);
+            x.dot = u, x.dot_in = ui, x.sblob = blob, x.xc = blob ? xc : NULL;
         }
         rc = bwd3_pass(d, pl, i, x, seg_ws, st);
     }
     if (rc != SGLA_OK || !pl->need_dg) return rc;
     sgla_dg3params g;
     memset(&g, 0, sizeof g);
-    g.dotq = (const float *)(ws + pl->off_dotq);
-    g.dotk = (const float *)(ws + pl->off_dotk);
-    g.nyq = (int)(d->K / sgla_chunk_configs[pl->row[B3_DQ]].bv);
-    g.nyk = (int)(d->K / sgla_chunk_configs[pl->row[B3_DK]].bv);
+    g.e = e, g.ei = ei, g.u = u, g.ui = ui, g.xc = xc;
+    g.nyq = pl->nyq, g.nyk = pl->nyk;
     g.ld = pl->rows;
-    if (pl->need_x) g.htT = (const float *)(ws + pl->off_htT), g.dht = (const float *)b->dht;
     g.cu = d->cu_seqlens;
-    g.T = d->T, g.H = d->H, g.N = N, g.K = d->K, g.V = d->V;
+    g.T = d->T, g.H = d->H, g.N = N;
     g.dg = dg;
     if ((rc = sgla_dg3_launch(&g, st)) != SGLA_OK) return rc;
     return d->g_gamma && b->dg_gamma ? sgla_dg_gamma_launch(dg, d->B * d->T, d->H, (float *)b->dg_gamma, st) : SGLA_OK;

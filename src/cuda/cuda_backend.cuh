@@ -77,15 +77,14 @@ sgla_status sgla_dg_gamma_launch(const float *dg, int64_t BT_all, int64_t H, flo
  * them.  dst [nhc][C][R] = mul x src [nhc][R][C] transposed (trans) or dst [nhc][R][C] = mul x src. */
 sgla_status sgla_state_copy(float *dst, const float *src, int64_t nhc, int64_t R, int64_t C, int trans, float mul,
                             cudaStream_t st);
-/* dg from the passes' fp32 side outputs: dg_t = sum over the sequence's tokens u >= t of
- * (q.dq)_u - (k.dk)_u, plus <ht, dht> (ht from the dq pass, transposed: htT [nhc][V][K]). */
+/* dg from the passes' fp32 side outputs (chunk_bwd3.cu): e, ei (dq pass: q.dq through the state and
+ * the chunk's own part) [nyq][ld], u, ui (dk pass, k.dk) [nyk][ld], xc [chunk slots][H][nyk][4]. */
 typedef struct sgla_dg3params {
-    const float *dotq, *dotk; /* [nyq][ld], [nyk][ld]: the column blocks' parts */
+    const float *e, *ei, *u, *ui, *xc;
     int nyq, nyk;
     int64_t ld;
-    const float *htT, *dht;   /* both or neither */
     const int64_t *cu;
-    int64_t T, H, N, K, V;
+    int64_t T, H, N;
     float *dg;
 } sgla_dg3params;
 sgla_status sgla_dg3_launch(const sgla_dg3params *p, cudaStream_t st);

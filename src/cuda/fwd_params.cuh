@@ -56,11 +56,17 @@ typedef struct sgla_kparams {
      * states, its sequences sorted longest first (cuda_backend.cu) */
     int cu_pairs;
     /* the backward's passes (chunk_bwd3.cu): per token, o . dotw (dotw [rows][V] 16-bit, rows the token
-     * rows (b T + t) H + h) in fp32 into dot[blockIdx.y * dot_ld + row]; the end state times ht_mul */
+     * rows (b T + t) H + h) in fp32, the part through the carried state into dot and the chunk's own
+     * part into dot_in, at [blockIdx.y * dot_ld + row]; the end state times ht_mul.  sblob: the 16-bit
+     * state entering every chunk (the copy the outputs read), written by the time-order pass (BW = 1)
+     * and read by the reverse one (BW = 2), which puts scale exp(b_L) <its state, that one> of every
+     * chunk, per state warp, into xc.  Both indexed by chunk slot (sgla_bwd_tc_slots). */
     const void *dotw;
-    float *dot;
+    float *dot, *dot_in;
     int64_t dot_ld;
     float ht_mul;
+    unsigned char *sblob;
+    float *xc;
 } sgla_kparams;
 
 /* the most sequences one block sorts in shared memory (8 bytes each) */

@@ -39,14 +39,6 @@ template <class E> __device__ __forceinline__ void mma16816(float c[4], const ui
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-/* 16 bytes global -> shared; bytes = 0 fills zeros (rows past the chunk) */
-__device__ __forceinline__ void cp_async16(uint32_t dst, const void *src, int bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit(void) { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait0(void) { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-__device__ __forceinline__ void cp_async_wait1(void) { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
 /* A chunk's 64 token rows of D 16-bit features into a shared tile (row stride LD elements), one
  * cp.async of 16 bytes a thread at a time: s0 is the first token's row, stride the distance
@@ -61,8 +53,8 @@ __device__ __forceinline__ void load_rows(uint32_t d0, const uint16_t *s0, int64
         const int r = i / U, u = i - r * U, ok = r < L ? 16 : 0;
         const int64_t g = (r < L ? (int64_t)r * stride : 0) + u * 8;
         const uint32_t d = (uint32_t)((r * LD + u * 8) * 2);
-        cp_async16(d0 + d, s0 + g, ok);
-        if (s1) cp_async16(d1 + d, s1 + g, ok);
+        sgla_cp_async16(d0 + d, s0 + g, ok);
+        if (s1) sgla_cp_async16(d1 + d, s1 + g, ok);
     }
 }
 

@@ -69,6 +69,12 @@ static __device__ __forceinline__ void sgla_stm_x4(uint32_t addr, uint32_t r0, u
                  : "memory");
 }
 
+static __device__ __forceinline__ uint32_t sgla_ld_shared32(uint32_t addr)
+{
+    uint32_t x;
+    asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(x) : "r"(addr) : "memory");
+    return x;
+}
 static __device__ __forceinline__ void sgla_st_shared16(uint32_t addr, uint4 x)
 {
     asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(x.x), "r"(x.y), "r"(x.z), "r"(x.w)
@@ -161,6 +167,22 @@ static __device__ __forceinline__ void sgla_bulk_wait_read0(void)
 
 /* this thread's bulk stores are complete */
 static __device__ __forceinline__ void sgla_bulk_wait0(void) { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
+/* a bulk copy of bytes (a multiple of 16) from shared to global memory, in this thread's bulk group */
+static __device__ __forceinline__ void sgla_bulk_s2g(void *dst, uint32_t src, uint32_t bytes)
+{
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"((uint64_t)dst), "r"(src), "r"(bytes)
+                 : "memory");
+}
+
+/* ---- cp.async: 16 bytes global -> shared; bytes = 0 fills zeros (rows past a chunk) ---- */
+static __device__ __forceinline__ void sgla_cp_async16(uint32_t dst, const void *src, int bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+}
+static __device__ __forceinline__ void sgla_cp_async_commit(void) { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+static __device__ __forceinline__ void sgla_cp_async_wait0(void) { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+static __device__ __forceinline__ void sgla_cp_async_wait1(void) { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
 static __device__ __forceinline__ void sgla_tma_prefetch_map(const CUtensorMap *map)
 {

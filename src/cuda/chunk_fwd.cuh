@@ -470,6 +470,12 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
             }
             /* pair (i, j) is in the sum when j <= i (j >= i in reverse), with weight exp2(x - y) */
             constexpr bool R = BW >= 2;
+            /* BW = 1, 3: the weights of the pairs (i, i), ed0 and ed1, stay out of the product and are
+             * added after the row dots, so that the chunk's own part of o . dotw holds the pairs (i, j != i)
+             * alone: dg assembles the pairs on either side of a row from the two passes' dots, and the
+             * diagonal pair, in both, cancels only to fp32 rounding of its size (where decays are steep
+             * it dwarfs dg) */
+            float ed0 = 0.f, ed1 = 0.f;
 #pragma unroll
             for (int j = 0; j < 8; j++) { /* n8 block j: keys 8j + 2tig, +1 */
                 const int j0 = 8 * j + 2 * tig, j1 = j0 + 1;
@@ -488,9 +494,20 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                     e2 = m2 ? sc[4 * j + 2] * scl : 0.f;
                     e3 = m3 ? sc[4 * j + 3] * scl : 0.f;
                 }
+                if constexpr (BW == 1 || BW == 3) { /* the diagonal aside (see below) */
+                    if (j0 == i0) ed0 = e0, e0 = 0.f;
+                    if (j1 == i0) ed0 = e1, e1 = 0.f;
+                    if (j0 == i1) ed1 = e2, e2 = 0.f;
+                    if (j1 == i1) ed1 = e3, e3 = 0.f;
+                }
                 /* A fragment of k-step j/2: {i0, keys 2tig..}, {i1, 2tig..}, {i0, 2tig+8..}, {i1, 2tig+8..} */
                 af[j >> 1][2 * (j & 1) + 0] = chunk_pack<E>(e0, e1);
                 af[j >> 1][2 * (j & 1) + 1] = chunk_pack<E>(e2, e3);
+            }
+            if constexpr (BW == 1 || BW == 3) { /* the quad's thread tig = gid / 2 held both */
+                const int hl = (lane & ~3) | (gid >> 1);
+                ed0 = __shfl_sync(0xffffffffu, ed0, hl);
+                ed1 = __shfl_sync(0xffffffffu, ed1, hl);
             }
             sgla_wg_wait<0>(); /* Q.S done */
 #pragma unroll
@@ -530,6 +547,18 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                     const int64_t o = blockIdx.y * p.dot_ld + w.row0 + (int64_t)ci * 64 * p.H;
                     if (tig == 0 && i0 < cl) p.dot[o + (int64_t)i0 * p.H] = di0, p.dot_in[o + (int64_t)i0 * p.H] = d0 - di0;
                     if (tig == 1 && i1 < cl) p.dot[o + (int64_t)i1 * p.H] = di1, p.dot_in[o + (int64_t)i1 * p.H] = d1 - di1;
+                }
+            }
+            if constexpr (BW == 1 || BW == 3) { /* o_i += w_ii v_i, row i of the V tile at this thread's columns */
+#pragma unroll
+                for (int j = 0; j < Sh::BV / 8; j++) {
+                    const uint32_t c = vs + (j >> 3) * 8192 + 4 * tig;
+                    const float2 x = chunk_unpack<E>(sgla_ld_shared32(c + sw128_offset(i0, j & 7)));
+                    const float2 y = chunk_unpack<E>(sgla_ld_shared32(c + sw128_offset(i1, j & 7)));
+                    acc[4 * j + 0] = fmaf(ed0, x.x, acc[4 * j + 0]);
+                    acc[4 * j + 1] = fmaf(ed0, x.y, acc[4 * j + 1]);
+                    acc[4 * j + 2] = fmaf(ed1, y.x, acc[4 * j + 2]);
+                    acc[4 * j + 3] = fmaf(ed1, y.y, acc[4 * j + 3]);
                 }
             }
 

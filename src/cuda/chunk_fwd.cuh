@@ -938,6 +938,9 @@ template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void
     if constexpr (BW != 3) {
         return chunk_instance<E, Sh, BW>();
     } else {
+#ifdef SGLA_BWD3_BLOB_GLOBAL /* a build option for a side-by-side timing: every row reads the copy from global memory */
+        return chunk_instance<E, Sh, BW>();
+#else
         using B0 = ChunkShape<c.K, c.bv, c.stages, c.out_wgs, true>;
         if constexpr (chunk_fits<B0>()) {
             return chunk_instance<E, B0, BW>();
@@ -948,6 +951,7 @@ template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void
         } else {
             return chunk_instance<E, Sh, BW>();
         }
+#endif
     }
 }
 

@@ -49,12 +49,11 @@
 
 /* ---- compile-time shape of one instance ---------------------------------------- */
 
-template <int KD_, int BV_, int ST_, int NO_, bool BLOB_ = false> struct ChunkShape {
+template <int KD_, int BV_, int ST_, int NO_> struct ChunkShape {
     static constexpr int KD = KD_;  /* K */
     static constexpr int BV = BV_;  /* V columns of the block */
     static constexpr int ST = ST_;  /* TMA stages */
     static constexpr int NO = NO_;  /* output warpgroups */
-    static constexpr bool BLOB = BLOB_; /* the reverse pass stages the other pass's state in shared memory */
     static constexpr int NSB = 2 * NO;             /* S_s buffers: chunk c reads S_s[c % NSB] */
     static constexpr int NCW = 4 * (NO + 1);       /* consumer warps */
     static constexpr int THREADS = 32 * NCW + 128; /* + the producer warpgroup */
@@ -86,7 +85,6 @@ template <class Sh> struct ChunkSmem {
     Stage stage[Sh::ST];                    /* TMA tiles of chunk c in stage c % ST */
     unsigned char S[Sh::NSB][Sh::SBYTES];   /* 16-bit state read by Q.S */
     unsigned char o[Sh::NO][Sh::VBYTES];    /* o of an output warpgroup, for its TMA store */
-    unsigned char blob[Sh::BLOB ? Sh::SBYTES : 16]; /* BW = 2: the time-order pass's state of the chunk */
     float g[Sh::ST][64];                    /* the gate g of stage s's chunk (natural log) */
     float b[Sh::NCW][64];                   /* per consumer warp: b of its current chunk */
     uint64_t full[Sh::ST], empty[Sh::ST];   /* stage mbarriers */
@@ -99,7 +97,6 @@ template <class Sh> struct ChunkSmemChecks {
     using M = ChunkSmem<Sh>;
     static_assert(sizeof(typename M::Stage) % 1024 == 0, "stages keep 1 KB alignment");
     static_assert(offsetof(M, S) % 1024 == 0 && offsetof(M, o) % 1024 == 0, "S_s and o tiles 1 KB aligned");
-    static_assert(offsetof(M, blob) % 16 == 0, "the state copy 16-byte aligned (cp.async)");
     static_assert(offsetof(M, full) % 8 == 0, "mbarriers 8-byte aligned");
     static_assert(sizeof(M) <= SGLA_SM90_SMEM_MAX, "one block's shared memory fits an SM");
     static constexpr bool ok = true;
@@ -641,17 +638,6 @@ static __device__ __forceinline__ void blob_out(const sgla_kparams &p, const Chu
         sgla_bulk_commit();
     }
 }
-/* the reverse pass: chunk ci's copy into shared memory, 16 bytes a cp.async */
-template <class Sh>
-static __device__ __forceinline__ void blob_in(const sgla_kparams &p, const ChunkWork &w, int ci, uint32_t dst, int tid)
-{
-    const unsigned char *src = state_blob<Sh>(p, w, ci);
-    const int t = tid - 128 * Sh::NO;
-#pragma unroll 4
-    for (int i = t; i < Sh::SBYTES / 16; i += 128) sgla_cp_async16(dst + 16 * i, src + 16 * i, 16);
-    sgla_cp_async_commit();
-}
-
 template <class E, class Sh, int BW>
 static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const ChunkWork &w, const ChunkSmem<Sh> &sm,
                                                    const ChunkAddr &a, int tid, int lane, float *bw)
@@ -686,14 +672,11 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     }
     /* BW: the time-order pass writes every chunk's state copy; the reverse pass reads it */
     const bool blob_w = BW == 1 && p.sblob != nullptr && w.outputs, blob_r = BW == 3 && p.xc != nullptr && w.outputs;
-    const uint32_t blob_s = sgla_smem_u32(sm.blob);
     if (w.outputs && w.nchunks >= 1) {
         store_state16<E, Sh>(S, a.S + st_off);
         sgla_bar_arrive(bar_s_ready<Sh>(0), 256);
         if (blob_w) blob_out<Sh>(p, w, chunk_index<BW>(w, 0), a.S, tid);
     }
-    if constexpr (Sh::BLOB)
-        if (blob_r && w.nchunks >= 1) blob_in<Sh>(p, w, chunk_index<BW>(w, 0), blob_s, tid);
     /* K^T fragments: ldmatrix.trans of core matrices (keys 16 kk + 8 (j >> 1) .. + 7) x
      * (features 64 mt + 16 wl + 8 (j & 1) .. + 7), j = lane / 8; registers 0, 1 hold keys
      * 2 tig, 2 tig + 1 and 2, 3 keys 2 tig + 8, + 9.  keys + 16 kk: + 2 KB; features + 64 mt:
@@ -709,12 +692,11 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         const uint64_t dV = desc_nmajor(vs);
         ldsum += bC;
         if constexpr (BW >= 2) {
-            if (blob_r) { /* X_c = scale exp(b_L) <this state, the time-order pass's>, per warp */
-                const unsigned char *gsrc = Sh::BLOB ? nullptr : state_blob<Sh>(p, w, ci);
-                if constexpr (Sh::BLOB) {
-                    sgla_cp_async_wait0();
-                    sgla_bar_sync(bar_state<Sh>(), 128); /* every thread's copies have landed */
-                }
+            if (blob_r) {
+                /* X_c = scale exp(b_L) <this state, the time-order pass's>, per warp, the copy read from
+                 * global memory where it is used (staged in shared memory it cost a TMA stage at K = V = 128
+                 * and ran 3% slower: docs/perf.md) */
+                const unsigned char *gsrc = state_blob<Sh>(p, w, ci);
                 float part = 0.f;
 #pragma unroll
                 for (int mt = 0; mt < Sh::MT; mt++)
@@ -723,24 +705,14 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                         const int r = 64 * mt + 16 * wl + gid;
                         const uint32_t off = (uint32_t)((((r >> 3) * (Sh::BV / 8) + j) * 128) + (r & 7) * 16 + tig * 4);
                         const uint32_t off8 = off + (Sh::BV / 8) * 128; /* row r + 8 */
-                        uint32_t x, y;
-                        if constexpr (Sh::BLOB) {
-                            x = sgla_ld_shared32(blob_s + off);
-                            y = sgla_ld_shared32(blob_s + off8);
-                        } else {
-                            x = __ldg((const unsigned int *)(gsrc + off));
-                            y = __ldg((const unsigned int *)(gsrc + off8));
-                        }
+                        const uint32_t x = __ldg((const unsigned int *)(gsrc + off));
+                        const uint32_t y = __ldg((const unsigned int *)(gsrc + off8));
                         const float2 fx = chunk_unpack<E>(x), fy = chunk_unpack<E>(y);
                         part = fmaf(S[mt][4 * j + 0], fx.x, part);
                         part = fmaf(S[mt][4 * j + 1], fx.y, part);
                         part = fmaf(S[mt][4 * j + 2], fy.x, part);
                         part = fmaf(S[mt][4 * j + 3], fy.y, part);
                     }
-                if constexpr (Sh::BLOB) {
-                    sgla_bar_sync(bar_state<Sh>(), 128); /* every thread is done reading the copy */
-                    if (c + 1 < w.nchunks) blob_in<Sh>(p, w, chunk_index<BW>(w, c + 1), blob_s, tid);
-                }
 #pragma unroll
                 for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
                 if (lane == 0) state_xc<Sh>(p, w, ci)[wl] = part * p.scale * sgla_exp2(bC);
@@ -922,37 +894,12 @@ typedef struct sgla_chunk_kernel {
     int threads;
 } sgla_chunk_kernel;
 
-template <class E, class Sh, int BW> constexpr sgla_chunk_kernel chunk_instance(void)
-{
-    return {chunk_fwd_kernel<E, Sh, BW>, (unsigned)sizeof(ChunkSmem<Sh>), Sh::THREADS};
-}
-template <class Sh> constexpr bool chunk_fits(void) { return sizeof(ChunkSmem<Sh>) <= SGLA_SM90_SMEM_MAX; }
-
-/* The instance of row I of sgla_chunk_configs for element type E (BW: the backward's passes).  The
- * reverse pass stages the other pass's state copy in shared memory, giving up a TMA stage where it
- * must (K = V = 128); where even that does not fit (K = 256) it reads the copy from global memory. */
+/* The instance of row I of sgla_chunk_configs for element type E (BW: the backward's passes). */
 template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void)
 {
     constexpr sgla_chunk_config c = sgla_chunk_configs[I];
     using Sh = ChunkShape<c.K, c.bv, c.stages, c.out_wgs>;
-    if constexpr (BW != 3) {
-        return chunk_instance<E, Sh, BW>();
-    } else {
-#ifdef SGLA_BWD3_BLOB_GLOBAL /* a build option for a side-by-side timing: every row reads the copy from global memory */
-        return chunk_instance<E, Sh, BW>();
-#else
-        using B0 = ChunkShape<c.K, c.bv, c.stages, c.out_wgs, true>;
-        if constexpr (chunk_fits<B0>()) {
-            return chunk_instance<E, B0, BW>();
-        } else if constexpr (c.stages > 2) {
-            using B1 = ChunkShape<c.K, c.bv, c.stages - 1, c.out_wgs, true>;
-            static_assert(chunk_fits<B1>(), "one stage less makes room for the state copy");
-            return chunk_instance<E, B1, BW>();
-        } else {
-            return chunk_instance<E, Sh, BW>();
-        }
-#endif
-    }
+    return {chunk_fwd_kernel<E, Sh, BW>, (unsigned)sizeof(ChunkSmem<Sh>), Sh::THREADS};
 }
 
 /* one entry per row of sgla_chunk_configs (chunk_fwd_bf16.cu, chunk_fwd_f16.cu) */

@@ -765,6 +765,8 @@ static sgla_status plan_sized(const sgla_forward_desc *d, plan *pl, size_t *byte
 /* ---- the backward ------------------------------------------------------------------------------ */
 
 /* The backward's checks beyond the forward's, its path and its workspace.
+ * On Hopper the three passes of the chunked kernel serve most calls (bwd3_plan_of, below);
+ * elsewhere, and for what they do not take:
  * Tensor cores (bf16 / fp16, K and V in {64, 128}, 16-byte aligned tensors):
  * with dg or dg_gamma, the 16-bit state of every chunk of 64 tokens.  CUDA cores (everything else): [N + 1] block
  * table (cu_seqlens) and two fp32 states per block of tokens and head.  Both:

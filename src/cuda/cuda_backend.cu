@@ -1274,30 +1274,33 @@ extern "C" sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *user, c
     return st != SGLA_OK ? st : cuda_run(&d, force);
 }
 
-extern "C" sgla_status sgla_cuda_backward_forced_workspace(const sgla_backward_desc *user, int path, int nseg,
-                                                           size_t *bytes)
+/* the forced backward's arguments and descriptor, checked as sgla_backward checks them */
+static sgla_status forced_backward_desc(const sgla_backward_desc *user, int path, int nseg, sgla_backward_desc *bd,
+                                        sgla_forward_desc *fwd)
 {
     sgla_clear_error();
     if (path < 0 || path > 3) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward path %d", path);
     if (nseg < 0 || nseg > 64) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward segments %d", nseg);
+    sgla_status st = sgla_backward_desc_read(user, bd, fwd);
+    return st == SGLA_OK ? sgla_check_backward(bd, 0) : st;
+}
+
+extern "C" sgla_status sgla_cuda_backward_forced_workspace(const sgla_backward_desc *user, int path, int nseg,
+                                                           size_t *bytes)
+{
     sgla_backward_desc bd;
     sgla_forward_desc fwd;
-    sgla_status st = sgla_backward_desc_read(user, &bd, &fwd);
-    if (st == SGLA_OK) st = sgla_check_backward(&bd, 0);
     bwd_plan pl;
     bwd3_plan p3;
     int three;
+    const sgla_status st = forced_backward_desc(user, path, nseg, &bd, &fwd);
     return st != SGLA_OK ? st : bwd_choose(&bd, path, nseg, &pl, &p3, &three, bytes);
 }
 
 extern "C" sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *user, int path, int nseg)
 {
-    sgla_clear_error();
-    if (path < 0 || path > 3) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward path %d", path);
-    if (nseg < 0 || nseg > 64) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward segments %d", nseg);
     sgla_backward_desc bd;
     sgla_forward_desc fwd;
-    sgla_status st = sgla_backward_desc_read(user, &bd, &fwd);
-    if (st == SGLA_OK) st = sgla_check_backward(&bd, 0);
+    const sgla_status st = forced_backward_desc(user, path, nseg, &bd, &fwd);
     return st != SGLA_OK ? st : cuda_backward_run(&bd, path, nseg);
 }

@@ -69,3 +69,50 @@ def test_backward_is_three_forwards(T, gate):
         assert np.abs(rev(ov2) - dv).max() < tol * np.abs(dv).max()
         assert np.abs(rev(ok2) - dk).max() < tol * np.abs(dk).max()
         assert np.abs(s * e * htv2 - dh0).max() < tol * np.abs(dh0).max()
+
+
+@pytest.mark.parametrize("T,C", [(1, 64), (130, 64), (150, 16), (64, 64)])
+@pytest.mark.parametrize("gate", ["g", "g_gamma", "steep"])
+def test_dg_assembled_per_chunk(T, C, gate):
+    """dg as the CUDA passes assemble it (src/cuda/chunk_bwd3.cu, dg3_kernel): per chunk c = [c0, c1)
+    and row r in it, the pairs (query u >= r, key s < r) in four classes, each a sum of terms of
+    one kind: X_c = s exp(b_L) <R_c, S_c> (u after the chunk or the dht "query", s before it or the
+    h0 "key"), e_u = q_u . (the state's part of dq_u), u_s = k_s . (the state's part of dk_s), and the
+    chunk's own off-diagonal pairs from the difference of the strict in-chunk dots.  Checked in fp64
+    against ref-b's dg, with steep gates too (g = -30, where dg ~ 1e-12)."""
+    r = np.random.default_rng(T + C + len(gate))
+    K, V, s = 5, 4, 0.375
+    q, k = r.standard_normal((2, T, K))
+    v, do = r.standard_normal((2, T, V))
+    h0, dht = r.standard_normal((2, K, V))
+    if gate == "g":
+        g = -r.uniform(0.01, 0.5, T)
+    elif gate == "steep":
+        g = np.full(T, -30.0)
+    else:
+        g = np.full(T, -0.2)
+    _, _, _, ref, _, _ = sgla.chunk_simple_gla_backward(
+        q[None, :, None], k[None, :, None], v[None, :, None], do[None, :, None], g=g[None, :, None], scale=s,
+        initial_state=h0[None, None], dht=dht[None, None], backend="ref-b")
+    ref = ref[0, :, 0]
+    B = np.cumsum(g)
+    Bm = lambda t: B[t] if t >= 0 else 0.0  # noqa: E731
+
+    def pair(u, t):  # the term of query u, key t <= u
+        return s * np.exp(B[u] - B[t]) * (do[u] @ v[t]) * (q[u] @ k[t])
+
+    dg = np.zeros(T)
+    for c0 in range(0, T, C):
+        c1 = min(T, c0 + C)
+        S = sum((np.exp(Bm(c0 - 1) - B[t]) * np.outer(k[t], v[t]) for t in range(c0)), np.exp(Bm(c0 - 1)) * h0)
+        R = sum((np.exp(B[u] - B[c1 - 1]) * np.outer(q[u], do[u]) for u in range(c1, T)),
+                np.exp(B[T - 1] - B[c1 - 1]) * dht / s)
+        X = s * np.exp(B[c1 - 1] - Bm(c0 - 1)) * np.sum(R * S)
+        e = np.array([s * np.exp(B[u] - Bm(c0 - 1)) * (q[u] @ S @ do[u]) for u in range(c0, c1)])
+        us = np.array([s * np.exp(B[c1 - 1] - B[t]) * (k[t] @ R @ v[t]) for t in range(c0, c1)])
+        qi = np.array([sum(pair(u, t) for t in range(c0, u)) for u in range(c0, c1)])  # strict: t < u
+        ki = np.array([sum(pair(u, t) for u in range(t + 1, c1)) for t in range(c0, c1)])  # strict: u > t
+        for i in range(c1 - c0):
+            dg[c0 + i] = X + e[i:].sum() + us[:i].sum() + (qi[i:] - ki[i:]).sum()
+    scale_ref = np.abs(ref).max()
+    assert np.abs(dg - ref).max() <= 1e-12 * max(scale_ref, 1e-300) + 1e-300, (np.abs(dg - ref).max(), scale_ref)

@@ -322,13 +322,18 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * The CUDA backend takes the same contract as the forward's (device pointers,
  * asynchronous on fwd->stream; workspace from sgla_backward_workspace_size,
  * passed here, or else taken from the stream-ordered allocator).  It is
- * deterministic (the same call gives the same bits).  bf16 / fp16 with K and V
- * in {64, 128} and 16-byte aligned tensors run on the tensor cores: with dg or
- * dg_gamma, one 16-bit K x V state per 64 tokens and head (about
- * B T H K V / 32 bytes); a long sequence with few (sequence, head) pairs (T >=
- * 1024, no cu_seqlens) is split along time, with two fp32 K x V states per
- * segment and head; otherwise no workspace.  Everything else (fp32, other head
- * sizes) runs on CUDA cores with two fp32 states per 32 tokens.
+ * deterministic (the same call gives the same bits).  Its workspace, by path:
+ * on Hopper, bf16 (fp16 without dg / dg_gamma) with K and V in {64, 128, 256}
+ * and 16-byte aligned tensors: three passes of the forward's kernel; with dg
+ * or dg_gamma one 16-bit K x V state per 64 tokens and head (about
+ * B T H K V / 32 bytes) and four fp32 values per token and head; with h0 or
+ * dht their fp32 copies; a long sequence with few (sequence, head) pairs is
+ * split along time as the forward is (one fp32 K x V state per segment and
+ * head).  Elsewhere bf16 / fp16 with K and V in {64, 128} run on the tensor
+ * cores (mma.sync): with dg or dg_gamma the same 16-bit states; the split (T
+ * >= 1024, no cu_seqlens) two fp32 K x V states per segment and head.
+ * Everything else (fp32, other head sizes) runs on CUDA cores with two fp32
+ * states per 32 tokens.
  */
 typedef struct sgla_backward_desc {
     size_t size;                   /* sizeof(sgla_backward_desc), set by sgla_backward_desc_init */

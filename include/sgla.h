@@ -326,7 +326,8 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * on Hopper, bf16 (fp16 without dg / dg_gamma) with K and V in {64, 128, 256}
  * and 16-byte aligned tensors: three passes of the forward's kernel; with dg
  * or dg_gamma one 16-bit K x V state per 64 tokens and head (about
- * B T H K V / 32 bytes) and four fp32 values per token and head; with h0 or
+ * B T H K V / 32 bytes) and a few fp32 values per token and head (4 at K = 128,
+ * 16 at K = 256); with h0 or
  * dht their fp32 copies; a long sequence with few (sequence, head) pairs is
  * split along time as the forward is (one fp32 K x V state per segment and
  * head).  Elsewhere bf16 / fp16 with K and V in {64, 128} run on the tensor

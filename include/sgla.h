@@ -326,11 +326,10 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * on Hopper, bf16 (fp16 without dg / dg_gamma) with K and V in {64, 128, 256}
  * and 16-byte aligned tensors: three passes of the forward's kernel; with dg
  * or dg_gamma one 16-bit K x V state per 64 tokens and head (about
- * B T H K V / 32 bytes) and a few fp32 values per token and head (4 at K = 128,
- * 16 at K = 256); with h0 or
- * dht their fp32 copies; a long sequence with few (sequence, head) pairs is
- * split along time as the forward is (one fp32 K x V state per segment and
- * head).  Elsewhere bf16 / fp16 with K and V in {64, 128} run on the tensor
+ * B T H K V / 32 bytes) and a few fp32 values per token and head (4 at
+ * K = V = 128, 16 at 256); with h0 or dht their fp32 copies; a long sequence
+ * with few (sequence, head) pairs is split along time as the forward is (one
+ * fp32 K x V state per segment and head).  Elsewhere bf16 / fp16 with K and V in {64, 128} run on the tensor
  * cores (mma.sync): with dg or dg_gamma the same 16-bit states; the split (T
  * >= 1024, no cu_seqlens) two fp32 K x V states per segment and head.
  * Everything else (fp32, other head sizes) runs on CUDA cores with two fp32

@@ -1,5 +1,6 @@
 """The backward as three forward passes (docs/perf.md, "Plan: the backward as three
-forward passes"), prototyped in torch around sgla's forward: reversals by torch.flip,
+forward passes"), the torch prototype that preceded the kernels (src/cuda/chunk_bwd3.cu, session 6;
+kept for the record: its dg is the short form the kernels do not use), around sgla's forward: reversals by torch.flip,
 dg from the 16-bit dq and dk (a kernel version would take q.dq and k.dk in fp32).
 Prints its accuracy next to the shipped backward's (both against ref-b in fp64 on an
 accuracy shape) and times, in interleaved rounds: the shipped backward, the prototype,

@@ -12,6 +12,7 @@
 #   run: bash bench/device_run.sh [full|nofla|bench|tests]   (nofla: 1 and 2)
 #   SGLA_BENCH_ARGS   extra `sgla bench` arguments (e.g. --shape 8,4096,16,128,128 ...)
 #   SGLA_ROUNDS       bench rounds (default 2)
+#   SGLA_BWD_SHAPES   shapes whose backward is timed too (default 8,4096,16,128,128; '' for none)
 #   SGLA_FLA_TIMEOUT  seconds for fla_compare (default 300)
 set -u
 OUT=${OUT:-/tmp/sgla_out}
@@ -75,6 +76,12 @@ if [ "$MODE" != tests ]; then
       timeout 120 $BD/sgla bench --backend cuda --dtype bf16 --gate $gate --iters 30 ${SGLA_BENCH_ARGS:-} >> $OUT/bench_new.log 2>&1
       [ -x $BD/history/sgla ] && SGLA_CUDA_VERSION=13 timeout 120 $BD/history/sgla bench --backend cuda --dtype bf16 \
         --gate $gate --iters 30 ${SGLA_BENCH_ARGS:-} >> $OUT/bench_history.log 2>&1
+    done
+  done
+  for sh in ${SGLA_BWD_SHAPES-8,4096,16,128,128}; do  # the backward on its usual path ('' for none)
+    for gate in gamma g; do
+      timeout 90 $BD/sgla bench --backend cuda --dtype bf16 --gate $gate --backward --iters 20 --shape $sh 2>&1 \
+        | grep -E ' bwd |FAIL|backward:' | tee -a $OUT/bench_bwd.log | tee -a "$SUM" > /dev/null
     done
   done
   note "bench took $(( $(date +%s) - t0 )) s"

@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(32 * DG_WARPS) dg3_kernel(const sgla_dg3params
         e = e < a ? a : (e > p.T ? p.T : e);
         bidx = 0, t0 = a, t1 = e;
     }
-    const int64_t slot0 = (bidx * p.T + t0) / 64 + n;
+    const int64_t slot0 = sgla_chunk_slot(bidx, p.T, t0, n, 0);
     for (int64_t c = (int64_t)blockIdx.y * DG_WARPS + warp; t0 + 64 * c < t1; c += (int64_t)gridDim.y * DG_WARPS) {
         const int64_t c0 = t0 + 64 * c;
         const int L = (int)(t1 - c0 < 64 ? t1 - c0 : 64);

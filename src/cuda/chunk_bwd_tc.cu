@@ -86,12 +86,10 @@ __device__ __forceinline__ void bwd_work(const sgla_bparams &p, BwdWork &w)
     w.row0 = (w.bidx * p.T + w.t0) * p.H + w.h;
 }
 
-/* where chunk c's state is stored: (bidx T + t0) / 64 + n + c is one-to-one over the
- * chunks of all sequences and below B T / 64 + N + 1 (sgla_bwd_tc_slots) */
+/* where chunk c's state is stored (sgla_chunk_slot) */
 __device__ __forceinline__ const uint16_t *state_slot(const sgla_bparams &p, const BwdWork &w, int c)
 {
-    const int64_t n = w.nh / p.H;
-    const int64_t slot = (w.bidx * p.T + w.t0) / 64 + n + c;
+    const int64_t slot = sgla_chunk_slot(w.bidx, p.T, w.t0, w.nh / p.H, c);
     return (const uint16_t *)p.ws_S + (slot * p.H + w.h) * p.K * p.V;
 }
 

@@ -615,18 +615,20 @@ static __device__ __forceinline__ void store_state16(const float (&S)[Sh::MT][Sh
     sgla_fence_proxy_async(); /* these stores are read next by wgmma */
 }
 
-/* where chunk ci's 16-bit state copy lives (BW passes): chunk slot (b T + t0) / 64 + n + ci, then head,
- * then column block (sgla_bwd_tc_slots counts the slots) */
+/* chunk ci's (slot, head, column block) index in the BW passes' per-chunk arrays */
+static __device__ __forceinline__ int64_t chunk_item(const sgla_kparams &p, const ChunkWork &w, int ci)
+{
+    return (sgla_chunk_slot(w.bidx, p.T, w.t0, w.nh / p.H, ci) * p.H + w.h) * gridDim.y + blockIdx.y;
+}
+/* where chunk ci's 16-bit state copy lives, and its X_c (one value per state warp) */
 template <class Sh>
 static __device__ __forceinline__ unsigned char *state_blob(const sgla_kparams &p, const ChunkWork &w, int ci)
 {
-    const int64_t slot = (w.bidx * p.T + w.t0) / 64 + w.nh / p.H + ci;
-    return p.sblob + ((slot * p.H + w.h) * gridDim.y + blockIdx.y) * (int64_t)Sh::SBYTES;
+    return p.sblob + chunk_item(p, w, ci) * (int64_t)Sh::SBYTES;
 }
-template <class Sh> static __device__ __forceinline__ float *state_xc(const sgla_kparams &p, const ChunkWork &w, int ci)
+static __device__ __forceinline__ float *state_xc(const sgla_kparams &p, const ChunkWork &w, int ci)
 {
-    const int64_t slot = (w.bidx * p.T + w.t0) / 64 + w.nh / p.H + ci;
-    return p.xc + ((slot * p.H + w.h) * gridDim.y + blockIdx.y) * 4;
+    return p.xc + chunk_item(p, w, ci) * 4;
 }
 /* the time-order pass: S_s buffer src (just written by the state warpgroup) out to chunk ci's copy */
 template <class Sh>
@@ -715,7 +717,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                     }
 #pragma unroll
                 for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
-                if (lane == 0) state_xc<Sh>(p, w, ci)[wl] = part * p.scale * sgla_exp2(bC);
+                if (lane == 0) state_xc(p, w, ci)[wl] = part * p.scale * sgla_exp2(bC);
             }
         }
         /* S = exp2(b_last) S + (K exp2(b_last - b))^T V (the carry by sgla_carry_mul).  In reverse

@@ -88,6 +88,14 @@ static __device__ __forceinline__ int chunk_rows(int64_t len, int c)
     return (int)(len - tk0 < 64 ? len - tk0 : 64);
 }
 
+/* The slot of chunk c of the block that starts at token t0 of batch row bidx, sequence n (t0 at a
+ * multiple of 64 from the sequence's start): one-to-one over the chunks of all sequences and
+ * below B T / 64 + N + 1 (sgla_bwd_tc_slots), where the backward keeps per-chunk values. */
+static __device__ __forceinline__ int64_t sgla_chunk_slot(int64_t bidx, int64_t T, int64_t t0, int64_t n, int64_t c)
+{
+    return (bidx * T + t0) / 64 + n + c;
+}
+
 /* Sequence n's batch row and token range [t0, t1), clamped so that a bad
  * cu_seqlens can never address outside the tensors. */
 static __device__ __forceinline__ void sgla_seq_range(const sgla_kparams *p, int64_t n, int64_t *b,

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "cuda_backend.cuh"
+#include "ptx.cuh"
 
 namespace {
 
@@ -32,31 +33,6 @@ __global__ void state_copy_kernel(float *dst, const float *src, int64_t n, int64
 }
 
 constexpr int DG_WARPS = 8;
-
-/* inclusive suffix sums of 64 values held as (x0: row lane, x1: row lane + 32) */
-__device__ __forceinline__ void suffix64(float &x0, float &x1, int lane)
-{
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-        const float y0 = __shfl_down_sync(0xffffffffu, x0, off), y1 = __shfl_down_sync(0xffffffffu, x1, off);
-        if (lane + off < 32) x0 += y0, x1 += y1;
-    }
-    x0 += __shfl_sync(0xffffffffu, x1, 0);
-}
-/* exclusive prefix sums, by a shift of the inclusive ones (not inclusive minus the value) */
-__device__ __forceinline__ void prefix64_excl(float &x0, float &x1, int lane)
-{
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-        const float y0 = __shfl_up_sync(0xffffffffu, x0, off), y1 = __shfl_up_sync(0xffffffffu, x1, off);
-        if (lane >= off) x0 += y0, x1 += y1;
-    }
-    const float tot0 = __shfl_sync(0xffffffffu, x0, 31);
-    x0 = __shfl_up_sync(0xffffffffu, x0, 1);
-    x1 = __shfl_up_sync(0xffffffffu, x1, 1);
-    if (lane == 0) x0 = 0.f, x1 = 0.f;
-    x1 += tot0;
-}
 
 __device__ __forceinline__ float parts(const float *a, int ny, int64_t ld, int64_t row)
 {
@@ -101,9 +77,9 @@ __global__ void __launch_bounds__(32 * DG_WARPS) dg3_kernel(const sgla_dg3params
             e1 = parts(p.e, p.nyq, p.ld, r1), u1 = parts(p.u, p.nyk, p.ld, r1);
             d1 = parts(p.ei, p.nyq, p.ld, r1) - parts(p.ui, p.nyk, p.ld, r1);
         }
-        suffix64(e0, e1, lane);
-        suffix64(d0, d1, lane);
-        prefix64_excl(u0, u1, lane);
+        sgla_warp_suffix64(e0, e1, lane);
+        sgla_warp_suffix64(d0, d1, lane);
+        sgla_warp_prefix64_excl(u0, u1, lane);
         if (lane < L) p.dg[r0] = X + e0 + u0 + d0;
         if (lane + 32 < L) p.dg[r1] = X + e1 + u1 + d1;
     }

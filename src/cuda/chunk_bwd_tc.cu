@@ -499,18 +499,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
         if (warp == 1 && need_dg) {
             /* dg_r = X_c + sum_{j<r} u_j + (e suffix)_r + box_r, X_c = exp(b_L) <dS_c, S_c> from red */
             float x0 = sm.e[s][0][lane], x1 = sm.e[s][0][lane + 32];
-#pragma unroll
-            for (int off = 1; off < 32; off <<= 1) { /* inclusive prefix sums of each half */
-                const float y0 = __shfl_up_sync(0xffffffffu, x0, off), y1 = __shfl_up_sync(0xffffffffu, x1, off);
-                if (lane >= off) x0 += y0, x1 += y1;
-            }
-            /* exclusive ones by a shift, never inclusive minus u_r: u_{L-1} (weight 1) can
-             * dwarf the sum before it */
-            const float tot0 = __shfl_sync(0xffffffffu, x0, 31);
-            x0 = __shfl_up_sync(0xffffffffu, x0, 1);
-            x1 = __shfl_up_sync(0xffffffffu, x1, 1);
-            if (lane == 0) x0 = 0.f, x1 = 0.f;
-            x1 += tot0;
+            sgla_warp_prefix64_excl(x0, x1, lane); /* u_{L-1} (weight 1) can dwarf the sum before it */
             float X = 0.f;
 #pragma unroll
             for (int i = 0; i < NTH / 32; i++) X += sm.red[i];

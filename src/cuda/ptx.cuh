@@ -51,6 +51,32 @@ static __device__ __forceinline__ float sgla_exp2(float x)
     return y;
 }
 
+/* 64 values per warp as (x0: row lane, x1: row lane + 32): the exclusive prefix sums, by a shift of
+ * the inclusive ones (never inclusive minus the value: a large last value would swamp the sum before
+ * it), and the inclusive suffix sums */
+static __device__ __forceinline__ void sgla_warp_prefix64_excl(float &x0, float &x1, int lane)
+{
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const float y0 = __shfl_up_sync(0xffffffffu, x0, off), y1 = __shfl_up_sync(0xffffffffu, x1, off);
+        if (lane >= off) x0 += y0, x1 += y1;
+    }
+    const float tot0 = __shfl_sync(0xffffffffu, x0, 31);
+    x0 = __shfl_up_sync(0xffffffffu, x0, 1);
+    x1 = __shfl_up_sync(0xffffffffu, x1, 1);
+    if (lane == 0) x0 = 0.f, x1 = 0.f;
+    x1 += tot0;
+}
+static __device__ __forceinline__ void sgla_warp_suffix64(float &x0, float &x1, int lane)
+{
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const float y0 = __shfl_down_sync(0xffffffffu, x0, off), y1 = __shfl_down_sync(0xffffffffu, x1, off);
+        if (lane + off < 32) x0 += y0, x1 += y1;
+    }
+    x0 += __shfl_sync(0xffffffffu, x1, 0);
+}
+
 /* ---- ldmatrix, stmatrix, shared stores --------------------------------------- */
 
 static __device__ __forceinline__ void sgla_ldm_x4_t(uint32_t r[4], uint32_t addr)

@@ -139,39 +139,39 @@ template <class Sh> __device__ __forceinline__ int state_col(int hf, int nt, int
     return (Sh::VD / 2) * hf + 8 * nt + 2 * tig;
 }
 
+/* f(mt, nt, r, c) for every C fragment of this warp's state tile: rows r, r + 8, columns c, c + 1 */
+template <class Sh, class F> __device__ __forceinline__ void state_each(int m, int hf, int gid, int tig, F f)
+{
+#pragma unroll
+    for (int mt = 0; mt < Sh::MS; mt++)
+#pragma unroll
+        for (int nt = 0; nt < Sh::NS; nt++) f(mt, nt, state_row<Sh>(m, mt, gid), state_col<Sh>(hf, nt, tig));
+}
+
 /* the state tile of this warp (fp32 mma C fragments) into the 16-bit copy */
 template <class E, class Sh>
 __device__ __forceinline__ void state_store16(const float (&S)[Sh::MS][Sh::NS][4], uint16_t *dst, int m, int hf,
                                               int gid, int tig)
 {
-#pragma unroll
-    for (int mt = 0; mt < Sh::MS; mt++)
-#pragma unroll
-        for (int nt = 0; nt < Sh::NS; nt++) {
-            const int r = state_row<Sh>(m, mt, gid), c = state_col<Sh>(hf, nt, tig);
-            const uint32_t x = chunk_pack<E>(S[mt][nt][0], S[mt][nt][1]), y = chunk_pack<E>(S[mt][nt][2], S[mt][nt][3]);
-            *(uint32_t *)(dst + r * Sh::LV + c) = x;
-            *(uint32_t *)(dst + (r + 8) * Sh::LV + c) = y;
-        }
+    state_each<Sh>(m, hf, gid, tig, [&](int mt, int nt, int r, int c) {
+        *(uint32_t *)(dst + r * Sh::LV + c) = chunk_pack<E>(S[mt][nt][0], S[mt][nt][1]);
+        *(uint32_t *)(dst + (r + 8) * Sh::LV + c) = chunk_pack<E>(S[mt][nt][2], S[mt][nt][3]);
+    });
 }
 
-/* the state tile from (or to) a [K][V] fp32 array, or zeros */
+/* the state tile from a [K][V] fp32 array, or zeros */
 template <class Sh>
 __device__ __forceinline__ void state_load(float (&S)[Sh::MS][Sh::NS][4], const float *src, int64_t V, int m, int hf,
                                            int gid, int tig)
 {
-#pragma unroll
-    for (int mt = 0; mt < Sh::MS; mt++)
-#pragma unroll
-        for (int nt = 0; nt < Sh::NS; nt++) {
-            const int r = state_row<Sh>(m, mt, gid), c = state_col<Sh>(hf, nt, tig);
-            float2 x = make_float2(0.f, 0.f), y = x;
-            if (src) {
-                x = *(const float2 *)(src + (int64_t)r * V + c);
-                y = *(const float2 *)(src + (int64_t)(r + 8) * V + c);
-            }
-            S[mt][nt][0] = x.x, S[mt][nt][1] = x.y, S[mt][nt][2] = y.x, S[mt][nt][3] = y.y;
+    state_each<Sh>(m, hf, gid, tig, [&](int mt, int nt, int r, int c) {
+        float2 x = make_float2(0.f, 0.f), y = x;
+        if (src) {
+            x = *(const float2 *)(src + (int64_t)r * V + c);
+            y = *(const float2 *)(src + (int64_t)(r + 8) * V + c);
         }
+        S[mt][nt][0] = x.x, S[mt][nt][1] = x.y, S[mt][nt][2] = y.x, S[mt][nt][3] = y.y;
+    });
 }
 
 /* the state tile into a [K][V] fp32 array */
@@ -179,14 +179,10 @@ template <class Sh>
 __device__ __forceinline__ void state_store(const float (&S)[Sh::MS][Sh::NS][4], float *dst, int64_t V, int m, int hf,
                                             int gid, int tig)
 {
-#pragma unroll
-    for (int mt = 0; mt < Sh::MS; mt++)
-#pragma unroll
-        for (int nt = 0; nt < Sh::NS; nt++) {
-            const int r = state_row<Sh>(m, mt, gid), c = state_col<Sh>(hf, nt, tig);
-            *(float2 *)(dst + (int64_t)r * V + c) = make_float2(S[mt][nt][0], S[mt][nt][1]);
-            *(float2 *)(dst + (int64_t)(r + 8) * V + c) = make_float2(S[mt][nt][2], S[mt][nt][3]);
-        }
+    state_each<Sh>(m, hf, gid, tig, [&](int mt, int nt, int r, int c) {
+        *(float2 *)(dst + (int64_t)r * V + c) = make_float2(S[mt][nt][0], S[mt][nt][1]);
+        *(float2 *)(dst + (int64_t)(r + 8) * V + c) = make_float2(S[mt][nt][2], S[mt][nt][3]);
+    });
 }
 
 /* S = exp2(pre) S + (X ⊙ wt)^T Y, then S *= exp2(post), over the chunk's 64 tokens (both

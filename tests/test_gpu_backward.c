@@ -152,7 +152,8 @@ int main(void)
         {BF, G, MILD, 2, 200, 2, 128, 128, 1, 1, 1, 0},
         {BF, G, MILD, 3, 333, 6, 64, 128, 1, 1, 0, 0},
         {HF, GAMMA, MILD, 2, 190, 5, 128, 64, 1, 1, 1, 0},
-        /* the three passes (the usual path on Hopper) at K = 256 with dg, K != V both ways, many sequences */
+        /* the three passes (the usual path on Hopper) at K = 256 with dg and K != V both ways; fp16 with
+         * dg over many sequences (the mma.sync path: fp16 with dg does not take the three passes) */
         {BF, G, MIX30, 1, 300, 2, 256, 128, 1, 1, 0, 0},
         {BF, GAMMA, MILD, 1, 200, 2, 128, 256, 1, 1, 0, 3},
         {HF, G, MILD, 1, 2000, 2, 64, 64, 1, 1, 0, 40},

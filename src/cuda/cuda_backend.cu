@@ -871,7 +871,8 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, int force
 /* ---- the backward as three passes of the chunked forward kernel (chunk_bwd3.cu) ----------------
  * On Hopper with 16-bit inputs and native head sizes: dq in time order, dv and dk in reverse, each
  * pass the forward's TMA / wgmma kernel with its row and sequence split chosen as a forward of
- * that pass's head sizes would; dg from the passes' fp32 q.dq and k.dk. */
+ * that pass's head sizes would; dg assembled per chunk (chunk_bwd3.cu) from the dq and dk passes'
+ * fp32 side outputs and X_c, which needs the dq pass's 16-bit state of every chunk. */
 
 enum { B3_DQ, B3_DV, B3_DK, B3_PASSES };
 
@@ -894,7 +895,7 @@ static sgla_forward_desc bwd3_pass_desc(const sgla_forward_desc *d, int i)
 }
 
 /* 1 and *pl filled where the three passes serve b (force_nseg as for the tensor-core path), else 0
- * (a refusal with force_nseg's message when force_nseg cannot be served) */
+ * (the caller falls back to bwd_plan_of's path, or refuses a forced path 3) */
 static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int force_nseg, bwd3_plan *pl)
 {
     const sgla_forward_desc *d = b->fwd;
@@ -950,7 +951,8 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     return 1;
 }
 
-/* One pass: its kernel (BW = 1 for dq, 2 for the reverse ones), its split. */
+/* One pass: its instance (BW = 1 dq; 2 dv, and dk without dg; 3 dk with dg's side outputs and X_c)
+ * and its split (reverse scans for the reverse passes). */
 static sgla_status bwd3_pass(const sgla_forward_desc *d, const bwd3_plan *pl, int i, sgla_kparams p, void *seg_ws,
                              cudaStream_t st)
 {

@@ -96,7 +96,7 @@ static void error_paths(cudaStream_t stream)
 {
     const int64_t B = 1, T = 70, H = 2, K = 64, V = 64;
     size_t n = (size_t)(B * T * H * K);
-    /* room for the K, V = 320 probes so that validation sees no overlap */
+    /* room for the K = 320, V = 576 probes so that validation sees no overlap */
     uint16_t *dq = dalloc(n * 2 * 12), *dout = dalloc(n * 2 * 12);
     float *dg = dalloc((size_t)(B * T * H) * 4);
     CK(cudaMemset(dq, 0, n * 2));
@@ -114,9 +114,9 @@ static void error_paths(cudaStream_t stream)
     d.K = 320;
     st = sgla_forward(&d, SGLA_BACKEND_CUDA);
     TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE, "K=320: got %s", sgla_status_string(st));
-    d.K = 64; d.V = 320;
+    d.K = 64; d.V = 576; /* V up to 512 runs (above 256 on padded copies or natively at 512) */
     st = sgla_forward(&d, SGLA_BACKEND_CUDA);
-    TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE, "V=320: got %s", sgla_status_string(st));
+    TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE, "V=576: got %s", sgla_status_string(st));
     d.V = 64; d.chunk = 128;
     st = sgla_forward(&d, SGLA_BACKEND_CUDA);
     TU_CHECK(st == SGLA_ERR_UNSUPPORTED_CHUNK, "chunk=128: got %s", sgla_status_string(st));
@@ -196,6 +196,18 @@ static void error_paths(cudaStream_t stream)
         big.o = (void *)(uintptr_t)(1ull << 45);
         st = sgla_forward(&big, SGLA_BACKEND_CUDA);
         TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE, "T = 2^31: got %s (%s)", sgla_status_string(st), sgla_last_error());
+    }
+    /* head sizes past the CUDA limits (K <= 256, V <= 512): refused before anything is read */
+    {
+        sgla_forward_desc wide = d;
+        wide.T = 1, wide.H = 1, wide.V = 513;
+        st = sgla_forward(&wide, SGLA_BACKEND_CUDA);
+        TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE && strstr(sgla_last_error(), "V at most 512"),
+                 "V = 513: got %s (%s)", sgla_status_string(st), sgla_last_error());
+        wide.V = 64, wide.K = 272;
+        st = sgla_forward(&wide, SGLA_BACKEND_CUDA);
+        TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE && strstr(sgla_last_error(), "K must be at most 256"),
+                 "K = 272: got %s (%s)", sgla_status_string(st), sgla_last_error());
     }
     /* an uninitialised descriptor size */
     d.size = 3;
@@ -408,6 +420,15 @@ int main(void)
         {F32, NONE, MILD, 1, 63, 2, 256, 128, 0, 1, 0, 0},
         {F32, G, NEG30, 1, 300, 2, 128, 64, 1, 1, 1, 3},
         {F32, ALPHA, NEAR0, 1, 1, 2, 64, 256, 1, 1, 0, 0},
+        /* V = 512 natively (more column blocks: the rows serve V up to 512), V in (256, 512) padded */
+        {BF, G, MILD, 1, 300, 2, 64, 512, 1, 1, 0, 0},
+        {BF, GAMMA, MILD, 1, 700, 2, 128, 512, 1, 1, 0, 3},
+        {HF, G, MIX30, 1, 1000, 2, 256, 512, 1, 1, 1, 0},
+        {BF, G, MILD, 1, 2048, 1, 256, 512, 0, 1, 0, 0},
+        {BF, G, MILD, 1, 200, 2, 128, 384, 1, 1, 1, 0},
+        {HF, NONE, MILD, 2, 65, 2, 96, 320, 1, 1, 0, 0},
+        {F32, G, MILD, 1, 100, 2, 64, 512, 1, 1, 0, 0},
+        {F32, GAMMA, NEAR0, 1, 130, 2, 128, 400, 1, 1, 0, 0},
         /* packed batches without states: more blocks than the SMs hold take the sequences longest
          * first (the first two), fewer run in order */
         {BF, G, MILD, 1, 8000, 2, 128, 128, 0, 0, 0, 150},

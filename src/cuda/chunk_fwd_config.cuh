@@ -21,14 +21,14 @@ typedef struct sgla_chunk_config {
 } sgla_chunk_config;
 
 constexpr sgla_chunk_config sgla_chunk_configs[] = {
-    {64, 64, 256, 64, 6, 2,
+    {64, 64, 512, 64, 6, 2,
      "the output side is the critical path at K = 64 (weighting 64 x 64 scores per 64 x 64 state): two output "
      "warpgroups take alternate chunks; 24 KB stages, six in flight"},
     {128, 64, 64, 64, 4, 1,
      "V = 64 is one 64-column block; four 40 KB stages in flight"},
-    {128, 128, 256, 128, 3, 1,
+    {128, 128, 512, 128, 3, 1,
      "128 columns per block halve the Q.K^T recomputed per V block; three 48 KB stages fill shared memory"},
-    {256, 64, 256, 64, 2, 1,
+    {256, 64, 512, 64, 2, 1,
      "a 256 x 64 state is 128 fp32 registers a thread; two 72 KB stages are all that fit"},
 };
 constexpr int SGLA_NUM_CHUNK_CONFIGS = (int)(sizeof sgla_chunk_configs / sizeof sgla_chunk_configs[0]);

@@ -290,6 +290,8 @@ static int is_aligned(const void *p, size_t a) { return ((uintptr_t)p % a) == 0;
 
 /* what the chunked kernels take as they are: head sizes, chunk lengths (all computed in 64), TMA's alignment */
 static int native_dim(int64_t x) { return x == 64 || x == 128 || x == 256; }
+/* V also 512: a block's state is K x (its columns of V), so V only sets how many blocks */
+static int native_v(int64_t x) { return native_dim(x) || x == 512; }
 static int chunk_taken(int64_t c) { return c == 16 || c == 32 || c == 64; }
 static int qkvo_aligned16(const sgla_forward_desc *d)
 {
@@ -300,9 +302,10 @@ static sgla_status check_shape(const sgla_forward_desc *d)
 {
     if (d->dtype == SGLA_F64)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CUDA backend: f64 inputs are for the reference backends");
-    if (!native_dim(d->K) || !native_dim(d->V))
-        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: K = %lld, V = %lld; each must be at most 256 (64, 128 "
-                         "and 256 run natively, other sizes on zero-padded copies)", (long long)d->K, (long long)d->V);
+    if (!native_dim(d->K) || !native_v(d->V))
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: K = %lld, V = %lld; K must be at most 256 and V at "
+                         "most 512 (64, 128, 256 and V = 512 run natively, other sizes on zero-padded copies)",
+                         (long long)d->K, (long long)d->V);
     if (!chunk_taken(d->chunk))
         return sgla_fail(SGLA_ERR_UNSUPPORTED_CHUNK, "CUDA backend: chunk = %lld; it takes 16, 32 and 64 (all computed "
                          "in chunks of 64)", (long long)d->chunk);
@@ -613,11 +616,11 @@ static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *
 
 static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 
-static int64_t pad_dim(int64_t x) { return x <= 64 ? 64 : x <= 128 ? 128 : 256; }
+static int64_t pad_dim(int64_t x) { return x <= 64 ? 64 : x <= 128 ? 128 : x <= 256 ? 256 : 512; }
 static int needs_padding(const sgla_forward_desc *d)
 {
-    return d->dtype != SGLA_F64 && d->K >= 1 && d->V >= 1 && d->K <= 256 && d->V <= 256 &&
-           (!native_dim(d->K) || !native_dim(d->V));
+    return d->dtype != SGLA_F64 && d->K >= 1 && d->V >= 1 && d->K <= 256 && d->V <= 512 &&
+           (!native_dim(d->K) || !native_v(d->V));
 }
 
 typedef struct pad_layout {
@@ -798,8 +801,9 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, int force
     const sgla_forward_desc *d = b->fwd;
     if (d->dtype == SGLA_F64)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CUDA backend: f64 inputs are for the reference backends");
-    if (d->K > 256)
-        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backward: K = %lld; it takes K <= 256", (long long)d->K);
+    if (d->K > 256 || d->V > 256)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backward: K = %lld, V = %lld; it takes K, V <= 256 (the "
+                         "forward takes V up to 512)", (long long)d->K, (long long)d->V);
     if (d->T > 0x7fffffffLL || d->H > 65535 || (d->V + 31) / 32 > 65535 || sgla_num_sequences(d) * d->H > 0x7fffffffLL)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backward: T = %lld, H = %lld, V = %lld exceed its grid",
                          (long long)d->T, (long long)d->H, (long long)d->V);
@@ -1185,7 +1189,7 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
     const sgla_cuda_plan one = {-1, 1};
     plan pl;
     const int chunked = f->hopper && d->dtype != SGLA_F32 && !sp->t_max && !pp.v_first && d->T >= POOL_CHUNK_FROM &&
-                        chunk_taken(d->chunk) && native_dim(d->K) && native_dim(d->V) && qkvo_aligned16(d) &&
+                        chunk_taken(d->chunk) && native_dim(d->K) && native_v(d->V) && qkvo_aligned16(d) &&
                         make_plan(d, f, &one, &pl) == SGLA_OK;
     int64_t first = 0, last = p.N - 1; /* the sequences the chunked grid covers */
     if (chunked && sp->host_cu_seqlens) {

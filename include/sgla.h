@@ -133,7 +133,10 @@ SGLA_API int sgla_backend_available(sgla_backend b);
 #define SGLA_FLAG_SKIP_VALUE_CHECK 0x2u /* trust g, g_gamma, cu_seqlens values (hot paths) */
 #define SGLA_FLAG_CHECK_DEVICE_VALUES 0x4u /* CUDA: copy g/g_gamma/cu_seqlens to the host and
                                               check them (synchronises the stream) */
-#define SGLA_FLAG_ALL_ 0x7u
+#define SGLA_FLAG_ALLOW_TF32 0x8u  /* CUDA, fp32 inputs: products in TF32 alone (relative error
+                                      ~1e-3, as fla and torch's allow_tf32) instead of 3xTF32
+                                      (~1e-6); other backends and dtypes ignore it */
+#define SGLA_FLAG_ALL_ 0xFu
 
 /*
  * One forward call.  Fill it with sgla_forward_desc_init() and set what you

@@ -34,6 +34,40 @@ static void run_plan(const conform_data *x, const sgla_cuda_plan *force)
     n_run++;
 }
 
+/* fp32: the usual plan is the chunked TF32 kernel wherever it serves (K up to 128 after padding, a
+ * device whose blocks hold its shared memory); then the token recurrence forced on the same inputs,
+ * and TF32 alone (SGLA_FLAG_ALLOW_TF32), judged at its own bar and required to differ from 3xTF32
+ * (else the flag did nothing) */
+static void f32_plans(const conform_data *x, int all_plans)
+{
+    sgla_forward_desc d = x->d;
+    d.o = x->o64;
+    sgla_cuda_plan usual = {-1, 1};
+    sgla_status st = sgla_cuda_plan_of(&d, &usual);
+    TU_CHECK(st == SGLA_OK, "sgla_cuda_plan_of: %s (%s)", sgla_status_string(st), sgla_last_error());
+    if (st != SGLA_OK) return;
+    int optin = 0;
+    CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+    const int chunked = usual.config == SGLA_CUDA_CONFIG_F32_CHUNKED;
+    if (x->c.K <= 128 && x->c.T > 0 && optin >= 210 * 1024)
+        TU_CHECK(chunked, "fp32 K=%lld V=%lld: plan %d, not the chunked TF32 kernel", (long long)x->c.K,
+                 (long long)x->c.V, usual.config);
+    if (!all_plans || !chunked) return;
+    const sgla_cuda_plan rec = {SGLA_CUDA_CONFIG_F32_RECURRENT, 1};
+    run_plan(x, &rec);
+    conform_data y = *x;
+    y.d.flags |= SGLA_FLAG_ALLOW_TF32;
+    conform_result res;
+    conform_check(&y, SGLA_BACKEND_CUDA, NULL, &res);
+    const double bar = 5e-3;
+    const int pass = res.status == SGLA_OK && res.o_unwritten == 0 && res.ht_unwritten == 0 && res.o_rel <= bar &&
+                     res.ht_rel <= bar && res.o_max_abs <= 4 * bar * res.o_max_ref && (res.o_rel > 1e-6 || x->nv == 0);
+    printf("%s %s (TF32 alone): o rel %.2e ht rel %.2e (bar %.0e, above 1e-6)\n", pass ? "ok  " : "FAIL", res.label,
+           res.o_rel, res.ht_rel, bar);
+    TU_CHECK(pass, "TF32 alone: %s", res.label);
+    n_run++;
+}
+
 static void run_case(const conform_case *c, tu_rng *r, int all_plans)
 {
     conform_data x;
@@ -52,6 +86,7 @@ static void run_case(const conform_case *c, tu_rng *r, int all_plans)
         }
     }
     run_plan(&x, NULL);
+    if (c->dtype == SGLA_F32) f32_plans(&x, all_plans);
     if (all_plans && c->dtype != SGLA_F32) {
         sgla_forward_desc d = x.d;
         d.o = x.o64; /* the plan reads no data: any o that overlaps no input will do */
@@ -166,18 +201,28 @@ static void error_paths(cudaStream_t stream)
     const sgla_cuda_plan bad_row = {2, 0}; /* K = 128; and on a GPU before Hopper no row runs at all */
     st = sgla_cuda_forward_forced(&d, &bad_row);
     TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "row 2 forced on K = 64: got %s", sgla_status_string(st));
-    {   /* plans that cannot apply: the mma.sync path split, a row below -2, fp32 on the mma.sync path */
-        const sgla_cuda_plan split_portable = {SGLA_CUDA_CONFIG_PORTABLE, 2}, below = {-3, 0},
-                             portable = {SGLA_CUDA_CONFIG_PORTABLE, 1};
+    {   /* plans that cannot apply: the mma.sync path split, a row below the named ones, fp32 on the mma.sync
+         * path, bf16 on an fp32 path, the fp32 chunked path on a shape it does not take */
+        const sgla_cuda_plan split_portable = {SGLA_CUDA_CONFIG_PORTABLE, 2}, below = {-5, 0},
+                             portable = {SGLA_CUDA_CONFIG_PORTABLE, 1}, f32c = {SGLA_CUDA_CONFIG_F32_CHUNKED, 1},
+                             f32r = {SGLA_CUDA_CONFIG_F32_RECURRENT, 1};
         st = sgla_cuda_forward_forced(&d, &split_portable);
         TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "no sequence split"),
                  "the mma.sync path forced with a split: got %s (%s)", sgla_status_string(st), sgla_last_error());
         st = sgla_cuda_forward_forced(&d, &below);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "row -3 forced: got %s", sgla_status_string(st));
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "row -5 forced: got %s", sgla_status_string(st));
+        st = sgla_cuda_forward_forced(&d, &f32r);
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "not one for 16-bit"),
+                 "bf16 forced onto the fp32 recurrence: got %s (%s)", sgla_status_string(st), sgla_last_error());
         d.dtype = SGLA_F32; /* refused before anything is read: the bf16 buffers serve */
         st = sgla_cuda_forward_forced(&d, &portable);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "recurrent path"),
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "not one for fp32"),
                  "fp32 forced onto the mma.sync path: got %s (%s)", sgla_status_string(st), sgla_last_error());
+        d.K = 256, d.V = 64; /* in the buffers' room (K = 320 probes above) */
+        st = sgla_cuda_forward_forced(&d, &f32c);
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "fp32 chunked path takes"),
+                 "fp32 K = 256 forced onto the chunked path: got %s (%s)", sgla_status_string(st), sgla_last_error());
+        d.K = 64;
         d.dtype = SGLA_BF16;
     }
     sgla_cuda_plan usual;
@@ -429,6 +474,12 @@ int main(void)
         {HF, NONE, MILD, 2, 65, 2, 96, 320, 1, 1, 0, 0},
         {F32, G, MILD, 1, 100, 2, 64, 512, 1, 1, 0, 0},
         {F32, GAMMA, NEAR0, 1, 130, 2, 128, 400, 1, 1, 0, 0},
+        /* fp32 on the TF32 kernel: K = 128 with V = 64, varlen with states, head sizes padded, T = 1 */
+        {F32, G, MILD, 2, 1000, 2, 128, 64, 1, 1, 0, 0},
+        {F32, G, MIX30, 1, 900, 2, 128, 128, 1, 1, 1, 5},
+        {F32, GAMMA, MILD, 1, 300, 3, 32, 80, 1, 1, 0, 0},
+        {F32, G, MILD, 3, 1, 2, 128, 256, 1, 1, 0, 0},
+        {F32, NONE, MILD, 1, 4096, 1, 64, 128, 0, 1, 0, 0},
         /* packed batches without states: more blocks than the SMs hold take the sequences longest
          * first (the first two), fewer run in order */
         {BF, G, MILD, 1, 8000, 2, 128, 128, 0, 0, 0, 150},
@@ -443,6 +494,7 @@ int main(void)
         {BF, G, MILD, 1, 150, 1, 128, 64, 1, 1, 0, 3},
         {BF, G, MILD, 1, 200, 1, 64, 128, 1, 1, 0, 4}, /* two output warpgroups, sequence tails */
         {F32, G, MILD, 1, 20, 1, 64, 64, 1, 1, 0, 0},
+        {F32, GAMMA, MILD, 1, 150, 1, 128, 128, 1, 1, 1, 2}, /* the TF32 kernel, in place, varlen */
         {BF, G, MILD, 1, 1024, 1, 64, 64, 1, 1, 1, 0}, /* sequence split (2 segments) */
         {BF, G, MILD, 1, 100, 2, 96, 48, 1, 1, 1, 2},  /* padded head sizes, in place, varlen */
         {BF, G, MILD, 1, 1200, 2, 64, 64, 0, 0, 0, 100}, /* varlen without states, 200 blocks: longest first */

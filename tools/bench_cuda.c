@@ -223,7 +223,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
         d.dtype = dt; d.B = B; d.T = T; d.H = H; d.K = K; d.V = V;
         d.scale = (float)(1.0 / sqrt((double)K));
         d.stream = st;
-        d.flags = SGLA_FLAG_SKIP_VALUE_CHECK;
+        d.flags = SGLA_FLAG_SKIP_VALUE_CHECK | (a->tf32 ? SGLA_FLAG_ALLOW_TF32 : 0u);
         d.q = dq[0]; d.k = dk[0]; d.v = dv[0]; d.o = dout[0]; d.g = dg[0]; d.g_gamma = dgg;
         if (bench_varlen(a, sh, hcu, &nseq) < 0) {
             rc = 2;

@@ -130,6 +130,8 @@ static int cli_input_flag(const char *cmd, int argc, char **argv, int *i, cli_in
         if (a->threads < 0 || a->threads > 65536) return cli_err(cmd, "--threads: %s is not in [0, 65536]", v);
     } else if (!strcmp(f, "--check-finite")) {
         a->flags |= SGLA_FLAG_CHECK_FINITE;
+    } else if (!strcmp(f, "--tf32")) {
+        a->flags |= SGLA_FLAG_ALLOW_TF32;
     } else if (!strcmp(f, "--backend")) {
         if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_backend(cmd, v, &a->backend)) return 2;
     } else {

@@ -33,8 +33,9 @@ static void usage(FILE *f)
             "usage: sgla bench [--backend cpu|cuda] [--shape B,T,H,K,V]... [--dtype f32|f16|bf16]\n"
             "                  [--gate none|gamma|g] [--threads N] [--iters N] [--warmup N]\n"
             "                  [--chunk C] [--seed N] [--isa scalar|avx2|avx512] [--no-peak] [--check]\n"
-            "                  [--config ROW|portable] [--split N]   (CUDA: force a configuration row, the\n"
-            "                  mma.sync path of GPUs before Hopper, a split)\n"
+            "                  [--config ROW|portable|f32-chunked|f32-recurrent] [--split N]   (CUDA: force a\n"
+            "                  configuration row, the mma.sync path of GPUs before Hopper, an fp32 path, a split)\n"
+            "                  [--tf32]  (CUDA, f32: products in TF32 alone, SGLA_FLAG_ALLOW_TF32)\n"
             "                  [--backward]  (also time sgla_backward: dq, dk, dv, dg or dg_gamma)\n"
             "                  [--bwd-path 0-3]  (CUDA: the backward's path forced, with --split as its split)\n"
             "                  [--format table|csv|json] [--varlen N | --varlen L1,L2,...] [--pool]\n"
@@ -503,6 +504,8 @@ int sgla_cmd_bench(int argc, char **argv)
                 a.backend = sgla_backend_available(SGLA_BACKEND_CUDA) ? SGLA_BACKEND_CUDA : SGLA_BACKEND_CPU;
         } else if (!strcmp(s, "--pool")) {
             a.pool = 1;
+        } else if (!strcmp(s, "--tf32")) {
+            a.tf32 = 1;
         } else if (!strcmp(s, "--varlen")) {
             if (!(val = cli_value("bench", argc, argv, &i))) return 2;
             a.varlen_n = 0, a.nlens = 0;
@@ -618,6 +621,10 @@ int sgla_cmd_bench(int argc, char **argv)
             if (!(val = cli_value("bench", argc, argv, &i))) return 2;
             if (!strcmp(s, "--config") && !strcmp(val, "portable")) {
                 a.config = -2; /* SGLA_CUDA_CONFIG_PORTABLE */
+                continue;
+            }
+            if (!strcmp(s, "--config") && (!strcmp(val, "f32-chunked") || !strcmp(val, "f32-recurrent"))) {
+                a.config = val[4] == 'c' ? -3 : -4; /* SGLA_CUDA_CONFIG_F32_CHUNKED, _RECURRENT */
                 continue;
             }
             if (!cli_parse_i64("bench", s, val, &x)) return 2;

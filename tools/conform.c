@@ -246,7 +246,7 @@ static sgla_forward_desc dev_case_desc(const conform_data *x, const dev_case *c)
     sgla_forward_desc d = x->d;
     d.q = c->q, d.k = c->k, d.v = c->v, d.g = c->g, d.g_gamma = c->gg, d.h0 = c->h0, d.cu_seqlens = c->cu;
     d.stream = c->st;
-    d.flags = SGLA_FLAG_CHECK_DEVICE_VALUES;
+    d.flags = (x->d.flags & SGLA_FLAG_ALLOW_TF32) | SGLA_FLAG_CHECK_DEVICE_VALUES; /* the mode a caller set */
     return d;
 }
 

@@ -1,7 +1,8 @@
 /* The CUDA backend's host side: device facts cached per device, the checks of
  * the CUDA contract (sgla.h), the plan of a call (configuration row, sequence
  * split, workspace), the launches, and the backend's entry in the dispatch
- * table.  Kernels: chunk_fwd.cuh (bf16 / fp16), recurrent_fwd_f32.cu (fp32). */
+ * table.  Kernels: chunk_fwd.cuh (bf16 / fp16), chunk_fwd_tf32.cu and
+ * recurrent_fwd_f32.cu (fp32). */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ typedef struct device_facts {
     int sms, cc;        /* cc: compute capability, 10 major + minor */
     int hopper;         /* the sm_90a kernels run here (an H100 / H200 and a build with them) */
     int mma_fwd;        /* the mma.sync forward (chunk_fwd_mma.cu) runs here */
+    int tf32_fwd;       /* the fp32 forward on TF32 tensor cores (chunk_fwd_tf32.cu) runs here */
     int bwd_tc, bwd_cc; /* the tensor-core / CUDA-core backward fit its shared memory */
     int blocks_per_sm[2][SGLA_NUM_CHUNK_CONFIGS]; /* [f16, bf16][row], Hopper only */
 } device_facts;
@@ -95,6 +97,7 @@ static void find_facts(int dev, device_facts *f)
         }
     /* the other kernels where their shared memory fits (an sm_86 / sm_89 block has 99 KB) */
     f->mma_fwd = (int)sgla_fwd_mma_max_smem() <= optin && sgla_fwd_mma_setup() == cudaSuccess;
+    f->tf32_fwd = (int)sgla_fwd_tf32_max_smem() <= optin && sgla_fwd_tf32_setup() == cudaSuccess;
     f->bwd_tc = (int)sgla_bwd_tc_max_smem() <= optin && sgla_bwd_tc_setup() == cudaSuccess;
     const size_t bsm = sgla_bwd_grads_smem(256, 256); /* the CUDA-core backward at its largest (K = V = 256) */
     f->bwd_cc = (int)bsm <= optin;
@@ -177,7 +180,8 @@ static void find_tma_encoder(void)
 /* ---- the plan of a call ------------------------------------------------------------- */
 
 typedef struct plan {
-    int row;            /* configuration row; -1: the fp32 recurrent path */
+    int row;            /* configuration row (-1: none, fp32) */
+    int f32;            /* fp32: 1 the chunked TF32 kernel, 2 the token recurrence */
     int nseg;           /* time segments (1: no split) */
     int64_t seg_len;    /* tokens per segment, a multiple of 64 */
     size_t ws_bytes;    /* workspace of the split, or of the sequence order */
@@ -214,20 +218,38 @@ static int row_for(int64_t K, int64_t V)
     return -1;
 }
 
+static int qkvo_aligned16(const sgla_forward_desc *d);
+
 static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, const sgla_cuda_plan *force, plan *pl)
 {
     memset(pl, 0, sizeof *pl);
     pl->row = -1;
     pl->nseg = 1;
-    if (force && (force->config < SGLA_CUDA_CONFIG_PORTABLE || force->nseg < 0))
+    if (force && (force->config < SGLA_CUDA_CONFIG_F32_RECURRENT || force->nseg < 0))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: no plan (row %d, %d segments)", force->config,
                          force->nseg);
-    if (force && force->config != -1 && d->dtype == SGLA_F32)
-        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: fp32 inputs take the recurrent path, no row %d",
-                         force->config);
-    if (force && force->config == SGLA_CUDA_CONFIG_PORTABLE && force->nseg > 1)
-        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the mma.sync path has no sequence split");
-    if (d->dtype == SGLA_F32 || d->T == 0) return SGLA_OK;
+    const int f32_plan = force && (force->config == SGLA_CUDA_CONFIG_F32_CHUNKED ||
+                                   force->config == SGLA_CUDA_CONFIG_F32_RECURRENT);
+    if (force && force->config != -1 && (d->dtype == SGLA_F32) != f32_plan)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: plan %d is not one for %s inputs", force->config,
+                         d->dtype == SGLA_F32 ? "fp32" : "16-bit");
+    if (force && (force->config == SGLA_CUDA_CONFIG_PORTABLE || d->dtype == SGLA_F32) && force->nseg > 1)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the %s path has no sequence split",
+                         d->dtype == SGLA_F32 ? "fp32" : "mma.sync");
+    if (d->T == 0) return SGLA_OK;
+    if (d->dtype == SGLA_F32) {
+        /* the tensor cores where the kernel serves the shape; the token recurrence for the rest */
+        const int chunked = f->tf32_fwd && sgla_fwd_tf32_supported(d->K, d->V) && qkvo_aligned16(d);
+        const int want = force && force->config != -1 ? force->config
+                         : chunked                    ? SGLA_CUDA_CONFIG_F32_CHUNKED
+                                                      : SGLA_CUDA_CONFIG_F32_RECURRENT;
+        if (want == SGLA_CUDA_CONFIG_F32_CHUNKED && !chunked)
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the fp32 chunked path takes K in {64, 128}, V a "
+                             "multiple of 64 and 16-byte aligned tensors (K = %lld, V = %lld)",
+                             (long long)d->K, (long long)d->V);
+        pl->f32 = want == SGLA_CUDA_CONFIG_F32_CHUNKED ? 1 : 2;
+        return SGLA_OK;
+    }
     if (force && force->config >= 0 && !f->hopper)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: configuration row %d is a Hopper (sm_90a) kernel; "
                          "this device runs the mma.sync path", force->config);
@@ -584,7 +606,9 @@ static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *
     p.scale = d->scale;
     p.nseg = 1;
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
-    if (d->dtype == SGLA_F32) return sgla_recurrent_fwd_f32(&p, st);
+    if (d->dtype == SGLA_F32)
+        return pl.f32 == 1 ? sgla_fwd_tf32_launch(&p, !(d->flags & SGLA_FLAG_ALLOW_TF32), st)
+                           : sgla_recurrent_fwd_f32(&p, st);
     if (pl.portable) return sgla_fwd_mma_launch(&p, d->dtype, st);
 
     sgla_tmaps tm;
@@ -1268,7 +1292,10 @@ extern "C" sgla_status sgla_cuda_plan_of(const sgla_forward_desc *user, sgla_cud
     size_t bytes;
     if (st == SGLA_OK) st = plan_sized(&d, &pl, &bytes);
     if (st != SGLA_OK) return st;
-    out->config = pl.portable ? SGLA_CUDA_CONFIG_PORTABLE : pl.row;
+    out->config = pl.portable  ? SGLA_CUDA_CONFIG_PORTABLE
+                  : pl.f32 == 1 ? SGLA_CUDA_CONFIG_F32_CHUNKED
+                  : pl.f32 == 2 ? SGLA_CUDA_CONFIG_F32_RECURRENT
+                                : pl.row;
     out->nseg = pl.nseg;
     return SGLA_OK;
 }

@@ -18,6 +18,13 @@ sgla_status sgla_seg_scan(float *buf, const float *ld, const float *init, int ns
 /* fp32 inputs: the token recurrence on CUDA cores (recurrent_fwd_f32.cu). */
 sgla_status sgla_recurrent_fwd_f32(const sgla_kparams *p, cudaStream_t st);
 
+/* fp32 inputs on TF32 tensor cores (chunk_fwd_tf32.cu): K in {64, 128}, V a multiple of 64,
+ * 16-byte aligned tensors; x3: 3xTF32 (fp32's accuracy), else TF32 alone. */
+int sgla_fwd_tf32_supported(int64_t K, int64_t V);
+size_t sgla_fwd_tf32_max_smem(void);
+cudaError_t sgla_fwd_tf32_setup(void); /* the shared-memory opt-in of every instance */
+sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, int x3, cudaStream_t st);
+
 /* The state pool (pool_fwd.cu): sgla_kparams' h0 is the pool. */
 typedef struct sgla_poolparams {
     const void *indices;                    /* [N] or [N][t_max], int32 or int64 */

@@ -23,10 +23,11 @@ int sgla_cuda_num_configs(void);
 /* 1 and *out filled for a row in [0, sgla_cuda_num_configs()), else 0. */
 int sgla_cuda_config(int row, sgla_cuda_config_info *out);
 
-/* What a call chooses, or is forced to: the configuration row (-1 with fp32
- * inputs, which take the recurrent path; SGLA_CUDA_CONFIG_PORTABLE for the
- * mma.sync path of GPUs before Hopper) and the number of time segments
- * (1: no split). */
+/* What a call chooses, or is forced to: the configuration row
+ * (SGLA_CUDA_CONFIG_PORTABLE for the mma.sync path of GPUs before Hopper; with
+ * fp32 inputs SGLA_CUDA_CONFIG_F32_CHUNKED, the chunked form on TF32 tensor
+ * cores, or SGLA_CUDA_CONFIG_F32_RECURRENT, the token recurrence on CUDA cores)
+ * and the number of time segments (1: no split). */
 typedef struct sgla_cuda_plan {
     int config;
     int nseg;
@@ -42,6 +43,8 @@ sgla_status sgla_cuda_plan_of(const sgla_forward_desc *d, sgla_cuda_plan *plan);
  * segments (not with cu_seqlens).  A plan that cannot serve d is
  * SGLA_ERR_INVALID_ARGUMENT. */
 #define SGLA_CUDA_CONFIG_PORTABLE (-2)
+#define SGLA_CUDA_CONFIG_F32_CHUNKED (-3)   /* fp32: K in {64, 128}, V a multiple of 64, 16-byte aligned */
+#define SGLA_CUDA_CONFIG_F32_RECURRENT (-4) /* fp32: every shape */
 sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *d, const sgla_cuda_plan *force);
 
 /* sgla_backward(b, SGLA_BACKEND_CUDA) on a chosen path: 0 the usual one, 1

@@ -1,0 +1,391 @@
+/* fp32 inputs on the tensor cores: the chunked forward on TF32 mma.sync.
+ *
+ * TF32 keeps 10 bits of the mantissa (relative error ~5e-4 a product), far from
+ * fp32's bar of 1e-5.  So every operand is split into two TF32 halves,
+ *     x = hi + lo,  hi = tf32(x),  lo = tf32(x - hi)   (~22 bits together),
+ * and every product is taken as lo.hi + hi.lo + hi.hi with fp32 accumulation
+ * (lo.lo, ~2^-22 of the product, is left out): 3xTF32, three times the tensor
+ * work of one TF32 product.  SGLA_FLAG_ALLOW_TF32 takes hi.hi alone (fla's
+ * accuracy) where the caller accepts it.
+ *
+ * The chunked form of the mma.sync forward (chunk_fwd_mma.cu), in fp32:
+ *     o_c = rs ⊙ (Q S_c) + A V,   A = scale Γ ⊙ (Q K^T) (j <= i),  rs_i = scale exp2(b_i)
+ *     S_{c+1} = exp2(b_L) S_c + U,  U = (K ⊙ w)^T V,  w_j = exp2(b_L - b_j)
+ * with U summed from zero each chunk and added to S in fp32 (RN) outside the
+ * tensor cores, as x + expm1 x near 1 (sgla_carry_mul): over a long sequence of
+ * gates near 0 the state's rounding does not compound.
+ *
+ * Block = (sequence x head, 64 columns of V), 8 warps; warp w computes rows
+ * 16 (w % 4) .. + 15 of o in the columns 32 (w / 4) .. + 31 of its block, and
+ * owns the state rows K/4 (w % 4) .. in those columns.  Two stages of q, k, v by
+ * cp.async.  Shared rows are padded so that every fragment load is free of bank
+ * conflicts: row strides of q, k, v = 4 mod 32 words, of the state copy 8.
+ * A . V and K^T . V reduce over keys in the order (2t, 2t + 1) for the k index
+ * (t, t + 4) of the instruction: the scores' accumulator layout (row, 2t / 2t + 1)
+ * is then the A fragment as it stands, and the loads of v and k stay
+ * conflict-free. */
+#include <stdint.h>
+
+#include "cuda_backend.cuh"
+#include "mma_tiles.cuh"
+#include "ptx.cuh"
+
+namespace {
+
+constexpr int BVT = 64; /* columns of V a block */
+
+template <int KD> struct Tf32Smem {
+    static constexpr int LK = KD + 4, LV = BVT + 4, LS = BVT + 8;
+    float q[2][64 * LK], k[2][64 * LK]; /* two stages: chunk c and the next one */
+    float v[2][64 * LV];
+    float S[KD * LS];                   /* fp32 copy of S_c (this block's columns) */
+    float bh[2][64], bl[2][64];         /* log2 b of each stage's chunk as bh + bl (tf32_gate_scan) */
+    float wt[64];                       /* the chunk's key weights w */
+};
+static_assert(sizeof(Tf32Smem<128>) <= 227 * 1024, "fits the shared memory of a Hopper block");
+static_assert(Tf32Smem<64>::LK % 32 == 4 && Tf32Smem<128>::LK % 32 == 4 && Tf32Smem<64>::LV % 32 == 4 &&
+                  Tf32Smem<64>::LS % 32 == 8,
+              "the padding that keeps fragment loads conflict-free");
+
+__device__ __forceinline__ uint32_t tf32_of(float x)
+{
+    uint32_t r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+/* x = hi + lo in TF32 (lo unused, and so not computed, without X3) */
+__device__ __forceinline__ void tf32_split(float x, uint32_t &hi, uint32_t &lo)
+{
+    hi = tf32_of(x);
+    lo = tf32_of(x - __uint_as_float(hi));
+}
+
+__device__ __forceinline__ void mma_tf32(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+/* An operand split in two: A fragments (4 values) and B fragments (2) */
+struct FragA {
+    uint32_t h[4], l[4];
+};
+struct FragB {
+    uint32_t h[2], l[2];
+};
+__device__ __forceinline__ void frag_a(FragA &f, float a0, float a1, float a2, float a3)
+{
+    tf32_split(a0, f.h[0], f.l[0]);
+    tf32_split(a1, f.h[1], f.l[1]);
+    tf32_split(a2, f.h[2], f.l[2]);
+    tf32_split(a3, f.h[3], f.l[3]);
+}
+__device__ __forceinline__ void frag_b(FragB &f, float b0, float b1)
+{
+    tf32_split(b0, f.h[0], f.l[0]);
+    tf32_split(b1, f.h[1], f.l[1]);
+}
+/* c += a b: the two small products first, then the large one */
+template <bool X3> __device__ __forceinline__ void mma3(float c[4], const FragA &a, const FragB &b)
+{
+    if constexpr (X3) {
+        mma_tf32(c, a.l, b.h[0], b.h[1]);
+        mma_tf32(c, a.h, b.l[0], b.l[1]);
+    }
+    mma_tf32(c, a.h, b.h[0], b.h[1]);
+}
+
+/* 64 rows of D floats (row stride LD in shared memory) by cp.async, rows from L on zeros */
+template <int D, int LD>
+__device__ __forceinline__ void f32_rows(float *dst, const float *src, int64_t stride, int L, int tid)
+{
+    constexpr int U = D / 4;
+    const uint32_t d0 = sgla_smem_u32(dst);
+    for (int i = tid; i < 64 * U; i += NTH) {
+        const int r = i / U, u = i - r * U;
+        const int64_t g = (r < L ? (int64_t)r * stride : 0) + u * 4;
+        sgla_cp_async16(d0 + (uint32_t)((r * LD + u * 4) * 4), src + g, r < L ? 16 : 0);
+    }
+}
+
+/* b of a chunk (chunk_gate_scan's) by one warp, summed in fp64 and kept as a pair of floats
+ * b = bh + bl.  b_i - b_j weighs every pair, and after a steep gate (-30) b is in the hundreds
+ * while b_i - b_j is small: an fp32 cumulative sum loses ~1e-4 of it (the bf16 kernels' bar
+ * allows that, fp32's does not).  (bh_i - bh_j) + (bl_i - bl_j) has the difference to fp32's
+ * rounding: the first term is exact where b_i and b_j are close (Sterbenz). */
+__device__ __forceinline__ void tf32_gate_scan(int gmode, float g0, float g1, float gamma, int L, float *bh, float *bl,
+                                               int lane)
+{
+    const double l2e = 1.4426950408889634;
+    double x0 = 0.0, x1 = 0.0;
+    if (gmode == SGLA_GATE_G) {
+        x0 = (double)fmaxf(g0, SGLA_GATE_FLOOR_F) * l2e, x1 = (double)fmaxf(g1, SGLA_GATE_FLOOR_F) * l2e;
+#pragma unroll
+        for (int off = 1; off < 32; off <<= 1) {
+            const double y0 = __shfl_up_sync(0xffffffffu, x0, off), y1 = __shfl_up_sync(0xffffffffu, x1, off);
+            if (lane >= off) x0 += y0, x1 += y1;
+        }
+        x1 += __shfl_sync(0xffffffffu, x0, 31);
+    } else if (gmode == SGLA_GATE_GAMMA) {
+        const double gl2 = (double)fmaxf(gamma, SGLA_GATE_FLOOR_F) * l2e;
+        x0 = gl2 * (double)(lane + 1 < L ? lane + 1 : L);
+        x1 = gl2 * (double)(lane + 33 < L ? lane + 33 : L);
+    }
+    const float h0 = (float)x0, h1 = (float)x1;
+    bh[lane] = h0, bl[lane] = (float)(x0 - (double)h0);
+    bh[lane + 32] = h1, bl[lane + 32] = (float)(x1 - (double)h1);
+}
+/* b_i - b_j from the pair */
+__device__ __forceinline__ float bdiff(const float *bh, const float *bl, int i, int j)
+{
+    return (bh[i] - bh[j]) + (bl[i] - bl[j]);
+}
+
+struct TWork {
+    int64_t nh, h, row0, len; /* row0: (b T + t0) H + h, the first token's row index */
+    int nc, col0;             /* chunks; the block's first column of V */
+};
+
+template <int KD, bool X3> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_tf32(const sgla_kparams p)
+{
+    extern __shared__ __align__(128) unsigned char smraw[];
+    using Sm = Tf32Smem<KD>;
+    Sm &sm = *reinterpret_cast<Sm *>(smraw);
+    constexpr int LK = Sm::LK, LV = Sm::LV, LS = Sm::LS;
+    constexpr int MS = KD / 64; /* m16 tiles of a warp's state rows (K / 4) */
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    const int m = warp & 3, hf = warp >> 2;
+
+    TWork w;
+    w.nh = blockIdx.x;
+    {
+        const int64_t n = w.nh / p.H;
+        w.h = w.nh - n * p.H;
+        int64_t bi, t0, t1;
+        sgla_seq_range(&p, n, &bi, &t0, &t1);
+        w.len = t1 - t0;
+        w.nc = (int)((w.len + 63) / 64);
+        w.row0 = (bi * p.T + t0) * p.H + w.h;
+        w.col0 = (int)blockIdx.y * BVT;
+    }
+    const float *q = (const float *)p.q, *k = (const float *)p.k, *v = (const float *)p.v + w.col0;
+    float *o = (float *)p.o + w.col0;
+    const int64_t sk = p.H * KD, sv = p.H * p.V; /* token strides */
+
+    /* the warp's state: rows srow(mt) (+ 8), columns scol(nt) (+ 1) of the block's columns */
+    const int srow = (KD / 4) * m + gid, scol = 32 * hf + 2 * tig;
+    float S[MS][4][4];
+    {
+        const float *h0 = p.h0 ? p.h0 + w.nh * KD * p.V + w.col0 : (const float *)0;
+#pragma unroll
+        for (int mt = 0; mt < MS; mt++)
+#pragma unroll
+            for (int nt = 0; nt < 4; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    S[mt][nt][e] = h0 ? h0[(int64_t)(srow + 16 * mt + 8 * (e >> 1)) * p.V + scol + 8 * nt + (e & 1)] : 0.f;
+    }
+    const auto copy_state = [&]() {
+#pragma unroll
+        for (int mt = 0; mt < MS; mt++)
+#pragma unroll
+            for (int nt = 0; nt < 4; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e += 2)
+                    *(float2 *)&sm.S[(srow + 16 * mt + 8 * (e >> 1)) * LS + scol + 8 * nt] =
+                        make_float2(S[mt][nt][e], S[mt][nt][e + 1]);
+    };
+    const auto load = [&](int c, int s) {
+        const int L = chunk_rows(w.len, c);
+        const int64_t r0 = w.row0 + (int64_t)c * 64 * p.H;
+        f32_rows<KD, LK>(sm.q[s], q + r0 * KD, sk, L, tid);
+        f32_rows<KD, LK>(sm.k[s], k + r0 * KD, sk, L, tid);
+        f32_rows<BVT, LV>(sm.v[s], v + r0 * p.V, sv, L, tid);
+        sgla_cp_async_commit();
+    };
+    const float gamma = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f;
+    const auto gate_load = [&](int c, float &g0, float &g1) {
+        const bool in = c < w.nc, gated = in && p.gmode == SGLA_GATE_G;
+        chunk_gate_load(gated ? SGLA_GATE_G : SGLA_GATE_NONE, gated ? p.g + w.row0 + (int64_t)c * 64 * p.H : nullptr,
+                        p.H, in ? chunk_rows(w.len, c) : 0, lane, g0, g1);
+    };
+
+    if (w.nc > 0) {
+        copy_state();
+        load(0, 0);
+    }
+    float g0 = 0.f, g1 = 0.f;
+    if (warp == 0) {
+        gate_load(0, g0, g1);
+        tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, 0), sm.bh[0], sm.bl[0], lane);
+    }
+    const float scale = p.scale;
+    const int i0 = 16 * m + gid, i1 = i0 + 8;
+    for (int c = 0; c < w.nc; c++) {
+        const int s = c & 1, L = chunk_rows(w.len, c);
+        sgla_cp_async_wait0();
+        __syncthreads(); /* chunk c's tiles, its b and S_c's copy are complete */
+        if (c + 1 < w.nc) load(c + 1, s ^ 1);
+        if (warp == 0) gate_load(c + 1, g0, g1);
+        const float *bh = sm.bh[s], *bl = sm.bl[s], *qs = sm.q[s], *ks = sm.k[s], *vs = sm.v[s];
+        const float bC = bh[63];
+
+        /* Q S_c (16 rows x 32 columns) and Q K^T (16 x 64; key tiles past the diagonal skipped) */
+        float acc[4][4], sc[8][4];
+#pragma unroll
+        for (int i = 0; i < 4; i++) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+#pragma unroll
+        for (int i = 0; i < 8; i++) sc[i][0] = sc[i][1] = sc[i][2] = sc[i][3] = 0.f;
+#pragma unroll 4
+        for (int kk = 0; kk < KD / 8; kk++) {
+            const float *qa = qs + i0 * LK + 8 * kk + tig;
+            FragA a;
+            frag_a(a, qa[0], qa[8 * LK], qa[4], qa[8 * LK + 4]);
+#pragma unroll
+            for (int nt = 0; nt < 4; nt++) {
+                const float *sb = sm.S + (8 * kk + tig) * LS + 32 * hf + 8 * nt + gid;
+                FragB b;
+                frag_b(b, sb[0], sb[4 * LS]);
+                mma3<X3>(acc[nt], a, b);
+            }
+#pragma unroll
+            for (int nt = 0; nt < 8; nt++)
+                if ((nt >> 1) <= m) {
+                    const float *kb = ks + (8 * nt + gid) * LK + 8 * kk + tig;
+                    FragB b;
+                    frag_b(b, kb[0], kb[4]);
+                    mma3<X3>(sc[nt], a, b);
+                }
+        }
+        {
+            const float r0 = scale * sgla_exp2(bh[i0]), r1 = scale * sgla_exp2(bh[i1]);
+#pragma unroll
+            for (int nt = 0; nt < 4; nt++) acc[nt][0] *= r0, acc[nt][1] *= r0, acc[nt][2] *= r1, acc[nt][3] *= r1;
+        }
+        /* A = scale exp2(b_i - b_j) (q_i . k_j), j <= i */
+#pragma unroll
+        for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const int i = e < 2 ? i0 : i1, j = 8 * nt + 2 * tig + (e & 1);
+                sc[nt][e] = j <= i ? sc[nt][e] * scale * sgla_exp2(bdiff(bh, bl, i, j)) : 0.f;
+            }
+        /* o += A V (keys 8 kt + 2 tig, + 1 as the k index tig, tig + 4) */
+#pragma unroll
+        for (int kt = 0; kt < 8; kt++)
+            if ((kt >> 1) <= m) {
+                FragA a;
+                frag_a(a, sc[kt][0], sc[kt][2], sc[kt][1], sc[kt][3]);
+                const float *vb = vs + (8 * kt + 2 * tig) * LV + 32 * hf + gid;
+#pragma unroll
+                for (int nt = 0; nt < 4; nt++) {
+                    FragB b;
+                    frag_b(b, vb[8 * nt], vb[LV + 8 * nt]);
+                    mma3<X3>(acc[nt], a, b);
+                }
+            }
+        {
+            float *orow = o + (w.row0 + ((int64_t)c * 64) * p.H) * p.V + 32 * hf + 2 * tig;
+            const int64_t rs = p.H * p.V;
+#pragma unroll
+            for (int nt = 0; nt < 4; nt++) {
+                if (i0 < L) *(float2 *)(orow + i0 * rs + 8 * nt) = make_float2(acc[nt][0], acc[nt][1]);
+                if (i1 < L) *(float2 *)(orow + i1 * rs + 8 * nt) = make_float2(acc[nt][2], acc[nt][3]);
+            }
+        }
+        if (c + 1 == w.nc && !p.ht) break;
+
+        /* S_{c+1} = exp2(b_L) S_c + (K ⊙ w)^T V */
+        __syncthreads(); /* every warp is done with S_c's copy and with the last chunk's weights */
+        if (tid < 64) sm.wt[tid] = sgla_exp2(bdiff(bh, bl, 63, tid));
+        __syncthreads();
+        float U[MS][4][4];
+#pragma unroll
+        for (int mt = 0; mt < MS; mt++)
+#pragma unroll
+            for (int nt = 0; nt < 4; nt++) U[mt][nt][0] = U[mt][nt][1] = U[mt][nt][2] = U[mt][nt][3] = 0.f;
+#pragma unroll 2
+        for (int kt = 0; kt < 8; kt++) {
+            const int j = 8 * kt + 2 * tig;
+            FragB b[4];
+            const float *vb = vs + j * LV + 32 * hf + gid;
+#pragma unroll
+            for (int nt = 0; nt < 4; nt++) frag_b(b[nt], vb[8 * nt], vb[LV + 8 * nt]);
+            const float w0 = sm.wt[j], w1 = sm.wt[j + 1];
+#pragma unroll
+            for (int mt = 0; mt < MS; mt++) {
+                const float *ka = ks + j * LK + srow + 16 * mt;
+                FragA a;
+                frag_a(a, ka[0] * w0, ka[8] * w0, ka[LK] * w1, ka[LK + 8] * w1);
+#pragma unroll
+                for (int nt = 0; nt < 4; nt++) mma3<X3>(U[mt][nt], a, b[nt]);
+            }
+        }
+        const float em1 = expm1f(bC * SGLA_LN2), ex = sgla_exp2(bC);
+#pragma unroll
+        for (int mt = 0; mt < MS; mt++)
+#pragma unroll
+            for (int nt = 0; nt < 4; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) S[mt][nt][e] = sgla_carry_mul(S[mt][nt][e], bC, em1, ex) + U[mt][nt][e];
+        if (c + 1 < w.nc) {
+            copy_state();
+            if (warp == 0) tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, c + 1), sm.bh[s ^ 1], sm.bl[s ^ 1], lane);
+        }
+    }
+    if (p.ht) { /* (h0, or zeros, for an empty sequence) */
+        float *ht = p.ht + w.nh * KD * p.V + w.col0;
+#pragma unroll
+        for (int mt = 0; mt < MS; mt++)
+#pragma unroll
+            for (int nt = 0; nt < 4; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e += 2)
+                    *(float2 *)&ht[(int64_t)(srow + 16 * mt + 8 * (e >> 1)) * p.V + scol + 8 * nt] =
+                        make_float2(S[mt][nt][e], S[mt][nt][e + 1]);
+    }
+}
+
+typedef void (*tf32_fn)(const sgla_kparams);
+struct TInst {
+    tf32_fn fn;
+    unsigned smem;
+};
+template <int KD, bool X3> constexpr TInst tinst(void)
+{
+    return {chunk_fwd_tf32<KD, X3>, (unsigned)sizeof(Tf32Smem<KD>)};
+}
+/* [K = 64, 128][TF32 alone, 3xTF32] */
+const TInst tinsts[2][2] = {{tinst<64, false>(), tinst<64, true>()}, {tinst<128, false>(), tinst<128, true>()}};
+
+} /* namespace */
+
+int sgla_fwd_tf32_supported(int64_t K, int64_t V) { return (K == 64 || K == 128) && V >= BVT && V % BVT == 0; }
+
+size_t sgla_fwd_tf32_max_smem(void) { return tinsts[1][1].smem; }
+
+cudaError_t sgla_fwd_tf32_setup(void)
+{
+    cudaError_t e = cudaSuccess;
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++)
+            if ((e = cudaFuncSetAttribute((const void *)tinsts[a][b].fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)tinsts[a][b].smem)) != cudaSuccess)
+                return e;
+    return e;
+}
+
+sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, int x3, cudaStream_t st)
+{
+    if (!sgla_fwd_tf32_supported(p->K, p->V))
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "TF32 forward: K = %lld, V = %lld", (long long)p->K,
+                         (long long)p->V);
+    const TInst *x = &tinsts[p->K == 128][x3 ? 1 : 0];
+    if (p->N * p->H == 0) return SGLA_OK;
+    x->fn<<<dim3((unsigned)(p->N * p->H), (unsigned)(p->V / BVT)), NTH, x->smem, st>>>(*p);
+    const cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? SGLA_OK
+                            : sgla_fail(SGLA_ERR_CUDA, "launch of the TF32 forward: %s", cudaGetErrorString(e));
+}

@@ -47,17 +47,14 @@ static_assert(Tf32Smem<64>::LK % 32 == 4 && Tf32Smem<128>::LK % 32 == 4 && Tf32S
                   Tf32Smem<64>::LS % 32 == 8,
               "the padding that keeps fragment loads conflict-free");
 
-__device__ __forceinline__ uint32_t tf32_of(float x)
-{
-    uint32_t r;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return r;
-}
-/* x = hi + lo in TF32 (lo unused, and so not computed, without X3) */
+/* x = hi + lo in TF32 (lo unused, and so not computed, without X3) by integer operations, as the
+ * tensor cores read only the top 19 bits of a TF32 operand: hi = x rounded at bit 13 and masked,
+ * lo = x - hi exactly, passed whole (the hardware drops its low bits: 2^-21 of x).  Three integer
+ * and float operations where two cvt.rna cost more (docs/perf.md, session 7). */
 __device__ __forceinline__ void tf32_split(float x, uint32_t &hi, uint32_t &lo)
 {
-    hi = tf32_of(x);
-    lo = tf32_of(x - __uint_as_float(hi));
+    hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+    lo = __float_as_uint(x - __uint_as_float(hi));
 }
 
 __device__ __forceinline__ void mma_tf32(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)

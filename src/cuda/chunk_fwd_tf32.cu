@@ -361,14 +361,15 @@ const TInst tinsts[2][2] = {{tinst<64, false>(), tinst<64, true>()}, {tinst<128,
 
 int sgla_fwd_tf32_supported(int64_t K, int64_t V) { return (K == 64 || K == 128) && V >= BVT && V % BVT == 0; }
 
-size_t sgla_fwd_tf32_max_smem(void) { return tinsts[1][1].smem; }
+size_t sgla_fwd_tf32_smem(int64_t K) { return tinsts[K == 128][0].smem; }
 
-cudaError_t sgla_fwd_tf32_setup(void)
+cudaError_t sgla_fwd_tf32_setup(int optin)
 {
     cudaError_t e = cudaSuccess;
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++)
-            if ((e = cudaFuncSetAttribute((const void *)tinsts[a][b].fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            if ((int)tinsts[a][b].smem <= optin &&
+                (e = cudaFuncSetAttribute((const void *)tinsts[a][b].fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)tinsts[a][b].smem)) != cudaSuccess)
                 return e;
     return e;

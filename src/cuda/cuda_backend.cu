@@ -23,7 +23,8 @@ typedef struct device_facts {
     int sms, cc;        /* cc: compute capability, 10 major + minor */
     int hopper;         /* the sm_90a kernels run here (an H100 / H200 and a build with them) */
     int mma_fwd;        /* the mma.sync forward (chunk_fwd_mma.cu) runs here */
-    int tf32_fwd;       /* the fp32 forward on TF32 tensor cores (chunk_fwd_tf32.cu) runs here */
+    int tf32_fwd;       /* the fp32 forward on TF32 tensor cores (chunk_fwd_tf32.cu) runs here ... */
+    int optin;          /* ... where its block's shared memory fits this (bytes a block) */
     int bwd_tc, bwd_cc; /* the tensor-core / CUDA-core backward fit its shared memory */
     int blocks_per_sm[2][SGLA_NUM_CHUNK_CONFIGS]; /* [f16, bf16][row], Hopper only */
 } device_facts;
@@ -97,7 +98,8 @@ static void find_facts(int dev, device_facts *f)
         }
     /* the other kernels where their shared memory fits (an sm_86 / sm_89 block has 99 KB) */
     f->mma_fwd = (int)sgla_fwd_mma_max_smem() <= optin && sgla_fwd_mma_setup() == cudaSuccess;
-    f->tf32_fwd = (int)sgla_fwd_tf32_max_smem() <= optin && sgla_fwd_tf32_setup() == cudaSuccess;
+    f->optin = optin;
+    f->tf32_fwd = sgla_fwd_tf32_setup(optin) == cudaSuccess;
     f->bwd_tc = (int)sgla_bwd_tc_max_smem() <= optin && sgla_bwd_tc_setup() == cudaSuccess;
     const size_t bsm = sgla_bwd_grads_smem(256, 256); /* the CUDA-core backward at its largest (K = V = 256) */
     f->bwd_cc = (int)bsm <= optin;
@@ -239,14 +241,16 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
     if (d->T == 0) return SGLA_OK;
     if (d->dtype == SGLA_F32) {
         /* the tensor cores where the kernel serves the shape; the token recurrence for the rest */
-        const int chunked = f->tf32_fwd && sgla_fwd_tf32_supported(d->K, d->V) && qkvo_aligned16(d);
+        const int chunked = f->tf32_fwd && sgla_fwd_tf32_supported(d->K, d->V) && qkvo_aligned16(d) &&
+                            (int)sgla_fwd_tf32_smem(d->K) <= f->optin;
         const int want = force && force->config != -1 ? force->config
                          : chunked                    ? SGLA_CUDA_CONFIG_F32_CHUNKED
                                                       : SGLA_CUDA_CONFIG_F32_RECURRENT;
         if (want == SGLA_CUDA_CONFIG_F32_CHUNKED && !chunked)
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the fp32 chunked path takes K in {64, 128}, V a "
-                             "multiple of 64 and 16-byte aligned tensors (K = %lld, V = %lld)",
-                             (long long)d->K, (long long)d->V);
+                             "multiple of 64, 16-byte aligned tensors and a GPU whose blocks hold %zu bytes of shared "
+                             "memory (K = %lld, V = %lld; %d bytes here)",
+                             sgla_fwd_tf32_smem(d->K), (long long)d->K, (long long)d->V, f->optin);
         pl->f32 = want == SGLA_CUDA_CONFIG_F32_CHUNKED ? 1 : 2;
         return SGLA_OK;
     }

@@ -13,6 +13,7 @@
  * SGLA_GPU_SMALL=1 runs a few small cases with their default plan only (for
  * compute-sanitizer). */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +300,39 @@ static void error_paths(cudaStream_t stream)
 /* The sequence split's workspace: the size query, a workspace passed in (bits
  * equal to the library's own allocation), one too small, and a CUDA graph of
  * the call replayed; a second plain run gives the same bits (no atomics). */
+/* A call from a thread that has made no CUDA call of its own (as torch's autograd workers): the
+ * library makes the device's context current there before it encodes a tensor map */
+typedef struct fresh_arg {
+    sgla_forward_desc d;
+    sgla_status st;
+    char err[256]; /* sgla_last_error() is the thread's own */
+} fresh_arg;
+static void *fresh_thread(void *p)
+{
+    fresh_arg *a = p;
+    a->st = sgla_forward(&a->d, SGLA_BACKEND_CUDA);
+    snprintf(a->err, sizeof a->err, "%s", sgla_last_error());
+    return NULL;
+}
+static void fresh_thread_call(void)
+{
+    const int64_t B = 1, T = 200, H = 2, K = 64, V = 64;
+    const size_t n = (size_t)(B * T * H * K);
+    uint16_t *dq = dalloc(n * 2 * 4);
+    CK(cudaMemset(dq, 0, n * 2 * 4));
+    CK(cudaDeviceSynchronize());
+    fresh_arg a;
+    sgla_forward_desc_init(&a.d);
+    a.d.q = dq; a.d.k = dq + n; a.d.v = dq + 2 * n; a.d.o = dq + 3 * n; a.d.dtype = SGLA_BF16;
+    a.d.B = B; a.d.T = T; a.d.H = H; a.d.K = K; a.d.V = V;
+    pthread_t th;
+    TU_CHECK(pthread_create(&th, NULL, fresh_thread, &a) == 0, "pthread_create");
+    pthread_join(th, NULL);
+    TU_CHECK(a.st == SGLA_OK, "a call from a fresh thread: %s (%s)", sgla_status_string(a.st), a.err);
+    CK(cudaDeviceSynchronize());
+    cudaFree(dq);
+}
+
 static void workspace_and_graphs(cudaStream_t stream, tu_rng *r)
 {
     const int64_t B = 1, T = 4096, H = 2, K = 128, V = 128, nqk = B * T * H * K, ns = B * H * K * V;
@@ -505,6 +539,7 @@ int main(void)
     cudaStream_t stream;
     CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     error_paths(stream);
+    fresh_thread_call();
     if (!small) workspace_and_graphs(stream, &r);
     CK(cudaStreamDestroy(stream));
     printf("%d runs\n", n_run);

@@ -113,6 +113,28 @@ def test_cuda_autograd_vs_fp64(dtype, gate):
 
 
 @pytest.mark.gpu
+def test_cuda_backward_first_in_autograd_worker():
+    """The op's backward as the first CUDA work of torch's autograd worker thread (o.backward(do)
+    straight after the forward), in a fresh process: that thread has no current context, which the
+    driver's tensor-map encoder needs (it failed with CUresult 201 before session 7's fix)."""
+    import os
+    import subprocess
+    import sys
+    code = (
+        "import torch, sgla\n"
+        "q, k, v = (torch.randn(2, 256, 2, 64, device='cuda', dtype=torch.bfloat16, requires_grad=True)"
+        " for _ in range(3))\n"
+        "g = (-0.1 * torch.rand(2, 256, 2, device='cuda')).requires_grad_()\n"
+        "o, _ = sgla.chunk_simple_gla(q, k, v, g=g)\n"
+        "o.backward(torch.randn_like(o))\n"
+        "torch.cuda.synchronize()\n"
+        "assert torch.isfinite(q.grad.float()).all() and torch.isfinite(g.grad).all()\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    assert r.returncode == 0, r.stderr[-2000:]
+
+
+@pytest.mark.gpu
 def test_cuda_torch_compile_fullgraph():
     """torch.compile (inductor, fullgraph) of a function calling sgla on CUDA tensors:
     one operator, the same outputs and gradients as eager."""

@@ -136,6 +136,13 @@ static const device_facts *current_device(char *why, size_t n)
         snprintf(why, n, "cudaGetDevice: %s", cudaGetErrorString(e));
         return NULL;
     }
+    /* the device's primary context current on this thread: a thread that has made no runtime call
+     * yet (torch's autograd workers on device 0) has none, and the driver's tensor-map encoder then
+     * fails with CUDA_ERROR_INVALID_CONTEXT where a launch would have made it current itself */
+    if ((e = cudaSetDevice(dev)) != cudaSuccess) {
+        snprintf(why, n, "cudaSetDevice(%d): %s", dev, cudaGetErrorString(e));
+        return NULL;
+    }
     if (dev < 0 || dev >= MAX_DEVICES) {
         snprintf(why, n, "device %d: only devices 0..%d are served", dev, MAX_DEVICES - 1);
         return NULL;

@@ -36,14 +36,14 @@ def _some(x):
 @torch.library.custom_op("sgla::chunk_fwd", mutates_args=())
 def chunk_fwd(q: _T, k: _T, v: _T, g: Optional[_T], g_gamma: Optional[_T], h0: Optional[_T],
               cu: Optional[_T], scale: float, output_final_state: bool, backend: int, threads: int,
-              chunk: int) -> Tuple[_T, _T]:
+              chunk: int, allow_tf32: bool = False) -> Tuple[_T, _T]:
     o, ht = _ops._torch_forward_raw(q, k, v, g, g_gamma, h0, cu, scale, output_final_state,
-                                    Backend(backend), threads, chunk)
+                                    Backend(backend), threads, chunk, allow_tf32)
     return o, ht if ht is not None else _empty(q)
 
 
 @chunk_fwd.register_fake
-def _chunk_fwd_fake(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk):
+def _chunk_fwd_fake(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk, allow_tf32=False):
     B, T, H, K = q.shape
     V = v.shape[3]
     N = cu.shape[0] - 1 if cu is not None else B
@@ -75,7 +75,7 @@ def _chunk_bwd_fake(q, k, v, do, g, g_gamma, h0, dht, cu, scale, backend, thread
 
 
 def _setup_context(ctx, inputs, output):
-    q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk = inputs
+    q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk, _allow_tf32 = inputs
     ctx.save_for_backward(q, k, v, g, g_gamma, h0, cu)
     ctx.args = (scale, backend, threads, chunk)
 
@@ -86,14 +86,14 @@ def _backward(ctx, do, dht):
     need = ctx.needs_input_grad
     dq, dk, dv, dg, dgg, dh0 = chunk_bwd(q, k, v, do, g, g_gamma, h0, _some(dht), cu, scale, backend, threads,
                                          chunk, bool(need[3]), bool(need[4]), bool(need[5]))
-    return (dq, dk, dv, _some(dg), _some(dgg), _some(dh0)) + (None,) * 6
+    return (dq, dk, dv, _some(dg), _some(dgg), _some(dh0)) + (None,) * 7
 
 
 chunk_fwd.register_autograd(_backward, setup_context=_setup_context)
 
 
-def forward(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk):
+def forward(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk, allow_tf32=False):
     """(o, final state or None) of prepared tensors, differentiable."""
     o, ht = chunk_fwd(q, k, v, g, g_gamma, h0, cu, float(scale), bool(output_final_state), int(backend),
-                      int(threads), 64 if chunk is None else int(chunk))
+                      int(threads), 64 if chunk is None else int(chunk), bool(allow_tf32))
     return o, ht if output_final_state else None

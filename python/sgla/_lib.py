@@ -74,6 +74,7 @@ class Backend(enum.IntEnum):
 FLAG_CHECK_FINITE = 0x1
 FLAG_SKIP_VALUE_CHECK = 0x2
 FLAG_CHECK_DEVICE_VALUES = 0x4
+FLAG_ALLOW_TF32 = 0x8
 
 
 class ForwardDesc(ctypes.Structure):

@@ -122,6 +122,29 @@ def test_cuda_vs_fp64(shape, gate, dtype):
     check(o, ht, ro, rht, dtype, f"{shape} {gate}")
 
 
+def test_allow_tf32_ignored_on_cpu():
+    """allow_tf32 names a CUDA mode: the CPU backend gives the same bits with it"""
+    q, k, v, g, _, h0 = rand_inputs(14, 1, 70, 2, 32, 16, torch.float32, "cpu", "g")
+    a, _ = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0)
+    b, _ = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0, allow_tf32=True)
+    assert torch.equal(a, b)
+
+
+@pytest.mark.gpu
+def test_cuda_f32_allow_tf32():
+    """float32 on CUDA: 3xTF32 by default (fp32's bar), TF32 alone with allow_tf32=True (its own
+    bar, and measurably less accurate: else the flag did not reach the kernel)"""
+    q, k, v, g, _, h0 = rand_inputs(13, 2, 300, 2, 128, 128, torch.float32, "cuda", "g")
+    ro, _ = ref_forward(q, k, v, g, None, None, h0)
+    errs = []
+    for tf32 in (False, True):
+        o, _ = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0, allow_tf32=tf32)
+        torch.cuda.synchronize()
+        errs.append(rel_l2(o, ro))
+    assert errs[0] <= 1e-5, errs
+    assert 1e-6 < errs[1] <= 5e-3 and errs[1] > 10 * errs[0], errs
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("chunk_size", [16, 32, 64])
 def test_cuda_chunk_sizes(chunk_size):

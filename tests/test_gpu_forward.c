@@ -301,7 +301,7 @@ static void error_paths(cudaStream_t stream)
  * equal to the library's own allocation), one too small, and a CUDA graph of
  * the call replayed; a second plain run gives the same bits (no atomics). */
 /* A call from a thread that has made no CUDA call of its own (as torch's autograd workers): the
- * library makes the device's context current there before it encodes a tensor map */
+ * library makes the device's context current there when the tensor-map encoder finds none */
 typedef struct fresh_arg {
     sgla_forward_desc d;
     sgla_status st;

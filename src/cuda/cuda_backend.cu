@@ -136,13 +136,6 @@ static const device_facts *current_device(char *why, size_t n)
         snprintf(why, n, "cudaGetDevice: %s", cudaGetErrorString(e));
         return NULL;
     }
-    /* the device's primary context current on this thread: a thread that has made no runtime call
-     * yet (torch's autograd workers on device 0) has none, and the driver's tensor-map encoder then
-     * fails with CUDA_ERROR_INVALID_CONTEXT where a launch would have made it current itself */
-    if ((e = cudaSetDevice(dev)) != cudaSuccess) {
-        snprintf(why, n, "cudaSetDevice(%d): %s", dev, cudaGetErrorString(e));
-        return NULL;
-    }
     if (dev < 0 || dev >= MAX_DEVICES) {
         snprintf(why, n, "device %d: only devices 0..%d are served", dev, MAX_DEVICES - 1);
         return NULL;
@@ -423,9 +416,18 @@ static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m)
         const cuuint64_t str[3] = {(cuuint64_t)(t[i].d * 2), (cuuint64_t)(p->H * t[i].d * 2),
                                    (cuuint64_t)(p->T * p->H * t[i].d * 2)};
         const cuuint32_t box[4] = {64, 1, 64, 1}, es[4] = {1, 1, 1, 1};
-        CUresult r = tma_encode(t[i].map, ty, 4, (void *)t[i].ptr, dim, str, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        const auto encode = [&]() {
+            return tma_encode(t[i].map, ty, 4, (void *)t[i].ptr, dim, str, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+        };
+        CUresult r = encode();
+        int dev;
+        /* a thread that has made no runtime call of its own (torch's autograd worker running the op's
+         * backward first) has no current context, which this driver call needs and a launch would have
+         * made current: make the device's primary context current there and encode again */
+        if (r == CUDA_ERROR_INVALID_CONTEXT && cudaGetDevice(&dev) == cudaSuccess && cudaSetDevice(dev) == cudaSuccess)
+            r = encode();
         if (r != CUDA_SUCCESS)
             return sgla_fail(SGLA_ERR_CUDA, "cuTensorMapEncodeTiled(%s: %lld x %lld x %lld x %lld): CUresult %d",
                              t[i].name, (long long)t[i].d, (long long)p->H, (long long)p->T, (long long)nb, (int)r);

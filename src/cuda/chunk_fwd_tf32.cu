@@ -184,15 +184,18 @@ template <int KD, bool X3> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_t
                 for (int e = 0; e < 4; e++)
                     S[mt][nt][e] = h0 ? h0[(int64_t)(srow + 16 * mt + 8 * (e >> 1)) * p.V + scol + 8 * nt + (e & 1)] : 0.f;
     }
-    const auto copy_state = [&]() {
+    /* f(row, nt, pair) for each pair of the warp's state entries (row, scol + 8 nt), (row, scol + 8 nt + 1) */
+    const auto state_pairs = [&](auto f) {
 #pragma unroll
         for (int mt = 0; mt < MS; mt++)
 #pragma unroll
             for (int nt = 0; nt < 4; nt++)
 #pragma unroll
                 for (int e = 0; e < 4; e += 2)
-                    *(float2 *)&sm.S[(srow + 16 * mt + 8 * (e >> 1)) * LS + scol + 8 * nt] =
-                        make_float2(S[mt][nt][e], S[mt][nt][e + 1]);
+                    f(srow + 16 * mt + 8 * (e >> 1), nt, make_float2(S[mt][nt][e], S[mt][nt][e + 1]));
+    };
+    const auto copy_state = [&]() {
+        state_pairs([&](int r, int nt, float2 x) { *(float2 *)&sm.S[r * LS + scol + 8 * nt] = x; });
     };
     const auto load = [&](int c, int s) {
         const int L = chunk_rows(w.len, c);
@@ -334,14 +337,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_t
     }
     if (p.ht) { /* (h0, or zeros, for an empty sequence) */
         float *ht = p.ht + w.nh * KD * p.V + w.col0;
-#pragma unroll
-        for (int mt = 0; mt < MS; mt++)
-#pragma unroll
-            for (int nt = 0; nt < 4; nt++)
-#pragma unroll
-                for (int e = 0; e < 4; e += 2)
-                    *(float2 *)&ht[(int64_t)(srow + 16 * mt + 8 * (e >> 1)) * p.V + scol + 8 * nt] =
-                        make_float2(S[mt][nt][e], S[mt][nt][e + 1]);
+        state_pairs([&](int r, int nt, float2 x) { *(float2 *)&ht[(int64_t)r * p.V + scol + 8 * nt] = x; });
     }
 }
 

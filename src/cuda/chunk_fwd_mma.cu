@@ -35,23 +35,6 @@ template <class Sh> struct FwdMmaSmem {
  * V split or one stage (not yet: the launch refuses what the device cannot hold) */
 static_assert(sizeof(FwdMmaSmem<MmaShape<128, 128>>) <= 163 * 1024, "fits the shared memory of an sm_80 block");
 
-struct MWork {
-    int64_t nh, h, row0, len; /* row0: (b T + t0) H + h, the first token's row index */
-    int nc;
-};
-
-__device__ __forceinline__ void mwork(const sgla_kparams &p, MWork &w)
-{
-    w.nh = blockIdx.x;
-    const int64_t n = w.nh / p.H;
-    w.h = w.nh - n * p.H;
-    int64_t b, t0, t1;
-    sgla_seq_range(&p, n, &b, &t0, &t1);
-    w.len = t1 - t0;
-    w.nc = (int)((w.len + 63) / 64);
-    w.row0 = (b * p.T + t0) * p.H + w.h;
-}
-
 /* q, k, v of chunk c into stage s (rows past the chunk are zeros) */
 template <class Sh>
 __device__ __forceinline__ void mload(const sgla_kparams &p, const MWork &w, FwdMmaSmem<Sh> &sm, int c, int s, int tid)
@@ -65,14 +48,7 @@ __device__ __forceinline__ void mload(const sgla_kparams &p, const MWork &w, Fwd
     sgla_cp_async_commit();
 }
 
-/* g of chunk c's rows (nothing past the sequence), and its b into bdst (chunk_gate_*) */
-__device__ __forceinline__ void mgate_load(const sgla_kparams &p, const MWork &w, int c, int lane, float &g0, float &g1)
-{
-    const bool in = c >= 0 && c < w.nc;
-    const bool gated = in && p.gmode == SGLA_GATE_G;
-    const float *gp = gated ? p.g + w.row0 + (int64_t)c * 64 * p.H : nullptr;
-    chunk_gate_load(gated ? SGLA_GATE_G : SGLA_GATE_NONE, gp, p.H, in ? chunk_rows(w.len, c) : 0, lane, g0, g1);
-}
+/* chunk c's b into bdst (chunk_gate_scan), from g loaded by mgate_load */
 __device__ __forceinline__ void mgate_scan(const sgla_kparams &p, const MWork &w, int c, float g0, float g1,
                                            float *bdst, int lane)
 {

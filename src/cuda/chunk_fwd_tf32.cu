@@ -140,11 +140,6 @@ __device__ __forceinline__ float bdiff(const float *bh, const float *bl, int i, 
     return (bh[i] - bh[j]) + (bl[i] - bl[j]);
 }
 
-struct TWork {
-    int64_t nh, h, row0, len; /* row0: (b T + t0) H + h, the first token's row index */
-    int nc, col0;             /* chunks; the block's first column of V */
-};
-
 template <int KD, bool X3> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_tf32(const sgla_kparams p)
 {
     extern __shared__ __align__(128) unsigned char smraw[];
@@ -155,27 +150,18 @@ template <int KD, bool X3> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_t
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
 
-    TWork w;
-    w.nh = blockIdx.x;
-    {
-        const int64_t n = w.nh / p.H;
-        w.h = w.nh - n * p.H;
-        int64_t bi, t0, t1;
-        sgla_seq_range(&p, n, &bi, &t0, &t1);
-        w.len = t1 - t0;
-        w.nc = (int)((w.len + 63) / 64);
-        w.row0 = (bi * p.T + t0) * p.H + w.h;
-        w.col0 = (int)blockIdx.y * BVT;
-    }
-    const float *q = (const float *)p.q, *k = (const float *)p.k, *v = (const float *)p.v + w.col0;
-    float *o = (float *)p.o + w.col0;
+    MWork w;
+    mwork(p, w);
+    const int col0 = (int)blockIdx.y * BVT; /* the block's first column of V */
+    const float *q = (const float *)p.q, *k = (const float *)p.k, *v = (const float *)p.v + col0;
+    float *o = (float *)p.o + col0;
     const int64_t sk = p.H * KD, sv = p.H * p.V; /* token strides */
 
     /* the warp's state: rows srow(mt) (+ 8), columns scol(nt) (+ 1) of the block's columns */
     const int srow = (KD / 4) * m + gid, scol = 32 * hf + 2 * tig;
     float S[MS][4][4];
     {
-        const float *h0 = p.h0 ? p.h0 + w.nh * KD * p.V + w.col0 : (const float *)0;
+        const float *h0 = p.h0 ? p.h0 + w.nh * KD * p.V + col0 : (const float *)0;
 #pragma unroll
         for (int mt = 0; mt < MS; mt++)
 #pragma unroll
@@ -206,11 +192,6 @@ template <int KD, bool X3> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_t
         sgla_cp_async_commit();
     };
     const float gamma = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f;
-    const auto gate_load = [&](int c, float &g0, float &g1) {
-        const bool in = c < w.nc, gated = in && p.gmode == SGLA_GATE_G;
-        chunk_gate_load(gated ? SGLA_GATE_G : SGLA_GATE_NONE, gated ? p.g + w.row0 + (int64_t)c * 64 * p.H : nullptr,
-                        p.H, in ? chunk_rows(w.len, c) : 0, lane, g0, g1);
-    };
 
     if (w.nc > 0) {
         copy_state();
@@ -218,7 +199,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_t
     }
     float g0 = 0.f, g1 = 0.f;
     if (warp == 0) {
-        gate_load(0, g0, g1);
+        mgate_load(p, w, 0, lane, g0, g1);
         tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, 0), sm.bh[0], sm.bl[0], lane);
     }
     const float scale = p.scale;
@@ -228,7 +209,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_t
         sgla_cp_async_wait0();
         __syncthreads(); /* chunk c's tiles, its b and S_c's copy are complete */
         if (c + 1 < w.nc) load(c + 1, s ^ 1);
-        if (warp == 0) gate_load(c + 1, g0, g1);
+        if (warp == 0) mgate_load(p, w, c + 1, lane, g0, g1);
         const float *bh = sm.bh[s], *bl = sm.bl[s], *qs = sm.q[s], *ks = sm.k[s], *vs = sm.v[s];
         const float bC = bh[63];
 
@@ -336,7 +317,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_t
         }
     }
     if (p.ht) { /* (h0, or zeros, for an empty sequence) */
-        float *ht = p.ht + w.nh * KD * p.V + w.col0;
+        float *ht = p.ht + w.nh * KD * p.V + col0;
         state_pairs([&](int r, int nt, float2 x) { *(float2 *)&ht[(int64_t)r * p.V + scol + 8 * nt] = x; });
     }
 }

@@ -128,6 +128,34 @@ __device__ __forceinline__ void chunk_gate_scan(int gmode, float g0, float g1, f
     }
 }
 
+/* ---- a block's sequence and head (the mma.sync forwards: blockIdx.x = n H + h) ---------- */
+
+struct MWork {
+    int64_t nh, h, row0, len; /* row0: (b T + t0) H + h, the first token's row index */
+    int nc;
+};
+
+__device__ __forceinline__ void mwork(const sgla_kparams &p, MWork &w)
+{
+    w.nh = blockIdx.x;
+    const int64_t n = w.nh / p.H;
+    w.h = w.nh - n * p.H;
+    int64_t b, t0, t1;
+    sgla_seq_range(&p, n, &b, &t0, &t1);
+    w.len = t1 - t0;
+    w.nc = (int)((w.len + 63) / 64);
+    w.row0 = (b * p.T + t0) * p.H + w.h;
+}
+
+/* g of chunk c's rows (nothing past the sequence; chunk_gate_load) */
+__device__ __forceinline__ void mgate_load(const sgla_kparams &p, const MWork &w, int c, int lane, float &g0, float &g1)
+{
+    const bool in = c >= 0 && c < w.nc;
+    const bool gated = in && p.gmode == SGLA_GATE_G;
+    const float *gp = gated ? p.g + w.row0 + (int64_t)c * 64 * p.H : nullptr;
+    chunk_gate_load(gated ? SGLA_GATE_G : SGLA_GATE_NONE, gp, p.H, in ? chunk_rows(w.len, c) : 0, lane, g0, g1);
+}
+
 /* where this warp's fragment (mt, nt) of the state sits: row of its first element (the
  * other at + 8) and column of its pair (warp w holds rows K/4 (w % 4) .., columns V/2 (w / 4) ..) */
 template <class Sh> __device__ __forceinline__ int state_row(int m, int mt, int gid)

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "conform.h"
 #include "cpu/cpu_kernels.h"
+#include "cuda/cuda_dev.h"
 #include "ref/ref.h"
 
 double bench_flops(int64_t B, int64_t T, int64_t H, int64_t K, int64_t V, int64_t C)
@@ -619,12 +620,16 @@ int sgla_cmd_bench(int argc, char **argv)
         } else if (!strcmp(s, "--config") || !strcmp(s, "--split")) {
             int64_t x;
             if (!(val = cli_value("bench", argc, argv, &i))) return 2;
-            if (!strcmp(s, "--config") && !strcmp(val, "portable")) {
-                a.config = -2; /* SGLA_CUDA_CONFIG_PORTABLE */
-                continue;
-            }
-            if (!strcmp(s, "--config") && (!strcmp(val, "f32-chunked") || !strcmp(val, "f32-recurrent"))) {
-                a.config = val[4] == 'c' ? -3 : -4; /* SGLA_CUDA_CONFIG_F32_CHUNKED, _RECURRENT */
+            static const struct {
+                const char *name;
+                int config;
+            } named[] = {{"portable", SGLA_CUDA_CONFIG_PORTABLE},
+                         {"f32-chunked", SGLA_CUDA_CONFIG_F32_CHUNKED},
+                         {"f32-recurrent", SGLA_CUDA_CONFIG_F32_RECURRENT}};
+            int k = 0;
+            while (k < 3 && !(!strcmp(s, "--config") && !strcmp(val, named[k].name))) k++;
+            if (k < 3) {
+                a.config = named[k].config;
                 continue;
             }
             if (!cli_parse_i64("bench", s, val, &x)) return 2;

@@ -172,6 +172,10 @@ static void label(const conform_data *x, sgla_backend be, const sgla_cuda_plan *
              sgla_dtype_name(c->dtype), gate_name(c->gate), range_name(c->range), (long long)c->B, (long long)c->T,
              (long long)c->H, (long long)c->K, (long long)c->V, c->h0, c->ht, c->inplace ? "(in place)" : "", c->nseq,
              plan);
+    if (x->d.flags & SGLA_FLAG_ALLOW_TF32) {
+        const size_t n = strlen(res->label);
+        snprintf(res->label + n, sizeof res->label - n, " (TF32 alone)");
+    }
 }
 
 static int check_host(const conform_data *x, sgla_backend be, conform_result *res)
@@ -312,6 +316,8 @@ int conform_check(const conform_data *x, sgla_backend be, const sgla_cuda_plan *
     /* a decay within 1e-7 of 1 over more than 1e5 tokens: what rounding is left after the expm1 carry
      * has no sign and grows like the square root of the steps (docs/numerics.md §7) */
     if (x->c.range == CONFORM_NEAR1 && x->c.T > 100000) res->bar *= sqrt((double)x->c.T / 1e5);
+    /* fp32 with products in TF32 alone (SGLA_FLAG_ALLOW_TF32): fla's level, not fp32's */
+    if (x->c.dtype == SGLA_F32 && (x->d.flags & SGLA_FLAG_ALLOW_TF32)) res->bar = 5e-3;
     label(x, be, force, res);
     if (be != SGLA_BACKEND_CUDA) return check_host(x, be, res);
 #ifdef SGLA_HAVE_CUDA

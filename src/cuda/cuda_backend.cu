@@ -164,11 +164,13 @@ static int cuda_probe(char *why, size_t n)
     return f && f->state == 1;
 }
 
-/* cuTensorMapEncodeTiled, fetched once from the driver (the library does not link libcuda) */
+/* cuTensorMapEncodeTiled and cuCtxGetCurrent, fetched once from the driver (the library does not link libcuda) */
 typedef CUresult (*tma_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
                                   const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 static tma_encode_fn tma_encode;
+typedef CUresult (*ctx_current_fn)(CUcontext *);
+static ctx_current_fn ctx_current;
 static pthread_once_t tma_once = PTHREAD_ONCE_INIT;
 static void find_tma_encoder(void)
 {
@@ -177,6 +179,9 @@ static void find_tma_encoder(void)
     if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q) == cudaSuccess &&
         q == cudaDriverEntryPointSuccess)
         tma_encode = (tma_encode_fn)f;
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &f, 4000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+        ctx_current = (ctx_current_fn)f;
 }
 
 /* ---- the plan of a call ------------------------------------------------------------- */
@@ -403,6 +408,17 @@ static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m)
 {
     pthread_once(&tma_once, find_tma_encoder);
     if (!tma_encode) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "the CUDA driver has no cuTensorMapEncodeTiled (TMA)");
+    /* a thread that has made no runtime call of its own (torch's autograd worker running the op's
+     * backward first) has no current context, which the encoder needs and a launch would have made
+     * current: make the device's primary context current there first (asking the driver is a
+     * thread-local read; encoding without one is an API error that compute-sanitizer reports) */
+    CUcontext ctx = NULL;
+    int dev;
+    if (!ctx_current || ctx_current(&ctx) != CUDA_SUCCESS || !ctx) {
+        cudaError_t e = cudaGetDevice(&dev);
+        if (e == cudaSuccess) e = cudaSetDevice(dev);
+        if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "making the device's context current: %s", cudaGetErrorString(e));
+    }
     const CUtensorMapDataType ty = dt == SGLA_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     struct {
         CUtensorMap *map;
@@ -416,18 +432,9 @@ static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m)
         const cuuint64_t str[3] = {(cuuint64_t)(t[i].d * 2), (cuuint64_t)(p->H * t[i].d * 2),
                                    (cuuint64_t)(p->T * p->H * t[i].d * 2)};
         const cuuint32_t box[4] = {64, 1, 64, 1}, es[4] = {1, 1, 1, 1};
-        const auto encode = [&]() {
-            return tma_encode(t[i].map, ty, 4, (void *)t[i].ptr, dim, str, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                              CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-        };
-        CUresult r = encode();
-        int dev;
-        /* a thread that has made no runtime call of its own (torch's autograd worker running the op's
-         * backward first) has no current context, which this driver call needs and a launch would have
-         * made current: make the device's primary context current there and encode again */
-        if (r == CUDA_ERROR_INVALID_CONTEXT && cudaGetDevice(&dev) == cudaSuccess && cudaSetDevice(dev) == cudaSuccess)
-            r = encode();
+        const CUresult r = tma_encode(t[i].map, ty, 4, (void *)t[i].ptr, dim, str, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (r != CUDA_SUCCESS)
             return sgla_fail(SGLA_ERR_CUDA, "cuTensorMapEncodeTiled(%s: %lld x %lld x %lld x %lld): CUresult %d",
                              t[i].name, (long long)t[i].d, (long long)p->H, (long long)p->T, (long long)nb, (int)r);

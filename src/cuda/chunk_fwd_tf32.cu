@@ -15,15 +15,17 @@
  * tensor cores, as x + expm1 x near 1 (sgla_carry_mul): over a long sequence of
  * gates near 0 the state's rounding does not compound.
  *
- * Block = (sequence x head, 64 columns of V), 8 warps; warp w computes rows
- * 16 (w % 4) .. + 15 of o in the columns 32 (w / 4) .. + 31 of its block, and
- * owns the state rows K/4 (w % 4) .. in those columns.  Two stages of q, k, v by
- * cp.async.  Shared rows are padded so that every fragment load is free of bank
- * conflicts: row strides of q, k, v = 4 mod 32 words, of the state copy 8.
- * A . V and K^T . V reduce over keys in the order (2t, 2t + 1) for the k index
- * (t, t + 4) of the instruction: the scores' accumulator layout (row, 2t / 2t + 1)
- * is then the A fragment as it stands, and the loads of v and k stay
- * conflict-free. */
+ * Block = (sequence x head, 64 columns of V), 16 warps (the kernel is bound by
+ * latency: 8 warps left 0.5 of 2 warps a scheduler eligible, docs/perf.md);
+ * warp w computes rows 16 (w % 4) .. + 15 of o in the columns 16 (w / 4) .. + 15
+ * of its block, the scores of those rows with the keys 16 (w / 4) .. + 15 (none
+ * past the diagonal), and owns the state rows K/4 (w % 4) .. in its columns.  The
+ * weighted scores go through shared memory to the warps of their rows.  Two
+ * stages of q, k, v by cp.async.  Shared rows are padded so that every fragment
+ * load is free of bank conflicts: row strides of q, k, v and the scores = 4 mod 32
+ * words, of the state copy 8.  A . V and K^T . V reduce over keys in the order
+ * (2t, 2t + 1) for the k index (t, t + 4) of the instruction, so that the loads
+ * of v and k stay conflict-free; the score tile is stored in that order. */
 #include <stdint.h>
 
 #include "cuda_backend.cuh"
@@ -33,18 +35,20 @@
 namespace {
 
 constexpr int BVT = 64; /* columns of V a block */
+constexpr int TTHREADS = 512; /* 16 warps: four row groups x four quarters of the columns */
 
 template <int KD> struct Tf32Smem {
-    static constexpr int LK = KD + 4, LV = BVT + 4, LS = BVT + 8;
+    static constexpr int LK = KD + 4, LV = BVT + 4, LS = BVT + 8, LA = 64 + 4;
     float q[2][64 * LK], k[2][64 * LK]; /* two stages: chunk c and the next one */
     float v[2][64 * LV];
     float S[KD * LS];                   /* fp32 copy of S_c (this block's columns) */
     float bh[2][64], bl[2][64];         /* log2 b of each stage's chunk as bh + bl (tf32_gate_scan) */
     float wt[64];                       /* the chunk's key weights w */
+    float A[64 * LA];                   /* the chunk's weighted scores (keys in A . V's order) */
 };
 static_assert(sizeof(Tf32Smem<128>) <= 227 * 1024, "fits the shared memory of a Hopper block");
 static_assert(Tf32Smem<64>::LK % 32 == 4 && Tf32Smem<128>::LK % 32 == 4 && Tf32Smem<64>::LV % 32 == 4 &&
-                  Tf32Smem<64>::LS % 32 == 8,
+                  Tf32Smem<64>::LS % 32 == 8 && Tf32Smem<64>::LA % 32 == 4,
               "the padding that keeps fragment loads conflict-free");
 
 /* x = hi + lo in TF32 (lo unused, and so not computed, without X3) by integer operations, as the
@@ -100,7 +104,7 @@ __device__ __forceinline__ void f32_rows(float *dst, const float *src, int64_t s
 {
     constexpr int U = D / 4;
     const uint32_t d0 = sgla_smem_u32(dst);
-    for (int i = tid; i < 64 * U; i += NTH) {
+    for (int i = tid; i < 64 * U; i += TTHREADS) {
         const int r = i / U, u = i - r * U;
         const int64_t g = (r < L ? (int64_t)r * stride : 0) + u * 4;
         sgla_cp_async16(d0 + (uint32_t)((r * LD + u * 4) * 4), src + g, r < L ? 16 : 0);
@@ -140,15 +144,15 @@ __device__ __forceinline__ float bdiff(const float *bh, const float *bl, int i, 
     return (bh[i] - bh[j]) + (bl[i] - bl[j]);
 }
 
-template <int KD, bool X3> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_tf32(const sgla_kparams p)
+template <int KD, bool X3> __global__ void __launch_bounds__(TTHREADS, 1) chunk_fwd_tf32(const sgla_kparams p)
 {
     extern __shared__ __align__(128) unsigned char smraw[];
     using Sm = Tf32Smem<KD>;
     Sm &sm = *reinterpret_cast<Sm *>(smraw);
-    constexpr int LK = Sm::LK, LV = Sm::LV, LS = Sm::LS;
+    constexpr int LK = Sm::LK, LV = Sm::LV, LS = Sm::LS, LA = Sm::LA;
     constexpr int MS = KD / 64; /* m16 tiles of a warp's state rows (K / 4) */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
-    const int m = warp & 3, hf = warp >> 2;
+    const int m = warp & 3, qt = warp >> 2; /* row group; quarter of the columns (and of the keys) */
 
     MWork w;
     mwork(p, w);
@@ -157,31 +161,28 @@ template <int KD, bool X3> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_t
     float *o = (float *)p.o + col0;
     const int64_t sk = p.H * KD, sv = p.H * p.V; /* token strides */
 
-    /* the warp's state: rows srow(mt) (+ 8), columns scol(nt) (+ 1) of the block's columns */
-    const int srow = (KD / 4) * m + gid, scol = 32 * hf + 2 * tig;
-    float S[MS][4][4];
-    {
-        const float *h0 = p.h0 ? p.h0 + w.nh * KD * p.V + col0 : (const float *)0;
-#pragma unroll
-        for (int mt = 0; mt < MS; mt++)
-#pragma unroll
-            for (int nt = 0; nt < 4; nt++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    S[mt][nt][e] = h0 ? h0[(int64_t)(srow + 16 * mt + 8 * (e >> 1)) * p.V + scol + 8 * nt + (e & 1)] : 0.f;
-    }
-    /* f(row, nt, pair) for each pair of the warp's state entries (row, scol + 8 nt), (row, scol + 8 nt + 1) */
+    /* the warp's state: rows K/4 m .. (MS m16 tiles), columns 16 qt .. (two n8 tiles) of the block's */
+    const int srow = (KD / 4) * m + gid, scol = 16 * qt + 2 * tig;
+    float S[MS][2][4];
+    /* f(x0, x1, row, col) on each pair of the warp's state entries: (row, col), (row, col + 1) */
     const auto state_pairs = [&](auto f) {
 #pragma unroll
         for (int mt = 0; mt < MS; mt++)
 #pragma unroll
-            for (int nt = 0; nt < 4; nt++)
+            for (int nt = 0; nt < 2; nt++)
 #pragma unroll
                 for (int e = 0; e < 4; e += 2)
-                    f(srow + 16 * mt + 8 * (e >> 1), nt, make_float2(S[mt][nt][e], S[mt][nt][e + 1]));
+                    f(S[mt][nt][e], S[mt][nt][e + 1], srow + 16 * mt + 8 * (e >> 1), scol + 8 * nt);
     };
+    {
+        const float *h0 = p.h0 ? p.h0 + w.nh * KD * p.V + col0 : (const float *)0;
+        state_pairs([&](float &x0, float &x1, int r, int cl) {
+            x0 = h0 ? h0[(int64_t)r * p.V + cl] : 0.f;
+            x1 = h0 ? h0[(int64_t)r * p.V + cl + 1] : 0.f;
+        });
+    }
     const auto copy_state = [&]() {
-        state_pairs([&](int r, int nt, float2 x) { *(float2 *)&sm.S[r * LS + scol + 8 * nt] = x; });
+        state_pairs([&](float &x0, float &x1, int r, int cl) { *(float2 *)&sm.S[r * LS + cl] = make_float2(x0, x1); });
     };
     const auto load = [&](int c, int s) {
         const int L = chunk_rows(w.len, c);
@@ -204,37 +205,39 @@ template <int KD, bool X3> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_t
     }
     const float scale = p.scale;
     const int i0 = 16 * m + gid, i1 = i0 + 8;
+    const bool live = qt <= m; /* this warp's 16 keys meet its 16 rows (the rest are masked) */
     for (int c = 0; c < w.nc; c++) {
         const int s = c & 1, L = chunk_rows(w.len, c);
         sgla_cp_async_wait0();
-        __syncthreads(); /* chunk c's tiles, its b and S_c's copy are complete */
+        __syncthreads(); /* chunk c's tiles, its b and S_c's copy are complete; chunk c - 1 is done with A, wt */
         if (c + 1 < w.nc) load(c + 1, s ^ 1);
         if (warp == 0) mgate_load(p, w, c + 1, lane, g0, g1);
         const float *bh = sm.bh[s], *bl = sm.bl[s], *qs = sm.q[s], *ks = sm.k[s], *vs = sm.v[s];
         const float bC = bh[63];
+        if (tid < 64) sm.wt[tid] = sgla_exp2(bdiff(bh, bl, 63, tid)); /* read after the barrier below */
 
-        /* Q S_c (16 rows x 32 columns) and Q K^T (16 x 64; key tiles past the diagonal skipped) */
-        float acc[4][4], sc[8][4];
+        /* Q S_c (16 rows x 16 columns) and this warp's quarter of Q K^T (16 rows x 16 keys) */
+        float acc[2][4], sc[2][4];
 #pragma unroll
-        for (int i = 0; i < 4; i++) acc[i][0] = acc[i][1] = acc[i][2] = acc[i][3] = 0.f;
+        for (int i = 0; i < 2; i++)
 #pragma unroll
-        for (int i = 0; i < 8; i++) sc[i][0] = sc[i][1] = sc[i][2] = sc[i][3] = 0.f;
+            for (int e = 0; e < 4; e++) acc[i][e] = sc[i][e] = 0.f;
 #pragma unroll 4
         for (int kk = 0; kk < KD / 8; kk++) {
             const float *qa = qs + i0 * LK + 8 * kk + tig;
             FragA a;
             frag_a(a, qa[0], qa[8 * LK], qa[4], qa[8 * LK + 4]);
 #pragma unroll
-            for (int nt = 0; nt < 4; nt++) {
-                const float *sb = sm.S + (8 * kk + tig) * LS + 32 * hf + 8 * nt + gid;
+            for (int nt = 0; nt < 2; nt++) {
+                const float *sb = sm.S + (8 * kk + tig) * LS + 16 * qt + 8 * nt + gid;
                 FragB b;
                 frag_b(b, sb[0], sb[4 * LS]);
                 mma3<X3>(acc[nt], a, b);
             }
+            if (live)
 #pragma unroll
-            for (int nt = 0; nt < 8; nt++)
-                if ((nt >> 1) <= m) {
-                    const float *kb = ks + (8 * nt + gid) * LK + 8 * kk + tig;
+                for (int nt = 0; nt < 2; nt++) {
+                    const float *kb = ks + (16 * qt + 8 * nt + gid) * LK + 8 * kk + tig;
                     FragB b;
                     frag_b(b, kb[0], kb[4]);
                     mma3<X3>(sc[nt], a, b);
@@ -243,57 +246,60 @@ template <int KD, bool X3> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_t
         {
             const float r0 = scale * sgla_exp2(bh[i0]), r1 = scale * sgla_exp2(bh[i1]);
 #pragma unroll
-            for (int nt = 0; nt < 4; nt++) acc[nt][0] *= r0, acc[nt][1] *= r0, acc[nt][2] *= r1, acc[nt][3] *= r1;
+            for (int nt = 0; nt < 2; nt++) acc[nt][0] *= r0, acc[nt][1] *= r0, acc[nt][2] *= r1, acc[nt][3] *= r1;
         }
-        /* A = scale exp2(b_i - b_j) (q_i . k_j), j <= i */
+        /* A = scale exp2(b_i - b_j) (q_i . k_j), j <= i, into the shared A tile with the keys of each 8 in the
+         * order (0, 2, 4, 6, 1, 3, 5, 7): key 8 u + 2 t + e at column 8 u + t + 4 e, so that A . V's fragments
+         * (k index t, t + 4 = keys 2 t, 2 t + 1, as K^T . V below) read it conflict-free */
+        if (live)
 #pragma unroll
-        for (int nt = 0; nt < 8; nt++)
+            for (int nt = 0; nt < 2; nt++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                const int i = e < 2 ? i0 : i1, j = 8 * nt + 2 * tig + (e & 1);
-                sc[nt][e] = j <= i ? sc[nt][e] * scale * sgla_exp2(bdiff(bh, bl, i, j)) : 0.f;
-            }
-        /* o += A V (keys 8 kt + 2 tig, + 1 as the k index tig, tig + 4) */
+                for (int e = 0; e < 4; e++) {
+                    const int i = e < 2 ? i0 : i1, j = 16 * qt + 8 * nt + 2 * tig + (e & 1);
+                    sm.A[i * LA + 16 * qt + 8 * nt + tig + 4 * (e & 1)] =
+                        j <= i ? sc[nt][e] * scale * sgla_exp2(bdiff(bh, bl, i, j)) : 0.f;
+                }
+        __syncthreads(); /* A and wt complete */
+        /* o += A V over the keys of this row group's diagonal and before */
 #pragma unroll
         for (int kt = 0; kt < 8; kt++)
             if ((kt >> 1) <= m) {
+                const float *aa = sm.A + i0 * LA + 8 * kt + tig;
                 FragA a;
-                frag_a(a, sc[kt][0], sc[kt][2], sc[kt][1], sc[kt][3]);
-                const float *vb = vs + (8 * kt + 2 * tig) * LV + 32 * hf + gid;
+                frag_a(a, aa[0], aa[8 * LA], aa[4], aa[8 * LA + 4]);
+                const float *vb = vs + (8 * kt + 2 * tig) * LV + 16 * qt + gid;
 #pragma unroll
-                for (int nt = 0; nt < 4; nt++) {
+                for (int nt = 0; nt < 2; nt++) {
                     FragB b;
                     frag_b(b, vb[8 * nt], vb[LV + 8 * nt]);
                     mma3<X3>(acc[nt], a, b);
                 }
             }
         {
-            float *orow = o + (w.row0 + ((int64_t)c * 64) * p.H) * p.V + 32 * hf + 2 * tig;
+            float *orow = o + (w.row0 + ((int64_t)c * 64) * p.H) * p.V + 16 * qt + 2 * tig;
             const int64_t rs = p.H * p.V;
 #pragma unroll
-            for (int nt = 0; nt < 4; nt++) {
+            for (int nt = 0; nt < 2; nt++) {
                 if (i0 < L) *(float2 *)(orow + i0 * rs + 8 * nt) = make_float2(acc[nt][0], acc[nt][1]);
                 if (i1 < L) *(float2 *)(orow + i1 * rs + 8 * nt) = make_float2(acc[nt][2], acc[nt][3]);
             }
         }
         if (c + 1 == w.nc && !p.ht) break;
 
-        /* S_{c+1} = exp2(b_L) S_c + (K ⊙ w)^T V */
-        __syncthreads(); /* every warp is done with S_c's copy and with the last chunk's weights */
-        if (tid < 64) sm.wt[tid] = sgla_exp2(bdiff(bh, bl, 63, tid));
-        __syncthreads();
-        float U[MS][4][4];
+        /* S_{c+1} = exp2(b_L) S_c + (K ⊙ w)^T V (every warp read S_c's copy before the barrier above) */
+        float U[MS][2][4];
 #pragma unroll
         for (int mt = 0; mt < MS; mt++)
 #pragma unroll
-            for (int nt = 0; nt < 4; nt++) U[mt][nt][0] = U[mt][nt][1] = U[mt][nt][2] = U[mt][nt][3] = 0.f;
+            for (int nt = 0; nt < 2; nt++) U[mt][nt][0] = U[mt][nt][1] = U[mt][nt][2] = U[mt][nt][3] = 0.f;
 #pragma unroll 2
         for (int kt = 0; kt < 8; kt++) {
             const int j = 8 * kt + 2 * tig;
-            FragB b[4];
-            const float *vb = vs + j * LV + 32 * hf + gid;
+            FragB b[2];
+            const float *vb = vs + j * LV + 16 * qt + gid;
 #pragma unroll
-            for (int nt = 0; nt < 4; nt++) frag_b(b[nt], vb[8 * nt], vb[LV + 8 * nt]);
+            for (int nt = 0; nt < 2; nt++) frag_b(b[nt], vb[8 * nt], vb[LV + 8 * nt]);
             const float w0 = sm.wt[j], w1 = sm.wt[j + 1];
 #pragma unroll
             for (int mt = 0; mt < MS; mt++) {
@@ -301,14 +307,14 @@ template <int KD, bool X3> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_t
                 FragA a;
                 frag_a(a, ka[0] * w0, ka[8] * w0, ka[LK] * w1, ka[LK + 8] * w1);
 #pragma unroll
-                for (int nt = 0; nt < 4; nt++) mma3<X3>(U[mt][nt], a, b[nt]);
+                for (int nt = 0; nt < 2; nt++) mma3<X3>(U[mt][nt], a, b[nt]);
             }
         }
         const float em1 = expm1f(bC * SGLA_LN2), ex = sgla_exp2(bC);
 #pragma unroll
         for (int mt = 0; mt < MS; mt++)
 #pragma unroll
-            for (int nt = 0; nt < 4; nt++)
+            for (int nt = 0; nt < 2; nt++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) S[mt][nt][e] = sgla_carry_mul(S[mt][nt][e], bC, em1, ex) + U[mt][nt][e];
         if (c + 1 < w.nc) {
@@ -318,7 +324,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_t
     }
     if (p.ht) { /* (h0, or zeros, for an empty sequence) */
         float *ht = p.ht + w.nh * KD * p.V + col0;
-        state_pairs([&](int r, int nt, float2 x) { *(float2 *)&ht[(int64_t)r * p.V + scol + 8 * nt] = x; });
+        state_pairs([&](float &x0, float &x1, int r, int cl) { *(float2 *)&ht[(int64_t)r * p.V + cl] = make_float2(x0, x1); });
     }
 }
 
@@ -359,7 +365,7 @@ sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, int x3, cudaStream_t st)
                          (long long)p->V);
     const TInst *x = &tinsts[p->K == 128][x3 ? 1 : 0];
     if (p->N * p->H == 0) return SGLA_OK;
-    x->fn<<<dim3((unsigned)(p->N * p->H), (unsigned)(p->V / BVT)), NTH, x->smem, st>>>(*p);
+    x->fn<<<dim3((unsigned)(p->N * p->H), (unsigned)(p->V / BVT)), TTHREADS, x->smem, st>>>(*p);
     const cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? SGLA_OK
                             : sgla_fail(SGLA_ERR_CUDA, "launch of the TF32 forward: %s", cudaGetErrorString(e));

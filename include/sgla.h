@@ -73,8 +73,8 @@ typedef enum sgla_status {
     SGLA_ERR_CU_SEQLENS_END = 13,     /* cu_seqlens[N] != T */
     SGLA_ERR_INVALID_NUM_SEQS = 14,   /* num_seqs < 1 with cu_seqlens */
     SGLA_ERR_NONFINITE_INPUT = 15,    /* NaN/inf in q, k, v or h0 (only with SGLA_FLAG_CHECK_FINITE) */
-    SGLA_ERR_UNSUPPORTED_SHAPE = 16,  /* the backend cannot do this shape (CUDA: K <= 256, V <= 512
-                                         (the backward V <= 256), T < 2^31; CPU: K, V <= 65536) */
+    SGLA_ERR_UNSUPPORTED_SHAPE = 16,  /* the backend cannot do this shape (CUDA: K, V <= 512
+                                         (the backward K, V <= 256), T < 2^31; CPU: K, V <= 65536) */
     SGLA_ERR_BACKEND_UNAVAILABLE = 17,/* backend not compiled in, or no device present */
     SGLA_ERR_INVALID_BACKEND = 18,    /* not a value of sgla_backend */
     SGLA_ERR_INVALID_ARGUMENT = 19,   /* threads < 0, unknown flag bits, a pointer not aligned to its
@@ -238,10 +238,10 @@ typedef struct sgla_state_pool {
  *   (sm_90a) runs the wgmma / TMA kernels; other GPUs the mma.sync path (bf16 /
  *   fp16 with K, V up to 128 after padding, no split; run so far only by
  *   forcing it on an H200).
- * - Shapes.  K <= 256 and V <= 512 (the backward: V <= 256); 64, 128, 256
+ * - Shapes.  K, V <= 512 (the backward: K, V <= 256); 64, 128, 256
  *   and V = 512 run natively, other sizes on copies zero-padded to the next
- *   of those (the same function; the copies are workspace and cost their
- *   bytes).  chunk 16, 32 or 64 (each computed
+ *   of those, K above 256 as two calls on its halves whose outputs are summed
+ *   (the same function; the copies are workspace and cost their bytes).  chunk 16, 32 or 64 (each computed
  *   in chunks of 64: the same function, rounded differently), T < 2^31,
  *   q/k/v/o 16-byte and h0/ht 8-byte aligned at the native sizes (else
  *   SGLA_ERR_UNSUPPORTED_SHAPE / _CHUNK / SGLA_ERR_INVALID_ARGUMENT).  fp32

@@ -130,7 +130,7 @@ static void error_paths(cudaStream_t stream)
 {
     const int64_t B = 1, T = 70, H = 2, K = 64, V = 64;
     size_t n = (size_t)(B * T * H * K);
-    /* room for the K = 320, V = 576 probes so that validation sees no overlap */
+    /* room for the K = 576, V = 576 probes so that validation sees no overlap */
     uint16_t *dq = dalloc(n * 2 * 12), *dout = dalloc(n * 2 * 12);
     float *dg = dalloc((size_t)(B * T * H) * 4);
     CK(cudaMemset(dq, 0, n * 2));
@@ -145,9 +145,9 @@ static void error_paths(cudaStream_t stream)
     d.q = dq; d.k = dq; d.v = dq + n; d.o = dout; d.dtype = SGLA_BF16;
     d.B = B; d.T = T; d.H = H; d.K = K; d.V = V; d.stream = stream;
     sgla_status st;
-    d.K = 320;
+    d.K = 576; /* K up to 512 runs (above 256 as two halves) */
     st = sgla_forward(&d, SGLA_BACKEND_CUDA);
-    TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE, "K=320: got %s", sgla_status_string(st));
+    TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE, "K=576: got %s", sgla_status_string(st));
     d.K = 64; d.V = 576; /* V up to 512 runs (above 256 on padded copies or natively at 512) */
     st = sgla_forward(&d, SGLA_BACKEND_CUDA);
     TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE, "V=576: got %s", sgla_status_string(st));
@@ -217,7 +217,7 @@ static void error_paths(cudaStream_t stream)
         st = sgla_cuda_forward_forced(&d, &portable);
         TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "not one for fp32"),
                  "fp32 forced onto the mma.sync path: got %s (%s)", sgla_status_string(st), sgla_last_error());
-        d.K = 256, d.V = 64; /* in the buffers' room (K = 320 probes above) */
+        d.K = 256, d.V = 64; /* in the buffers' room (K = 576 probes above) */
         st = sgla_cuda_forward_forced(&d, &f32c);
         TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "fp32 chunked path takes"),
                  "fp32 K = 256 forced onto the chunked path: got %s (%s)", sgla_status_string(st), sgla_last_error());
@@ -241,17 +241,17 @@ static void error_paths(cudaStream_t stream)
         st = sgla_forward(&big, SGLA_BACKEND_CUDA);
         TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE, "T = 2^31: got %s (%s)", sgla_status_string(st), sgla_last_error());
     }
-    /* head sizes past the CUDA limits (K <= 256, V <= 512): refused before anything is read */
+    /* head sizes past the CUDA limits (K, V <= 512): refused before anything is read */
     {
         sgla_forward_desc wide = d;
         wide.T = 1, wide.H = 1, wide.V = 513;
         st = sgla_forward(&wide, SGLA_BACKEND_CUDA);
-        TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE && strstr(sgla_last_error(), "V at most 512"),
+        TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE && strstr(sgla_last_error(), "at most 512"),
                  "V = 513: got %s (%s)", sgla_status_string(st), sgla_last_error());
-        wide.V = 64, wide.K = 272;
+        wide.V = 64, wide.K = 528;
         st = sgla_forward(&wide, SGLA_BACKEND_CUDA);
-        TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE && strstr(sgla_last_error(), "K must be at most 256"),
-                 "K = 272: got %s (%s)", sgla_status_string(st), sgla_last_error());
+        TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE && strstr(sgla_last_error(), "at most 512"),
+                 "K = 528: got %s (%s)", sgla_status_string(st), sgla_last_error());
     }
     /* an uninitialised descriptor size */
     d.size = 3;
@@ -506,6 +506,12 @@ int main(void)
         {HF, NONE, MILD, 2, 65, 2, 96, 320, 1, 1, 0, 0},
         {F32, G, MILD, 1, 100, 2, 64, 512, 1, 1, 0, 0},
         {F32, GAMMA, NEAR0, 1, 130, 2, 128, 400, 1, 1, 0, 0},
+        /* K above 256: two calls on the halves of K (in place, varlen, V padded, split, every dtype) */
+        {BF, G, MILD, 1, 300, 2, 512, 64, 1, 1, 0, 0},
+        {HF, GAMMA, MILD, 2, 130, 2, 384, 128, 1, 1, 1, 0},
+        {BF, G, MIX30, 1, 1000, 2, 320, 96, 1, 1, 0, 3},
+        {BF, NONE, MILD, 1, 2048, 1, 512, 512, 0, 1, 0, 0},
+        {F32, G, MILD, 1, 100, 2, 272, 64, 1, 1, 1, 0},
         /* fp32 on the TF32 kernel: K = 128 with V = 64, varlen with states, head sizes padded, T = 1 */
         {F32, G, MILD, 2, 1000, 2, 128, 64, 1, 1, 0, 0},
         {F32, G, MIX30, 1, 900, 2, 128, 128, 1, 1, 1, 5},

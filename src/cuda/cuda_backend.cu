@@ -3,6 +3,8 @@
  * split, workspace), the launches, and the backend's entry in the dispatch
  * table.  Kernels: chunk_fwd.cuh (bf16 / fp16), chunk_fwd_tf32.cu and
  * recurrent_fwd_f32.cu (fp32). */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -334,9 +336,9 @@ static sgla_status check_shape(const sgla_forward_desc *d)
     if (d->dtype == SGLA_F64)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CUDA backend: f64 inputs are for the reference backends");
     if (!native_dim(d->K) || !native_v(d->V))
-        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: K = %lld, V = %lld; K must be at most 256 and V at "
-                         "most 512 (64, 128, 256 and V = 512 run natively, other sizes on zero-padded copies)",
-                         (long long)d->K, (long long)d->V);
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: K = %lld, V = %lld; K and V must be at most 512 "
+                         "(64, 128, 256 and V = 512 run natively, other sizes on zero-padded copies, K above 256 as "
+                         "two halves)", (long long)d->K, (long long)d->V);
     if (!chunk_taken(d->chunk))
         return sgla_fail(SGLA_ERR_UNSUPPORTED_CHUNK, "CUDA backend: chunk = %lld; it takes 16, 32 and 64 (all computed "
                          "in chunks of 64)", (long long)d->chunk);
@@ -789,15 +791,173 @@ static sgla_status cuda_run_padded(const sgla_forward_desc *d, const sgla_cuda_p
     return ws_release(d->workspace, wsv, st, rc, "head-size padding");
 }
 
-/* Any validated descriptor without a pool: padded when its head sizes are not native. */
+/* ---- K from 257 to 512: two calls on the halves of K ---------------------------------------------
+ * q.k sums over K and the state's rows are K: with q = [q1 q2], k = [k1 k2] (256 columns each, the
+ * second half zero-padded), o = o(q1, k1, v) + o(q2, k2, v) under the same gates, and the state is
+ * the two calls' states one above the other.  The halves are copies in the workspace; each runs as a
+ * call at K = 256 (V padded as there); o is their sum, taken in fp32.  Correct at every K up to 512,
+ * at about twice the time of K = 256 and the copies' bytes. */
+
+static int needs_ksplit(const sgla_forward_desc *d)
+{
+    return d->dtype != SGLA_F64 && d->K > 256 && d->K <= 512 && d->V >= 1 && d->V <= 512;
+}
+
+typedef struct ksplit_layout {
+    sgla_forward_desc in; /* a half's call: K = 256, V native */
+    size_t off_q[2], off_k[2], off_v, off_o[2], off_h0[2], off_ht[2], off_inner, bytes;
+    int pv;               /* v, o padded */
+} ksplit_layout;
+
+static sgla_status ksplit_plan(const sgla_forward_desc *d, const sgla_cuda_plan *force, ksplit_layout *L, plan *pl)
+{
+    memset(L, 0, sizeof *L);
+    L->in = *d;
+    L->in.K = 256, L->in.V = native_v(d->V) ? d->V : pad_dim(d->V);
+    L->in.workspace = NULL, L->in.workspace_bytes = 0;
+    L->in.flags &= ~(unsigned)SGLA_FLAG_CHECK_DEVICE_VALUES; /* checked once, on the caller's call */
+    L->pv = L->in.V != d->V;
+    const size_t es = sgla_dtype_size(d->dtype), rows = (size_t)(d->B * d->T * d->H);
+    const size_t st = (size_t)(sgla_num_sequences(d) * d->H * 256 * L->in.V) * sizeof(float);
+    size_t off = 0;
+    for (int i = 0; i < 2; i++) {
+        L->off_q[i] = off, off += align256(rows * 256 * es);
+        L->off_k[i] = off, off += align256(rows * 256 * es);
+        L->off_o[i] = off, off += align256(rows * (size_t)L->in.V * es);
+        if (d->h0) L->off_h0[i] = off, off += align256(st);
+        if (d->ht) L->off_ht[i] = off, off += align256(st);
+    }
+    if (L->pv) L->off_v = off, off += align256(rows * (size_t)L->in.V * es);
+    L->in.q = L->in.k = L->in.v = L->in.o = NULL, L->in.h0 = NULL, L->in.ht = NULL;
+    sgla_forward_desc as_called = L->in; /* states present or not decide the packed batch's order */
+    as_called.h0 = d->h0, as_called.ht = d->ht;
+    sgla_status rc = plan_call(&as_called, force, pl);
+    L->off_inner = off;
+    L->bytes = off + pl->ws_bytes;
+    return rc;
+}
+
+/* dst[m][r][c] (strides dsm, dsr; dr x dc) = src[m][r][c] (strides ssm, ssr) where r < sr and c < sc, else 0:
+ * a warp a row */
+template <class T>
+static __global__ void copy3s(T *dst, int64_t dsm, int64_t dsr, int dr, int dc, const T *src, int64_t ssm, int64_t ssr,
+                              int sr, int sc, int64_t M)
+{
+    const int lane = threadIdx.x & 31;
+    for (int64_t row = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) >> 5; row < M * dr;
+         row += ((int64_t)gridDim.x * blockDim.x) >> 5) {
+        const int64_t m = row / dr;
+        const int r = (int)(row - m * dr);
+        T *dp = dst + m * dsm + r * dsr;
+        const T *sp = src + m * ssm + r * ssr;
+        for (int c = lane; c < dc; c += 32) dp[c] = r < sr && c < sc ? sp[c] : (T)0;
+    }
+}
+
+static sgla_status copy3(void *dst, int64_t dsm, int64_t dsr, int64_t dr, int64_t dc, const void *src, int64_t ssm,
+                         int64_t ssr, int64_t sr, int64_t sc, int64_t M, size_t es, cudaStream_t st)
+{
+    const int64_t want = (M * dr + 7) / 8; /* 8 warps a block, a row each */
+    if (want == 0) return SGLA_OK;
+    const unsigned blocks = (unsigned)(want < 1048576 ? want : 1048576);
+    if (es == 2)
+        copy3s<uint16_t><<<blocks, 256, 0, st>>>((uint16_t *)dst, dsm, dsr, (int)dr, (int)dc, (const uint16_t *)src, ssm,
+                                                 ssr, (int)sr, (int)sc, M);
+    else
+        copy3s<float><<<blocks, 256, 0, st>>>((float *)dst, dsm, dsr, (int)dr, (int)dc, (const float *)src, ssm, ssr,
+                                              (int)sr, (int)sc, M);
+    const cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? SGLA_OK : sgla_fail(SGLA_ERR_CUDA, "launch of the K halves' copy: %s", cudaGetErrorString(e));
+}
+
+static __device__ __forceinline__ float elem_f(float x) { return x; }
+static __device__ __forceinline__ float elem_f(__nv_bfloat16 x) { return __bfloat162float(x); }
+static __device__ __forceinline__ float elem_f(__half x) { return __half2float(x); }
+static __device__ __forceinline__ void elem_set(float &y, float x) { y = x; }
+static __device__ __forceinline__ void elem_set(__nv_bfloat16 &y, float x) { y = __float2bfloat16_rn(x); }
+static __device__ __forceinline__ void elem_set(__half &y, float x) { y = __float2half_rn(x); }
+
+/* o[r][c] = a[r][c] + b[r][c] (a, b with row stride lds), c < cols, the sum in fp32 */
+template <class T>
+static __global__ void add_halves(T *o, int64_t ldo, const T *a, const T *b, int64_t lds, int cols, int64_t rows)
+{
+    const int64_t n = rows * cols;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t r = i / cols;
+        const int c = (int)(i - r * cols);
+        elem_set(o[r * ldo + c], elem_f(a[r * lds + c]) + elem_f(b[r * lds + c]));
+    }
+}
+
+static sgla_status cuda_run_ksplit(const sgla_forward_desc *d, const sgla_cuda_plan *force)
+{
+    ksplit_layout L;
+    plan pl;
+    sgla_status rc = ksplit_plan(d, force, &L, &pl);
+    if (rc != SGLA_OK) return rc;
+    if ((rc = check_call(d, d->workspace, d->workspace_bytes, L.bytes, "CUDA backend")) != SGLA_OK) return rc;
+    cudaStream_t st = (cudaStream_t)d->stream;
+    if (d->T == 0) return empty_sequences(d, st);
+    void *wsv;
+    if ((rc = ws_acquire(d->workspace, L.bytes, st, "K halves", &wsv)) != SGLA_OK) return rc;
+    char *w = (char *)wsv;
+    const int64_t K = d->K, V = d->V, Vp = L.in.V, rows = d->B * d->T * d->H, nh = sgla_num_sequences(d) * d->H;
+    const size_t es = sgla_dtype_size(d->dtype);
+    if (L.pv && rc == SGLA_OK) rc = resize(w + L.off_v, 1, Vp, d->v, 1, V, rows, es, st);
+    for (int i = 0; i < 2 && rc == SGLA_OK; i++) {
+        const int64_t c0 = 256 * i, cw = K - c0 < 256 ? K - c0 : 256;
+        sgla_forward_desc in = L.in;
+        in.q = w + L.off_q[i], in.k = w + L.off_k[i], in.o = w + L.off_o[i];
+        in.v = L.pv ? (const void *)(w + L.off_v) : d->v;
+        /* q, k: columns [c0, c0 + cw) of each row; h0: rows [c0, c0 + cw) of each state */
+        rc = copy3((void *)in.q, 256, 0, 1, 256, (const char *)d->q + c0 * es, K, 0, 1, cw, rows, es, st);
+        if (rc == SGLA_OK)
+            rc = copy3((void *)in.k, 256, 0, 1, 256, (const char *)d->k + c0 * es, K, 0, 1, cw, rows, es, st);
+        if (d->h0 && rc == SGLA_OK) {
+            in.h0 = w + L.off_h0[i];
+            rc = copy3((void *)in.h0, 256 * Vp, Vp, 256, Vp, (const float *)d->h0 + c0 * V, K * V, V, cw, V, nh,
+                       sizeof(float), st);
+        }
+        if (d->ht) in.ht = (float *)(w + L.off_ht[i]);
+        in.workspace = pl.ws_bytes ? w + L.off_inner : NULL, in.workspace_bytes = pl.ws_bytes;
+        if (rc == SGLA_OK) rc = run_native(&in, force);
+        if (d->ht && rc == SGLA_OK)
+            rc = copy3((float *)d->ht + c0 * V, K * V, V, cw, V, in.ht, 256 * Vp, Vp, cw, V, nh, sizeof(float), st);
+    }
+    if (rc == SGLA_OK && rows > 0) {
+        const int64_t want = (rows * V + 255) / 256;
+        const unsigned blocks = (unsigned)(want < 1048576 ? want : 1048576);
+        const void *a = w + L.off_o[0], *b = w + L.off_o[1];
+        if (d->dtype == SGLA_BF16)
+            add_halves<<<blocks, 256, 0, st>>>((__nv_bfloat16 *)d->o, V, (const __nv_bfloat16 *)a,
+                                               (const __nv_bfloat16 *)b, Vp, (int)V, rows);
+        else if (d->dtype == SGLA_F16)
+            add_halves<<<blocks, 256, 0, st>>>((__half *)d->o, V, (const __half *)a, (const __half *)b, Vp, (int)V, rows);
+        else
+            add_halves<<<blocks, 256, 0, st>>>((float *)d->o, V, (const float *)a, (const float *)b, Vp, (int)V, rows);
+        const cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) rc = sgla_fail(SGLA_ERR_CUDA, "launch of the K halves' sum: %s", cudaGetErrorString(e));
+    }
+    return ws_release(d->workspace, wsv, st, rc, "K halves");
+}
+
+/* Any validated descriptor without a pool: padded when its head sizes are not native, in two halves
+ * when K is above 256. */
 static sgla_status cuda_run(const sgla_forward_desc *d, const sgla_cuda_plan *force)
 {
+    if (needs_ksplit(d)) return cuda_run_ksplit(d, force);
     return needs_padding(d) ? cuda_run_padded(d, force) : run_native(d, force);
 }
 
 /* The plan of cuda_run and the workspace it needs. */
 static sgla_status plan_sized(const sgla_forward_desc *d, plan *pl, size_t *bytes)
 {
+    if (needs_ksplit(d)) {
+        ksplit_layout L;
+        const sgla_status rc = ksplit_plan(d, NULL, &L, pl);
+        if (rc == SGLA_OK) *bytes = L.bytes;
+        return rc;
+    }
     if (!needs_padding(d)) {
         const sgla_status rc = plan_call(d, NULL, pl);
         if (rc == SGLA_OK) *bytes = pl->ws_bytes;
@@ -847,7 +1007,7 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, int force
         return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CUDA backend: f64 inputs are for the reference backends");
     if (d->K > 256 || d->V > 256)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backward: K = %lld, V = %lld; it takes K, V <= 256 (the "
-                         "forward takes V up to 512)", (long long)d->K, (long long)d->V);
+                         "forward takes K and V up to 512)", (long long)d->K, (long long)d->V);
     if (d->T > 0x7fffffffLL || d->H > 65535 || (d->V + 31) / 32 > 65535 || sgla_num_sequences(d) * d->H > 0x7fffffffLL)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backward: T = %lld, H = %lld, V = %lld exceed its grid",
                          (long long)d->T, (long long)d->H, (long long)d->V);

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "cuda_backend.cuh"
+#include "ptx.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -31,6 +32,9 @@ namespace {
 
 constexpr int PV = 32;     /* columns of V per block (64 and 128 measured slower: docs/perf.md) */
 constexpr int PT = 4 * PV; /* threads: 16 row groups of PV / 4 float4 columns */
+#ifndef SGLA_POOL_MINB
+#define SGLA_POOL_MINB 9 /* blocks an SM for the staged instances (56 registers, no spills) */
+#endif
 
 __device__ __forceinline__ float ld(const float *p, int64_t i) { return p[i]; }
 __device__ __forceinline__ float ld(const __half *p, int64_t i) { return __half2float(p[i]); }
@@ -39,7 +43,15 @@ __device__ __forceinline__ void st(float *p, int64_t i, float x) { p[i] = x; }
 __device__ __forceinline__ void st(__half *p, int64_t i, float x) { p[i] = __float2half_rn(x); }
 __device__ __forceinline__ void st(__nv_bfloat16 *p, int64_t i, float x) { p[i] = __float2bfloat16_rn(x); }
 
+/* AS: the block's part of the slot is staged in shared memory by cp.async (R <= 8, K <= 128),
+ * so the loads in flight do not hold registers and more blocks share an SM; larger K keeps it in
+ * registers */
+template <int R> struct AsyncState {
+    static constexpr bool on = R <= 8;
+};
+
 template <int R, bool VF> struct PoolSmem {
+    float4 st[AsyncState<R>::on ? PT * R : 1];
     float q[16 * R], k[16 * R], v[PV];
     /* the parts of o: [16 row groups][PV columns] ([K][V]) or one per float4 ([V][K]) */
     float part[VF ? 4 * PV * R : 16 * PV];
@@ -82,7 +94,7 @@ __device__ __forceinline__ float4 carry4(float4 s, float e, float em1, float ex)
 }
 
 template <class E, int R, bool VF>
-__global__ void __launch_bounds__(PT) pool_recurrent(const sgla_kparams p, const sgla_poolparams pp)
+__global__ void __launch_bounds__(PT, AsyncState<R>::on ? SGLA_POOL_MINB : 1) pool_recurrent(const sgla_kparams p, const sgla_poolparams pp)
 {
     __shared__ PoolSmem<R, VF> sm;
     /* the column blocks of one state are neighbours in the grid: their parts of the slot are too */
@@ -110,13 +122,22 @@ __global__ void __launch_bounds__(PT) pool_recurrent(const sgla_kparams p, const
     const int64_t blk = VF ? (int64_t)j0 * K : j0;
     float *pool = (float *)p.h0; /* the pool (sgla_kparams' h0 slot) */
     const bool fresh = pp.has_initial_state && !pp.has_initial_state[n];
-    float4 S[R];
+    constexpr bool AS = AsyncState<R>::on;
+    float4 S[AS ? 1 : R];
+    /* float4 r of the thread's part of the state: a thread reads back only what it staged itself */
+    const auto get = [&](int r) -> float4 { return AS ? sm.st[tid + PT * r] : S[AS ? 0 : r]; };
+    const auto put = [&](int r, float4 x) {
+        if (AS) sm.st[tid + PT * r] = x;
+        else S[AS ? 0 : r] = x;
+    };
 #pragma unroll
     for (int r = 0; r < R; r++) {
         const int at = offset<VF>(tid + PT * r, K, (int)p.V, vb);
         const float4 *src = (const float4 *)(pool + (r0 * p.H + h) * kv + blk + at);
-        S[r] = at >= 0 && !fresh ? __ldcs(src) : make_float4(0.f, 0.f, 0.f, 0.f);
+        if (AS && at >= 0 && !fresh) sgla_cp_async16(sgla_smem_u32(&sm.st[tid + PT * r]), src, 16);
+        else put(r, at >= 0 && !fresh ? __ldcs(src) : make_float4(0.f, 0.f, 0.f, 0.f));
     }
+    if (AS) sgla_cp_async_commit();
     const E *q = (const E *)p.q, *k = (const E *)p.k, *v = (const E *)p.v;
     for (int64_t t = t0; t < t1; t++) {
         const int64_t row = (b * p.T + t) * p.H + h;
@@ -125,6 +146,7 @@ __global__ void __launch_bounds__(PT) pool_recurrent(const sgla_kparams p, const
         if (tid < vb) sm.v[tid] = ld(v, row * p.V + j0 + tid);
         const float g = p.gmode == SGLA_GATE_G ? p.g[row] : p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[h] : 0.f;
         const float e = g * SGLA_LOG2E, em1 = expm1f(g), ex = expf(g);
+        if (AS) sgla_cp_async_wait0(); /* the state's float4s this thread staged (nothing after the first token) */
         __syncthreads();
         float4 acc = make_float4(0.f, 0.f, 0.f, 0.f); /* [K][V]: the parts of its four columns */
 #pragma unroll
@@ -135,7 +157,7 @@ __global__ void __launch_bounds__(PT) pool_recurrent(const sgla_kparams p, const
                 if (VF) sm.part[f] = 0.f;
                 continue;
             }
-            float4 s = carry4(S[r], e, em1, ex);
+            float4 s = carry4(get(r), e, em1, ex);
             if (VF) { /* one v_j, four k_i */
                 const float vj = sm.v[el.j];
                 s.x = fmaf(sm.k[el.i + 0], vj, s.x), s.y = fmaf(sm.k[el.i + 1], vj, s.y);
@@ -148,7 +170,7 @@ __global__ void __launch_bounds__(PT) pool_recurrent(const sgla_kparams p, const
                 acc.x = fmaf(qi, s.x, acc.x), acc.y = fmaf(qi, s.y, acc.y);
                 acc.z = fmaf(qi, s.z, acc.z), acc.w = fmaf(qi, s.w, acc.w);
             }
-            S[r] = s;
+            put(r, s);
         }
         if (!VF) *(float4 *)&sm.part[(tid / (PV / 4)) * PV + 4 * (tid % (PV / 4))] = acc; /* its row group */
         __syncthreads();
@@ -170,7 +192,7 @@ __global__ void __launch_bounds__(PT) pool_recurrent(const sgla_kparams p, const
 #pragma unroll
                 for (int r = 0; r < R; r++) {
                     const int at = offset<VF>(tid + PT * r, K, (int)p.V, vb);
-                    if (at >= 0) __stcs((float4 *)(dst + at), S[r]);
+                    if (at >= 0) __stcs((float4 *)(dst + at), get(r));
                 }
             }
         }
@@ -180,7 +202,7 @@ __global__ void __launch_bounds__(PT) pool_recurrent(const sgla_kparams p, const
 #pragma unroll
         for (int r = 0; r < R; r++) {
             const int at = offset<VF>(tid + PT * r, K, (int)p.V, vb);
-            if (at >= 0) __stcs((float4 *)(dst + at), S[r]);
+            if (at >= 0) __stcs((float4 *)(dst + at), get(r));
         }
     }
 }
@@ -231,6 +253,8 @@ sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, s
     la[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     la[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = la, cfg.numAttrs = after_chunked ? 1 : 0;
+    /* the staged instances are held by shared memory: ask for all of it */
+    cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
     const cudaError_t e = cudaLaunchKernelEx(&cfg, f, *p, *pp);
     if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "launch of the state-pool recurrence: %s", cudaGetErrorString(e));
     return SGLA_OK;

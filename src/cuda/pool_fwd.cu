@@ -10,7 +10,10 @@
  * 128 bytes ([K][V]) or one contiguous run ([V][K], state_v_first); thread t
  * owns float4 number t + 128 r of it (r < R, R = K / 16 rounded up to a power
  * of two), so every load and store is a full 16 bytes and a warp's are
- * coalesced.  Per token S = a S + k v^T in registers, then o_j = scale q . S[:, j]:
+ * coalesced.  The part stays in registers, or for K <= 128 in shared memory,
+ * where cp.async stages it: loads in flight then hold no registers, so nine
+ * blocks share an SM instead of five.  Per token S = a S + k v^T, then
+ * o_j = scale q . S[:, j]:
  * each thread's part over its rows, then a fixed-order sum in shared memory
  * (deterministic: a graph replay gives the eager bits).
  *
@@ -32,9 +35,8 @@ namespace {
 
 constexpr int PV = 32;     /* columns of V per block (64 and 128 measured slower: docs/perf.md) */
 constexpr int PT = 4 * PV; /* threads: 16 row groups of PV / 4 float4 columns */
-#ifndef SGLA_POOL_MINB
-#define SGLA_POOL_MINB 9 /* blocks an SM for the staged instances (56 registers, no spills) */
-#endif
+/* blocks an SM for the staged instances: 56 registers, no spills (10 spills and runs slower) */
+constexpr int POOL_MINB = 9;
 
 __device__ __forceinline__ float ld(const float *p, int64_t i) { return p[i]; }
 __device__ __forceinline__ float ld(const __half *p, int64_t i) { return __half2float(p[i]); }
@@ -94,7 +96,7 @@ __device__ __forceinline__ float4 carry4(float4 s, float e, float em1, float ex)
 }
 
 template <class E, int R, bool VF>
-__global__ void __launch_bounds__(PT, AsyncState<R>::on ? SGLA_POOL_MINB : 1) pool_recurrent(const sgla_kparams p, const sgla_poolparams pp)
+__global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_recurrent(const sgla_kparams p, const sgla_poolparams pp)
 {
     __shared__ PoolSmem<R, VF> sm;
     /* the column blocks of one state are neighbours in the grid: their parts of the slot are too */

@@ -83,6 +83,14 @@ template <bool VF> __device__ __forceinline__ int offset(int f, int K, int V, in
     return !e.ok ? -1 : VF ? 4 * f : e.i * V + e.j;
 }
 
+/* a float4 of the state back to its slot: plain stores where the loads were staged, evict-first
+ * ones where they went to registers (each measured the faster of the two: docs/perf.md) */
+template <bool AS> __device__ __forceinline__ void store_state(float *dst, float4 x)
+{
+    if (AS) *(float4 *)dst = x;
+    else __stcs((float4 *)dst, x);
+}
+
 __device__ __forceinline__ int64_t pool_index(const sgla_poolparams &pp, int64_t n, int64_t t)
 {
     const int64_t i = pp.t_max ? n * pp.t_max + t : n;
@@ -194,7 +202,7 @@ __global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_re
 #pragma unroll
                 for (int r = 0; r < R; r++) {
                     const int at = offset<VF>(tid + PT * r, K, (int)p.V, vb);
-                    if (at >= 0) __stcs((float4 *)(dst + at), get(r));
+                    if (at >= 0) store_state<AS>(dst + at, get(r));
                 }
             }
         }
@@ -204,7 +212,7 @@ __global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_re
 #pragma unroll
         for (int r = 0; r < R; r++) {
             const int at = offset<VF>(tid + PT * r, K, (int)p.V, vb);
-            if (at >= 0) __stcs((float4 *)(dst + at), get(r));
+            if (at >= 0) store_state<AS>(dst + at, get(r));
         }
     }
 }

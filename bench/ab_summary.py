@@ -1,0 +1,26 @@
+"""Medians of interleaved `sgla bench` rounds, one line per (shape, row kind, build).
+
+Input: lines "<build> <sgla bench CUDA row>" (the row as printed: shape dtype gate
+row|pool|bwd ... ms ...).  Used by ad-hoc device calls that time two builds
+of the library side by side."""
+import collections
+import statistics
+import sys
+
+rows = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) < 8 or "x" not in f[1]:
+        continue
+    build, shape, kind = f[0], f[1], f[4]
+    # forward rows: shape dtype gate row nseg ms ...; pool and bwd rows: shape dtype gate kind ms ...
+    ms, xf = (float(f[6]), float(f[10])) if kind not in ("pool", "bwd") else (float(f[5]), float(f[9]))
+    rows[(shape, "fwd" if kind not in ("pool", "bwd") else kind, build)].append((ms, xf))
+base = {}
+for key in sorted(rows):
+    shape, kind, build = key
+    ms = statistics.median(x[0] for x in rows[key])
+    xf = statistics.median(x[1] for x in rows[key])
+    ref = base.setdefault((shape, kind), ms)
+    print(f"{shape:<22} {kind:<4} {build:<10} {ms:8.4f} ms {xf:6.2f}x floor {ms / ref:6.3f} of the first  "
+          f"{[x[0] for x in rows[key]]}")

@@ -341,20 +341,23 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         const int cl = chunk_rows(w.len, ci);
         if (p.cu && cl < 64) {
             /* a sequence's last chunk in a packed batch: the lanes copy the rows that exist and
-             * zero the rest (a box would read the next sequence), in the TMA layout */
+             * zero the rest (a box would read the next sequence), in the TMA layout, by cp.async:
+             * all of a lane's copies in flight at once (the producer's 40 registers would hold a
+             * few loads at a time) and one wait */
             if (lane == 0) sgla_mbar_arrive(full);
-            const uint4 z = make_uint4(0, 0, 0, 0);
             for (int i = lane; i < 64 * Sh::KD / 8; i += 32) {
                 const int r = i / (Sh::KD / 8), u = i % (Sh::KD / 8);
                 const uint32_t off = sw128_offset(r, u);
-                const int64_t go = (tk0 + r) * sq + u * 8;
-                if (w.outputs) sgla_st_shared16(qs + off, r < cl ? __ldg((const uint4 *)(qg + go)) : z);
-                sgla_st_shared16(ks + off, r < cl ? __ldg((const uint4 *)(kg + go)) : z);
+                const int64_t go = r < cl ? (tk0 + r) * sq + u * 8 : 0; /* rows past the sequence: zeros */
+                if (w.outputs) sgla_cp_async16(qs + off, qg + go, r < cl ? 16 : 0);
+                sgla_cp_async16(ks + off, kg + go, r < cl ? 16 : 0);
             }
             for (int i = lane; i < 64 * Sh::BV / 8; i += 32) {
                 const int r = i / (Sh::BV / 8), u = i % (Sh::BV / 8);
-                sgla_st_shared16(vs + sw128_offset(r, u), r < cl ? __ldg((const uint4 *)(vg + (tk0 + r) * sv + u * 8)) : z);
+                sgla_cp_async16(vs + sw128_offset(r, u), vg + (r < cl ? (tk0 + r) * sv + u * 8 : 0), r < cl ? 16 : 0);
             }
+            sgla_cp_async_commit();
+            sgla_cp_async_wait0();
             sgla_fence_proxy_async(); /* read next by wgmma */
         } else if (lane == 0) {
             sgla_mbar_arrive_tx(full, tx);

@@ -345,16 +345,28 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
              * all of a lane's copies in flight at once (the producer's 40 registers would hold a
              * few loads at a time) and one wait */
             if (lane == 0) sgla_mbar_arrive(full);
-            for (int i = lane; i < 64 * Sh::KD / 8; i += 32) {
-                const int r = i / (Sh::KD / 8), u = i % (Sh::KD / 8);
-                const uint32_t off = sw128_offset(r, u);
-                const int64_t go = r < cl ? (tk0 + r) * sq + u * 8 : 0; /* rows past the sequence: zeros */
-                if (w.outputs) sgla_cp_async16(qs + off, qg + go, r < cl ? 16 : 0);
-                sgla_cp_async16(ks + off, kg + go, r < cl ? 16 : 0);
+            static_assert(Sh::KD / 8 <= 32 && Sh::BV / 8 <= 32, "a row's 16-byte units within a warp");
+            constexpr int UK = Sh::KD / 8, UV = Sh::BV / 8; /* a lane keeps one 16-byte unit of each row */
+            const uint4 z = make_uint4(0, 0, 0, 0);
+            {
+                const int u = lane % UK;
+                int r = lane / UK;
+                const uint16_t *qp = qg + (tk0 + r) * sq + u * 8, *kp = kg + (tk0 + r) * sq + u * 8;
+                for (; r < cl; r += 32 / UK, qp += 32 / UK * sq, kp += 32 / UK * sq) {
+                    if (w.outputs) sgla_cp_async16(qs + sw128_offset(r, u), qp, 16);
+                    sgla_cp_async16(ks + sw128_offset(r, u), kp, 16);
+                }
+                for (; r < 64; r += 32 / UK) { /* rows past the sequence: zeros */
+                    if (w.outputs) sgla_st_shared16(qs + sw128_offset(r, u), z);
+                    sgla_st_shared16(ks + sw128_offset(r, u), z);
+                }
             }
-            for (int i = lane; i < 64 * Sh::BV / 8; i += 32) {
-                const int r = i / (Sh::BV / 8), u = i % (Sh::BV / 8);
-                sgla_cp_async16(vs + sw128_offset(r, u), vg + (r < cl ? (tk0 + r) * sv + u * 8 : 0), r < cl ? 16 : 0);
+            {
+                const int u = lane % UV;
+                int r = lane / UV;
+                const uint16_t *vp = vg + (tk0 + r) * sv + u * 8;
+                for (; r < cl; r += 32 / UV, vp += 32 / UV * sv) sgla_cp_async16(vs + sw128_offset(r, u), vp, 16);
+                for (; r < 64; r += 32 / UV) sgla_st_shared16(vs + sw128_offset(r, u), z);
             }
             sgla_cp_async_commit();
             sgla_cp_async_wait0();

@@ -372,6 +372,25 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
             sgla_cp_async_commit();
             sgla_cp_async_wait0();
             sgla_fence_proxy_async(); /* read next by wgmma */
+        } else if (!PK && p.cu && cl < 64) {
+            /* never taken (the dense instance runs without cu_seqlens): the old form of the copy, kept
+             * so that the dense instance compiles as before the packed one split off (EXPERIMENT) */
+            /* a sequence's last chunk in a packed batch: the lanes copy the rows that exist and
+             * zero the rest (a box would read the next sequence), in the TMA layout */
+            if (lane == 0) sgla_mbar_arrive(full);
+            const uint4 z = make_uint4(0, 0, 0, 0);
+            for (int i = lane; i < 64 * Sh::KD / 8; i += 32) {
+                const int r = i / (Sh::KD / 8), u = i % (Sh::KD / 8);
+                const uint32_t off = sw128_offset(r, u);
+                const int64_t go = (tk0 + r) * sq + u * 8;
+                if (w.outputs) sgla_st_shared16(qs + off, r < cl ? __ldg((const uint4 *)(qg + go)) : z);
+                sgla_st_shared16(ks + off, r < cl ? __ldg((const uint4 *)(kg + go)) : z);
+            }
+            for (int i = lane; i < 64 * Sh::BV / 8; i += 32) {
+                const int r = i / (Sh::BV / 8), u = i % (Sh::BV / 8);
+                sgla_st_shared16(vs + sw128_offset(r, u), r < cl ? __ldg((const uint4 *)(vg + (tk0 + r) * sv + u * 8)) : z);
+            }
+            sgla_fence_proxy_async(); /* read next by wgmma */
         } else if (lane == 0) {
             sgla_mbar_arrive_tx(full, tx);
 #pragma unroll

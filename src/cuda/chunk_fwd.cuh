@@ -373,10 +373,11 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
             sgla_cp_async_wait0();
             sgla_fence_proxy_async(); /* read next by wgmma */
         } else if (!PK && p.cu && cl < 64) {
-            /* never taken (the dense instance runs without cu_seqlens): the old form of the copy, kept
-             * so that the dense instance compiles as before the packed one split off (EXPERIMENT) */
-            /* a sequence's last chunk in a packed batch: the lanes copy the rows that exist and
-             * zero the rest (a box would read the next sequence), in the TMA layout */
+            /* Never taken: the dense instance runs without cu_seqlens.  This is the copy's form before
+             * the packed instance split off, kept because ptxas allocates the whole kernel's registers
+             * differently without it: the dense instances ran 2.5-6 % slower with no tail code or
+             * with the one above (docs/perf.md, session 8 calls 4-6; 128 x 128 spills 36 bytes
+             * instead of 24).  Remove it only with a device run of the dense rows. */
             if (lane == 0) sgla_mbar_arrive(full);
             const uint4 z = make_uint4(0, 0, 0, 0);
             for (int i = lane; i < 64 * Sh::KD / 8; i += 32) {

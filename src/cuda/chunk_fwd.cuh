@@ -311,7 +311,8 @@ static __device__ __forceinline__ void load_gate(const sgla_kparams &p, const Ch
     g1 = lane + 32 < cl ? __ldg(w.gg + (tk0 + lane + 32) * p.H) : 0.f;
 }
 
-template <class Sh, int BW>
+/* PK: the instance for packed batches (cu_seqlens), the only one with the tail copy below */
+template <class Sh, int BW, bool PK>
 static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
                                                       ChunkSmem<Sh> &sm, const ChunkAddr &a, int lane)
 {
@@ -339,9 +340,44 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         const int tt = (int)(w.t0 + (int64_t)ci * 64); /* token in the batch row: rows past T read as 0 */
         const int64_t tk0 = (int64_t)ci * 64;
         const int cl = chunk_rows(w.len, ci);
-        if (p.cu && cl < 64) {
+        if (PK && cl < 64) {
             /* a sequence's last chunk in a packed batch: the lanes copy the rows that exist and
-             * zero the rest (a box would read the next sequence), in the TMA layout */
+             * zero the rest (a box would read the next sequence), in the TMA layout, by cp.async:
+             * all of a lane's copies in flight at once (the producer's 40 registers would hold a
+             * few loads at a time) and one wait */
+            if (lane == 0) sgla_mbar_arrive(full);
+            static_assert(Sh::KD / 8 <= 32 && Sh::BV / 8 <= 32, "a row's 16-byte units within a warp");
+            constexpr int UK = Sh::KD / 8, UV = Sh::BV / 8; /* a lane keeps one 16-byte unit of each row */
+            const uint4 z = make_uint4(0, 0, 0, 0);
+            {
+                const int u = lane % UK;
+                int r = lane / UK;
+                const uint16_t *qp = qg + (tk0 + r) * sq + u * 8, *kp = kg + (tk0 + r) * sq + u * 8;
+                for (; r < cl; r += 32 / UK, qp += 32 / UK * sq, kp += 32 / UK * sq) {
+                    if (w.outputs) sgla_cp_async16(qs + sw128_offset(r, u), qp, 16);
+                    sgla_cp_async16(ks + sw128_offset(r, u), kp, 16);
+                }
+                for (; r < 64; r += 32 / UK) { /* rows past the sequence: zeros */
+                    if (w.outputs) sgla_st_shared16(qs + sw128_offset(r, u), z);
+                    sgla_st_shared16(ks + sw128_offset(r, u), z);
+                }
+            }
+            {
+                const int u = lane % UV;
+                int r = lane / UV;
+                const uint16_t *vp = vg + (tk0 + r) * sv + u * 8;
+                for (; r < cl; r += 32 / UV, vp += 32 / UV * sv) sgla_cp_async16(vs + sw128_offset(r, u), vp, 16);
+                for (; r < 64; r += 32 / UV) sgla_st_shared16(vs + sw128_offset(r, u), z);
+            }
+            sgla_cp_async_commit();
+            sgla_cp_async_wait0();
+            sgla_fence_proxy_async(); /* read next by wgmma */
+        } else if (!PK && p.cu && cl < 64) {
+            /* Never taken: the dense instance runs without cu_seqlens.  This is the copy's form before
+             * the packed instance split off, kept because ptxas allocates the whole kernel's registers
+             * differently without it: the dense instances ran 2.5-6 % slower with no tail code or
+             * with the one above (docs/perf.md, session 8 calls 4-6; 128 x 128 spills 36 bytes
+             * instead of 24).  Remove it only with a device run of the dense rows. */
             if (lane == 0) sgla_mbar_arrive(full);
             const uint4 z = make_uint4(0, 0, 0, 0);
             for (int i = lane; i < 64 * Sh::KD / 8; i += 32) {
@@ -837,7 +873,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
 
 /* ---- the kernel ------------------------------------------------------------------------ */
 
-template <class E, class Sh, int BW>
+template <class E, class Sh, int BW, bool PK>
 __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kparams p, const __grid_constant__ sgla_tmaps tm)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma, TMA, setmaxnreg: sm_90a */
@@ -871,7 +907,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
 
     if (wg > Sh::NO) {
         sgla_setmaxnreg_dec<Sh::REG_PRODUCER>();
-        if (warp == Sh::NCW) chunk_producer<Sh, BW>(p, tm, w, sm, a, lane);
+        if (warp == Sh::NCW) chunk_producer<Sh, BW, PK>(p, tm, w, sm, a, lane);
         return;
     }
     if constexpr (Sh::REG_OUT == Sh::REG_STATE) {
@@ -891,8 +927,10 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
 /* What the host needs of one instance. */
 typedef void (*sgla_chunk_fn)(const sgla_kparams, const sgla_tmaps);
 typedef struct sgla_chunk_kernel {
-    sgla_chunk_fn fn;
-    unsigned smem; /* dynamic shared memory of a block */
+    sgla_chunk_fn fn;        /* dense batches */
+    sgla_chunk_fn fn_packed; /* packed batches (cu_seqlens): the same with the copy of partial last chunks,
+                              * an instance of its own so that the dense one's code stays as it was */
+    unsigned smem;           /* dynamic shared memory of a block */
     int threads;
 } sgla_chunk_kernel;
 
@@ -901,7 +939,8 @@ template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void
 {
     constexpr sgla_chunk_config c = sgla_chunk_configs[I];
     using Sh = ChunkShape<c.K, c.bv, c.stages, c.out_wgs>;
-    return {chunk_fwd_kernel<E, Sh, BW>, (unsigned)sizeof(ChunkSmem<Sh>), Sh::THREADS};
+    return {chunk_fwd_kernel<E, Sh, BW, false>, chunk_fwd_kernel<E, Sh, BW, true>, (unsigned)sizeof(ChunkSmem<Sh>),
+            Sh::THREADS};
 }
 
 /* one entry per row of sgla_chunk_configs (chunk_fwd_bf16.cu, chunk_fwd_f16.cu) */

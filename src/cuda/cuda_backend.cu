@@ -81,6 +81,8 @@ static void find_facts(int dev, device_facts *f)
             }
             if ((e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)k->smem)) !=
                     cudaSuccess ||
+                (e = cudaFuncSetAttribute((const void *)k->fn_packed, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)k->smem)) != cudaSuccess ||
                 (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&f->blocks_per_sm[t][r], fn, k->threads,
                                                                    k->smem)) != cudaSuccess) {
                 snprintf(f->why, sizeof f->why, "device %d, configuration row %d: %s", dev, r, cudaGetErrorString(e));
@@ -90,6 +92,8 @@ static void find_facts(int dev, device_facts *f)
             for (int m = 0; m < 3; m++) { /* the backward's passes */
                 const sgla_chunk_kernel *kb = &(t ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[m][r];
                 if ((e = cudaFuncSetAttribute((const void *)kb->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)kb->smem)) != cudaSuccess ||
+                    (e = cudaFuncSetAttribute((const void *)kb->fn_packed, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int)kb->smem)) != cudaSuccess) {
                     snprintf(f->why, sizeof f->why, "device %d, backward pass %d of row %d: %s", dev, m, r,
                              cudaGetErrorString(e));
@@ -516,7 +520,8 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
 {
     dim3 grid((unsigned)(p->N * p->H * p->nseg), (unsigned)(p->V / sgla_chunk_configs[row].bv));
     void *args[2] = {(void *)p, (void *)tm};
-    cudaError_t e = cudaLaunchKernel((const void *)k->fn, grid, dim3(k->threads), args, k->smem, st);
+    cudaError_t e = cudaLaunchKernel((const void *)(p->cu ? k->fn_packed : k->fn), grid, dim3(k->threads), args,
+                                     k->smem, st);
     if (e != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the chunked forward (row %d, grid %u x %u, %u bytes of shared memory, mode %d): %s",
                          row, grid.x, grid.y, k->smem, p->mode, cudaGetErrorString(e));

@@ -188,6 +188,10 @@ int main(void)
         {BF, 32, 48, 2, 0, 1, 1, {2, 1}, {{5}, {6}}, {0}, {1, 0}},
         {F16, 512, 16, 2, 2, 1, 0, {1, 2}, {{0, 1}, {2, 3}}, {1, 2}, {0, 0}},
         {BF, 16, 512, 2, 0, 0, 0, {1, 6}, {{4}, {10}}, {0}, {0, 0}},
+        /* sequences of no token: the slot keeps its state (it is written back as read), or a fresh one
+         * becomes zeros; the staged instances must wait for the state they never used */
+        {BF, 128, 128, 4, 0, 0, 0, {1, 0, 2, 0}, {{0}, {4}, {5}, {9}}, {0}, {0, 0, 0, 1}},
+        {F32, 64, 64, 3, 0, 1, 0, {0, 1, 0}, {{1}, {2}, {3}}, {0}, {1, 0, 0}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run(&cases[i], &r);
     graph_and_guard(&r);

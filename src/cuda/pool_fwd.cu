@@ -209,6 +209,7 @@ __global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_re
     }
     if (pp.inplace && !pp.t_max) { /* the final state, into the slot it came from */
         float *dst = pool + (r0 * p.H + h) * kv + blk;
+        if (AS) sgla_cp_async_wait0(); /* a sequence of no token has not waited for its staged state */
 #pragma unroll
         for (int r = 0; r < R; r++) {
             const int at = offset<VF>(tid + PT * r, K, (int)p.V, vb);

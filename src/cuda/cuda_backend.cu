@@ -106,6 +106,7 @@ static void find_facts(int dev, device_facts *f)
     f->mma_fwd = (int)sgla_fwd_mma_max_smem() <= optin && sgla_fwd_mma_setup() == cudaSuccess;
     f->optin = optin;
     f->tf32_fwd = sgla_fwd_tf32_setup(optin) == cudaSuccess;
+    (void)sgla_pool_setup(); /* a preference: the pool runs without it */
     f->bwd_tc = (int)sgla_bwd_tc_max_smem() <= optin && sgla_bwd_tc_setup() == cudaSuccess;
     const size_t bsm = sgla_bwd_grads_smem(256, 256); /* the CUDA-core backward at its largest (K = V = 256) */
     f->bwd_cc = (int)bsm <= optin;
@@ -1359,7 +1360,11 @@ static sgla_status cuda_backward(const sgla_backward_desc *b, sgla_backend kind)
  * chunk = 1 runs every sequence as a recurrence: an engine's decode-only step,
  * where the host cannot see that no sequence is long (cu_seqlens lives on the
  * device) and a chunked launch of blocks that all exit at once would cost a
- * wave of 1-block-per-SM launches per 132 (sequence, head) pairs. */
+ * wave of 1-block-per-SM launches per 132 (sequence, head) pairs.  Without a
+ * chunked kernel the recurrence is a programmatic dependent of whatever ran
+ * before it on the stream and waits for it in the kernel: its blocks are
+ * resident when that kernel ends (a step of one sequence: 3.0 us a call in a
+ * graph, 3.5 without). */
 enum { POOL_CHUNK_FROM = 4 };
 
 static sgla_status cuda_pool_run(const sgla_forward_desc *d)
@@ -1418,7 +1423,7 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
         if ((rc = launch_chunk(&chunk_kernels(d->dtype)[pl.row], pl.row, &c, &tm, st)) != SGLA_OK) return rc;
     }
     if (chunked) pp.chunk_from = POOL_CHUNK_FROM; /* the long ones are the chunked kernel's, launched or not */
-    return sgla_pool_launch(&p, &pp, d->dtype, chunked && first >= 0, st);
+    return sgla_pool_launch(&p, &pp, d->dtype, chunked && first >= 0, f->cc >= 90, st);
 }
 
 static sgla_status cuda_forward(const sgla_forward_desc *d, sgla_backend kind)

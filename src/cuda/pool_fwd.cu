@@ -107,6 +107,9 @@ template <class E, int R, bool VF>
 __global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_recurrent(const sgla_kparams p, const sgla_poolparams pp)
 {
     __shared__ PoolSmem<R, VF> sm;
+    /* launched as a programmatic dependent of the previous kernel on the stream (not of the chunked
+     * kernel of the same call, whose slots and outputs are disjoint): its writes are visible after this */
+    if (pp.dep_wait) sgla_grid_dependency_wait();
     /* the column blocks of one state are neighbours in the grid: their parts of the slot are too */
     const int nsl = (int)((p.V + PV - 1) / PV);
     const int64_t nh = blockIdx.x / nsl, n = nh / p.H, h = nh - n * p.H;
@@ -133,12 +136,15 @@ __global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_re
     float *pool = (float *)p.h0; /* the pool (sgla_kparams' h0 slot) */
     const bool fresh = pp.has_initial_state && !pp.has_initial_state[n];
     constexpr bool AS = AsyncState<R>::on;
-    float4 S[AS ? 1 : R];
+    float4 S[AS ? 1 : R] = {}; /* every element put before it is read; the staged instances never touch it */
     /* float4 r of the thread's part of the state: a thread reads back only what it staged itself */
-    const auto get = [&](int r) -> float4 { return AS ? sm.st[tid + PT * r] : S[AS ? 0 : r]; };
+    const auto get = [&](int r) -> float4 {
+        if constexpr (AS) return sm.st[tid + PT * r];
+        else return S[r];
+    };
     const auto put = [&](int r, float4 x) {
-        if (AS) sm.st[tid + PT * r] = x;
-        else S[AS ? 0 : r] = x;
+        if constexpr (AS) sm.st[tid + PT * r] = x;
+        else S[r] = x;
     };
 #pragma unroll
     for (int r = 0; r < R; r++) {
@@ -148,6 +154,7 @@ __global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_re
         else put(r, at >= 0 && !fresh ? __ldcs(src) : make_float4(0.f, 0.f, 0.f, 0.f));
     }
     if (AS) sgla_cp_async_commit();
+    sgla_launch_dependents(); /* every block has issued its loads: a dependent grid may take the free SMs */
     const E *q = (const E *)p.q, *k = (const E *)p.k, *v = (const E *)p.v;
     for (int64_t t = t0; t < t1; t++) {
         const int64_t row = (b * p.T + t) * p.H + h;
@@ -207,9 +214,9 @@ __global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_re
             }
         }
     }
+    if (AS) sgla_cp_async_wait0(); /* a sequence of no token has not waited for its staged state */
     if (pp.inplace && !pp.t_max) { /* the final state, into the slot it came from */
         float *dst = pool + (r0 * p.H + h) * kv + blk;
-        if (AS) sgla_cp_async_wait0(); /* a sequence of no token has not waited for its staged state */
 #pragma unroll
         for (int r = 0; r < R; r++) {
             const int at = offset<VF>(tid + PT * r, K, (int)p.V, vb);
@@ -245,13 +252,26 @@ pool_fn pick(int64_t K, sgla_dtype dt, int v_first)
 
 int sgla_pool_supported(int64_t K, int64_t V) { return K >= 4 && K <= 512 && K % 4 == 0 && V >= 4 && V % 4 == 0; }
 
-sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, sgla_dtype dt, int after_chunked,
-                             cudaStream_t st)
+cudaError_t sgla_pool_setup(void)
+{
+    /* the staged instances are held by shared memory: ask for all of it */
+    const sgla_dtype dts[3] = {SGLA_F32, SGLA_F16, SGLA_BF16};
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < 3 && e == cudaSuccess; i++)
+        for (int vf = 0; vf < 2 && e == cudaSuccess; vf++)
+            for (int64_t K = 16; K <= 128 && e == cudaSuccess; K *= 2)
+                e = cudaFuncSetAttribute(pick(K, dts[i], vf), cudaFuncAttributePreferredSharedMemoryCarveout,
+                                         cudaSharedmemCarveoutMaxShared);
+    return e;
+}
+
+sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp0, sgla_dtype dt, int after_chunked,
+                             int pdl, cudaStream_t st)
 {
     if (!sgla_pool_supported(p->K, p->V))
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: K = %lld, V = %lld (it takes multiples of 4, "
                          "K <= 512)", (long long)p->K, (long long)p->V);
-    const pool_fn f = pick(p->K, dt, pp->v_first);
+    const pool_fn f = pick(p->K, dt, pp0->v_first);
     const int64_t blocks = p->N * p->H * ((p->V + PV - 1) / PV);
     if (blocks > 0x7fffffffLL)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: %lld blocks exceed the grid", (long long)blocks);
@@ -263,10 +283,10 @@ sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, s
     cudaLaunchAttribute la[1];
     la[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     la[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = la, cfg.numAttrs = after_chunked ? 1 : 0;
-    /* the staged instances are held by shared memory: ask for all of it */
-    cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, f, *p, *pp);
+    cfg.attrs = la, cfg.numAttrs = after_chunked || pdl ? 1 : 0;
+    sgla_poolparams pp = *pp0;
+    pp.dep_wait = !after_chunked && pdl;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, f, *p, pp);
     if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "launch of the state-pool recurrence: %s", cudaGetErrorString(e));
     return SGLA_OK;
 }

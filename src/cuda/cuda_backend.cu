@@ -83,6 +83,9 @@ static void find_facts(int dev, device_facts *f)
                     cudaSuccess ||
                 (e = cudaFuncSetAttribute((const void *)k->fn_packed, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)k->smem)) != cudaSuccess ||
+                (k->fn_local && (e = cudaFuncSetAttribute((const void *)k->fn_local,
+                                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)k->smem)) !=
+                                    cudaSuccess) ||
                 (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&f->blocks_per_sm[t][r], fn, k->threads,
                                                                    k->smem)) != cudaSuccess) {
                 snprintf(f->why, sizeof f->why, "device %d, configuration row %d: %s", dev, r, cudaGetErrorString(e));
@@ -521,8 +524,8 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
 {
     dim3 grid((unsigned)(p->N * p->H * p->nseg), (unsigned)(p->V / sgla_chunk_configs[row].bv));
     void *args[2] = {(void *)p, (void *)tm};
-    cudaError_t e = cudaLaunchKernel((const void *)(p->cu ? k->fn_packed : k->fn), grid, dim3(k->threads), args,
-                                     k->smem, st);
+    const sgla_chunk_fn fn = p->cu ? k->fn_packed : p->mode == 1 && k->fn_local ? k->fn_local : k->fn;
+    cudaError_t e = cudaLaunchKernel((const void *)fn, grid, dim3(k->threads), args, k->smem, st);
     if (e != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the chunked forward (row %d, grid %u x %u, %u bytes of shared memory, mode %d): %s",
                          row, grid.x, grid.y, k->smem, p->mode, cudaGetErrorString(e));

@@ -13,14 +13,16 @@ for line in open(sys.argv[1]):
     if len(f) < 8 or "x" not in f[1]:
         continue
     build, shape, kind = f[0], f[1], f[4]
+    # a tag "A-case" (bench/ab.sh): build A of that case; ratios are taken within a case
+    case = build.split("-", 1)[1] if "-" in build else ""
     # forward rows: shape dtype gate row nseg ms ...; pool and bwd rows: shape dtype gate kind ms ...
     ms, xf = (float(f[6]), float(f[10])) if kind not in ("pool", "bwd") else (float(f[5]), float(f[9]))
-    rows[(shape, "fwd" if kind not in ("pool", "bwd") else kind, build)].append((ms, xf))
+    rows[(shape, "fwd" if kind not in ("pool", "bwd") else kind, case, build)].append((ms, xf))
 base = {}
 for key in sorted(rows):
-    shape, kind, build = key
+    shape, kind, case, build = key
     ms = statistics.median(x[0] for x in rows[key])
     xf = statistics.median(x[1] for x in rows[key])
-    ref = base.setdefault((shape, kind), ms)
+    ref = base.setdefault((shape, kind, case), ms)
     print(f"{shape:<22} {kind:<4} {build:<10} {ms:8.4f} ms {xf:6.2f}x floor {ms / ref:6.3f} of the first  "
           f"{[x[0] for x in rows[key]]}")

@@ -871,131 +871,9 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     }
 }
 
-/* The split's first pass (mode 1) for K <= 128, an instance of its own (LOC): the segment's local
- * state S_seg = sum_t exp2(D - B_t) k_t v_t^T, with D the segment's total log2 decay and B_t the
- * decay up to and with token t, needs no chain through the chunks: with D read first (a pass over
- * the segment's gates), chunk c's keys are weighted by exp2((D - P_c - b_L) + (b_L - b_j)) (P_c the
- * decay before the chunk, both terms <= 0) and every chunk's product accumulates into S on the
- * tensor cores, the next chunk's gates and weights made while it runs.  Those additions truncate
- * (half an ulp of S a chunk, one sign: docs/numerics.md §7), over one segment's chunks only. */
-template <class E, class Sh>
-static __device__ __forceinline__ void chunk_state_local(const sgla_kparams &p, const ChunkWork &w,
-                                                         const ChunkSmem<Sh> &sm, const ChunkAddr &a, int tid,
-                                                         int lane, float *bw)
-{
-    static_assert(Sh::MT <= 2, "the local pass holds S and both m-tiles' K fragments");
-    const int wl = (tid >> 5) & 3, gid = lane >> 2, tig = lane & 3;
-    /* D, summed the same way by every state thread: per thread over tokens tid, tid + 128, ... (32
-     * loads in flight: a segment of 4096 tokens is one round trip), per warp by shuffles, then the
-     * four warps' parts in order */
-    float D = 0.f;
-    if (p.gmode == SGLA_GATE_G) {
-        constexpr int U = 32;
-        const int t = tid & 127;
-        float x = 0.f;
-        for (int64_t b0 = 0; b0 < w.len; b0 += U * 128) {
-            float gu[U];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int64_t tk = b0 + 128 * u + t;
-                gu[u] = tk < w.len ? __ldg(w.gg + tk * p.H) : 0.f;
-            }
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int64_t tk = b0 + 128 * u + t;
-                x += tk < w.len ? fmaxf(gu[u], SGLA_GATE_FLOOR_F) * SGLA_LOG2E : 0.f;
-            }
-        }
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
-        if (lane == 0) bw[0] = x;
-        sgla_bar_sync(bar_state<Sh>(), 128);
-#pragma unroll
-        for (int i = 0; i < 4; i++) D += sm.b[(4 * Sh::NO + i) % Sh::NCW][0];
-        sgla_bar_sync(bar_state<Sh>(), 128); /* read before chunk_top writes the arrays again */
-    } else if (p.gmode == SGLA_GATE_GAMMA) {
-        D = w.gl2 * (float)w.len;
-    }
-    float S[Sh::MT][Sh::NR];
-#pragma unroll
-    for (int mt = 0; mt < Sh::MT; mt++)
-#pragma unroll
-        for (int e = 0; e < Sh::NR; e++) S[mt][e] = 0.f;
-    const int kmj = lane >> 3, k_key = (kmj >> 1) * 8 + (lane & 7), k_f = 16 * wl + (kmj & 1) * 8;
-    const uint32_t k_off = (uint32_t)(k_key * 128 + (((k_f >> 3) ^ (lane & 7)) << 4));
-    float ldsum = 0.f;
-    int s = 0, sprev = 0;
-    for (int c = 0; c < w.nchunks; c++) {
-        const float bC = chunk_top<Sh>(p, w, sm, a, s, c, c, lane, bw);
-        const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
-        const uint64_t dV = desc_nmajor(vs);
-        ldsum += bC;
-        const float bK = bC + fminf(D - ldsum, 0.f); /* the decay after this chunk, <= 0 */
-        uint32_t w01[4], w89[4];
-#pragma unroll
-        for (int kk = 0; kk < 4; kk++) {
-            w01[kk] = w89[kk] = 0;
-            if (p.gmode) {
-                const int ta = 16 * kk + 2 * tig;
-                w01[kk] = chunk_pack<E>(sgla_exp2(bK - bw[ta]), sgla_exp2(bK - bw[ta + 1]));
-                w89[kk] = chunk_pack<E>(sgla_exp2(bK - bw[ta + 8]), sgla_exp2(bK - bw[ta + 9]));
-            }
-        }
-        /* the previous chunk's products have read its stage and the K fragments about to be reused */
-#pragma unroll
-        for (int mt = 0; mt < Sh::MT; mt++)
-#pragma unroll
-            for (int e = 0; e < Sh::NR; e++) sgla_pin(S[mt][e]);
-        sgla_wg_wait<0>();
-#pragma unroll
-        for (int mt = 0; mt < Sh::MT; mt++)
-#pragma unroll
-            for (int e = 0; e < Sh::NR; e++) sgla_pin(S[mt][e]);
-        if (c > 0) release_stage(a, sprev);
-        uint32_t kf[Sh::MT][4][4];
-#pragma unroll
-        for (int mt = 0; mt < Sh::MT; mt++)
-#pragma unroll
-            for (int kk = 0; kk < 4; kk++) {
-                uint32_t *ka = kf[mt][kk];
-                sgla_ldm_x4_t(ka, ks + k_off + kk * 2048 + mt * 8192);
-                if (p.gmode) {
-                    ka[0] = chunk_mul2<E>(ka[0], w01[kk]);
-                    ka[1] = chunk_mul2<E>(ka[1], w01[kk]);
-                    ka[2] = chunk_mul2<E>(ka[2], w89[kk]);
-                    ka[3] = chunk_mul2<E>(ka[3], w89[kk]);
-                }
-            }
-        sgla_wg_fence();
-#pragma unroll
-        for (int mt = 0; mt < Sh::MT; mt++)
-#pragma unroll
-            for (int kk = 0; kk < 4; kk++) chunk_wg_rs<E, Sh::BV>(S[mt], kf[mt][kk], dV + sw128_vstep(kk));
-        sgla_wg_commit();
-        sprev = s;
-        s = s + 1 == Sh::ST ? 0 : s + 1;
-    }
-    sgla_wg_wait<0>();
-#pragma unroll
-    for (int mt = 0; mt < Sh::MT; mt++)
-#pragma unroll
-        for (int e = 0; e < Sh::NR; e++) sgla_pin(S[mt][e]);
-    if (w.nchunks > 0) release_stage(a, sprev);
-    float *htp = p.seg_buf + (w.seg * p.N * p.H + w.nh) * Sh::KD * p.V + w.v0;
-    if (blockIdx.y == 0 && tid == 128 * Sh::NO) p.seg_ld[w.seg * p.N * p.H + w.nh] = ldsum;
-#pragma unroll
-    for (int mt = 0; mt < Sh::MT; mt++)
-#pragma unroll
-        for (int j = 0; j < Sh::BV / 8; j++) {
-            const int r = 64 * mt + 16 * wl + gid, cc = 8 * j + 2 * tig;
-            *(float2 *)(htp + (int64_t)r * p.V + cc) = make_float2(S[mt][4 * j + 0], S[mt][4 * j + 1]);
-            *(float2 *)(htp + (int64_t)(r + 8) * p.V + cc) = make_float2(S[mt][4 * j + 2], S[mt][4 * j + 3]);
-        }
-}
-
 /* ---- the kernel ------------------------------------------------------------------------ */
 
-template <class E, class Sh, int BW, bool PK, bool LOC = false>
+template <class E, class Sh, int BW, bool PK>
 __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kparams p, const __grid_constant__ sgla_tmaps tm)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma, TMA, setmaxnreg: sm_90a */
@@ -1040,7 +918,6 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
     }
     /* each role runs its own loop, so the state's registers are live only in its own */
     if (wg < Sh::NO) chunk_outputs<E, Sh, BW>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
-    else if constexpr (LOC) chunk_state_local<E, Sh>(p, w, sm, a, tid, lane, bw);
     else chunk_state<E, Sh, BW>(p, w, sm, a, tid, lane, bw);
 #else
     __trap(); /* a Hopper kernel: the runtime never launches it elsewhere (cuda_backend.cu) */
@@ -1053,8 +930,6 @@ typedef struct sgla_chunk_kernel {
     sgla_chunk_fn fn;        /* dense batches */
     sgla_chunk_fn fn_packed; /* packed batches (cu_seqlens): the same with the copy of partial last chunks,
                               * an instance of its own so that the dense one's code stays as it was */
-    sgla_chunk_fn fn_local;  /* the split's first pass (mode 1) without the chunk chain, or NULL (K = 256,
-                              * the backward's passes) */
     unsigned smem;           /* dynamic shared memory of a block */
     int threads;
 } sgla_chunk_kernel;
@@ -1064,9 +939,7 @@ template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void
 {
     constexpr sgla_chunk_config c = sgla_chunk_configs[I];
     using Sh = ChunkShape<c.K, c.bv, c.stages, c.out_wgs>;
-    constexpr bool loc = BW == 0 && Sh::MT <= 2;
-    return {chunk_fwd_kernel<E, Sh, BW, false>, chunk_fwd_kernel<E, Sh, BW, true>,
-            loc ? chunk_fwd_kernel<E, Sh, BW, false, loc> : (sgla_chunk_fn)0, (unsigned)sizeof(ChunkSmem<Sh>),
+    return {chunk_fwd_kernel<E, Sh, BW, false>, chunk_fwd_kernel<E, Sh, BW, true>, (unsigned)sizeof(ChunkSmem<Sh>),
             Sh::THREADS};
 }
 

@@ -83,9 +83,6 @@ static void find_facts(int dev, device_facts *f)
                     cudaSuccess ||
                 (e = cudaFuncSetAttribute((const void *)k->fn_packed, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)k->smem)) != cudaSuccess ||
-                (k->fn_local && (e = cudaFuncSetAttribute((const void *)k->fn_local,
-                                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)k->smem)) !=
-                                    cudaSuccess) ||
                 (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&f->blocks_per_sm[t][r], fn, k->threads,
                                                                    k->smem)) != cudaSuccess) {
                 snprintf(f->why, sizeof f->why, "device %d, configuration row %d: %s", dev, r, cudaGetErrorString(e));
@@ -524,8 +521,8 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
 {
     dim3 grid((unsigned)(p->N * p->H * p->nseg), (unsigned)(p->V / sgla_chunk_configs[row].bv));
     void *args[2] = {(void *)p, (void *)tm};
-    const sgla_chunk_fn fn = p->cu ? k->fn_packed : p->mode == 1 && k->fn_local ? k->fn_local : k->fn;
-    cudaError_t e = cudaLaunchKernel((const void *)fn, grid, dim3(k->threads), args, k->smem, st);
+    cudaError_t e = cudaLaunchKernel((const void *)(p->cu ? k->fn_packed : k->fn), grid, dim3(k->threads), args,
+                                     k->smem, st);
     if (e != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the chunked forward (row %d, grid %u x %u, %u bytes of shared memory, mode %d): %s",
                          row, grid.x, grid.y, k->smem, p->mode, cudaGetErrorString(e));
@@ -1363,11 +1360,7 @@ static sgla_status cuda_backward(const sgla_backward_desc *b, sgla_backend kind)
  * chunk = 1 runs every sequence as a recurrence: an engine's decode-only step,
  * where the host cannot see that no sequence is long (cu_seqlens lives on the
  * device) and a chunked launch of blocks that all exit at once would cost a
- * wave of 1-block-per-SM launches per 132 (sequence, head) pairs.  Without a
- * chunked kernel the recurrence is a programmatic dependent of whatever ran
- * before it on the stream and waits for it in the kernel: its blocks are
- * resident when that kernel ends (a step of one sequence: 3.0 us a call in a
- * graph, 3.5 without). */
+ * wave of 1-block-per-SM launches per 132 (sequence, head) pairs. */
 enum { POOL_CHUNK_FROM = 4 };
 
 static sgla_status cuda_pool_run(const sgla_forward_desc *d)
@@ -1426,7 +1419,9 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
         if ((rc = launch_chunk(&chunk_kernels(d->dtype)[pl.row], pl.row, &c, &tm, st)) != SGLA_OK) return rc;
     }
     if (chunked) pp.chunk_from = POOL_CHUNK_FROM; /* the long ones are the chunked kernel's, launched or not */
-    return sgla_pool_launch(&p, &pp, d->dtype, chunked && first >= 0, f->cc >= 90, st);
+    /* pdl 0: the decode as a dependent of any kernel waits for a device run of two fixes
+     * (bench/wip/pool-pdl.patch, docs/perf.md session 9) */
+    return sgla_pool_launch(&p, &pp, d->dtype, chunked && first >= 0, 0, st);
 }
 
 static sgla_status cuda_forward(const sgla_forward_desc *d, sgla_backend kind)

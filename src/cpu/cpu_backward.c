@@ -48,8 +48,8 @@ typedef struct bplan {
 
 /* One thread's scratch. */
 typedef struct bscratch {
-    float *Q, *Kp, *Kw, *Qs, *dQs, *dQ, *dKs, *dK;  /* C x ldk */
-    float *Vp, *dO, *Vw, *rdO, *dVs, *dV;           /* C x ldv */
+    float *Q, *Kp, *Kw, *Qs, *dQs, *dKs;           /* C x ldk (dQs, dKs: the state parts, then dQ, dK) */
+    float *Vp, *dO, *Vw, *rdO, *dVs;                /* C x ldv (dVs: the state part, then dV) */
     float *Kt, *Vt, *Qst;                           /* K or V x ldc */
     float *G, *G1, *A, *dP, *dA, *AT, *dAT;         /* C x ldc */
     float *dSt;                                     /* V x ldk */
@@ -71,8 +71,8 @@ static size_t bscratch_floats(const bplan *p, bscratch *s, float *m)
         off += (size_t)round_up((int64_t)(cnt), 16);                                                                   \
     } while (0)
     float *bd = NULL, *ud = NULL, *ed = NULL, *cd = NULL;
-    float **ck[] = {&s->Q, &s->Kp, &s->Kw, &s->Qs, &s->dQs, &s->dQ, &s->dKs, &s->dK};
-    float **cv[] = {&s->Vp, &s->dO, &s->Vw, &s->rdO, &s->dVs, &s->dV};
+    float **ck[] = {&s->Q, &s->Kp, &s->Kw, &s->Qs, &s->dQs, &s->dKs};
+    float **cv[] = {&s->Vp, &s->dO, &s->Vw, &s->rdO, &s->dVs};
     float **cc[] = {&s->G, &s->G1, &s->A, &s->dP, &s->dA, &s->AT, &s->dAT};
     for (size_t i = 0; i < sizeof ck / sizeof ck[0]; i++) TAKE(*ck[i], C * p->ldk);
     for (size_t i = 0; i < sizeof cv / sizeof cv[0]; i++) TAKE(*cv[i], C * p->ldv);
@@ -218,31 +218,30 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
             for (int j = 0; j <= i; j++) ar[j] = gr[j] * pr[j];
             for (int j = i + 1; j < n; j++) ar[j] = 0.0f;
         }
-        /* dQ = (rs ⊙ dO) S^T + dA K */
+        /* dQ = (rs ⊙ dO) S^T + dA K, the state part's dots with q (e, for dg) taken first, then the
+         * triangular product added in place: each partial product is used while it is in cache */
         kr->wrows(n, V, s->rs, s->dO, ldv, s->rdO, ldv);
         kr->state(V, n, K, s->rdO, ldv, St, ldk, SGLA_CARRY_ONE, NULL, s->dQs, ldk);
-        tri_product(kr, 0, n, K, s->dA, ldc, s->Kp, ldk, s->dQs, s->dQ, ldk);
-        /* dK = (w ⊙ V) dS^T + dA^T Q */
+        for (int r = 0; p->gate && r < n; r++) s->e[r] = kr->dot64(s->Q + (size_t)r * ldk, s->dQs + (size_t)r * ldk, K);
+        tri_product(kr, 0, n, K, s->dA, ldc, s->Kp, ldk, s->dQs, s->dQs, ldk);
+        /* dK = (w ⊙ V) dS^T + dA^T Q (u: the state part's dots with k) */
         kr->wrows(n, V, s->w, s->Vp, ldv, s->Vw, ldv);
         kr->trans(K, V, s->dS, ldv, s->dSt, ldk);
         kr->state(V, n, K, s->Vw, ldv, s->dSt, ldk, SGLA_CARRY_ONE, NULL, s->dKs, ldk);
+        for (int r = 0; p->gate && r < n; r++) s->u[r] = kr->dot64(s->Kp + (size_t)r * ldk, s->dKs + (size_t)r * ldk, K);
         kr->trans(n, n, s->dA, ldc, s->dAT, ldc);
-        tri_product(kr, 1, n, K, s->dAT, ldc, s->Q, ldk, s->dKs, s->dK, ldk);
+        tri_product(kr, 1, n, K, s->dAT, ldc, s->Q, ldk, s->dKs, s->dKs, ldk);
         /* dV = (w ⊙ K) dS + A^T dO */
         kr->wrows(n, K, s->w, s->Kp, ldk, s->Kw, ldk);
         kr->state(K, n, V, s->Kw, ldk, s->dS, ldv, SGLA_CARRY_ONE, NULL, s->dVs, ldv);
         kr->trans(n, n, s->A, ldc, s->AT, ldc);
-        tri_product(kr, 1, n, V, s->AT, ldc, s->dO, ldv, s->dVs, s->dV, ldv);
+        tri_product(kr, 1, n, V, s->AT, ldc, s->dO, ldv, s->dVs, s->dVs, ldv);
         /* 3. the gate of token r: a <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij */
         if (p->gate) {
             double t1 = 0.0;
             for (int r = 0; r < V; r++) t1 += kr->dot64(s->dSt + (size_t)r * ldk, St + (size_t)r * ldk, K);
             t1 *= (double)a.a;
-            for (int r = 0; r < n; r++) {
-                s->u[r] = kr->dot64(s->Kp + (size_t)r * ldk, s->dKs + (size_t)r * ldk, K);
-                s->e[r] = kr->dot64(s->Q + (size_t)r * ldk, s->dQs + (size_t)r * ldk, K);
-                s->c4[r] = 0.0;
-            }
+            for (int r = 0; r < n; r++) s->c4[r] = 0.0;
             /* c4_r = sum over i >= r of the row prefix sum_{j<r} A_ij dP_ij */
             for (int i = 1; i < n; i++) {
                 const float *ar = s->A + (size_t)i * ldc, *pr = s->dP + (size_t)i * ldc;
@@ -263,9 +262,9 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
                 es -= s->e[r];
             }
         }
-        store_rows(p, bd->dq, bb, t, h, n, K, s->dQ, ldk);
-        store_rows(p, bd->dk, bb, t, h, n, K, s->dK, ldk);
-        store_rows(p, bd->dv, bb, t, h, n, V, s->dV, ldv);
+        store_rows(p, bd->dq, bb, t, h, n, K, s->dQs, ldk);
+        store_rows(p, bd->dk, bb, t, h, n, K, s->dKs, ldk);
+        store_rows(p, bd->dv, bb, t, h, n, V, s->dVs, ldv);
         /* the entering state's gradient: dS = exp(b_n) dS + (rs ⊙ Q)^T dO */
         kr->wrows(n, K, s->rs, s->Q, ldk, s->Qs, ldk);
         kr->trans(n, K, s->Qs, ldk, s->Qst, ldc);

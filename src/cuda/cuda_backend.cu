@@ -1419,9 +1419,7 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
         if ((rc = launch_chunk(&chunk_kernels(d->dtype)[pl.row], pl.row, &c, &tm, st)) != SGLA_OK) return rc;
     }
     if (chunked) pp.chunk_from = POOL_CHUNK_FROM; /* the long ones are the chunked kernel's, launched or not */
-    /* pdl 0: the decode as a dependent of any kernel waits for a device run of two fixes
-     * (bench/wip/pool-pdl.patch, docs/perf.md session 9) */
-    return sgla_pool_launch(&p, &pp, d->dtype, chunked && first >= 0, 0, st);
+    return sgla_pool_launch(&p, &pp, d->dtype, chunked && first >= 0, st);
 }
 
 static sgla_status cuda_forward(const sgla_forward_desc *d, sgla_backend kind)

@@ -33,14 +33,11 @@ typedef struct sgla_poolparams {
     int64_t slots, t_max;
     int64_t chunk_from; /* > 0: sequences this long in a valid slot are the chunked kernel's */
     int bits, inplace, v_first;
-    int dep_wait; /* launched as a programmatic dependent of the stream's previous kernel: wait for it first */
 } sgla_poolparams;
 int sgla_pool_supported(int64_t K, int64_t V);
-/* after_chunked: launched as a programmatic dependent of the chunked kernel just launched on st (disjoint
- * data: no wait); else with pdl (sm_90) a programmatic dependent of whatever ran before on st, waiting for it
- * in the kernel, so that its launch overlaps that kernel's last blocks */
+/* after_chunked: launched as a programmatic dependent of the chunked kernel just launched on st */
 sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, sgla_dtype dt, int after_chunked,
-                             int pdl, cudaStream_t st);
+                             cudaStream_t st);
 cudaError_t sgla_pool_setup(void); /* the staged instances' shared-memory carveout, once per device */
 
 /* The chunked forward on mma.sync / cp.async (chunk_fwd_mma.cu): bf16 / fp16, K and V in

@@ -107,9 +107,6 @@ template <class E, int R, bool VF>
 __global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_recurrent(const sgla_kparams p, const sgla_poolparams pp)
 {
     __shared__ PoolSmem<R, VF> sm;
-    /* launched as a programmatic dependent of the previous kernel on the stream (not of the chunked
-     * kernel of the same call, whose slots and outputs are disjoint): its writes are visible after this */
-    if (pp.dep_wait) sgla_grid_dependency_wait();
     /* the column blocks of one state are neighbours in the grid: their parts of the slot are too */
     const int nsl = (int)((p.V + PV - 1) / PV);
     const int64_t nh = blockIdx.x / nsl, n = nh / p.H, h = nh - n * p.H;
@@ -154,7 +151,6 @@ __global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_re
         else put(r, at >= 0 && !fresh ? __ldcs(src) : make_float4(0.f, 0.f, 0.f, 0.f));
     }
     if (AS) sgla_cp_async_commit();
-    sgla_launch_dependents(); /* every block has issued its loads: a dependent grid may take the free SMs */
     const E *q = (const E *)p.q, *k = (const E *)p.k, *v = (const E *)p.v;
     for (int64_t t = t0; t < t1; t++) {
         const int64_t row = (b * p.T + t) * p.H + h;
@@ -265,13 +261,13 @@ cudaError_t sgla_pool_setup(void)
     return e;
 }
 
-sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp0, sgla_dtype dt, int after_chunked,
-                             int pdl, cudaStream_t st)
+sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, sgla_dtype dt, int after_chunked,
+                             cudaStream_t st)
 {
     if (!sgla_pool_supported(p->K, p->V))
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: K = %lld, V = %lld (it takes multiples of 4, "
                          "K <= 512)", (long long)p->K, (long long)p->V);
-    const pool_fn f = pick(p->K, dt, pp0->v_first);
+    const pool_fn f = pick(p->K, dt, pp->v_first);
     const int64_t blocks = p->N * p->H * ((p->V + PV - 1) / PV);
     if (blocks > 0x7fffffffLL)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: %lld blocks exceed the grid", (long long)blocks);
@@ -283,10 +279,8 @@ sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp0, 
     cudaLaunchAttribute la[1];
     la[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     la[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = la, cfg.numAttrs = after_chunked || pdl ? 1 : 0;
-    sgla_poolparams pp = *pp0;
-    pp.dep_wait = !after_chunked && pdl;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, f, *p, pp);
+    cfg.attrs = la, cfg.numAttrs = after_chunked ? 1 : 0;
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, f, *p, *pp);
     if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "launch of the state-pool recurrence: %s", cudaGetErrorString(e));
     return SGLA_OK;
 }

@@ -208,20 +208,6 @@ static __device__ __forceinline__ void sgla_cp_async16(uint32_t dst, const void 
 }
 static __device__ __forceinline__ void sgla_cp_async_commit(void) { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 static __device__ __forceinline__ void sgla_cp_async_wait0(void) { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-/* programmatic dependent launch (sm_90): wait for the grids this one depends on (their writes are then
- * visible), and let a dependent grid launch; both are no-ops where the launch did not ask for it */
-static __device__ __forceinline__ void sgla_grid_dependency_wait(void)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-static __device__ __forceinline__ void sgla_launch_dependents(void)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
 static __device__ __forceinline__ void sgla_cp_async_wait1(void) { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
 
 static __device__ __forceinline__ void sgla_tma_prefetch_map(const CUtensorMap *map)

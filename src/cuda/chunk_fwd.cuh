@@ -85,7 +85,7 @@ template <class Sh> struct ChunkSmem {
     Stage stage[Sh::ST];                    /* TMA tiles of chunk c in stage c % ST */
     unsigned char S[Sh::NSB][Sh::SBYTES];   /* 16-bit state read by Q.S */
     unsigned char o[Sh::NO][Sh::VBYTES];    /* o of an output warpgroup, for its TMA store */
-    float g[Sh::ST][64];                    /* the gate g of stage s's chunk (natural log) */
+    float g[Sh::ST][64];                    /* b of stage s's chunk: cumulative log2 gate, floored */
     float b[Sh::NCW][64];                   /* per consumer warp: b of its current chunk */
     uint64_t full[Sh::ST], empty[Sh::ST];   /* stage mbarriers */
 };
@@ -259,7 +259,7 @@ template <class Sh> static __device__ __forceinline__ uint32_t stage_q(const Chu
 
 /* The top of every chunk in both consumer roles: wait for stage s, then this
  * warp's copy of b (chunk-local cumulative log2 gate); returns b of the last row. */
-template <class Sh>
+template <class Sh, bool PS>
 static __device__ __forceinline__ float chunk_top(const sgla_kparams &p, const ChunkWork &w, const ChunkSmem<Sh> &sm,
                                                   const ChunkAddr &a, int s, int c, int ci, int lane, float *bw)
 {
@@ -267,20 +267,14 @@ static __device__ __forceinline__ float chunk_top(const sgla_kparams &p, const C
     sgla_fence_proxy_async(); /* the producer's copies are read next by wgmma */
     const int cl = chunk_rows(w.len, ci);
     __syncwarp(); /* every lane is done reading bw of the previous chunk */
-    if (p.gmode == SGLA_GATE_G) {
+    if (p.gmode == SGLA_GATE_G && PS) { /* b made once by the producer (chunk_producer) */
+        bw[lane] = sm.g[s][lane];
+        bw[lane + 32] = sm.g[s][lane + 32];
+    } else if (p.gmode == SGLA_GATE_G) {
         /* the gate floor here, not where g is loaded: that would wait for the load at once */
         float x0 = fmaxf(sm.g[s][lane], SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
         float x1 = fmaxf(sm.g[s][lane + 32], SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
-#pragma unroll
-        for (int off = 1; off < 32; off <<= 1) {
-            const float y0 = __shfl_up_sync(0xffffffffu, x0, off);
-            const float y1 = __shfl_up_sync(0xffffffffu, x1, off);
-            if (lane >= off) {
-                x0 += y0;
-                x1 += y1;
-            }
-        }
-        x1 += __shfl_sync(0xffffffffu, x0, 31);
+        sgla_warp_scan64(x0, x1, lane);
         bw[lane] = x0;
         bw[lane + 32] = x1;
     } else if (p.gmode == SGLA_GATE_GAMMA) {
@@ -312,7 +306,7 @@ static __device__ __forceinline__ void load_gate(const sgla_kparams &p, const Ch
 }
 
 /* PK: the instance for packed batches (cu_seqlens), the only one with the tail copy below */
-template <class Sh, int BW, bool PK>
+template <class Sh, int BW, bool PK, bool PS>
 static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
                                                       ChunkSmem<Sh> &sm, const ChunkAddr &a, int lane)
 {
@@ -403,8 +397,15 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
             for (int b = 0; b < Sh::BV / 64; b++) sgla_tma_load4(vs + b * 8192, &tm.v, w.v0 + 64 * b, th, tt, tb, full);
         }
         if (w.gg) {
-            sm.g[s][lane] = gr0;
-            sm.g[s][lane + 32] = gr1;
+            /* PS: b, the chunk-local cumulative log2 gate (floored), made here once rather than by every
+             * consumer warp on its way into the chunk; else g as it is */
+            float x0 = gr0, x1 = gr1;
+            if constexpr (PS) {
+                x0 = fmaxf(x0, SGLA_GATE_FLOOR_F) * SGLA_LOG2E, x1 = fmaxf(x1, SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
+                sgla_warp_scan64(x0, x1, lane);
+            }
+            sm.g[s][lane] = x0;
+            sm.g[s][lane + 32] = x1;
         }
         if (w.gg || p.cu) sgla_mbar_arrive(full); /* release: this lane's stores above */
         if (w.gg && c + 1 < w.nchunks) load_gate(p, w, chunk_index<BW>(w, c + 1), lane, gr0, gr1);
@@ -432,7 +433,7 @@ static __device__ __forceinline__ void row_dots(const float *acc, const uint32_t
     d1 += __shfl_xor_sync(0xffffffffu, d1, 2);
 }
 
-template <class E, class Sh, int BW>
+template <class E, class Sh, int BW, bool PS>
 static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
                                                      ChunkSmem<Sh> &sm, const ChunkAddr &a, int tid, int wo, int lane,
                                                      float *bw)
@@ -456,7 +457,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
         if (b % Sh::NO == wo && w.outputs && b < w.nchunks) sgla_bar_arrive(bar_s_free<Sh>(b), 256);
     for (int c = wo; c < w.nchunks; c += Sh::NO) {
         const int ci = chunk_index<BW>(w, c);
-        (void)chunk_top<Sh>(p, w, sm, a, s, c, ci, lane, bw);
+        (void)chunk_top<Sh, PS>(p, w, sm, a, s, c, ci, lane, bw);
         const int cl = chunk_rows(w.len, ci);
         /* BW: this thread's columns of dotw in rows i0, i1, loaded now, used after the products */
         uint32_t dw[Sh::BV / 8][2];
@@ -676,7 +677,7 @@ static __device__ __forceinline__ void blob_out(const sgla_kparams &p, const Chu
         sgla_bulk_commit();
     }
 }
-template <class E, class Sh, int BW>
+template <class E, class Sh, int BW, bool PS>
 static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const ChunkWork &w, const ChunkSmem<Sh> &sm,
                                                    const ChunkAddr &a, int tid, int lane, float *bw)
 {
@@ -725,7 +726,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     int s = 0;         /* stage of chunk c */
     for (int c = 0; c < w.nchunks; c++) {
         const int ci = chunk_index<BW>(w, c);
-        const float bC = chunk_top<Sh>(p, w, sm, a, s, c, ci, lane, bw);
+        const float bC = chunk_top<Sh, PS>(p, w, sm, a, s, c, ci, lane, bw);
         const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint64_t dV = desc_nmajor(vs);
         ldsum += bC;
@@ -878,6 +879,11 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma, TMA, setmaxnreg: sm_90a */
     static_assert(ChunkSmemChecks<Sh>::ok, "shared-memory layout");
+    /* gate g: who scans the chunk's gates into b.  The producer, once, in the forward at K = 128 (5-6 %
+     * faster there: docs/perf.md, session 9 call 8); every consumer warp at K = 64 (two output
+     * warpgroups, where the producer's extra work cost 3.6 %), at K = 256 and in the backward's passes
+     * (1 % there, not worth their registers) */
+    constexpr bool PS = Sh::KD == 128 && BW == 0;
     extern __shared__ __align__(1024) unsigned char chunk_smem[];
     ChunkSmem<Sh> &sm = *reinterpret_cast<ChunkSmem<Sh> *>(chunk_smem);
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, wg = warp >> 2;
@@ -907,7 +913,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
 
     if (wg > Sh::NO) {
         sgla_setmaxnreg_dec<Sh::REG_PRODUCER>();
-        if (warp == Sh::NCW) chunk_producer<Sh, BW, PK>(p, tm, w, sm, a, lane);
+        if (warp == Sh::NCW) chunk_producer<Sh, BW, PK, PS>(p, tm, w, sm, a, lane);
         return;
     }
     if constexpr (Sh::REG_OUT == Sh::REG_STATE) {
@@ -917,8 +923,8 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
         else sgla_setmaxnreg_inc<Sh::REG_STATE>();
     }
     /* each role runs its own loop, so the state's registers are live only in its own */
-    if (wg < Sh::NO) chunk_outputs<E, Sh, BW>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
-    else chunk_state<E, Sh, BW>(p, w, sm, a, tid, lane, bw);
+    if (wg < Sh::NO) chunk_outputs<E, Sh, BW, PS>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
+    else chunk_state<E, Sh, BW, PS>(p, w, sm, a, tid, lane, bw);
 #else
     __trap(); /* a Hopper kernel: the runtime never launches it elsewhere (cuda_backend.cu) */
 #endif

@@ -33,17 +33,10 @@
 
 namespace {
 
-#ifndef SGLA_POOL_PV /* a build-time knob for experiments (bench/), not an API */
-#define SGLA_POOL_PV 32
-#endif
-#ifndef SGLA_POOL_MINB
-#define SGLA_POOL_MINB (288 / SGLA_POOL_PV)
-#endif
-constexpr int PV = SGLA_POOL_PV; /* columns of V per block (64 and 128 measured slower: docs/perf.md) */
-constexpr int PT = 4 * PV;       /* threads: 16 row groups of PV / 4 float4 columns */
-static_assert(PV % 4 == 0 && PV >= 8, "16 row groups of whole float4 columns");
+constexpr int PV = 32;     /* columns of V per block (16, 64 and 128 measured slower: docs/perf.md) */
+constexpr int PT = 4 * PV; /* threads: 16 row groups of PV / 4 float4 columns */
 /* blocks an SM for the staged instances: 56 registers, no spills (10 spills and runs slower) */
-constexpr int POOL_MINB = SGLA_POOL_MINB;
+constexpr int POOL_MINB = 9;
 
 __device__ __forceinline__ float ld(const float *p, int64_t i) { return p[i]; }
 __device__ __forceinline__ float ld(const __half *p, int64_t i) { return __half2float(p[i]); }

@@ -51,6 +51,17 @@ static __device__ __forceinline__ float sgla_exp2(float x)
     return y;
 }
 
+/* 64 values per warp as (x0: row lane, x1: row lane + 32): the inclusive prefix sums */
+static __device__ __forceinline__ void sgla_warp_scan64(float &x0, float &x1, int lane)
+{
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+        const float y0 = __shfl_up_sync(0xffffffffu, x0, off), y1 = __shfl_up_sync(0xffffffffu, x1, off);
+        if (lane >= off) x0 += y0, x1 += y1;
+    }
+    x1 += __shfl_sync(0xffffffffu, x0, 31);
+}
+
 /* 64 values per warp as (x0: row lane, x1: row lane + 32): the exclusive prefix sums, by a shift of
  * the inclusive ones (never inclusive minus the value: a large last value would swamp the sum before
  * it), and the inclusive suffix sums */

@@ -732,6 +732,11 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         ldsum += bC;
         if constexpr (BW >= 2) {
             if (blob_r) {
+                /* the copies of the next chunks into L2 (the loads below sit on the state's chain) */
+                constexpr int PF = 2;
+                if (tid == 128 * Sh::NO)
+                    for (int d = c == 0 ? 0 : PF; d <= PF; d++)
+                        if (c + d < w.nchunks) sgla_prefetch_l2(state_blob<Sh>(p, w, chunk_index<BW>(w, c + d)), Sh::SBYTES);
                 /* X_c = scale exp(b_L) <this state, the time-order pass's>, per warp, the copy read from
                  * global memory where it is used (staged in shared memory it cost a TMA stage at K = V = 128
                  * and ran 3% slower: docs/perf.md) */

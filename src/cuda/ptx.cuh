@@ -212,6 +212,13 @@ static __device__ __forceinline__ void sgla_bulk_s2g(void *dst, uint32_t src, ui
                  : "memory");
 }
 
+/* a hint: bytes (a multiple of 16, 16-byte aligned) of global memory brought into L2, with no
+ * register held and nothing to wait for */
+static __device__ __forceinline__ void sgla_prefetch_l2(const void *src, uint32_t bytes)
+{
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"((uint64_t)src), "r"(bytes) : "memory");
+}
+
 /* ---- cp.async: 16 bytes global -> shared; bytes = 0 fills zeros (rows past a chunk) ---- */
 static __device__ __forceinline__ void sgla_cp_async16(uint32_t dst, const void *src, int bytes)
 {

@@ -457,6 +457,9 @@ int main(void)
         {HF, G, MILD, 1, 129, 2, 80, 112, 1, 1, 0, 0},
         {BF, NONE, MILD, 2, 1, 2, 96, 96, 1, 1, 1, 0},
         {F32, G, MILD, 1, 200, 2, 96, 48, 1, 1, 0, 0},
+        /* ... without copies where TMA pads (dense 16-bit batches): a split, K below V */
+        {BF, G, MILD, 1, 4096, 1, 96, 96, 1, 1, 0, 0},
+        {HF, GAMMA, MIX30, 2, 300, 2, 32, 160, 1, 1, 0, 0},
         /* ... and over 1e6 (docs/numerics.md §7) */
         {BF, G, CONFORM_NEAR1, 1, 1000000, 1, 64, 64, 0, 1, 0, 0},
         {F32, G, CONFORM_NEAR1, 1, 1000000, 1, 64, 64, 0, 1, 0, 0},

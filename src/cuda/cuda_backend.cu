@@ -411,7 +411,13 @@ done:
 /* q, k, v, o as 4-D (feature, head, token, batch) tensors, boxes of 64 x 1 x 64 x 1 with the
  * 128-byte swizzle; tokens past T read as zero and are not written.  With cu_seqlens the
  * batch is one packed row (the kernels copy a sequence's last chunk without TMA).  T >= 1. */
-static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m)
+static sgla_status tma_maps_dims(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m, int64_t kt, int64_t vt);
+static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m) { return tma_maps_dims(p, dt, m, p->K, p->V); }
+
+/* kt, vt: the feature sizes of the tensors in memory, at most the kernel's p->K, p->V: a box's
+ * features past them read as zero and are not written (a head size the kernels round up, with no
+ * padded copy: cuda_run_padded) */
+static sgla_status tma_maps_dims(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m, int64_t kt, int64_t vt)
 {
     pthread_once(&tma_once, find_tma_encoder);
     if (!tma_encode) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "the CUDA driver has no cuTensorMapEncodeTiled (TMA)");
@@ -432,7 +438,7 @@ static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m)
         const void *ptr;
         int64_t d;
         const char *name;
-    } t[4] = {{&m->q, p->q, p->K, "q"}, {&m->k, p->k, p->K, "k"}, {&m->v, p->v, p->V, "v"}, {&m->o, p->o, p->V, "o"}};
+    } t[4] = {{&m->q, p->q, kt, "q"}, {&m->k, p->k, kt, "k"}, {&m->v, p->v, vt, "v"}, {&m->o, p->o, vt, "o"}};
     for (int i = 0; i < 4; i++) {
         const int64_t nb = p->cu ? 1 : p->N; /* cu_seqlens: one packed batch row */
         const cuuint64_t dim[4] = {(cuuint64_t)t[i].d, (cuuint64_t)p->H, (cuuint64_t)p->T, (cuuint64_t)nb};
@@ -606,7 +612,9 @@ static sgla_status ws_release(const void *given, void *ws, cudaStream_t st, sgla
 }
 
 /* A validated descriptor (values on the device, K and V native) on the current device. */
-static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *force)
+/* kt, vt: q / k and v / o's feature sizes in memory where the kernels run on larger ones (d->K, d->V)
+ * through TMA's zero fill (cuda_run_padded); d->K, d->V otherwise */
+static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_plan *force, int64_t kt, int64_t vt)
 {
     plan pl;
     sgla_status rc = plan_call(d, force, &pl);
@@ -640,7 +648,7 @@ static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *
     if (pl.portable) return sgla_fwd_mma_launch(&p, d->dtype, st);
 
     sgla_tmaps tm;
-    if ((rc = tma_maps(&p, d->dtype, &tm)) != SGLA_OK) return rc;
+    if ((rc = tma_maps_dims(&p, d->dtype, &tm, kt, vt)) != SGLA_OK) return rc;
     const sgla_chunk_kernel *k = &chunk_kernels(d->dtype)[pl.row];
     if (pl.order) {
         void *ws;
@@ -658,13 +666,20 @@ static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *
     if ((rc = ws_acquire(d->workspace, pl.ws_bytes, st, "split", &ws)) != SGLA_OK) return rc;
     return ws_release(d->workspace, ws, st, run_split(k, pl.row, &pl, p, &tm, ws, st), "split");
 }
+static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *force)
+{
+    return run_native_dims(d, force, d->K, d->V);
+}
 
 /* ---- head sizes the kernels do not take natively ------------------------------------------------
  * K and V up to 256 other than 64, 128, 256 run on copies zero-padded to the next of those: zero
  * features of q and k add nothing to q.k, zero columns of v give zero columns of o and of the
- * state, so the padded call computes the same function; o and ht are cropped back.  The copies
- * live in the workspace (sgla_workspace_size counts them) and cost their bytes, read and written
- * once more: correct at every size, near the floor only at the native ones. */
+ * state, so the padded call computes the same function; o and ht are cropped back.  Where the
+ * chunked kernels run on TMA (16-bit inputs, Hopper, no cu_seqlens: their tail copies index rows
+ * by the kernel's sizes) and the rows are whole 16-byte units, q, k, v and o need no copy: the
+ * tensor maps take their own sizes and the boxes' features past them read as zero and are not
+ * written.  Otherwise the copies live in the workspace (sgla_workspace_size counts them either
+ * way) and cost their bytes, read and written once more. */
 
 static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 
@@ -782,6 +797,9 @@ static sgla_status cuda_run_padded(const sgla_forward_desc *d, const sgla_cuda_p
     sgla_forward_desc in = L.in;
     const int64_t K = d->K, V = d->V, Kp = in.K, Vp = in.V, rows = d->B * d->T * d->H, nh = sgla_num_sequences(d) * d->H;
     const size_t es = sgla_dtype_size(d->dtype);
+    const int direct = pl.row >= 0 && !pl.f32 && !pl.portable && !d->cu_seqlens && (K * (int64_t)es) % 16 == 0 &&
+                       (V * (int64_t)es) % 16 == 0 && qkvo_aligned16(d);
+    if (direct) L.pq = L.pv = 0, in.q = d->q, in.k = d->k, in.v = d->v, in.o = d->o;
     if (L.pq) in.q = w + L.off_q, in.k = w + L.off_k;
     if (L.pv) in.v = w + L.off_v, in.o = w + L.off_o;
     if (d->h0) in.h0 = w + L.off_h0;
@@ -791,7 +809,7 @@ static sgla_status cuda_run_padded(const sgla_forward_desc *d, const sgla_cuda_p
     if (L.pq && rc == SGLA_OK) rc = resize((void *)in.k, 1, Kp, d->k, 1, K, rows, es, st);
     if (L.pv && rc == SGLA_OK) rc = resize((void *)in.v, 1, Vp, d->v, 1, V, rows, es, st);
     if (d->h0 && rc == SGLA_OK) rc = resize((void *)in.h0, Kp, Vp, d->h0, K, V, nh, sizeof(float), st);
-    if (rc == SGLA_OK) rc = run_native(&in, force);
+    if (rc == SGLA_OK) rc = run_native_dims(&in, force, direct ? K : Kp, direct ? V : Vp);
     if (L.pv && rc == SGLA_OK) rc = resize(d->o, 1, V, in.o, 1, Vp, rows, es, st);
     if (d->ht && rc == SGLA_OK) rc = resize(d->ht, K, V, in.ht, Kp, Vp, nh, sizeof(float), st);
     return ws_release(d->workspace, wsv, st, rc, "head-size padding");

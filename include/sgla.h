@@ -239,9 +239,12 @@ typedef struct sgla_state_pool {
  *   fp16 with K, V up to 128 after padding, no split; run so far only by
  *   forcing it on an H200).
  * - Shapes.  K, V <= 512 (the backward: K, V <= 256); 64, 128, 256
- *   and V = 512 run natively, other sizes on copies zero-padded to the next
- *   of those, K above 256 as two calls on its halves whose outputs are summed
- *   (the same function; the copies are workspace and cost their bytes).  chunk 16, 32 or 64 (each computed
+ *   and V = 512 run natively, other sizes rounded up to the next of those
+ *   (dense 16-bit batches on Hopper in place, the tensor loads filling the
+ *   missing features with zeros; otherwise on zero-padded copies, which are
+ *   workspace and cost their bytes; sgla_workspace_size counts them either
+ *   way), K above 256 as two calls on its halves whose outputs are summed
+ *   (the same function).  chunk 16, 32 or 64 (each computed
  *   in chunks of 64: the same function, rounded differently), T < 2^31,
  *   q/k/v/o 16-byte and h0/ht 8-byte aligned at the native sizes (else
  *   SGLA_ERR_UNSUPPORTED_SHAPE / _CHUNK / SGLA_ERR_INVALID_ARGUMENT).  fp32

@@ -460,6 +460,8 @@ int main(void)
         /* ... without copies where TMA pads (dense 16-bit batches): a split, K below V */
         {BF, G, MILD, 1, 4096, 1, 96, 96, 1, 1, 0, 0},
         {HF, GAMMA, MIX30, 2, 300, 2, 32, 160, 1, 1, 0, 0},
+        {HF, G, MILD, 1, 3000, 2, 80, 112, 0, 0, 0, 100}, /* packed, longest first: the row copies' kt, vt */
+        {BF, GAMMA, MILD, 1, 2000, 3, 48, 200, 1, 1, 0, 7},
         /* ... and over 1e6 (docs/numerics.md §7) */
         {BF, G, CONFORM_NEAR1, 1, 1000000, 1, 64, 64, 0, 1, 0, 0},
         {F32, G, CONFORM_NEAR1, 1, 1000000, 1, 64, 64, 0, 1, 0, 0},

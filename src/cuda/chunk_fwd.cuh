@@ -310,12 +310,14 @@ template <class Sh, int BW, bool PK, bool PS>
 static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
                                                       ChunkSmem<Sh> &sm, const ChunkAddr &a, int lane)
 {
-    /* made here, after setmaxnreg, so that they are not live across it */
-    const int64_t sv = p.H * p.V; /* token stride of v */
-    const int64_t sq = p.H * Sh::KD;
-    const uint16_t *qg = (const uint16_t *)p.q + w.row0 * Sh::KD;
-    const uint16_t *kg = (const uint16_t *)p.k + w.row0 * Sh::KD;
-    const uint16_t *vg = (const uint16_t *)p.v + w.row0 * p.V + w.v0;
+    /* made here, after setmaxnreg, so that they are not live across it.  The packed instance's row
+     * copies take the tensors' own feature sizes (kt, vt: zeros past them); the dense one's never run */
+    const int64_t kt = PK && p.kt ? p.kt : Sh::KD, vt = PK && p.vt ? p.vt : p.V;
+    const int64_t sv = p.H * vt; /* token stride of v */
+    const int64_t sq = p.H * kt;
+    const uint16_t *qg = (const uint16_t *)p.q + w.row0 * kt;
+    const uint16_t *kg = (const uint16_t *)p.k + w.row0 * kt;
+    const uint16_t *vg = (const uint16_t *)p.v + w.row0 * vt + w.v0;
     const uint32_t tx = (w.outputs ? Sh::QBYTES : 0) + Sh::QBYTES + Sh::VBYTES;
     const int tb = (int)w.bidx, th = (int)w.h;
     if (lane == 0) {
@@ -347,9 +349,10 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
                 const int u = lane % UK;
                 int r = lane / UK;
                 const uint16_t *qp = qg + (tk0 + r) * sq + u * 8, *kp = kg + (tk0 + r) * sq + u * 8;
+                const int ub = 8 * u < kt ? 16 : 0; /* features past kt: zeros (cp.async's fill) */
                 for (; r < cl; r += 32 / UK, qp += 32 / UK * sq, kp += 32 / UK * sq) {
-                    if (w.outputs) sgla_cp_async16(qs + sw128_offset(r, u), qp, 16);
-                    sgla_cp_async16(ks + sw128_offset(r, u), kp, 16);
+                    if (w.outputs) sgla_cp_async16(qs + sw128_offset(r, u), ub ? qp : qg, ub);
+                    sgla_cp_async16(ks + sw128_offset(r, u), ub ? kp : kg, ub);
                 }
                 for (; r < 64; r += 32 / UK) { /* rows past the sequence: zeros */
                     if (w.outputs) sgla_st_shared16(qs + sw128_offset(r, u), z);
@@ -360,7 +363,8 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
                 const int u = lane % UV;
                 int r = lane / UV;
                 const uint16_t *vp = vg + (tk0 + r) * sv + u * 8;
-                for (; r < cl; r += 32 / UV, vp += 32 / UV * sv) sgla_cp_async16(vs + sw128_offset(r, u), vp, 16);
+                const int ub = w.v0 + 8 * u < vt ? 16 : 0;
+                for (; r < cl; r += 32 / UV, vp += 32 / UV * sv) sgla_cp_async16(vs + sw128_offset(r, u), ub ? vp : vg, ub);
                 for (; r < 64; r += 32 / UV) sgla_st_shared16(vs + sw128_offset(r, u), z);
             }
             sgla_cp_async_commit();
@@ -433,14 +437,15 @@ static __device__ __forceinline__ void row_dots(const float *acc, const uint32_t
     d1 += __shfl_xor_sync(0xffffffffu, d1, 2);
 }
 
-template <class E, class Sh, int BW, bool PS>
+template <class E, class Sh, int BW, bool PS, bool PK>
 static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
                                                      ChunkSmem<Sh> &sm, const ChunkAddr &a, int tid, int wo, int lane,
                                                      float *bw)
 {
     const int wl = (tid >> 5) & 3, gid = lane >> 2, tig = lane & 3;
-    const int64_t sv = p.H * p.V; /* token stride of o */
-    uint16_t *og = (uint16_t *)p.o + w.row0 * p.V + w.v0;
+    const int64_t vt = PK && p.vt ? p.vt : p.V; /* o's feature size in memory (kparams: kt, vt) */
+    const int64_t sv = p.H * vt;                /* token stride of o */
+    uint16_t *og = (uint16_t *)p.o + w.row0 * vt + w.v0;
     const int i0 = 16 * wl + gid, i1 = i0 + 8; /* this thread's rows */
     const float scl = p.scale;
     /* o copy-out by threads (only a cu_seqlens sequence's last chunk): this lane's rows
@@ -618,7 +623,8 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
 #pragma unroll
                 for (int m = 0; m < 16 / o_rs; m++) {
                     const int r = o_r + m * o_rs;
-                    if (r < cl) *(uint4 *)(op + m * o_rs * sv) = *(const uint4 *)(os + sw128_offset(r, o_u));
+                    if (r < cl && (!PK || w.v0 + 8 * o_u < vt))
+                        *(uint4 *)(op + m * o_rs * sv) = *(const uint4 *)(os + sw128_offset(r, o_u));
                 }
             } else if (tid == 128 * wo) {
                 const int tt = (int)(w.t0 + (int64_t)ci * 64); /* rows past T are not written */
@@ -928,7 +934,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
         else sgla_setmaxnreg_inc<Sh::REG_STATE>();
     }
     /* each role runs its own loop, so the state's registers are live only in its own */
-    if (wg < Sh::NO) chunk_outputs<E, Sh, BW, PS>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
+    if (wg < Sh::NO) chunk_outputs<E, Sh, BW, PS, PK>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
     else chunk_state<E, Sh, BW, PS>(p, w, sm, a, tid, lane, bw);
 #else
     __trap(); /* a Hopper kernel: the runtime never launches it elsewhere (cuda_backend.cu) */

@@ -638,6 +638,7 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
     p.H = d->H;
     p.K = d->K;
     p.V = d->V;
+    p.kt = kt, p.vt = vt;
     p.N = sgla_num_sequences(d);
     p.scale = d->scale;
     p.nseg = 1;
@@ -675,10 +676,9 @@ static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *
  * K and V up to 256 other than 64, 128, 256 run on copies zero-padded to the next of those: zero
  * features of q and k add nothing to q.k, zero columns of v give zero columns of o and of the
  * state, so the padded call computes the same function; o and ht are cropped back.  Where the
- * chunked kernels run on TMA (16-bit inputs, Hopper, no cu_seqlens: their tail copies index rows
- * by the kernel's sizes) and the rows are whole 16-byte units, q, k, v and o need no copy: the
- * tensor maps take their own sizes and the boxes' features past them read as zero and are not
- * written.  Otherwise the copies live in the workspace (sgla_workspace_size counts them either
+ * chunked kernels run on TMA (16-bit inputs, Hopper) and the rows are whole 16-byte units, q, k, v
+ * and o need no copy: the tensor maps take their own sizes and the boxes' features past them read
+ * as zero and are not written (a packed batch's row copies take them from kparams' kt, vt).  Otherwise the copies live in the workspace (sgla_workspace_size counts them either
  * way) and cost their bytes, read and written once more. */
 
 static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
@@ -797,7 +797,7 @@ static sgla_status cuda_run_padded(const sgla_forward_desc *d, const sgla_cuda_p
     sgla_forward_desc in = L.in;
     const int64_t K = d->K, V = d->V, Kp = in.K, Vp = in.V, rows = d->B * d->T * d->H, nh = sgla_num_sequences(d) * d->H;
     const size_t es = sgla_dtype_size(d->dtype);
-    const int direct = pl.row >= 0 && !pl.f32 && !pl.portable && !d->cu_seqlens && (K * (int64_t)es) % 16 == 0 &&
+    const int direct = pl.row >= 0 && !pl.f32 && !pl.portable && (K * (int64_t)es) % 16 == 0 &&
                        (V * (int64_t)es) % 16 == 0 && qkvo_aligned16(d);
     if (direct) L.pq = L.pv = 0, in.q = d->q, in.k = d->k, in.v = d->v, in.o = d->o;
     if (L.pq) in.q = w + L.off_q, in.k = w + L.off_k;

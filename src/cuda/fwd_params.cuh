@@ -67,6 +67,10 @@ typedef struct sgla_kparams {
     float ht_mul;
     unsigned char *sblob;
     float *xc;
+    /* the feature sizes of q / k and v / o in memory where the kernel runs on larger K, V (their
+     * rows then read as zero past them and are not written there); 0 means K, V.  Only the
+     * packed instance's row copies read them: TMA has them in its tensor maps */
+    int64_t kt, vt;
 } sgla_kparams;
 
 /* the most sequences one block sorts in shared memory (8 bytes each) */

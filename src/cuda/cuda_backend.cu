@@ -611,9 +611,9 @@ static sgla_status ws_release(const void *given, void *ws, cudaStream_t st, sgla
     return rc;
 }
 
-/* A validated descriptor (values on the device, K and V native) on the current device. */
-/* kt, vt: q / k and v / o's feature sizes in memory where the kernels run on larger ones (d->K, d->V)
- * through TMA's zero fill (cuda_run_padded); d->K, d->V otherwise */
+/* A validated descriptor (values on the device, K and V native) on the current device.  kt, vt: q / k
+ * and v / o's feature sizes in memory where the kernels run on larger ones (d->K, d->V) in place
+ * (cuda_run_padded); d->K, d->V otherwise */
 static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_plan *force, int64_t kt, int64_t vt)
 {
     plan pl;

@@ -69,7 +69,7 @@ typedef struct sgla_kparams {
     float *xc;
     /* the feature sizes of q / k and v / o in memory where the kernel runs on larger K, V (their
      * rows then read as zero past them and are not written there); 0 means K, V.  Only the
-     * packed instance's row copies read them: TMA has them in its tensor maps */
+     * packed instance's row copies (q, k, v in, o out) read them: TMA has them in its maps */
     int64_t kt, vt;
 } sgla_kparams;
 

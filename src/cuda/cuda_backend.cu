@@ -412,7 +412,10 @@ done:
  * 128-byte swizzle; tokens past T read as zero and are not written.  With cu_seqlens the
  * batch is one packed row (the kernels copy a sequence's last chunk without TMA).  T >= 1. */
 static sgla_status tma_maps_dims(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m, int64_t kt, int64_t vt);
-static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m) { return tma_maps_dims(p, dt, m, p->K, p->V); }
+static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m)
+{
+    return tma_maps_dims(p, dt, m, p->K, p->V);
+}
 
 /* kt, vt: the feature sizes of the tensors in memory, at most the kernel's p->K, p->V: a box's
  * features past them read as zero and are not written (a head size the kernels round up, with no
@@ -678,8 +681,9 @@ static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *
  * state, so the padded call computes the same function; o and ht are cropped back.  Where the
  * chunked kernels run on TMA (16-bit inputs, Hopper) and the rows are whole 16-byte units, q, k, v
  * and o need no copy: the tensor maps take their own sizes and the boxes' features past them read
- * as zero and are not written (a packed batch's row copies take them from kparams' kt, vt).  Otherwise the copies live in the workspace (sgla_workspace_size counts them either
- * way) and cost their bytes, read and written once more. */
+ * as zero and are not written (a packed batch's row copies take them from kparams' kt, vt).
+ * Otherwise the copies live in the workspace (sgla_workspace_size counts them either way) and cost
+ * their bytes, read and written once more. */
 
 static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 

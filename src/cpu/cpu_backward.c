@@ -124,13 +124,14 @@ static int64_t tok_off(const sgla_forward_desc *d, int64_t bb, int64_t t, int64_
     return ((bb * d->T + t) * d->H + h) * D;
 }
 
-/* n rows of a [B,T,H,D] tensor of dtype dt from token t into dst (ld) as fp32 */
+/* n rows of a [B,T,H,D] tensor of dtype dt from token t into dst (ld) as fp32, by the forward's
+ * gather (one head): its rows lie H D elements apart, and the gather keeps several tokens' lines in
+ * flight where a row at a time waited for each */
 static void pack_rows(const bplan *p, const void *src, int64_t bb, int64_t t, int64_t h, int n, int D, float *dst,
                       int ld)
 {
-    for (int i = 0; i < n; i++)
-        p->kr->load((const char *)src + (size_t)tok_off(p->d, bb, t + i, h, D) * p->es, p->d->dtype,
-                    dst + (size_t)i * ld, D);
+    p->kr->gather((const char *)src + (size_t)tok_off(p->d, bb, t, h, D) * p->es, p->d->dtype, p->d->H * D, n, 1, D,
+                  dst, ld, 0);
 }
 
 /* n rows into a [B,T,H,D] output */

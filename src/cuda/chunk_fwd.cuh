@@ -257,6 +257,16 @@ template <class Sh> static __device__ __forceinline__ uint32_t stage_q(const Chu
     return a.stage + s * (uint32_t)sizeof(typename ChunkSmem<Sh>::Stage);
 }
 
+/* b of a chunk from its gates g (x0, x1: rows lane, lane + 32; 0 past the chunk's end), in place:
+ * floored, in log2 units, the inclusive scan over the 64 rows.  The floor is taken here, not where
+ * g is loaded: there it would wait for the load at once.  (The fp32 kernel's tf32_gate_scan does
+ * the same in fp64.) */
+static __device__ __forceinline__ void chunk_gate_b(float &x0, float &x1, int lane)
+{
+    x0 = fmaxf(x0, SGLA_GATE_FLOOR_F) * SGLA_LOG2E, x1 = fmaxf(x1, SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
+    sgla_warp_scan64(x0, x1, lane);
+}
+
 /* The top of every chunk in both consumer roles: wait for stage s, then this
  * warp's copy of b (chunk-local cumulative log2 gate); returns b of the last row. */
 template <class Sh, bool PS>
@@ -271,10 +281,8 @@ static __device__ __forceinline__ float chunk_top(const sgla_kparams &p, const C
         bw[lane] = sm.g[s][lane];
         bw[lane + 32] = sm.g[s][lane + 32];
     } else if (p.gmode == SGLA_GATE_G) {
-        /* the gate floor here, not where g is loaded: that would wait for the load at once */
-        float x0 = fmaxf(sm.g[s][lane], SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
-        float x1 = fmaxf(sm.g[s][lane + 32], SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
-        sgla_warp_scan64(x0, x1, lane);
+        float x0 = sm.g[s][lane], x1 = sm.g[s][lane + 32];
+        chunk_gate_b(x0, x1, lane);
         bw[lane] = x0;
         bw[lane + 32] = x1;
     } else if (p.gmode == SGLA_GATE_GAMMA) {
@@ -404,10 +412,7 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
             /* PS: b, the chunk-local cumulative log2 gate (floored), made here once rather than by every
              * consumer warp on its way into the chunk; else g as it is */
             float x0 = gr0, x1 = gr1;
-            if constexpr (PS) {
-                x0 = fmaxf(x0, SGLA_GATE_FLOOR_F) * SGLA_LOG2E, x1 = fmaxf(x1, SGLA_GATE_FLOOR_F) * SGLA_LOG2E;
-                sgla_warp_scan64(x0, x1, lane);
-            }
+            if constexpr (PS) chunk_gate_b(x0, x1, lane);
             sm.g[s][lane] = x0;
             sm.g[s][lane + 32] = x1;
         }

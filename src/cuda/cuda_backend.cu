@@ -410,16 +410,10 @@ done:
 
 /* q, k, v, o as 4-D (feature, head, token, batch) tensors, boxes of 64 x 1 x 64 x 1 with the
  * 128-byte swizzle; tokens past T read as zero and are not written.  With cu_seqlens the
- * batch is one packed row (the kernels copy a sequence's last chunk without TMA).  T >= 1. */
-static sgla_status tma_maps_dims(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m, int64_t kt, int64_t vt);
-static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m)
-{
-    return tma_maps_dims(p, dt, m, p->K, p->V);
-}
-
-/* kt, vt: the feature sizes of the tensors in memory, at most the kernel's p->K, p->V: a box's
+ * batch is one packed row (the kernels copy a sequence's last chunk without TMA).  T >= 1.
+ * kt, vt: the feature sizes of the tensors in memory, at most the kernel's p->K, p->V: a box's
  * features past them read as zero and are not written (a head size the kernels round up, with no
- * padded copy: cuda_run_padded) */
+ * padded copy: cuda_run_padded). */
 static sgla_status tma_maps_dims(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m, int64_t kt, int64_t vt)
 {
     pthread_once(&tma_once, find_tma_encoder);
@@ -456,6 +450,10 @@ static sgla_status tma_maps_dims(const sgla_kparams *p, sgla_dtype dt, sgla_tmap
                              t[i].name, (long long)t[i].d, (long long)p->H, (long long)p->T, (long long)nb, (int)r);
     }
     return SGLA_OK;
+}
+static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m)
+{
+    return tma_maps_dims(p, dt, m, p->K, p->V);
 }
 
 /* The split's scan, one thread per state element: buf[s] holds segment s's local state (from

@@ -51,14 +51,20 @@ static __device__ __forceinline__ float sgla_exp2(float x)
     return y;
 }
 
-/* 64 values per warp as (x0: row lane, x1: row lane + 32): the inclusive prefix sums */
-static __device__ __forceinline__ void sgla_warp_scan64(float &x0, float &x1, int lane)
+/* two rows of 32 values per warp (x0, x1: this lane's): each row's inclusive prefix sums */
+static __device__ __forceinline__ void sgla_warp_scan32x2(float &x0, float &x1, int lane)
 {
 #pragma unroll
     for (int off = 1; off < 32; off <<= 1) {
         const float y0 = __shfl_up_sync(0xffffffffu, x0, off), y1 = __shfl_up_sync(0xffffffffu, x1, off);
         if (lane >= off) x0 += y0, x1 += y1;
     }
+}
+
+/* 64 values per warp as (x0: row lane, x1: row lane + 32): the inclusive prefix sums */
+static __device__ __forceinline__ void sgla_warp_scan64(float &x0, float &x1, int lane)
+{
+    sgla_warp_scan32x2(x0, x1, lane);
     x1 += __shfl_sync(0xffffffffu, x0, 31);
 }
 
@@ -67,11 +73,7 @@ static __device__ __forceinline__ void sgla_warp_scan64(float &x0, float &x1, in
  * it), and the inclusive suffix sums */
 static __device__ __forceinline__ void sgla_warp_prefix64_excl(float &x0, float &x1, int lane)
 {
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-        const float y0 = __shfl_up_sync(0xffffffffu, x0, off), y1 = __shfl_up_sync(0xffffffffu, x1, off);
-        if (lane >= off) x0 += y0, x1 += y1;
-    }
+    sgla_warp_scan32x2(x0, x1, lane);
     const float tot0 = __shfl_sync(0xffffffffu, x0, 31);
     x0 = __shfl_up_sync(0xffffffffu, x0, 1);
     x1 = __shfl_up_sync(0xffffffffu, x1, 1);

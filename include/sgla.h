@@ -331,11 +331,14 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * asynchronous on fwd->stream; workspace from sgla_backward_workspace_size,
  * passed here, or else taken from the stream-ordered allocator).  It is
  * deterministic (the same call gives the same bits).  Its workspace, by path:
- * on Hopper, bf16 (fp16 without dg / dg_gamma) with K and V in {64, 128, 256}
- * and 16-byte aligned tensors: three passes of the forward's kernel; with dg
- * or dg_gamma one 16-bit K x V state per 64 tokens and head (about
- * B T H K V / 32 bytes) and a few fp32 values per token and head (4 at
- * K = V = 128, 16 at 256); with h0 or dht their fp32 copies; a long sequence
+ * on Hopper, bf16 (fp16 without dg / dg_gamma) with K and V up to 256,
+ * multiples of 8, and 16-byte aligned tensors: three passes of the forward's
+ * kernel on K and V rounded up to 64, 128 or 256 (the tensors read in place);
+ * with dg or dg_gamma one 16-bit K x V state per 64 tokens and head (about
+ * B T H K V / 32 bytes), a few fp32 values per token and head (4 at
+ * K = V = 128, 16 at 256) and, where K is rounded up, a copy of q (then k) on
+ * the rounded K; with h0 or dht their fp32 copies (on the rounded sizes, and
+ * dh0 through one); a long sequence
  * with few (sequence, head) pairs is split along time as the forward is (one
  * fp32 K x V state per segment and head).  Elsewhere bf16 / fp16 with K and V in {64, 128} run on the tensor
  * cores (mma.sync): with dg or dg_gamma the same 16-bit states; the split (T

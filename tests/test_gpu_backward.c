@@ -158,6 +158,15 @@ int main(void)
         {BF, GAMMA, MILD, 1, 200, 2, 128, 256, 1, 1, 0, 3},
         {HF, G, MILD, 1, 2000, 2, 64, 64, 1, 1, 0, 40},
     };
+    /* head sizes the three passes round up (the tensors in place, the states through padded
+     * copies), the path forced so that a refusal fails: dh0 in place, a packed batch, K != V both
+     * ways; the first again with a forced split */
+    static const conform_case padded3[] = {
+        {BF, G, MILD, 1, 300, 2, 96, 64, 1, 1, 0, 0},
+        {BF, GAMMA, MIX30, 2, 200, 2, 48, 160, 1, 1, 1, 0},
+        {BF, G, MILD, 1, 500, 2, 80, 112, 1, 1, 0, 4},
+        {HF, NONE, MILD, 1, 130, 3, 200, 32, 1, 1, 0, 0},
+    };
     /* the mma.sync tensor-core path (the usual one before Hopper), forced on this device */
     static const conform_case mma[] = {
         {BF, G, MILD, 1, 1000, 2, 128, 128, 0, 0, 0, 0},
@@ -200,6 +209,9 @@ int main(void)
         run_case(&split_small, &r);
         conform_bwd_nseg = 0;
         run_case(&smalls[1], &r);
+        conform_bwd_path = 3; /* rounded-up head sizes on the three passes, a packed batch */
+        static const conform_case padded_small = {BF, G, MILD, 1, 100, 1, 96, 48, 1, 1, 0, 2};
+        run_case(&padded_small, &r);
         conform_bwd_path = 0;
     }
     if (!small) {
@@ -216,6 +228,12 @@ int main(void)
             conform_bwd_path = 0;
         }
         conform_bwd_nseg = 0;
+        conform_bwd_path = 3;
+        for (size_t i = 0; i < sizeof padded3 / sizeof padded3[0]; i++) run_case(&padded3[i], &r);
+        conform_bwd_nseg = 3;
+        run_case(&padded3[0], &r);
+        conform_bwd_nseg = 0;
+        conform_bwd_path = 0;
         for (size_t i = 0; i < sizeof split_auto / sizeof split_auto[0]; i++) run_case(&split_auto[i], &r);
         repeats_workspace_graph(&r);
     }

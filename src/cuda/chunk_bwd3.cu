@@ -22,14 +22,15 @@
 
 namespace {
 
-__global__ void state_copy_kernel(float *dst, const float *src, int64_t n, int64_t R, int64_t C, int trans, float mul)
+__global__ void state_copy_kernel(float *dst, int64_t dr, int64_t dc, const float *src, int64_t sr, int64_t sc,
+                                  int64_t n, int trans, float mul)
 {
     const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const int64_t rc = R * C, m = i / rc, e = i - m * rc;
-    /* dst element e of matrix m: (c, r) of the transposed layout, or (r, c) */
-    const int64_t s = trans ? (e % R) * C + e / R : e;
-    dst[i] = mul * src[m * rc + s];
+    const int64_t dd = dr * dc, m = i / dd, e = i - m * dd, r = e / dc, c = e - r * dc;
+    /* dst (r, c) of matrix m: src (c, r) transposed, or (r, c); zero outside src */
+    const int64_t a = trans ? c : r, b = trans ? r : c;
+    dst[i] = a < sr && b < sc ? mul * src[(m * sr + a) * sc + b] : 0.f;
 }
 
 constexpr int DG_WARPS = 8;
@@ -87,12 +88,12 @@ __global__ void __launch_bounds__(32 * DG_WARPS) dg3_kernel(const sgla_dg3params
 
 } /* namespace */
 
-sgla_status sgla_state_copy(float *dst, const float *src, int64_t nhc, int64_t R, int64_t C, int trans, float mul,
-                            cudaStream_t st)
+sgla_status sgla_state_copy(float *dst, int64_t dr, int64_t dc, const float *src, int64_t sr, int64_t sc, int64_t nhc,
+                            int trans, float mul, cudaStream_t st)
 {
-    const int64_t n = nhc * R * C;
+    const int64_t n = nhc * dr * dc;
     if (n == 0) return SGLA_OK;
-    state_copy_kernel<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(dst, src, n, R, C, trans, mul);
+    state_copy_kernel<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(dst, dr, dc, src, sr, sc, n, trans, mul);
     const cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? SGLA_OK
                             : sgla_fail(SGLA_ERR_CUDA, "launch of the backward's state copy: %s", cudaGetErrorString(e));

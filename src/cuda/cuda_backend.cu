@@ -28,6 +28,7 @@ typedef struct device_facts {
     int tf32_fwd;       /* the fp32 forward on TF32 tensor cores (chunk_fwd_tf32.cu) runs here ... */
     int optin;          /* ... where its block's shared memory fits this (bytes a block) */
     int bwd_tc, bwd_cc; /* the tensor-core / CUDA-core backward fit its shared memory */
+    int pool_wide;      /* the pool's whole-row decode blocks (pool_fwd.cu) run here */
     int blocks_per_sm[2][SGLA_NUM_CHUNK_CONFIGS]; /* [f16, bf16][row], Hopper only */
 } device_facts;
 
@@ -106,7 +107,7 @@ static void find_facts(int dev, device_facts *f)
     f->mma_fwd = (int)sgla_fwd_mma_max_smem() <= optin && sgla_fwd_mma_setup() == cudaSuccess;
     f->optin = optin;
     f->tf32_fwd = sgla_fwd_tf32_setup(optin) == cudaSuccess;
-    (void)sgla_pool_setup(); /* a preference: the pool runs without it */
+    (void)sgla_pool_setup(optin, &f->pool_wide); /* the carveout is a preference: the pool runs without it */
     f->bwd_tc = (int)sgla_bwd_tc_max_smem() <= optin && sgla_bwd_tc_setup() == cudaSuccess;
     const size_t bsm = sgla_bwd_grads_smem(256, 256); /* the CUDA-core backward at its largest (K = V = 256) */
     f->bwd_cc = (int)bsm <= optin;
@@ -694,7 +695,7 @@ static int needs_padding(const sgla_forward_desc *d)
 
 typedef struct pad_layout {
     sgla_forward_desc in; /* the call on the padded sizes */
-    size_t off_q, off_k, off_v, off_o, off_h0, off_ht, off_inner, bytes;
+    size_t off_q, off_k, off_v, off_o, off_states, off_h0, off_ht, off_inner, bytes; /* off_states: past the copies */
     int pq, pv;           /* q, k padded; v, o padded */
 } pad_layout;
 
@@ -719,6 +720,7 @@ static sgla_status pad_plan(const sgla_forward_desc *d, const sgla_cuda_plan *fo
         L->off_o = off, off += align256(rows * (size_t)L->in.V * es);
         L->in.v = NULL, L->in.o = NULL;
     }
+    L->off_states = off;
     if (d->h0) L->off_h0 = off, off += align256(st), L->in.h0 = NULL;
     if (d->ht) L->off_ht = off, off += align256(st), L->in.ht = NULL;
     /* planned as the call it stands for: whether it has states decides the packed batch's order
@@ -784,29 +786,41 @@ static sgla_status resize(void *dst, int64_t dr, int64_t dc, const void *src, in
     return e == cudaSuccess ? SGLA_OK : sgla_fail(SGLA_ERR_CUDA, "launch of the head-size padding: %s", cudaGetErrorString(e));
 }
 
+/* 1 where the call runs in place, q, k, v, o read and written through TMA's zero fill (no copies):
+ * the chunked Hopper kernel, rows of whole 16-byte units, the four tensors given and aligned (a size
+ * query without them counts the copies) */
+static int pad_in_place(const sgla_forward_desc *d, const plan *pl)
+{
+    const int64_t es = (int64_t)sgla_dtype_size(d->dtype);
+    return pl->row >= 0 && !pl->f32 && !pl->portable && (d->K * es) % 16 == 0 && (d->V * es) % 16 == 0 && d->q &&
+           d->k && d->v && d->o && qkvo_aligned16(d);
+}
+
 static sgla_status cuda_run_padded(const sgla_forward_desc *d, const sgla_cuda_plan *force)
 {
     pad_layout L;
     plan pl;
     sgla_status rc = pad_plan(d, force, &L, &pl);
     if (rc != SGLA_OK) return rc;
-    if ((rc = check_call(d, d->workspace, d->workspace_bytes, L.bytes, "CUDA backend")) != SGLA_OK) return rc;
+    const int direct = pad_in_place(d, &pl);
+    /* in place the workspace leaves out the copies: offsets below are from skip */
+    const size_t skip = direct ? L.off_states : 0;
+    if ((rc = check_call(d, d->workspace, d->workspace_bytes, L.bytes - skip, "CUDA backend")) != SGLA_OK) return rc;
     cudaStream_t st = (cudaStream_t)d->stream;
     if (d->T == 0) return empty_sequences(d, st);
-    void *wsv;
-    if ((rc = ws_acquire(d->workspace, L.bytes, st, "head-size padding", &wsv)) != SGLA_OK) return rc;
-    char *w = (char *)wsv;
     sgla_forward_desc in = L.in;
     const int64_t K = d->K, V = d->V, Kp = in.K, Vp = in.V, rows = d->B * d->T * d->H, nh = sgla_num_sequences(d) * d->H;
     const size_t es = sgla_dtype_size(d->dtype);
-    const int direct = pl.row >= 0 && !pl.f32 && !pl.portable && (K * (int64_t)es) % 16 == 0 &&
-                       (V * (int64_t)es) % 16 == 0 && qkvo_aligned16(d);
+    void *wsv;
+    if ((rc = ws_acquire(d->workspace, L.bytes - skip, st, "head-size padding", &wsv)) != SGLA_OK) return rc;
+    char *w = (char *)wsv;
+    const auto at = [&](size_t off) { return w + (off - skip); };
     if (direct) L.pq = L.pv = 0, in.q = d->q, in.k = d->k, in.v = d->v, in.o = d->o;
-    if (L.pq) in.q = w + L.off_q, in.k = w + L.off_k;
-    if (L.pv) in.v = w + L.off_v, in.o = w + L.off_o;
-    if (d->h0) in.h0 = w + L.off_h0;
-    if (d->ht) in.ht = (float *)(w + L.off_ht);
-    in.workspace = pl.ws_bytes ? w + L.off_inner : NULL, in.workspace_bytes = pl.ws_bytes;
+    if (L.pq) in.q = at(L.off_q), in.k = at(L.off_k);
+    if (L.pv) in.v = at(L.off_v), in.o = at(L.off_o);
+    if (d->h0) in.h0 = at(L.off_h0);
+    if (d->ht) in.ht = (float *)at(L.off_ht);
+    in.workspace = pl.ws_bytes ? at(L.off_inner) : NULL, in.workspace_bytes = pl.ws_bytes;
     if (L.pq && rc == SGLA_OK) rc = resize((void *)in.q, 1, Kp, d->q, 1, K, rows, es, st);
     if (L.pq && rc == SGLA_OK) rc = resize((void *)in.k, 1, Kp, d->k, 1, K, rows, es, st);
     if (L.pv && rc == SGLA_OK) rc = resize((void *)in.v, 1, Vp, d->v, 1, V, rows, es, st);
@@ -991,7 +1005,7 @@ static sgla_status plan_sized(const sgla_forward_desc *d, plan *pl, size_t *byte
     }
     pad_layout L;
     const sgla_status rc = pad_plan(d, NULL, &L, pl);
-    if (rc == SGLA_OK) *bytes = L.bytes;
+    if (rc == SGLA_OK) *bytes = L.bytes - (pad_in_place(d, pl) ? L.off_states : 0);
     return rc;
 }
 
@@ -1103,9 +1117,10 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, int force
 
 
 /* ---- the backward as three passes of the chunked forward kernel (chunk_bwd3.cu) ----------------
- * On Hopper with 16-bit inputs and native head sizes: dq in time order, dv and dk in reverse, each
- * pass the forward's TMA / wgmma kernel with its row and sequence split chosen as a forward of
- * that pass's head sizes would; dg assembled per chunk (chunk_bwd3.cu) from the dq and dk passes'
+ * On Hopper with 16-bit inputs and K, V up to 256 (multiples of 8): dq in time order, dv and dk in
+ * reverse, each pass the forward's TMA / wgmma kernel with its row and sequence split chosen as a
+ * forward of that pass's head sizes would (K, V rounded up to 64, 128 or 256 as the forward rounds
+ * them: the tensors in place, their missing features zeros; the states through padded copies); dg assembled per chunk (chunk_bwd3.cu) from the dq and dk passes'
  * fp32 side outputs and X_c, which needs the dq pass's 16-bit state of every chunk. */
 
 enum { B3_DQ, B3_DV, B3_DK, B3_PASSES };
@@ -1114,8 +1129,9 @@ typedef struct bwd3_plan {
     int row[B3_PASSES];
     plan fp[B3_PASSES];   /* each pass's split */
     int64_t rows;         /* token rows B T H: the side outputs' stride */
+    int64_t Kp, Vp;       /* the kernels' head sizes (K, V rounded up) */
     int nyq, nyk;         /* column blocks of the dq and dk passes */
-    size_t off_dot, off_blob, off_xc, off_h0T, off_dht, off_dhtT, off_seg, off_dg, bytes;
+    size_t off_dot, off_blob, off_xc, off_h0T, off_dht, off_dhtT, off_dh0p, off_dotw, off_seg, off_dg, bytes;
     int need_dg;
 } bwd3_plan;
 
@@ -1134,7 +1150,8 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
 {
     const sgla_forward_desc *d = b->fwd;
     memset(pl, 0, sizeof *pl);
-    if (!f->hopper || (d->dtype != SGLA_BF16 && d->dtype != SGLA_F16) || !native_dim(d->K) || !native_dim(d->V))
+    if (!f->hopper || (d->dtype != SGLA_BF16 && d->dtype != SGLA_F16) || d->K > 256 || d->V > 256 || d->K % 8 ||
+        d->V % 8)
         return 0;
     if (!(aligned16(d->q) && aligned16(d->k) && aligned16(d->v) && aligned16(b->dout) && aligned16(b->dq) &&
           aligned16(b->dk) && aligned16(b->dv) && is_aligned(d->h0, 8) && is_aligned(b->dht, 8) &&
@@ -1142,7 +1159,10 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
         return 0;
     if (!(fabsf(d->scale) >= 1e-30f)) return 0; /* the end state is divided by scale */
     if (force_nseg > 1 && d->cu_seqlens) return 0;
-    const int64_t N = sgla_num_sequences(d), nhc = N * d->H, kv = d->K * d->V;
+    pl->Kp = pad_dim(d->K), pl->Vp = pad_dim(d->V);
+    const int64_t N = sgla_num_sequences(d), nhc = N * d->H, kv = pl->Kp * pl->Vp;
+    sgla_forward_desc dp = *d; /* the call on the kernels' sizes */
+    dp.K = pl->Kp, dp.V = pl->Vp;
     pl->rows = d->B * d->T * d->H;
     pl->need_dg = (d->g && b->dg) || (d->g_gamma && b->dg_gamma);
     /* fp16 rounds the pair weights of the passes' products to zero below 6e-8, and where decays are
@@ -1150,7 +1170,7 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     if (pl->need_dg && d->dtype == SGLA_F16) return 0;
     size_t off = 0, seg = 0;
     for (int i = 0; i < B3_PASSES; i++) {
-        const sgla_forward_desc x = bwd3_pass_desc(d, i);
+        const sgla_forward_desc x = bwd3_pass_desc(&dp, i);
         pl->row[i] = row_for(x.K, x.V);
         if (pl->row[i] < 0) return 0;
         sgla_cuda_plan force = {pl->row[i], force_nseg};
@@ -1162,8 +1182,8 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
         if (pl->fp[i].nseg > 1 && pl->fp[i].ws_bytes > seg) seg = pl->fp[i].ws_bytes;
     }
     const size_t sb = align256((size_t)(nhc * kv) * sizeof(float));
-    pl->nyq = (int)(d->K / sgla_chunk_configs[pl->row[B3_DQ]].bv);
-    pl->nyk = (int)(d->K / sgla_chunk_configs[pl->row[B3_DK]].bv);
+    pl->nyq = (int)(pl->Kp / sgla_chunk_configs[pl->row[B3_DQ]].bv);
+    pl->nyk = (int)(pl->Kp / sgla_chunk_configs[pl->row[B3_DK]].bv);
     const int64_t slots = sgla_bwd_tc_slots(d->B, d->T, N);
     pl->off_dot = off; /* e, ei [nyq][rows]; u, ui [nyk][rows] */
     if (pl->need_dg) off += align256((size_t)(2 * (pl->nyq + pl->nyk) * pl->rows) * sizeof(float));
@@ -1177,6 +1197,12 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     if (b->dht) off += sb;
     pl->off_dhtT = off;
     if (b->dht) off += sb;
+    pl->off_dh0p = off; /* dh0 on the kernels' sizes, cropped into the caller's */
+    if (b->dh0 && (pl->Kp != d->K || pl->Vp != d->V)) off += sb;
+    /* the side outputs' rows (q, then k) as a copy of Kp features, zeros past K: the kernels read them
+     * at the pass's V (the native instances keep their code; the copy is this path's cost alone) */
+    pl->off_dotw = off;
+    if (pl->need_dg && pl->Kp != d->K) off += align256((size_t)(pl->rows * pl->Kp) * sgla_dtype_size(d->dtype));
     pl->off_seg = off;
     off += align256(seg);
     pl->off_dg = off;
@@ -1193,7 +1219,7 @@ static sgla_status bwd3_pass(const sgla_forward_desc *d, const bwd3_plan *pl, in
     const int bw = i == B3_DQ ? 0 : i == B3_DK && p.xc ? 2 : 1; /* the instance: [BW - 1] */
     const sgla_chunk_kernel *k = &(d->dtype == SGLA_BF16 ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[bw][pl->row[i]];
     sgla_tmaps tm;
-    sgla_status rc = tma_maps(&p, d->dtype, &tm);
+    sgla_status rc = tma_maps_dims(&p, d->dtype, &tm, p.kt, p.vt);
     if (rc != SGLA_OK) return rc;
     if (pl->fp[i].nseg == 1) return launch_chunk(k, pl->row[i], &p, &tm, st);
     return run_split(k, pl->row[i], &pl->fp[i], p, &tm, seg_ws, st, i != B3_DQ);
@@ -1202,15 +1228,16 @@ static sgla_status bwd3_pass(const sgla_forward_desc *d, const bwd3_plan *pl, in
 static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, unsigned char *ws, cudaStream_t st)
 {
     const sgla_forward_desc *d = b->fwd;
-    const int64_t N = sgla_num_sequences(d), nhc = N * d->H;
+    const int64_t N = sgla_num_sequences(d), nhc = N * d->H, K = d->K, V = d->V, Kp = pl->Kp, Vp = pl->Vp;
     const float s = d->scale;
     float *h0T = d->h0 ? (float *)(ws + pl->off_h0T) : NULL;
     float *dhtS = b->dht ? (float *)(ws + pl->off_dht) : NULL, *dhtTS = b->dht ? (float *)(ws + pl->off_dhtT) : NULL;
+    float *dh0p = b->dh0 && (Kp != K || Vp != V) ? (float *)(ws + pl->off_dh0p) : (float *)b->dh0;
     sgla_status rc = SGLA_OK;
-    /* the passes' states in their layouts: h0^T; dht / scale and its transpose */
-    if (h0T) rc = sgla_state_copy(h0T, (const float *)d->h0, nhc, d->K, d->V, 1, 1.f, st);
-    if (rc == SGLA_OK && dhtS) rc = sgla_state_copy(dhtS, (const float *)b->dht, nhc, d->K, d->V, 0, 1.f / s, st);
-    if (rc == SGLA_OK && dhtTS) rc = sgla_state_copy(dhtTS, (const float *)b->dht, nhc, d->K, d->V, 1, 1.f / s, st);
+    /* the passes' states in their layouts and sizes: h0^T; dht / scale and its transpose */
+    if (h0T) rc = sgla_state_copy(h0T, Vp, Kp, (const float *)d->h0, K, V, nhc, 1, 1.f, st);
+    if (rc == SGLA_OK && dhtS) rc = sgla_state_copy(dhtS, Kp, Vp, (const float *)b->dht, K, V, nhc, 0, 1.f / s, st);
+    if (rc == SGLA_OK && dhtTS) rc = sgla_state_copy(dhtTS, Vp, Kp, (const float *)b->dht, K, V, nhc, 1, 1.f / s, st);
     if (rc != SGLA_OK) return rc;
     float *dg = b->dg ? (float *)b->dg : d->g_gamma && b->dg_gamma ? (float *)(ws + pl->off_dg) : NULL;
     if (pl->need_dg && !b->dg) { /* dg_gamma sums it: rows no sequence covers read 0 */
@@ -1235,25 +1262,31 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
     float *e = dots, *ei = e + pl->nyq * pl->rows, *u = ei + pl->nyq * pl->rows, *ui = u + pl->nyk * pl->rows;
     unsigned char *blob = pl->need_dg ? ws + pl->off_blob : NULL;
     float *xc = (float *)(ws + pl->off_xc);
+    void *dotw = pl->need_dg && Kp != K ? (void *)(ws + pl->off_dotw) : NULL;
+    const size_t es = sgla_dtype_size(d->dtype);
     for (int i = 0; i < B3_PASSES && rc == SGLA_OK; i++) {
         sgla_kparams x = p;
+        if (dotw && i != B3_DV && (rc = resize(dotw, 1, Kp, i == B3_DQ ? d->q : d->k, 1, K, pl->rows, es, st)) != SGLA_OK)
+            break;
         if (i == B3_DQ) { /* q' = do, k' = v, v' = k */
-            x.q = b->dout, x.k = d->v, x.v = d->k, x.o = b->dq, x.K = d->V, x.V = d->K;
+            x.q = b->dout, x.k = d->v, x.v = d->k, x.o = b->dq, x.K = Vp, x.V = Kp, x.kt = V, x.vt = K;
             x.h0 = h0T;
-            x.dotw = pl->need_dg ? d->q : NULL;
+            x.dotw = !pl->need_dg ? NULL : dotw ? dotw : d->q;
             x.dot = e, x.dot_in = ei, x.sblob = blob;
         } else if (i == B3_DV) {
-            x.q = d->k, x.k = d->q, x.v = b->dout, x.o = b->dv, x.K = d->K, x.V = d->V;
+            x.q = d->k, x.k = d->q, x.v = b->dout, x.o = b->dv, x.K = Kp, x.V = Vp, x.kt = K, x.vt = V;
             x.h0 = dhtS;
-            x.ht = (float *)b->dh0;
+            x.ht = dh0p;
             x.ht_mul = s;
         } else {
-            x.q = d->v, x.k = b->dout, x.v = d->q, x.o = b->dk, x.K = d->V, x.V = d->K;
+            x.q = d->v, x.k = b->dout, x.v = d->q, x.o = b->dk, x.K = Vp, x.V = Kp, x.kt = V, x.vt = K;
             x.h0 = dhtTS;
-            x.dotw = pl->need_dg ? d->k : NULL;
+            x.dotw = !pl->need_dg ? NULL : dotw ? dotw : d->k;
             x.dot = u, x.dot_in = ui, x.sblob = blob, x.xc = blob ? xc : NULL;
         }
         rc = bwd3_pass(d, pl, i, x, seg_ws, st);
+        if (rc == SGLA_OK && i == B3_DV && dh0p && dh0p != (float *)b->dh0)
+            rc = sgla_state_copy((float *)b->dh0, K, V, dh0p, Kp, Vp, nhc, 0, 1.f, st);
     }
     if (rc != SGLA_OK || !pl->need_dg) return rc;
     sgla_dg3params g;
@@ -1272,7 +1305,8 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
 static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_nseg, bwd_plan *pl, bwd3_plan *p3,
                               int *three, size_t *bytes)
 {
-    sgla_status rc = bwd_plan_of(b, force == 3 ? 0 : force, force_nseg, pl);
+    /* a forced path 3 takes force_nseg for its own passes: the fallback plan is only sized */
+    sgla_status rc = bwd_plan_of(b, force == 3 ? 0 : force, force == 3 ? 0 : force_nseg, pl);
     if (rc != SGLA_OK) return rc;
     *three = 0;
     *bytes = pl->bytes;
@@ -1283,7 +1317,7 @@ static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_
     *three = bwd3_plan_of(b, f, force_nseg, p3);
     if (force == 3 && !*three)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the three-pass backward cannot serve this call (Hopper; bf16, or fp16 "
-                         "without dg; K and V in {64, 128, 256}; 16-byte aligned tensors; scale != 0)");
+                         "without dg; K and V up to 256, multiples of 8; 16-byte aligned tensors; scale != 0)");
     if (*three) *bytes = p3->bytes;
     return SGLA_OK;
 }
@@ -1439,7 +1473,10 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
         if ((rc = launch_chunk(&chunk_kernels(d->dtype)[pl.row], pl.row, &c, &tm, st)) != SGLA_OK) return rc;
     }
     if (chunked) pp.chunk_from = POOL_CHUNK_FROM; /* the long ones are the chunked kernel's, launched or not */
-    return sgla_pool_launch(&p, &pp, d->dtype, chunked && first >= 0, st);
+    /* the whole-row blocks on Hopper, where the grid is at least eight waves of three blocks an SM:
+     * at 64 sequences x 16 heads (2.6 waves) their last wave made a step 4 % slower than narrow blocks */
+    const int wide_ok = f->pool_wide && f->hopper && p.N * p.H * (p.V / 128) >= 24 * (int64_t)f->sms;
+    return sgla_pool_launch(&p, &pp, d->dtype, chunked && first >= 0, wide_ok, st);
 }
 
 static sgla_status cuda_forward(const sgla_forward_desc *d, sgla_backend kind)

@@ -35,10 +35,13 @@ typedef struct sgla_poolparams {
     int bits, inplace, v_first;
 } sgla_poolparams;
 int sgla_pool_supported(int64_t K, int64_t V);
-/* after_chunked: launched as a programmatic dependent of the chunked kernel just launched on st */
+/* after_chunked: launched as a programmatic dependent of the chunked kernel just launched on st;
+ * wide_ok: sgla_pool_setup's answer for this device */
 sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, sgla_dtype dt, int after_chunked,
-                             cudaStream_t st);
-cudaError_t sgla_pool_setup(void); /* the staged instances' shared-memory carveout, once per device */
+                             int wide_ok, cudaStream_t st);
+/* once per device: the staged instances' shared-memory carveout (a preference) and whether the
+ * whole-row blocks' shared memory is allowed (*wide_ok; optin: the device's bytes a block) */
+cudaError_t sgla_pool_setup(int optin, int *wide_ok);
 
 /* The chunked forward on mma.sync / cp.async (chunk_fwd_mma.cu): bf16 / fp16, K and V in
  * {64, 128}, 16-byte aligned tensors, one launch, no workspace. */
@@ -82,9 +85,10 @@ sgla_status sgla_bwd_launch(const sgla_bparams *p, sgla_dtype dt, int64_t blocks
 sgla_status sgla_dg_gamma_launch(const float *dg, int64_t BT_all, int64_t H, float *dgg, cudaStream_t st);
 
 /* The backward as three passes of the chunked forward kernel (chunk_bwd3.cu): the pieces around
- * them.  dst [nhc][C][R] = mul x src [nhc][R][C] transposed (trans) or dst [nhc][R][C] = mul x src. */
-sgla_status sgla_state_copy(float *dst, const float *src, int64_t nhc, int64_t R, int64_t C, int trans, float mul,
-                            cudaStream_t st);
+ * them.  dst [nhc][dr][dc] = mul x src [nhc][sr][sc], transposed (trans: dst (r, c) = src (c, r)) or
+ * not, zero where src has no element (a padded copy) and src's elements past dst left out (a crop). */
+sgla_status sgla_state_copy(float *dst, int64_t dr, int64_t dc, const float *src, int64_t sr, int64_t sc, int64_t nhc,
+                            int trans, float mul, cudaStream_t st);
 /* dg from the passes' fp32 side outputs (chunk_bwd3.cu): e, ei (dq pass: q.dq through the state and
  * the chunk's own part) [nyq][ld], u, ui (dk pass, k.dk) [nyk][ld], xc [chunk slots][H][nyk][4]. */
 typedef struct sgla_dg3params {

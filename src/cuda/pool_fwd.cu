@@ -4,11 +4,12 @@
  * kernel (pp.chunk_from) are left to it (chunk_fwd.cuh reads and writes the
  * pool too); this kernel takes the rest.
  *
- * One block of 128 threads per (sequence, head, 32 columns of V): a decode
- * step reads and writes 32 K floats per block, and B = 1 still spreads over
- * H * V / 32 blocks.  The block's K x 32 part of the slot is contiguous rows of
- * 128 bytes ([K][V]) or one contiguous run ([V][K], state_v_first); thread t
- * owns float4 number t + 128 r of it (r < R, R = K / 16 rounded up to a power
+ * One block per (sequence, head, PV columns of V): 128 threads and 32 columns
+ * (Narrow), or 256 threads and whole 128-column rows where V is a multiple of
+ * 128, K <= 128 and the slots are [K][V] (Wide: at V = 128 a block's part
+ * of a slot is then one contiguous run).  The block's K x PV part of the slot is contiguous rows of
+ * 4 PV bytes ([K][V]) or one contiguous run ([V][K], state_v_first); thread t
+ * owns float4 number t + PT r of it (r < R, R = K / NRG rounded up to a power
  * of two), so every load and store is a full 16 bytes and a warp's are
  * coalesced.  The part stays in registers, or for K <= 128 in shared memory,
  * where cp.async stages it: loads in flight then hold no registers, so nine
@@ -33,10 +34,20 @@
 
 namespace {
 
-constexpr int PV = 32;     /* columns of V per block (16, 64 and 128 measured slower: docs/perf.md) */
-constexpr int PT = 4 * PV; /* threads: 16 row groups of PV / 4 float4 columns */
-/* blocks an SM for the staged instances: 56 registers, no spills (10 spills and runs slower) */
-constexpr int POOL_MINB = 9;
+/* A block's shape: PV columns of V, PT threads in NRG row groups of PV / 4 float4 columns, MINB
+ * blocks an SM for the staged instances, which stage up to RS float4 a thread.
+ *   Narrow: 32 columns, 128 threads, nine blocks (56 registers, no spills; ten spill and run slower;
+ *           16, and 64 or 128 with the state in registers, measured slower: docs/perf.md)
+ *   Wide:   a whole 128-column state row, 256 threads, three blocks: each block reads and writes
+ *           one contiguous 64 KB (K = 128), 192 KB in flight an SM against Narrow's 144 */
+template <int PV_, int PT_, int MINB_, int RS_, bool DYN_> struct PoolShape {
+    static constexpr int PV = PV_, PT = PT_, MINB = MINB_, RS = RS_;
+    static constexpr bool DYN = DYN_; /* shared memory dynamic (over 48 KB: the attribute sgla_pool_setup sets) */
+    static constexpr int NRG = PT / (PV / 4);
+    static_assert(PV % 4 == 0 && PT % (PV / 4) == 0 && PT >= PV, "whole row groups; a thread per column to sum o");
+};
+using Narrow = PoolShape<32, 128, 9, 8, false>;
+using Wide = PoolShape<128, 256, 3, 16, true>;
 
 __device__ __forceinline__ float ld(const float *p, int64_t i) { return p[i]; }
 __device__ __forceinline__ float ld(const __half *p, int64_t i) { return __half2float(p[i]); }
@@ -45,29 +56,32 @@ __device__ __forceinline__ void st(float *p, int64_t i, float x) { p[i] = x; }
 __device__ __forceinline__ void st(__half *p, int64_t i, float x) { p[i] = __float2half_rn(x); }
 __device__ __forceinline__ void st(__nv_bfloat16 *p, int64_t i, float x) { p[i] = __float2bfloat16_rn(x); }
 
-/* AS: the block's part of the slot is staged in shared memory by cp.async (R <= 8, K <= 128),
+/* AS: the block's part of the slot is staged in shared memory by cp.async (R <= RS, K <= 128),
  * so the loads in flight do not hold registers and more blocks share an SM; larger K keeps it in
  * registers */
-template <int R> struct AsyncState {
-    static constexpr bool on = R <= 8;
+template <class Sh, int R> struct AsyncState {
+    static constexpr bool on = R <= Sh::RS;
 };
 
-template <int R, bool VF> struct PoolSmem {
-    float4 st[AsyncState<R>::on ? PT * R : 1];
-    float q[16 * R], k[16 * R], v[PV];
-    /* the parts of o: [16 row groups][PV columns] ([K][V]) or one per float4 ([V][K]) */
-    float part[VF ? 4 * PV * R : 16 * PV];
+template <class Sh, int R, bool VF> struct PoolSmem {
+    float4 st[AsyncState<Sh, R>::on ? Sh::PT * R : 1];
+    float q[Sh::NRG * R], k[Sh::NRG * R], v[Sh::PV];
+    /* the parts of o: [NRG row groups][PV columns] ([K][V]) or one per float4 ([V][K]) */
+    float part[VF ? Sh::PT * R : Sh::NRG * Sh::PV];
 };
+
+/* Wide's shared memory (dynamic: over 48 KB); Narrow keeps a static struct (as it was measured) */
+extern __shared__ __align__(16) unsigned char pool_dyn_smem[];
 
 /* thread tid's float4 number r of the block's part of a slot: its (K row, V column) of
  * the first of its four elements, and whether it is inside the state */
 template <bool VF> struct Elem {
     int i, j, ok;
 };
-template <bool VF> __device__ __forceinline__ Elem<VF> elem(int f, int K, int vb)
+template <int PV, bool VF> __device__ __forceinline__ Elem<VF> elem(int f, int K, int vb)
 {
     Elem<VF> e;
-    if (VF) { /* [32 rows of V][K]: float4 f covers K columns 4 (f % (K/4)) .. + 3 of row f / (K/4) */
+    if (VF) { /* [PV rows of V][K]: float4 f covers K columns 4 (f % (K/4)) .. + 3 of row f / (K/4) */
         const int kq = K >> 2;
         e.j = f / kq, e.i = 4 * (f - e.j * kq), e.ok = e.j < vb;
     } else { /* [K rows][PV columns]: float4 f covers columns 4 (f % (PV/4)) .. + 3 of row f / (PV/4) */
@@ -77,9 +91,9 @@ template <bool VF> __device__ __forceinline__ Elem<VF> elem(int f, int K, int vb
 }
 
 /* the float offset of float4 f in the block's part of a slot; -1 outside the state */
-template <bool VF> __device__ __forceinline__ int offset(int f, int K, int V, int vb)
+template <int PV, bool VF> __device__ __forceinline__ int offset(int f, int K, int V, int vb)
 {
-    const Elem<VF> e = elem<VF>(f, K, vb);
+    const Elem<VF> e = elem<PV, VF>(f, K, vb);
     return !e.ok ? -1 : VF ? 4 * f : e.i * V + e.j;
 }
 
@@ -103,10 +117,19 @@ __device__ __forceinline__ float4 carry4(float4 s, float e, float em1, float ex)
                        sgla_carry_mul(s.z, e, em1, ex), sgla_carry_mul(s.w, e, em1, ex));
 }
 
-template <class E, int R, bool VF>
-__global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_recurrent(const sgla_kparams p, const sgla_poolparams pp)
+template <class E, class Sh, int R, bool VF>
+__global__ void __launch_bounds__(Sh::PT, AsyncState<Sh, R>::on ? Sh::MINB : 1) pool_recurrent(const sgla_kparams p,
+                                                                                               const sgla_poolparams pp)
 {
-    __shared__ PoolSmem<R, VF> sm;
+    constexpr int PV = Sh::PV, PT = Sh::PT;
+    PoolSmem<Sh, R, VF> *smp;
+    if constexpr (Sh::DYN) {
+        smp = reinterpret_cast<PoolSmem<Sh, R, VF> *>(pool_dyn_smem);
+    } else { /* declared here, not in a helper returning a reference: Narrow's machine code stays main's */
+        __shared__ PoolSmem<Sh, R, VF> s;
+        smp = &s;
+    }
+    PoolSmem<Sh, R, VF> &sm = *smp;
     /* the column blocks of one state are neighbours in the grid: their parts of the slot are too */
     const int nsl = (int)((p.V + PV - 1) / PV);
     const int64_t nh = blockIdx.x / nsl, n = nh / p.H, h = nh - n * p.H;
@@ -132,7 +155,7 @@ __global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_re
     const int64_t blk = VF ? (int64_t)j0 * K : j0;
     float *pool = (float *)p.h0; /* the pool (sgla_kparams' h0 slot) */
     const bool fresh = pp.has_initial_state && !pp.has_initial_state[n];
-    constexpr bool AS = AsyncState<R>::on;
+    constexpr bool AS = AsyncState<Sh, R>::on;
     float4 S[AS ? 1 : R] = {}; /* every element put before it is read; the staged instances never touch it */
     /* float4 r of the thread's part of the state: a thread reads back only what it staged itself */
     const auto get = [&](int r) -> float4 {
@@ -145,7 +168,7 @@ __global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_re
     };
 #pragma unroll
     for (int r = 0; r < R; r++) {
-        const int at = offset<VF>(tid + PT * r, K, (int)p.V, vb);
+        const int at = offset<PV, VF>(tid + PT * r, K, (int)p.V, vb);
         const float4 *src = (const float4 *)(pool + (r0 * p.H + h) * kv + blk + at);
         if (AS && at >= 0 && !fresh) sgla_cp_async16(sgla_smem_u32(&sm.st[tid + PT * r]), src, 16);
         else put(r, at >= 0 && !fresh ? __ldcs(src) : make_float4(0.f, 0.f, 0.f, 0.f));
@@ -165,7 +188,7 @@ __global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_re
 #pragma unroll
         for (int r = 0; r < R; r++) {
             const int f = tid + PT * r;
-            const Elem<VF> el = elem<VF>(f, K, vb);
+            const Elem<VF> el = elem<PV, VF>(f, K, vb);
             if (!el.ok) {
                 if (VF) sm.part[f] = 0.f;
                 continue;
@@ -194,7 +217,7 @@ __global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_re
                 for (int m = 0; m < kq; m++) sum += sm.part[tid * kq + m];
             } else {
 #pragma unroll
-                for (int m = 0; m < 16; m++) sum += sm.part[m * PV + tid];
+                for (int m = 0; m < Sh::NRG; m++) sum += sm.part[m * PV + tid];
             }
             st(o, row * p.V + j0 + tid, p.scale * sum);
         }
@@ -204,7 +227,7 @@ __global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_re
                 float *dst = pool + (w * p.H + h) * kv + blk;
 #pragma unroll
                 for (int r = 0; r < R; r++) {
-                    const int at = offset<VF>(tid + PT * r, K, (int)p.V, vb);
+                    const int at = offset<PV, VF>(tid + PT * r, K, (int)p.V, vb);
                     if (at >= 0) store_state<AS>(dst + at, get(r));
                 }
             }
@@ -215,59 +238,95 @@ __global__ void __launch_bounds__(PT, AsyncState<R>::on ? POOL_MINB : 1) pool_re
         float *dst = pool + (r0 * p.H + h) * kv + blk;
 #pragma unroll
         for (int r = 0; r < R; r++) {
-            const int at = offset<VF>(tid + PT * r, K, (int)p.V, vb);
+            const int at = offset<PV, VF>(tid + PT * r, K, (int)p.V, vb);
             if (at >= 0) store_state<AS>(dst + at, get(r));
         }
     }
 }
 
-typedef void (*pool_fn)(const sgla_kparams, const sgla_poolparams);
+typedef void (*pool_fn_t)(const sgla_kparams, const sgla_poolparams);
+typedef struct pool_fn {
+    pool_fn_t fn;
+    unsigned smem;   /* dynamic shared memory (Wide) */
+    int threads, on; /* on: staged */
+} pool_fn;
 
-template <class E, int R> pool_fn pick_layout(int v_first)
+template <class E, class Sh, int R> pool_fn pick_layout(int v_first)
 {
-    return v_first ? pool_recurrent<E, R, true> : pool_recurrent<E, R, false>;
+    const unsigned sm = Sh::DYN ? (unsigned)(v_first ? sizeof(PoolSmem<Sh, R, true>) : sizeof(PoolSmem<Sh, R, false>)) : 0;
+    return {v_first ? pool_recurrent<E, Sh, R, true> : pool_recurrent<E, Sh, R, false>, sm, Sh::PT,
+            AsyncState<Sh, R>::on};
 }
-template <int R> pool_fn pick_dtype(sgla_dtype dt, int v_first)
+template <class Sh, int R> pool_fn pick_dtype(sgla_dtype dt, int v_first)
 {
-    return dt == SGLA_BF16  ? pick_layout<__nv_bfloat16, R>(v_first)
-           : dt == SGLA_F16 ? pick_layout<__half, R>(v_first)
-                            : pick_layout<float, R>(v_first);
+    return dt == SGLA_BF16  ? pick_layout<__nv_bfloat16, Sh, R>(v_first)
+           : dt == SGLA_F16 ? pick_layout<__half, Sh, R>(v_first)
+                            : pick_layout<float, Sh, R>(v_first);
 }
-pool_fn pick(int64_t K, sgla_dtype dt, int v_first)
+/* R: float4 a thread, K / NRG rounded up to a power of two */
+template <class Sh> pool_fn pick_r(int64_t K, sgla_dtype dt, int v_first)
 {
-    const int64_t rr = (K + 15) / 16;
-    return rr <= 1    ? pick_dtype<1>(dt, v_first)
-           : rr <= 2  ? pick_dtype<2>(dt, v_first)
-           : rr <= 4  ? pick_dtype<4>(dt, v_first)
-           : rr <= 8  ? pick_dtype<8>(dt, v_first)
-           : rr <= 16 ? pick_dtype<16>(dt, v_first)
-                      : pick_dtype<32>(dt, v_first);
+    const int64_t rr = (K + Sh::NRG - 1) / Sh::NRG;
+    if (rr <= 1) return pick_dtype<Sh, 1>(dt, v_first);
+    if (rr <= 2) return pick_dtype<Sh, 2>(dt, v_first);
+    if (rr <= 4) return pick_dtype<Sh, 4>(dt, v_first);
+    if (rr <= 8) return pick_dtype<Sh, 8>(dt, v_first);
+    if constexpr (Sh::DYN) {
+        return pick_dtype<Sh, 16>(dt, v_first); /* K <= 128 (wide) */
+    } else {
+        return rr <= 16 ? pick_dtype<Sh, 16>(dt, v_first) : pick_dtype<Sh, 32>(dt, v_first);
+    }
+}
+/* Wide where whole 128-column rows fill it, the state is staged (K <= 128), the slots are [K][V] (a
+ * [V][K] block's o parts would take 16 KB more: two blocks an SM) and the caller allows it (wide_ok:
+ * Hopper, the attribute taken, enough blocks to fill the SMs) */
+int wide(int64_t K, int64_t V, int v_first, int wide_ok)
+{
+    return wide_ok && !v_first && V % Wide::PV == 0 && K <= 128;
+}
+pool_fn pick(int64_t K, int64_t V, sgla_dtype dt, int v_first, int wide_ok)
+{
+    return wide(K, V, v_first, wide_ok) ? pick_r<Wide>(K, dt, v_first) : pick_r<Narrow>(K, dt, v_first);
 }
 
 } /* namespace */
 
 int sgla_pool_supported(int64_t K, int64_t V) { return K >= 4 && K <= 512 && K % 4 == 0 && V >= 4 && V % 4 == 0; }
 
-cudaError_t sgla_pool_setup(void)
+cudaError_t sgla_pool_setup(int optin, int *wide_ok)
 {
-    /* the staged instances are held by shared memory: ask for all of it */
+    /* the staged instances are held by shared memory: ask for all of it (a preference); Wide's
+     * instances need their dynamic shared memory allowed (where the device has it) */
     const sgla_dtype dts[3] = {SGLA_F32, SGLA_F16, SGLA_BF16};
     cudaError_t e = cudaSuccess;
-    for (int i = 0; i < 3 && e == cudaSuccess; i++)
-        for (int vf = 0; vf < 2 && e == cudaSuccess; vf++)
-            for (int64_t K = 16; K <= 128 && e == cudaSuccess; K *= 2)
-                e = cudaFuncSetAttribute(pick(K, dts[i], vf), cudaFuncAttributePreferredSharedMemoryCarveout,
-                                         cudaSharedmemCarveoutMaxShared);
+    int w = 1;
+    for (int i = 0; i < 3; i++)
+        for (int vf = 0; vf < 2; vf++)
+            for (int64_t K = 16; K <= 128; K *= 2) {
+                const pool_fn n = pick(K, 64, dts[i], vf, 0), x = pick(K, 128, dts[i], 0, 1);
+                if (e == cudaSuccess)
+                    e = cudaFuncSetAttribute(n.fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                             cudaSharedmemCarveoutMaxShared);
+                if (w && ((int)x.smem > optin ||
+                          cudaFuncSetAttribute(x.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)x.smem) !=
+                              cudaSuccess ||
+                          cudaFuncSetAttribute(x.fn, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                               cudaSharedmemCarveoutMaxShared) != cudaSuccess))
+                    w = 0;
+            }
+    (void)cudaGetLastError(); /* a refused attribute leaves the error state clean */
+    *wide_ok = w;
     return e;
 }
 
 sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, sgla_dtype dt, int after_chunked,
-                             cudaStream_t st)
+                             int wide_ok, cudaStream_t st)
 {
     if (!sgla_pool_supported(p->K, p->V))
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: K = %lld, V = %lld (it takes multiples of 4, "
                          "K <= 512)", (long long)p->K, (long long)p->V);
-    const pool_fn f = pick(p->K, dt, pp->v_first);
+    const pool_fn f = pick(p->K, p->V, dt, pp->v_first, wide_ok);
+    const int PV = wide(p->K, p->V, pp->v_first, wide_ok) ? Wide::PV : Narrow::PV;
     const int64_t blocks = p->N * p->H * ((p->V + PV - 1) / PV);
     if (blocks > 0x7fffffffLL)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: %lld blocks exceed the grid", (long long)blocks);
@@ -275,12 +334,12 @@ sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, s
     if (blocks == 0) return SGLA_OK;
     cudaLaunchConfig_t cfg;
     memset(&cfg, 0, sizeof cfg);
-    cfg.gridDim = grid, cfg.blockDim = dim3(PT), cfg.stream = st;
+    cfg.gridDim = grid, cfg.blockDim = dim3(f.threads), cfg.dynamicSmemBytes = f.smem, cfg.stream = st;
     cudaLaunchAttribute la[1];
     la[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     la[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = la, cfg.numAttrs = after_chunked ? 1 : 0;
-    const cudaError_t e = cudaLaunchKernelEx(&cfg, f, *p, *pp);
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, f.fn, *p, *pp);
     if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "launch of the state-pool recurrence: %s", cudaGetErrorString(e));
     return SGLA_OK;
 }

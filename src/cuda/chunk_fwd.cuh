@@ -804,9 +804,8 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
          * 15,625 chunks near a = 1: docs/numerics.md §7).  K = 256 has no registers for the extra
          * accumulator and keeps accumulating into S. */
         constexpr bool kExactAdd = Sh::MT <= 2;
-#pragma unroll
-        for (int mt = 0; mt < Sh::MT; mt++) {
-            uint32_t kf[4][4];
+        /* this lane's K^T fragments of m-tile mt, times the key weights */
+        const auto key_frags = [&](uint32_t (&kf)[4][4], int mt) {
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) {
                 uint32_t *ka = kf[kk];
@@ -818,7 +817,12 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                     ka[3] = chunk_mul2<E>(ka[3], w89[kk]);
                 }
             }
-            if constexpr (kExactAdd) {
+        };
+        if constexpr (kExactAdd) {
+#pragma unroll
+            for (int mt = 0; mt < Sh::MT; mt++) {
+                uint32_t kf[4][4];
+                key_frags(kf, mt);
 #pragma unroll
                 for (int h = 0; h < Sh::BV / 64; h++) { /* columns 64 h .. + 63: S[mt][32 h ..] */
                     float U[32];
@@ -835,19 +839,33 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                         S[mt][32 * h + e] += U[e];
                     }
                 }
-            } else {
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) sgla_pin(kf[kk][e]);
+            }
+        } else {
+            /* the m-tiles accumulate into S[mt] itself, so none waits for another: each m-tile's
+             * fragments are made while the previous one's products run, and one wait ends the chunk */
+            uint32_t kf[Sh::MT][4][4];
+#pragma unroll
+            for (int mt = 0; mt < Sh::MT; mt++) {
+                key_frags(kf[mt], mt);
                 sgla_wg_fence();
 #pragma unroll
-                for (int kk = 0; kk < 4; kk++) chunk_wg_rs<E, Sh::BV>(S[mt], kf[kk], dV + sw128_vstep(kk));
+                for (int kk = 0; kk < 4; kk++) chunk_wg_rs<E, Sh::BV>(S[mt], kf[mt][kk], dV + sw128_vstep(kk));
                 sgla_wg_commit();
-                sgla_wg_wait<0>();
+            }
+            sgla_wg_wait<0>();
+#pragma unroll
+            for (int mt = 0; mt < Sh::MT; mt++) {
 #pragma unroll
                 for (int e = 0; e < Sh::NR; e++) sgla_pin(S[mt][e]);
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) sgla_pin(kf[mt][kk][e]);
             }
-#pragma unroll
-            for (int kk = 0; kk < 4; kk++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) sgla_pin(kf[kk][e]);
         }
         if (BW >= 2 && p.gmode) {
             const float dm1 = expm1f(b0 * SGLA_LN2), d = sgla_exp2(b0);

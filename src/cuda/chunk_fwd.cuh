@@ -776,10 +776,14 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         /* S = exp2(b_last) S + (K exp2(b_last - b))^T V (the carry by sgla_carry_mul).  In reverse
          * S = exp2(b_0) (exp2(b_last - b_0) S + (K exp2(b - b_0))^T V): the key weights exp2(b_j)
          * would underflow fp16 where the first, exp2(b_0), is already small; b_0 factored out, the
-         * first weight is 1 */
+         * first weight is 1.  Where the product is added in fp32 (kExactAdd) exp2(b_0) goes on the
+         * product in that add, and the state takes one carry, exp2(b_last) */
+        constexpr bool kExactAdd = Sh::MT <= 2;
+        constexpr bool kFoldB0 = BW >= 2 && kExactAdd;
         const float b0 = BW >= 2 ? bw[0] : 0.f;
+        const float d0 = kFoldB0 && p.gmode ? sgla_exp2(b0) : 1.f;
         if (p.gmode) {
-            const float e = bC - b0, dm1 = expm1f(e * SGLA_LN2), d = sgla_exp2(e);
+            const float e = kFoldB0 ? bC : bC - b0, dm1 = expm1f(e * SGLA_LN2), d = sgla_exp2(e);
 #pragma unroll
             for (int mt = 0; mt < Sh::MT; mt++)
 #pragma unroll
@@ -803,7 +807,6 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
          * additions truncate, it loses about half an ulp of S a chunk with one sign (1e-3 of ht after
          * 15,625 chunks near a = 1: docs/numerics.md §7).  K = 256 has no registers for the extra
          * accumulator and keeps accumulating into S. */
-        constexpr bool kExactAdd = Sh::MT <= 2;
         /* this lane's K^T fragments of m-tile mt, times the key weights */
         const auto key_frags = [&](uint32_t (&kf)[4][4], int mt) {
 #pragma unroll
@@ -823,21 +826,34 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
             for (int mt = 0; mt < Sh::MT; mt++) {
                 uint32_t kf[4][4];
                 key_frags(kf, mt);
+                /* columns 64 h .. + 63 in U, for S[mt][32 h ..]: the backward's passes issue both column
+                 * halves before one wait (-2 to -4 %, session 11 call 4); in the forward ptxas then
+                 * injected waits of its own and the rows ran 1 % slower, so it waits after each half */
+                constexpr int HG = BW != 0 ? Sh::BV / 64 : 1;
 #pragma unroll
-                for (int h = 0; h < Sh::BV / 64; h++) { /* columns 64 h .. + 63: S[mt][32 h ..] */
-                    float U[32];
+                for (int h0 = 0; h0 < Sh::BV / 64; h0 += HG) {
+                    float U[HG][32];
 #pragma unroll
-                    for (int e = 0; e < 32; e++) U[e] = 0.f;
+                    for (int h = 0; h < HG; h++)
+#pragma unroll
+                        for (int e = 0; e < 32; e++) U[h][e] = 0.f;
                     sgla_wg_fence();
 #pragma unroll
-                    for (int kk = 0; kk < 4; kk++) chunk_wg_rs<E, 64>(U, kf[kk], dV + sw128_vstep(kk) + 512 * h);
+                    for (int h = 0; h < HG; h++)
+#pragma unroll
+                        for (int kk = 0; kk < 4; kk++)
+                            chunk_wg_rs<E, 64>(U[h], kf[kk], dV + sw128_vstep(kk) + 512 * (h0 + h));
                     sgla_wg_commit();
                     sgla_wg_wait<0>();
 #pragma unroll
-                    for (int e = 0; e < 32; e++) {
-                        sgla_pin(U[e]);
-                        S[mt][32 * h + e] += U[e];
-                    }
+                    for (int h = 0; h < HG; h++)
+#pragma unroll
+                        for (int e = 0; e < 32; e++) {
+                            float &x = S[mt][32 * (h0 + h) + e];
+                            sgla_pin(U[h][e]);
+                            if constexpr (kFoldB0) x = fmaf(d0, U[h][e], x);
+                            else x += U[h][e];
+                        }
                 }
 #pragma unroll
                 for (int kk = 0; kk < 4; kk++)
@@ -867,7 +883,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                     for (int e = 0; e < 4; e++) sgla_pin(kf[mt][kk][e]);
             }
         }
-        if (BW >= 2 && p.gmode) {
+        if (BW >= 2 && !kFoldB0 && p.gmode) {
             const float dm1 = expm1f(b0 * SGLA_LN2), d = sgla_exp2(b0);
 #pragma unroll
             for (int mt = 0; mt < Sh::MT; mt++)

@@ -678,14 +678,27 @@ static __device__ __forceinline__ float *state_xc(const sgla_kparams &p, const C
 {
     return p.xc + chunk_item(p, w, ci) * 4;
 }
-/* the time-order pass: S_s buffer src (just written by the state warpgroup) out to chunk ci's copy */
-template <class Sh>
-static __device__ __forceinline__ void blob_out(const sgla_kparams &p, const ChunkWork &w, int ci, uint32_t src, int tid)
+/* A chunk's state copy is laid out for the state warpgroup's threads, not as a matrix: the time-order
+ * (dq) pass and the reverse (dk) pass hold the state (V x K in both) in the same fragments, so thread
+ * t's 16-bit pairs go out and come back as whole 16-byte words.  Word w (0 .. NW - 1) of thread t:
+ * m-tile mt = w / (BV / 4), column group j = (w / 2) % (BV / 8), row r (w even) or r + 8 (w odd);
+ * uint4 u = w / 4 of thread t at u x 128 + t (a warp's loads are 512 contiguous bytes). */
+template <class Sh> struct BlobLayout {
+    static constexpr int NW = Sh::MT * Sh::BV / 4; /* 32-bit words a thread */
+    static_assert(NW % 4 == 0 && 128 * NW * 4 == Sh::SBYTES, "a thread's words fill whole uint4s; the copy is S_s's size");
+};
+/* the time-order pass: this thread's part of the state entering chunk ci, from its registers */
+template <class E, class Sh>
+static __device__ __forceinline__ void blob_out(const sgla_kparams &p, const ChunkWork &w, int ci,
+                                                const float (&S)[Sh::MT][Sh::NR], int t)
 {
-    sgla_bar_sync(bar_state<Sh>(), 128); /* every thread's stores (each fenced for the async proxy) are done */
-    if (tid == 128 * Sh::NO) {
-        sgla_bulk_s2g(state_blob<Sh>(p, w, ci), src, Sh::SBYTES);
-        sgla_bulk_commit();
+    uint4 *dst = (uint4 *)state_blob<Sh>(p, w, ci) + t;
+#pragma unroll
+    for (int u = 0; u < BlobLayout<Sh>::NW / 4; u++) {
+        const int mt = 4 * u / (Sh::BV / 4), j = (2 * u) % (Sh::BV / 8); /* words 4u .. 4u + 3: groups j, j + 1 */
+        const float *x = &S[mt][4 * j];
+        dst[u * 128] = make_uint4(chunk_pack<E>(x[0], x[1]), chunk_pack<E>(x[2], x[3]), chunk_pack<E>(x[4], x[5]),
+                                  chunk_pack<E>(x[6], x[7]));
     }
 }
 template <class E, class Sh, int BW, bool PS>
@@ -725,7 +738,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     if (w.outputs && w.nchunks >= 1) {
         store_state16<E, Sh>(S, a.S + st_off);
         sgla_bar_arrive(bar_s_ready<Sh>(0), 256);
-        if (blob_w) blob_out<Sh>(p, w, chunk_index<BW>(w, 0), a.S, tid);
+        if (blob_w) blob_out<E, Sh>(p, w, chunk_index<BW>(w, 0), S, tid - 128 * Sh::NO);
     }
     /* K^T fragments: ldmatrix.trans of core matrices (keys 16 kk + 8 (j >> 1) .. + 7) x
      * (features 64 mt + 16 wl + 8 (j & 1) .. + 7), j = lane / 8; registers 0, 1 hold keys
@@ -748,26 +761,23 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                 if (tid == 128 * Sh::NO)
                     for (int d = c == 0 ? 0 : PF; d <= PF; d++)
                         if (c + d < w.nchunks) sgla_prefetch_l2(state_blob<Sh>(p, w, chunk_index<BW>(w, c + d)), Sh::SBYTES);
-                /* X_c = scale exp(b_L) <this state, the time-order pass's>, per warp, the copy read from
-                 * global memory where it is used (staged in shared memory it cost a TMA stage at K = V = 128
-                 * and ran 3% slower: docs/perf.md) */
-                const unsigned char *gsrc = state_blob<Sh>(p, w, ci);
+                /* X_c = scale exp(b_L) <this state, the time-order pass's>, per warp: this thread's words of
+                 * the copy read from global memory where they are used (staged in shared memory the copy cost
+                 * a TMA stage at K = V = 128 and ran 3% slower: docs/perf.md) */
+                const uint4 *gsrc = (const uint4 *)state_blob<Sh>(p, w, ci) + (tid - 128 * Sh::NO);
                 float part = 0.f;
 #pragma unroll
-                for (int mt = 0; mt < Sh::MT; mt++)
+                for (int u = 0; u < BlobLayout<Sh>::NW / 4; u++) {
+                    const int mt = 4 * u / (Sh::BV / 4), j = (2 * u) % (Sh::BV / 8);
+                    const uint4 x = __ldg(gsrc + u * 128);
+                    const uint32_t xw[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
-                    for (int j = 0; j < Sh::BV / 8; j++) {
-                        const int r = 64 * mt + 16 * wl + gid;
-                        const uint32_t off = (uint32_t)((((r >> 3) * (Sh::BV / 8) + j) * 128) + (r & 7) * 16 + tig * 4);
-                        const uint32_t off8 = off + (Sh::BV / 8) * 128; /* row r + 8 */
-                        const uint32_t x = __ldg((const unsigned int *)(gsrc + off));
-                        const uint32_t y = __ldg((const unsigned int *)(gsrc + off8));
-                        const float2 fx = chunk_unpack<E>(x), fy = chunk_unpack<E>(y);
-                        part = fmaf(S[mt][4 * j + 0], fx.x, part);
-                        part = fmaf(S[mt][4 * j + 1], fx.y, part);
-                        part = fmaf(S[mt][4 * j + 2], fy.x, part);
-                        part = fmaf(S[mt][4 * j + 3], fy.y, part);
+                    for (int h = 0; h < 4; h++) {
+                        const float2 f = chunk_unpack<E>(xw[h]);
+                        part = fmaf(S[mt][4 * j + 2 * h], f.x, part);
+                        part = fmaf(S[mt][4 * j + 2 * h + 1], f.y, part);
                     }
+                }
 #pragma unroll
                 for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
                 if (lane == 0) state_xc(p, w, ci)[wl] = part * p.scale * sgla_exp2(bC);
@@ -894,11 +904,10 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         /* S_{c+1} for the output warpgroup's chunk c + 1, once the Q.S of chunk c + 1 - NSB has read that buffer */
         if (w.outputs && c + 1 < w.nchunks) {
             const int sb = (c + 1) & (Sh::NSB - 1);
-            if (blob_w && tid == 128 * Sh::NO) sgla_bulk_wait_read0(); /* the copy out of that buffer has read it */
             sgla_bar_sync(bar_s_free<Sh>(sb), 256);
             store_state16<E, Sh>(S, a.S + sb * Sh::SBYTES + st_off);
             sgla_bar_arrive(bar_s_ready<Sh>(sb), 256);
-            if (blob_w) blob_out<Sh>(p, w, chunk_index<BW>(w, c + 1), a.S + sb * Sh::SBYTES, tid);
+            if (blob_w) blob_out<E, Sh>(p, w, chunk_index<BW>(w, c + 1), S, tid - 128 * Sh::NO);
         }
         s = s + 1 == Sh::ST ? 0 : s + 1;
     }
@@ -907,7 +916,6 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                  : p.ht                                ? p.ht + state_nh(p, w, 0) * Sh::KD * p.V + w.v0
                                                        : (float *)0;
     if (p.mode == 1 && blockIdx.y == 0 && tid == 128 * Sh::NO) p.seg_ld[w.seg * p.N * p.H + w.nh] = ldsum;
-    if (blob_w && tid == 128 * Sh::NO) sgla_bulk_wait0(); /* the state copies are written before the block ends */
     if (htp) {
         const float hm = BW != 0 && p.mode != 1 ? p.ht_mul : 1.f; /* the backward's dh0 = scale x the end state */
 #pragma unroll

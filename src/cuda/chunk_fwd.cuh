@@ -171,8 +171,6 @@ static __device__ __forceinline__ uint64_t desc_nmajor(uint32_t a) { return sgla
 template <class Sh> static __device__ __forceinline__ int bar_s_ready(int b) { return 1 + b; }
 template <class Sh> static __device__ __forceinline__ int bar_s_free(int b) { return 1 + Sh::NSB + b; }
 template <class Sh> static __device__ __forceinline__ int bar_o(int wo) { return 1 + 2 * Sh::NSB + wo; }
-/* the state warpgroup alone (128 threads; the backward's state copies) */
-template <class Sh> static __device__ __forceinline__ int bar_state(void) { return 1 + 2 * Sh::NSB + Sh::NO; }
 
 /* What this block works on. */
 struct ChunkWork {

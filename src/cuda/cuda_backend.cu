@@ -1120,8 +1120,9 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, int force
  * On Hopper with 16-bit inputs and K, V up to 256 (multiples of 8): dq in time order, dv and dk in
  * reverse, each pass the forward's TMA / wgmma kernel with its row and sequence split chosen as a
  * forward of that pass's head sizes would (K, V rounded up to 64, 128 or 256 as the forward rounds
- * them: the tensors in place, their missing features zeros; the states through padded copies); dg assembled per chunk (chunk_bwd3.cu) from the dq and dk passes'
- * fp32 side outputs and X_c, which needs the dq pass's 16-bit state of every chunk. */
+ * them: the tensors in place, their missing features zeros; the states through padded copies); dg
+ * assembled per chunk (chunk_bwd3.cu) from the dq and dk passes' fp32 side outputs and X_c, which
+ * needs the dq pass's 16-bit state of every chunk. */
 
 enum { B3_DQ, B3_DV, B3_DK, B3_PASSES };
 

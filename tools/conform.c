@@ -549,7 +549,11 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
             }
             res->rel[i] = den > 0 ? sqrt(num / den) : (num == 0 ? 0 : INFINITY);
         }
-        res->bars[i] = res->bar;
+        /* dg_gamma in 16 bits: one value per head, the sum of every token's dg, whose errors (the
+         * kernels' 16-bit state copies, the same over a chunk and close from chunk to chunk) do not
+         * average out: near-1 gates at T = 900, one head, bf16 measured 6e-4 to 1.2e-2 of
+         * sum_t |dg_t| (two seeds, both tensor-core paths, two splits: docs/perf.md, session 11) */
+        res->bars[i] = i == CONFORM_DGG && (dt == SGLA_BF16 || dt == SGLA_F16) ? 2 * res->bar : res->bar;
         res->pass &= res->unwritten[i] == 0 && res->rel[i] <= res->bar;
         double far = -1;
         for (int64_t e = 0; e < counts[i]; e++) {
@@ -570,11 +574,11 @@ void conform_print_backward(FILE *f, const conform_bresult *res)
         if (res->present[i]) fprintf(f, " %s %.2e", names[i], res->rel[i]);
     if (res->status != SGLA_OK) fprintf(f, " -- status %s (%s)", sgla_status_string(res->status), sgla_last_error());
     else if (!res->pass) {
-        fprintf(f, " -- above the bar %.0e or not written; farthest:", res->bar);
+        fprintf(f, " -- above the bar or not written; farthest:");
         for (int i = 0; i < CONFORM_NGRAD; i++)
             if (res->present[i] && !(res->rel[i] <= res->bars[i]))
-                fprintf(f, " %s[%lld] %.6g (fp64 %.6g)", names[i], (long long)res->worst[i], res->worst_out[i],
-                        res->worst_ref[i]);
+                fprintf(f, " %s (bar %.0e) [%lld] %.6g (fp64 %.6g)", names[i], res->bars[i], (long long)res->worst[i],
+                        res->worst_out[i], res->worst_ref[i]);
     }
     fprintf(f, "\n");
 }

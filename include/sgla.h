@@ -243,7 +243,9 @@ typedef struct sgla_state_pool {
  *   (16-bit inputs on Hopper with K, V multiples of 8 in place, the tensor
  *   loads filling the missing features with zeros; otherwise, and on the
  *   mma.sync path, on zero-padded copies, which are workspace and cost
- *   their bytes; sgla_workspace_size counts them either way), K above 256
+ *   their bytes; sgla_workspace_size counts them unless the descriptor it
+ *   is given runs in place: q, k, v, o present and aligned, so query with
+ *   the tensors of the call, or without any to count the copies), K above 256
  *   as two calls on its halves whose outputs are summed (the same
  *   function).  chunk 16, 32 or 64 (each computed
  *   in chunks of 64: the same function, rounded differently), T < 2^31,

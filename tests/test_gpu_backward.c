@@ -166,6 +166,7 @@ int main(void)
         {BF, GAMMA, MIX30, 2, 200, 2, 48, 160, 1, 1, 1, 0},
         {BF, G, MILD, 1, 500, 2, 80, 112, 1, 1, 0, 4},
         {HF, NONE, MILD, 1, 130, 3, 200, 32, 1, 1, 0, 0},
+        {BF, G, MILD, 1, 260, 2, 200, 136, 1, 1, 0, 0}, /* the K = 256 row with dg: q, k's padded copies */
     };
     /* the mma.sync tensor-core path (the usual one before Hopper), forced on this device */
     static const conform_case mma[] = {

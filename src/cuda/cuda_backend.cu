@@ -681,8 +681,10 @@ static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *
  * chunked kernels run on TMA (16-bit inputs, Hopper) and the rows are whole 16-byte units, q, k, v
  * and o need no copy: the tensor maps take their own sizes and the boxes' features past them read
  * as zero and are not written (a packed batch's row copies take them from kparams' kt, vt).
- * Otherwise the copies live in the workspace (sgla_workspace_size counts them either way) and cost
- * their bytes, read and written once more. */
+ * Otherwise the copies live in the workspace and cost their bytes, read and written once more;
+ * sgla_workspace_size counts them unless the descriptor it sees runs in place (pad_in_place: a
+ * query without q, k, v, o counts them, and a call on other tensors than the query's may need
+ * more and is refused with its own message). */
 
 static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 

@@ -48,9 +48,10 @@ typedef struct bplan {
 
 /* One thread's scratch. */
 typedef struct bscratch {
-    float *Q, *Kp, *Kw, *Qs, *dQs, *dKs;           /* C x ldk (dQs, dKs: the state parts, then dQ, dK) */
-    float *Vp, *dO, *Vw, *rdO, *dVs;                /* C x ldv (dVs: the state part, then dV) */
-    float *Kt, *Vt, *Qst;                           /* K or V x ldc */
+    float *Q, *Kp, *dQs, *dKs;                      /* C x ldk (dQs, dKs: the state parts, then dQ, dK; Q, Kp
+                                                     * weighted in place once their last plain use is done) */
+    float *Vp, *dO, *rdO, *dVs;                     /* C x ldv (dVs: the state part, then dV; Vp as Q, Kp) */
+    float *Kt, *Vt;                                 /* K or V x ldc (Kt, dead after A, then holds (rs Q)^T) */
     float *G, *G1, *A, *dP, *dA, *AT, *dAT;         /* C x ldc */
     float *dSt;                                     /* V x ldk */
     float *rs, *w, *x;                              /* C (x: max(C, K, V) + 1) */
@@ -71,15 +72,14 @@ static size_t bscratch_floats(const bplan *p, bscratch *s, float *m)
         off += (size_t)round_up((int64_t)(cnt), 16);                                                                   \
     } while (0)
     float *bd = NULL, *ud = NULL, *ed = NULL, *cd = NULL;
-    float **ck[] = {&s->Q, &s->Kp, &s->Kw, &s->Qs, &s->dQs, &s->dKs};
-    float **cv[] = {&s->Vp, &s->dO, &s->Vw, &s->rdO, &s->dVs};
+    float **ck[] = {&s->Q, &s->Kp, &s->dQs, &s->dKs};
+    float **cv[] = {&s->Vp, &s->dO, &s->rdO, &s->dVs};
     float **cc[] = {&s->G, &s->G1, &s->A, &s->dP, &s->dA, &s->AT, &s->dAT};
     for (size_t i = 0; i < sizeof ck / sizeof ck[0]; i++) TAKE(*ck[i], C * p->ldk);
     for (size_t i = 0; i < sizeof cv / sizeof cv[0]; i++) TAKE(*cv[i], C * p->ldv);
     for (size_t i = 0; i < sizeof cc / sizeof cc[0]; i++) TAKE(*cc[i], C * p->ldc);
     TAKE(s->Kt, K * p->ldc);
     TAKE(s->Vt, V * p->ldc);
-    TAKE(s->Qst, K * p->ldc);
     TAKE(s->dSt, V * p->ldk);
     TAKE(s->rs, C);
     TAKE(s->w, C);
@@ -185,8 +185,8 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
         const sgla_carry a = chunk_gates(p, s, bb, t, h, n, 0);
         pack_rows(p, d->k, bb, t, h, n, K, s->Kp, ldk);
         pack_rows(p, d->v, bb, t, h, n, V, s->Vp, ldv);
-        kr->wrows(n, V, s->w, s->Vp, ldv, s->Vw, ldv);
-        kr->trans(n, V, s->Vw, ldv, s->Vt, ldc);
+        kr->wrows(n, V, s->w, s->Vp, ldv, s->Vp, ldv);
+        kr->trans(n, V, s->Vp, ldv, s->Vt, ldc);
         kr->state(n, V, K, s->Vt, ldc, s->Kp, ldk, a, s->states + (size_t)c * vkp, s->states + (size_t)(c + 1) * vkp,
                   ldk);
     }
@@ -226,15 +226,15 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
         for (int r = 0; p->gate && r < n; r++) s->e[r] = kr->dot64(s->Q + (size_t)r * ldk, s->dQs + (size_t)r * ldk, K);
         tri_product(kr, 0, n, K, s->dA, ldc, s->Kp, ldk, s->dQs, s->dQs, ldk);
         /* dK = (w ⊙ V) dS^T + dA^T Q (u: the state part's dots with k) */
-        kr->wrows(n, V, s->w, s->Vp, ldv, s->Vw, ldv);
+        kr->wrows(n, V, s->w, s->Vp, ldv, s->Vp, ldv); /* Vp's last plain use was Vt */
         kr->trans(K, V, s->dS, ldv, s->dSt, ldk);
-        kr->state(V, n, K, s->Vw, ldv, s->dSt, ldk, SGLA_CARRY_ONE, NULL, s->dKs, ldk);
+        kr->state(V, n, K, s->Vp, ldv, s->dSt, ldk, SGLA_CARRY_ONE, NULL, s->dKs, ldk);
         for (int r = 0; p->gate && r < n; r++) s->u[r] = kr->dot64(s->Kp + (size_t)r * ldk, s->dKs + (size_t)r * ldk, K);
         kr->trans(n, n, s->dA, ldc, s->dAT, ldc);
         tri_product(kr, 1, n, K, s->dAT, ldc, s->Q, ldk, s->dKs, s->dKs, ldk);
         /* dV = (w ⊙ K) dS + A^T dO */
-        kr->wrows(n, K, s->w, s->Kp, ldk, s->Kw, ldk);
-        kr->state(K, n, V, s->Kw, ldk, s->dS, ldv, SGLA_CARRY_ONE, NULL, s->dVs, ldv);
+        kr->wrows(n, K, s->w, s->Kp, ldk, s->Kp, ldk); /* after Kt, dA K and the dots u */
+        kr->state(K, n, V, s->Kp, ldk, s->dS, ldv, SGLA_CARRY_ONE, NULL, s->dVs, ldv);
         kr->trans(n, n, s->A, ldc, s->AT, ldc);
         tri_product(kr, 1, n, V, s->AT, ldc, s->dO, ldv, s->dVs, s->dVs, ldv);
         /* 3. the gate of token r: a <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij */
@@ -267,9 +267,9 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
         store_rows(p, bd->dk, bb, t, h, n, K, s->dKs, ldk);
         store_rows(p, bd->dv, bb, t, h, n, V, s->dVs, ldv);
         /* the entering state's gradient: dS = exp(b_n) dS + (rs ⊙ Q)^T dO */
-        kr->wrows(n, K, s->rs, s->Q, ldk, s->Qs, ldk);
-        kr->trans(n, K, s->Qs, ldk, s->Qst, ldc);
-        kr->state(n, K, V, s->Qst, ldc, s->dO, ldv, a, s->dS, s->dS, ldv);
+        kr->wrows(n, K, s->rs, s->Q, ldk, s->Q, ldk); /* after A, the dots e and dA^T Q */
+        kr->trans(n, K, s->Q, ldk, s->Kt, ldc);
+        kr->state(n, K, V, s->Kt, ldc, s->dO, ldv, a, s->dS, s->dS, ldv);
     }
     if (bd->dh0) {
         float *dh0 = (float *)bd->dh0 + ((size_t)n_seq * d->H + h) * kv;

@@ -352,6 +352,7 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
             if (dg_part) dg_part[it] = sum;
         }
         sgla_cpu_scratch_give(mem, floats);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST); /* drains the outputs' streaming stores (kr->store) */
     }
     if (fail) {
         free(dg_part);

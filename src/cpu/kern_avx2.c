@@ -10,6 +10,7 @@
 
 #include <float.h>
 #include <immintrin.h>
+#include <stdint.h>
 #include <string.h>
 
 #define VEC __m256
@@ -139,7 +140,16 @@ static void gather_avx2(const void *src, sgla_dtype dt, int64_t tld, int ntok, i
 static void store_avx2(const float *src, sgla_dtype dt, void *dst, int cnt)
 {
     if (dt == SGLA_F32) {
-        memcpy(dst, src, (size_t)cnt * sizeof(float));
+        /* as store_avx512: whole aligned lines by streaming stores (no read for ownership; the
+         * caller fences once at the end of the call), the rest plain */
+        float *d = dst;
+        int i = 0;
+        if (((uintptr_t)d & 63) == 0)
+            for (; i + 16 <= cnt; i += 16) {
+                _mm256_stream_ps(d + i, _mm256_loadu_ps(src + i));
+                _mm256_stream_ps(d + i + 8, _mm256_loadu_ps(src + i + 8));
+            }
+        if (i < cnt) memcpy(d + i, src + i, (size_t)(cnt - i) * sizeof(float));
         return;
     }
     uint16_t *d = dst;

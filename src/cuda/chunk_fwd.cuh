@@ -680,10 +680,16 @@ static __device__ __forceinline__ float *state_xc(const sgla_kparams &p, const C
  * (dq) pass and the reverse (dk) pass hold the state (V x K in both) in the same fragments, so thread
  * t's 16-bit pairs go out and come back as whole 16-byte words.  Word w (0 .. NW - 1) of thread t:
  * m-tile mt = w / (BV / 4), column group j = (w / 2) % (BV / 8), row r (w even) or r + 8 (w odd);
- * uint4 u = w / 4 of thread t at u x 128 + t (a warp's loads are 512 contiguous bytes). */
+ * uint4 u = w / 4 of thread t at u x 128 + t (a warp's loads are 512 contiguous bytes); frag(S, u)
+ * is where its eight values live in the thread's registers, the one mapping both sides use. */
 template <class Sh> struct BlobLayout {
     static constexpr int NW = Sh::MT * Sh::BV / 4; /* 32-bit words a thread */
     static_assert(NW % 4 == 0 && 128 * NW * 4 == Sh::SBYTES, "a thread's words fill whole uint4s; the copy is S_s's size");
+    /* uint4 u holds S[mt][4 j .. 4 j + 7] (column groups j, j + 1, rows r and r + 8 of each) */
+    static __device__ __forceinline__ const float *frag(const float (&S)[Sh::MT][Sh::NR], int u)
+    {
+        return &S[4 * u / (Sh::BV / 4)][4 * ((2 * u) % (Sh::BV / 8))];
+    }
 };
 /* the time-order pass: this thread's part of the state entering chunk ci, from its registers */
 template <class E, class Sh>
@@ -693,8 +699,7 @@ static __device__ __forceinline__ void blob_out(const sgla_kparams &p, const Chu
     uint4 *dst = (uint4 *)state_blob<Sh>(p, w, ci) + t;
 #pragma unroll
     for (int u = 0; u < BlobLayout<Sh>::NW / 4; u++) {
-        const int mt = 4 * u / (Sh::BV / 4), j = (2 * u) % (Sh::BV / 8); /* words 4u .. 4u + 3: groups j, j + 1 */
-        const float *x = &S[mt][4 * j];
+        const float *x = BlobLayout<Sh>::frag(S, u);
         dst[u * 128] = make_uint4(chunk_pack<E>(x[0], x[1]), chunk_pack<E>(x[2], x[3]), chunk_pack<E>(x[4], x[5]),
                                   chunk_pack<E>(x[6], x[7]));
     }
@@ -766,14 +771,14 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                 float part = 0.f;
 #pragma unroll
                 for (int u = 0; u < BlobLayout<Sh>::NW / 4; u++) {
-                    const int mt = 4 * u / (Sh::BV / 4), j = (2 * u) % (Sh::BV / 8);
+                    const float *y = BlobLayout<Sh>::frag(S, u);
                     const uint4 x = __ldg(gsrc + u * 128);
                     const uint32_t xw[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
                     for (int h = 0; h < 4; h++) {
                         const float2 f = chunk_unpack<E>(xw[h]);
-                        part = fmaf(S[mt][4 * j + 2 * h], f.x, part);
-                        part = fmaf(S[mt][4 * j + 2 * h + 1], f.y, part);
+                        part = fmaf(y[2 * h], f.x, part);
+                        part = fmaf(y[2 * h + 1], f.y, part);
                     }
                 }
 #pragma unroll

@@ -207,13 +207,6 @@ static __device__ __forceinline__ void sgla_bulk_wait_read0(void)
 /* this thread's bulk stores are complete */
 static __device__ __forceinline__ void sgla_bulk_wait0(void) { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 
-/* a bulk copy of bytes (a multiple of 16) from shared to global memory, in this thread's bulk group */
-static __device__ __forceinline__ void sgla_bulk_s2g(void *dst, uint32_t src, uint32_t bytes)
-{
-    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"((uint64_t)dst), "r"(src), "r"(bytes)
-                 : "memory");
-}
-
 /* a hint: bytes (a multiple of 16, 16-byte aligned) of global memory brought into L2, with no
  * register held and nothing to wait for */
 static __device__ __forceinline__ void sgla_prefetch_l2(const void *src, uint32_t bytes)

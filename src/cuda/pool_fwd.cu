@@ -247,15 +247,14 @@ __global__ void __launch_bounds__(Sh::PT, AsyncState<Sh, R>::on ? Sh::MINB : 1) 
 typedef void (*pool_fn_t)(const sgla_kparams, const sgla_poolparams);
 typedef struct pool_fn {
     pool_fn_t fn;
-    unsigned smem;   /* dynamic shared memory (Wide) */
-    int threads, on; /* on: staged */
+    unsigned smem;    /* dynamic shared memory (Wide) */
+    int threads, pv;  /* a block's threads and columns of V */
 } pool_fn;
 
 template <class E, class Sh, int R> pool_fn pick_layout(int v_first)
 {
     const unsigned sm = Sh::DYN ? (unsigned)(v_first ? sizeof(PoolSmem<Sh, R, true>) : sizeof(PoolSmem<Sh, R, false>)) : 0;
-    return {v_first ? pool_recurrent<E, Sh, R, true> : pool_recurrent<E, Sh, R, false>, sm, Sh::PT,
-            AsyncState<Sh, R>::on};
+    return {v_first ? pool_recurrent<E, Sh, R, true> : pool_recurrent<E, Sh, R, false>, sm, Sh::PT, Sh::PV};
 }
 template <class Sh, int R> pool_fn pick_dtype(sgla_dtype dt, int v_first)
 {
@@ -280,13 +279,10 @@ template <class Sh> pool_fn pick_r(int64_t K, sgla_dtype dt, int v_first)
 /* Wide where whole 128-column rows fill it, the state is staged (K <= 128), the slots are [K][V] (a
  * [V][K] block's o parts would take 16 KB more: two blocks an SM) and the caller allows it (wide_ok:
  * Hopper, the attribute taken, enough blocks to fill the SMs) */
-int wide(int64_t K, int64_t V, int v_first, int wide_ok)
-{
-    return wide_ok && !v_first && V % Wide::PV == 0 && K <= 128;
-}
 pool_fn pick(int64_t K, int64_t V, sgla_dtype dt, int v_first, int wide_ok)
 {
-    return wide(K, V, v_first, wide_ok) ? pick_r<Wide>(K, dt, v_first) : pick_r<Narrow>(K, dt, v_first);
+    const bool wide = wide_ok && !v_first && V % Wide::PV == 0 && K <= 128;
+    return wide ? pick_r<Wide>(K, dt, v_first) : pick_r<Narrow>(K, dt, v_first);
 }
 
 } /* namespace */
@@ -326,8 +322,7 @@ sgla_status sgla_pool_launch(const sgla_kparams *p, const sgla_poolparams *pp, s
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: K = %lld, V = %lld (it takes multiples of 4, "
                          "K <= 512)", (long long)p->K, (long long)p->V);
     const pool_fn f = pick(p->K, p->V, dt, pp->v_first, wide_ok);
-    const int PV = wide(p->K, p->V, pp->v_first, wide_ok) ? Wide::PV : Narrow::PV;
-    const int64_t blocks = p->N * p->H * ((p->V + PV - 1) / PV);
+    const int64_t blocks = p->N * p->H * ((p->V + f.pv - 1) / f.pv);
     if (blocks > 0x7fffffffLL)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: %lld blocks exceed the grid", (long long)blocks);
     const dim3 grid((unsigned)blocks);

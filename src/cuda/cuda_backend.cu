@@ -697,9 +697,19 @@ static int needs_padding(const sgla_forward_desc *d)
 
 typedef struct pad_layout {
     sgla_forward_desc in; /* the call on the padded sizes */
-    size_t off_q, off_k, off_v, off_o, off_states, off_h0, off_ht, off_inner, bytes; /* off_states: past the copies */
-    int pq, pv;           /* q, k padded; v, o padded */
+    size_t off_q, off_k, off_v, off_o, off_h0, off_ht, off_inner, bytes;
+    int pq, pv;           /* q, k copied; v, o copied (neither where the call runs in place) */
 } pad_layout;
+
+/* 1 where the call runs in place, q, k, v, o read and written through TMA's zero fill (no copies):
+ * the chunked Hopper kernel, rows of whole 16-byte units, the four tensors given and aligned (a size
+ * query without them counts the copies) */
+static int pad_in_place(const sgla_forward_desc *d, const plan *pl)
+{
+    const int64_t es = (int64_t)sgla_dtype_size(d->dtype);
+    return pl->row >= 0 && !pl->f32 && !pl->portable && (d->K * es) % 16 == 0 && (d->V * es) % 16 == 0 && d->q &&
+           d->k && d->v && d->o && qkvo_aligned16(d);
+}
 
 static sgla_status pad_plan(const sgla_forward_desc *d, const sgla_cuda_plan *force, pad_layout *L, plan *pl)
 {
@@ -708,31 +718,31 @@ static sgla_status pad_plan(const sgla_forward_desc *d, const sgla_cuda_plan *fo
     L->in.K = pad_dim(d->K), L->in.V = pad_dim(d->V);
     L->in.workspace = NULL, L->in.workspace_bytes = 0;
     L->in.flags &= ~(unsigned)SGLA_FLAG_CHECK_DEVICE_VALUES; /* checked once, on the caller's call */
-    L->pq = L->in.K != d->K, L->pv = L->in.V != d->V;
+    /* planned as the call it stands for (whether it has states decides the packed batch's order),
+     * the tensors of a rounded-up size not yet placed; then in place, or on copies */
+    if (L->in.K != d->K) L->in.q = L->in.k = NULL;
+    if (L->in.V != d->V) L->in.v = L->in.o = NULL;
+    const sgla_status rc = plan_call(&L->in, force, pl);
+    if (rc != SGLA_OK) return rc;
+    const int direct = pad_in_place(d, pl);
+    if (direct) L->in.q = d->q, L->in.k = d->k, L->in.v = d->v, L->in.o = d->o;
+    L->pq = !direct && L->in.K != d->K, L->pv = !direct && L->in.V != d->V;
     const size_t es = sgla_dtype_size(d->dtype), rows = (size_t)(d->B * d->T * d->H);
     const size_t st = (size_t)(sgla_num_sequences(d) * d->H * L->in.K * L->in.V) * sizeof(float);
     size_t off = 0;
     if (L->pq) {
         L->off_q = off, off += align256(rows * (size_t)L->in.K * es);
         L->off_k = off, off += align256(rows * (size_t)L->in.K * es);
-        L->in.q = L->in.k = NULL;
     }
     if (L->pv) {
         L->off_v = off, off += align256(rows * (size_t)L->in.V * es);
         L->off_o = off, off += align256(rows * (size_t)L->in.V * es);
-        L->in.v = NULL, L->in.o = NULL;
     }
-    L->off_states = off;
-    if (d->h0) L->off_h0 = off, off += align256(st), L->in.h0 = NULL;
-    if (d->ht) L->off_ht = off, off += align256(st), L->in.ht = NULL;
-    /* planned as the call it stands for: whether it has states decides the packed batch's order
-     * (the inner call gets its copies' addresses later) */
-    sgla_forward_desc as_called = L->in;
-    as_called.h0 = d->h0, as_called.ht = d->ht;
-    sgla_status rc = plan_call(&as_called, force, pl);
+    if (d->h0) L->off_h0 = off, off += align256(st);
+    if (d->ht) L->off_ht = off, off += align256(st);
     L->off_inner = off;
     L->bytes = off + pl->ws_bytes;
-    return rc;
+    return SGLA_OK;
 }
 
 /* dst [M][dr][dc] from src [M][sr][sc]: the common part copied, the rest of dst zero.  A warp
@@ -788,46 +798,32 @@ static sgla_status resize(void *dst, int64_t dr, int64_t dc, const void *src, in
     return e == cudaSuccess ? SGLA_OK : sgla_fail(SGLA_ERR_CUDA, "launch of the head-size padding: %s", cudaGetErrorString(e));
 }
 
-/* 1 where the call runs in place, q, k, v, o read and written through TMA's zero fill (no copies):
- * the chunked Hopper kernel, rows of whole 16-byte units, the four tensors given and aligned (a size
- * query without them counts the copies) */
-static int pad_in_place(const sgla_forward_desc *d, const plan *pl)
-{
-    const int64_t es = (int64_t)sgla_dtype_size(d->dtype);
-    return pl->row >= 0 && !pl->f32 && !pl->portable && (d->K * es) % 16 == 0 && (d->V * es) % 16 == 0 && d->q &&
-           d->k && d->v && d->o && qkvo_aligned16(d);
-}
-
 static sgla_status cuda_run_padded(const sgla_forward_desc *d, const sgla_cuda_plan *force)
 {
     pad_layout L;
     plan pl;
     sgla_status rc = pad_plan(d, force, &L, &pl);
     if (rc != SGLA_OK) return rc;
-    const int direct = pad_in_place(d, &pl);
-    /* in place the workspace leaves out the copies: offsets below are from skip */
-    const size_t skip = direct ? L.off_states : 0;
-    if ((rc = check_call(d, d->workspace, d->workspace_bytes, L.bytes - skip, "CUDA backend")) != SGLA_OK) return rc;
+    if ((rc = check_call(d, d->workspace, d->workspace_bytes, L.bytes, "CUDA backend")) != SGLA_OK) return rc;
     cudaStream_t st = (cudaStream_t)d->stream;
     if (d->T == 0) return empty_sequences(d, st);
     sgla_forward_desc in = L.in;
     const int64_t K = d->K, V = d->V, Kp = in.K, Vp = in.V, rows = d->B * d->T * d->H, nh = sgla_num_sequences(d) * d->H;
     const size_t es = sgla_dtype_size(d->dtype);
     void *wsv;
-    if ((rc = ws_acquire(d->workspace, L.bytes - skip, st, "head-size padding", &wsv)) != SGLA_OK) return rc;
+    if ((rc = ws_acquire(d->workspace, L.bytes, st, "head-size padding", &wsv)) != SGLA_OK) return rc;
     char *w = (char *)wsv;
-    const auto at = [&](size_t off) { return w + (off - skip); };
-    if (direct) L.pq = L.pv = 0, in.q = d->q, in.k = d->k, in.v = d->v, in.o = d->o;
-    if (L.pq) in.q = at(L.off_q), in.k = at(L.off_k);
-    if (L.pv) in.v = at(L.off_v), in.o = at(L.off_o);
-    if (d->h0) in.h0 = at(L.off_h0);
-    if (d->ht) in.ht = (float *)at(L.off_ht);
-    in.workspace = pl.ws_bytes ? at(L.off_inner) : NULL, in.workspace_bytes = pl.ws_bytes;
+    if (L.pq) in.q = w + L.off_q, in.k = w + L.off_k;
+    if (L.pv) in.v = w + L.off_v, in.o = w + L.off_o;
+    if (d->h0) in.h0 = w + L.off_h0;
+    if (d->ht) in.ht = (float *)(w + L.off_ht);
+    in.workspace = pl.ws_bytes ? w + L.off_inner : NULL, in.workspace_bytes = pl.ws_bytes;
     if (L.pq && rc == SGLA_OK) rc = resize((void *)in.q, 1, Kp, d->q, 1, K, rows, es, st);
     if (L.pq && rc == SGLA_OK) rc = resize((void *)in.k, 1, Kp, d->k, 1, K, rows, es, st);
     if (L.pv && rc == SGLA_OK) rc = resize((void *)in.v, 1, Vp, d->v, 1, V, rows, es, st);
     if (d->h0 && rc == SGLA_OK) rc = resize((void *)in.h0, Kp, Vp, d->h0, K, V, nh, sizeof(float), st);
-    if (rc == SGLA_OK) rc = run_native_dims(&in, force, direct ? K : Kp, direct ? V : Vp);
+    /* the kernels' tensors' own feature sizes: the caller's in place, the rounded-up ones on copies */
+    if (rc == SGLA_OK) rc = run_native_dims(&in, force, L.pq ? Kp : K, L.pv ? Vp : V);
     if (L.pv && rc == SGLA_OK) rc = resize(d->o, 1, V, in.o, 1, Vp, rows, es, st);
     if (d->ht && rc == SGLA_OK) rc = resize(d->ht, K, V, in.ht, Kp, Vp, nh, sizeof(float), st);
     return ws_release(d->workspace, wsv, st, rc, "head-size padding");
@@ -1007,7 +1003,7 @@ static sgla_status plan_sized(const sgla_forward_desc *d, plan *pl, size_t *byte
     }
     pad_layout L;
     const sgla_status rc = pad_plan(d, NULL, &L, pl);
-    if (rc == SGLA_OK) *bytes = L.bytes - (pad_in_place(d, pl) ? L.off_states : 0);
+    if (rc == SGLA_OK) *bytes = L.bytes;
     return rc;
 }
 

@@ -49,11 +49,12 @@
 
 /* ---- compile-time shape of one instance ---------------------------------------- */
 
-template <int KD_, int BV_, int ST_, int NO_> struct ChunkShape {
+template <int KD_, int BV_, int ST_, int NO_, int X_ = 0> struct ChunkShape {
     static constexpr int KD = KD_;  /* K */
     static constexpr int BV = BV_;  /* V columns of the block */
     static constexpr int ST = ST_;  /* TMA stages */
     static constexpr int NO = NO_;  /* output warpgroups */
+    static constexpr int X = X_;    /* 1: the merged reverse pass (BW = 4): a fourth tile a stage, a second o tile */
     static constexpr int NSB = 2 * NO;             /* S_s buffers: chunk c reads S_s[c % NSB] */
     static constexpr int NCW = 4 * (NO + 1);       /* consumer warps */
     static constexpr int THREADS = 32 * NCW + 128; /* + the producer warpgroup */
@@ -71,6 +72,7 @@ template <int KD_, int BV_, int ST_, int NO_> struct ChunkShape {
     static_assert((BV == 64 || BV == 128) && BV <= KD, "BV is 64 or 128, at most K");
     static_assert(ST >= 2, "at least two stages");
     static_assert(NO == 1 || NO == 2, "one or two output warpgroups");
+    static_assert(X == 0 || (X == 1 && KD == BV), "the merged pass: one block holds the whole state (dv sums over it)");
     static_assert(128 * (REG_PRODUCER + NO * REG_OUT + REG_STATE) <= 65536, "registers of an SM");
     static_assert(REG_OUT % 8 == 0 && REG_STATE % 8 == 0, "setmaxnreg counts are multiples of 8");
 };
@@ -78,13 +80,17 @@ template <int KD_, int BV_, int ST_, int NO_> struct ChunkShape {
 /* Shared memory of one block.  No padding: every array is a multiple of 1 KB
  * up to g (the swizzled TMA tiles need 1 KB alignment), then 4-byte and
  * 8-byte arrays. */
+template <class Sh, int X = Sh::X> struct ChunkStage {
+    unsigned char q[Sh::QBYTES], k[Sh::QBYTES], v[Sh::VBYTES];
+};
+template <class Sh> struct ChunkStage<Sh, 1> { /* the merged pass: + w (k, 64 x BV) */
+    unsigned char q[Sh::QBYTES], k[Sh::QBYTES], v[Sh::VBYTES], w[Sh::VBYTES];
+};
 template <class Sh> struct ChunkSmem {
-    struct Stage {
-        unsigned char q[Sh::QBYTES], k[Sh::QBYTES], v[Sh::VBYTES];
-    };
+    using Stage = ChunkStage<Sh>;
     Stage stage[Sh::ST];                    /* TMA tiles of chunk c in stage c % ST */
     unsigned char S[Sh::NSB][Sh::SBYTES];   /* 16-bit state read by Q.S */
-    unsigned char o[Sh::NO][Sh::VBYTES];    /* o of an output warpgroup, for its TMA store */
+    unsigned char o[Sh::NO * (1 + Sh::X)][Sh::VBYTES]; /* o of an output warpgroup, for its TMA store (X: dv's after) */
     float g[Sh::ST][64];                    /* b of stage s's chunk: cumulative log2 gate, floored */
     float b[Sh::NCW][64];                   /* per consumer warp: b of its current chunk */
     uint64_t full[Sh::ST], empty[Sh::ST];   /* stage mbarriers */
@@ -141,6 +147,15 @@ template <class E, int N> static __device__ __forceinline__ void chunk_wg_ss(flo
     else if constexpr (E::bf16) sgla_wg_ss_n128_t1_bf16(d, da, db);
     else if constexpr (N == 64) sgla_wg_ss_n64_t1_f16(d, da, db);
     else sgla_wg_ss_n128_t1_f16(d, da, db);
+}
+/* d (64 x N) += A B, A and B K-major in shared memory (the merged pass's k S^T) */
+template <class E, int N> static __device__ __forceinline__ void chunk_wg_ss_t0(float *d, uint64_t da, uint64_t db)
+{
+    static_assert(N == 64 || N == 128, "wgmma N");
+    if constexpr (E::bf16 && N == 64) sgla_wg_ss_n64_t0_bf16(d, da, db);
+    else if constexpr (E::bf16) sgla_wg_ss_n128_t0_bf16(d, da, db);
+    else if constexpr (N == 64) sgla_wg_ss_n64_t0_f16(d, da, db);
+    else sgla_wg_ss_n128_t0_f16(d, da, db);
 }
 /* d (64 x N) += A B, A in registers, B N-major in shared memory (A V, K^T V) */
 template <class E, int N>
@@ -200,7 +215,12 @@ static __device__ __forceinline__ int64_t state_nh(const sgla_kparams &p, const 
  *           and the 16-bit state entering every chunk into sblob;
  *   BW = 2  in reverse time order: o_u = scale sum_{t >= u} exp(b_t - b_u) (q_u . k_t) v_t + the state
  *           carried from the sequence's end (h0 is that end state; ht the state before the first token);
- *   BW = 3  the same and o . dotw (dk: k . dk), and X_c from sblob into xc.
+ *   BW = 3  the same and o . dotw (dk: k . dk), and X_c from sblob into xc;
+ *   BW = 4  BW = 3 (dk) and, from the same state, the dv pass's output: with K = V one block holds the
+ *           whole state T = R^T (dk's orientation) and the stage a fourth tile w = k, so that
+ *           dv = scale (exp2(b_L - b_u) k T^T + P' do), P' the weighted scores k q^T (q in the v slot,
+ *           do in the k slot), reading T's 16-bit copy as a K-major operand; dh0 = scale T^T.  q and do
+ *           are read once for both gradients, and k . dk takes k from the stage.
  * Reverse order walks the same chunk grid from its last chunk: the partial chunk comes first, its
  * missing rows zeros (and g = 0) as in the forward, so no weight changes.  The roles of the gate
  * weights swap: a query row i gets exp2(b_L - b_i), a key row j exp2(b_j), a pair j >= i exp2(b_j - b_i),
@@ -324,12 +344,15 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
     const uint16_t *qg = (const uint16_t *)p.q + w.row0 * kt;
     const uint16_t *kg = (const uint16_t *)p.k + w.row0 * kt;
     const uint16_t *vg = (const uint16_t *)p.v + w.row0 * vt + w.v0;
-    const uint32_t tx = (w.outputs ? Sh::QBYTES : 0) + Sh::QBYTES + Sh::VBYTES;
+    const uint16_t *wg = Sh::X ? (const uint16_t *)p.kw + w.row0 * vt : (const uint16_t *)0; /* X: k (v0 = 0) */
+    const bool wt = Sh::X && w.outputs; /* the fourth tile (the merged pass's outputs) */
+    const uint32_t tx = (w.outputs ? Sh::QBYTES : 0) + Sh::QBYTES + Sh::VBYTES + (wt ? Sh::VBYTES : 0);
     const int tb = (int)w.bidx, th = (int)w.h;
     if (lane == 0) {
         if (w.outputs) sgla_tma_prefetch_map(&tm.q);
         sgla_tma_prefetch_map(&tm.k);
         sgla_tma_prefetch_map(&tm.v);
+        if (wt) sgla_tma_prefetch_map(&tm.w);
     }
     float gr0 = 0.f, gr1 = 0.f; /* g of rows lane, lane + 32 of the next chunk */
     if (w.gg && w.nchunks > 0) load_gate(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
@@ -373,6 +396,15 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
                 for (; r < cl; r += 32 / UV, vp += 32 / UV * sv) sgla_cp_async16(vs + sw128_offset(r, u), ub ? vp : vg, ub);
                 for (; r < 64; r += 32 / UV) sgla_st_shared16(vs + sw128_offset(r, u), z);
             }
+            if (wt) { /* the fourth tile as v's (k has v's feature size here) */
+                const uint32_t ws = vs + Sh::VBYTES;
+                const int u = lane % UV;
+                int r = lane / UV;
+                const uint16_t *wp = wg + (tk0 + r) * sv + u * 8;
+                const int ub = 8 * u < vt ? 16 : 0;
+                for (; r < cl; r += 32 / UV, wp += 32 / UV * sv) sgla_cp_async16(ws + sw128_offset(r, u), ub ? wp : wg, ub);
+                for (; r < 64; r += 32 / UV) sgla_st_shared16(ws + sw128_offset(r, u), z);
+            }
             sgla_cp_async_commit();
             sgla_cp_async_wait0();
             sgla_fence_proxy_async(); /* read next by wgmma */
@@ -405,6 +437,10 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
             }
 #pragma unroll
             for (int b = 0; b < Sh::BV / 64; b++) sgla_tma_load4(vs + b * 8192, &tm.v, w.v0 + 64 * b, th, tt, tb, full);
+            if (wt)
+#pragma unroll
+                for (int b = 0; b < Sh::BV / 64; b++)
+                    sgla_tma_load4(vs + Sh::VBYTES + b * 8192, &tm.w, 64 * b, th, tt, tb, full);
         }
         if (w.gg) {
             /* PS: b, the chunk-local cumulative log2 gate (floored), made here once rather than by every
@@ -458,6 +494,46 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
     uint16_t *og_t = og + (int64_t)o_r * sv + o_u * 8;
     /* stmatrix row of this lane for o: row 16 wl + (lane & 7) + 8 ((lane >> 3) & 1) */
     const int os_r = 16 * wl + (lane & 7) + ((lane >> 3) & 1) * 8;
+    constexpr bool MV = BW == 4; /* the merged reverse pass: dv before dk, each through its o tile */
+    /* x (64 x BV, this thread's D fragment) through o tile `tile` to the rows of chunk ci: columns col0 ..
+     * of a tensor of ft features (ts apart from token to token) by TMA, or, for a cu_seqlens sequence's
+     * last chunk, by this lane's copies from its first row's unit (gt) */
+    const auto put = [&](const float (&x)[Sh::NR], int tile, const CUtensorMap *map, uint16_t *gt, int64_t ts,
+                         int64_t ft, int col0, int ci, int cl) {
+        if (tid == 128 * wo) { /* the tile's previous store has read it (MV: the other tile's may still run) */
+            if constexpr (MV) sgla_bulk_wait_read1();
+            else sgla_bulk_wait_read0();
+        }
+        sgla_bar_sync(bar_o<Sh>(wo), 128);
+        const uint32_t o_u32 = sgla_smem_u32(sm.o[tile]);
+#pragma unroll
+        for (int jb = 0; jb < Sh::BV / 16; jb++) {
+            const int u = 2 * jb + (lane >> 4);
+            sgla_stm_x4(o_u32 + sw128_offset(os_r, u), chunk_pack<E>(x[8 * jb + 0], x[8 * jb + 1]),
+                        chunk_pack<E>(x[8 * jb + 2], x[8 * jb + 3]), chunk_pack<E>(x[8 * jb + 4], x[8 * jb + 5]),
+                        chunk_pack<E>(x[8 * jb + 6], x[8 * jb + 7]));
+        }
+        sgla_fence_proxy_async(); /* read next by the TMA store */
+        sgla_bar_sync(bar_o<Sh>(wo), 128);
+        if (p.cu && cl < 64) { /* the rows of this sequence only: a box would reach the next */
+            const unsigned char *os = sm.o[tile];
+            uint16_t *op = gt + (int64_t)ci * 64 * ts;
+#pragma unroll
+            for (int m = 0; m < 16 / o_rs; m++) {
+                const int r = o_r + m * o_rs;
+                if (r < cl && (!PK || col0 + 8 * o_u < ft))
+                    *(uint4 *)(op + m * o_rs * ts) = *(const uint4 *)(os + sw128_offset(r, o_u));
+            }
+        } else if (tid == 128 * wo) {
+            const int tt = (int)(w.t0 + (int64_t)ci * 64); /* rows past T are not written */
+#pragma unroll
+            for (int b = 0; b < Sh::BV / 64; b++) sgla_tma_store4(map, o_u32 + b * 8192, col0 + 64 * b, (int)w.h, tt, (int)w.bidx);
+            sgla_bulk_commit();
+        }
+    };
+    /* MV: dv's rows in memory (kt features: the pass's K is V) */
+    const int64_t ktv = PK && p.kt ? p.kt : Sh::KD;
+    uint16_t *ogv_t = MV ? (uint16_t *)p.o2 + w.row0 * ktv + (int64_t)o_r * p.H * ktv + o_u * 8 : (uint16_t *)0;
     int s = wo; /* stage of chunk c */
     /* S_FREE of the buffers the state warpgroup writes first (S_1 .. S_{NSB-1}): nobody read them */
 #pragma unroll
@@ -469,7 +545,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
         const int cl = chunk_rows(w.len, ci);
         /* BW: this thread's columns of dotw in rows i0, i1, loaded now, used after the products */
         uint32_t dw[Sh::BV / 8][2];
-        if constexpr (BW != 0) {
+        if constexpr (BW != 0 && !MV) { /* MV: from the stage's k tile, below */
             const bool on = p.dotw != nullptr && w.outputs;
             const uint16_t *dwp = (const uint16_t *)p.dotw + (w.row0 + ((int64_t)ci * 64 + i0) * p.H) * p.V + w.v0 + 2 * tig;
             const int64_t d8 = 8 * p.H * p.V; /* row i0 to row i1 */
@@ -489,21 +565,48 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
             const uint64_t dS = sgla_wg_desc(a.S + sb * Sh::SBYTES, Sh::BV * 16, 128);
             float acc[Sh::NR], sc[32];
             uint32_t af[4][4];
+            /* MV: dv's scores k q^T, its output, and its weighted scores */
+            float scv[32], accv[Sh::NR]; /* unused (and gone) elsewhere */
+            uint32_t afv[4][4];
+            const uint32_t wsm = vs + Sh::VBYTES; /* MV: the k tile */
 #pragma unroll
             for (int e = 0; e < Sh::NR; e++) acc[e] = 0.f;
 #pragma unroll
             for (int e = 0; e < 32; e++) sc[e] = 0.f;
+            if constexpr (MV) {
+#pragma unroll
+                for (int e = 0; e < 32; e++) scv[e] = 0.f;
+#pragma unroll
+                for (int e = 0; e < Sh::NR; e++) accv[e] = 0.f;
+            }
             sgla_wg_fence();
 #pragma unroll
             for (int kk = 0; kk < Sh::KD / 16; kk++) chunk_wg_qk<E>(sc, dQ + sw128_kstep(kk), dK + sw128_kstep(kk));
-            sgla_wg_commit();
+            if constexpr (MV) {
+                /* k q^T (q is the v tile), then dv's part through the state, k T^T: T's copy read as a
+                 * K-major operand (lbo: the next 8 columns of S_s, 128 bytes; sbo: the next 8 rows) */
+                const uint64_t dW = desc_kmajor(wsm), dQv = desc_kmajor(vs);
+                const uint64_t dSt = sgla_wg_desc(a.S + sb * Sh::SBYTES, 128, Sh::BV * 16);
 #pragma unroll
-            for (int kk = 0; kk < Sh::KD / 16; kk++) /* S_s: + 16 rows a k-step */
-                chunk_wg_ss<E, Sh::BV>(acc, dQ + sw128_kstep(kk), dS + (uint64_t)(kk * 2 * Sh::BV));
-            sgla_wg_commit();
-            sgla_wg_wait<1>(); /* Q.K^T done; Q.S may still run while the scores are weighted */
+                for (int kk = 0; kk < Sh::BV / 16; kk++) chunk_wg_qk<E>(scv, dW + sw128_kstep(kk), dQv + sw128_kstep(kk));
+                sgla_wg_commit();
+#pragma unroll
+                for (int kk = 0; kk < Sh::BV / 16; kk++) /* + 16 columns of S_s a k-step */
+                    chunk_wg_ss_t0<E, Sh::KD>(accv, dW + sw128_kstep(kk), dSt + (uint64_t)(kk * 16));
+                sgla_wg_commit();
+            } else {
+                sgla_wg_commit();
+#pragma unroll
+                for (int kk = 0; kk < Sh::KD / 16; kk++) /* S_s: + 16 rows a k-step */
+                    chunk_wg_ss<E, Sh::BV>(acc, dQ + sw128_kstep(kk), dS + (uint64_t)(kk * 2 * Sh::BV));
+                sgla_wg_commit();
+            }
+            sgla_wg_wait<1>(); /* the scores done; the state's product may still run while they are weighted */
 #pragma unroll
             for (int e = 0; e < 32; e++) sgla_pin(sc[e]);
+            if constexpr (MV)
+#pragma unroll
+                for (int e = 0; e < 32; e++) sgla_pin(scv[e]);
 
             float bi0 = 0.f, bi1 = 0.f;
             if (p.gmode) {
@@ -536,7 +639,19 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                     e2 = m2 ? sc[4 * j + 2] * scl : 0.f;
                     e3 = m3 ? sc[4 * j + 3] * scl : 0.f;
                 }
-                if constexpr (BW == 1 || BW == 3) { /* the diagonal aside (see below) */
+                if constexpr (MV) { /* dv's pairs: the same weights (the same exp2, made once), the diagonal in the product */
+                    float f0 = scl, f1 = scl, f2 = scl, f3 = scl;
+                    if (p.gmode) {
+                        const float bj0 = bw[j0], bj1 = bw[j1];
+                        f0 = sgla_exp2(R ? bj0 - bi0 : bi0 - bj0) * scl;
+                        f1 = sgla_exp2(R ? bj1 - bi0 : bi0 - bj1) * scl;
+                        f2 = sgla_exp2(R ? bj0 - bi1 : bi1 - bj0) * scl;
+                        f3 = sgla_exp2(R ? bj1 - bi1 : bi1 - bj1) * scl;
+                    }
+                    afv[j >> 1][2 * (j & 1) + 0] = chunk_pack<E>(m0 ? scv[4 * j + 0] * f0 : 0.f, m1 ? scv[4 * j + 1] * f1 : 0.f);
+                    afv[j >> 1][2 * (j & 1) + 1] = chunk_pack<E>(m2 ? scv[4 * j + 2] * f2 : 0.f, m3 ? scv[4 * j + 3] * f3 : 0.f);
+                }
+                if constexpr (BW == 1 || BW >= 3) { /* the diagonal aside (see below) */
                     if (j0 == i0) ed0 = e0, e0 = 0.f;
                     if (j1 == i0) ed0 = e1, e1 = 0.f;
                     if (j0 == i1) ed1 = e2, e2 = 0.f;
@@ -546,10 +661,43 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                 af[j >> 1][2 * (j & 1) + 0] = chunk_pack<E>(e0, e1);
                 af[j >> 1][2 * (j & 1) + 1] = chunk_pack<E>(e2, e3);
             }
-            if constexpr (BW == 1 || BW == 3) { /* the quad's thread tig = gid / 2 held both */
+            if constexpr (BW == 1 || BW >= 3) { /* the quad's thread tig = gid / 2 held both */
                 const int hl = (lane & ~3) | (gid >> 1);
                 ed0 = __shfl_sync(0xffffffffu, ed0, hl);
                 ed1 = __shfl_sync(0xffffffffu, ed1, hl);
+            }
+            /* the carried state reaches row i through exp2(b_i), or exp2(b_L - b_i) in reverse */
+            const auto row_w = [&](float bL, float bi) { return p.gmode ? sgla_exp2(R ? bL - bi : bi) * scl : scl; };
+            if constexpr (MV) {
+                const float bL = bw[63], w0 = row_w(bL, bi0), w1 = row_w(bL, bi1);
+                sgla_wg_wait<0>(); /* k T^T done */
+#pragma unroll
+                for (int e = 0; e < Sh::NR; e++) sgla_pin(accv[e]);
+#pragma unroll
+                for (int j = 0; j < Sh::KD / 8; j++) {
+                    accv[4 * j + 0] *= w0;
+                    accv[4 * j + 1] *= w0;
+                    accv[4 * j + 2] *= w1;
+                    accv[4 * j + 3] *= w1;
+                }
+                /* dv += P' do (do is the k tile, read N-major), then dk's Q.S behind it */
+                const uint64_t dDo = desc_nmajor(ks);
+                sgla_wg_fence();
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++) chunk_wg_rs<E, Sh::KD>(accv, afv[kk], dDo + sw128_vstep(kk));
+                sgla_wg_commit();
+#pragma unroll
+                for (int kk = 0; kk < Sh::KD / 16; kk++)
+                    chunk_wg_ss<E, Sh::BV>(acc, dQ + sw128_kstep(kk), dS + (uint64_t)(kk * 2 * Sh::BV));
+                sgla_wg_commit();
+                sgla_wg_wait<1>(); /* dv done */
+#pragma unroll
+                for (int e = 0; e < Sh::NR; e++) sgla_pin(accv[e]);
+#pragma unroll
+                for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) sgla_pin(afv[kk][e]);
+                put(accv, Sh::NO + wo, &tm.o2, ogv_t, p.H * ktv, ktv, 0, ci, cl);
             }
             sgla_wg_wait<0>(); /* Q.S done */
 #pragma unroll
@@ -557,9 +705,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
             /* S_FREE: this buffer gets S_{c+NSB}, written in the state's chunk c + NSB - 1 */
             if (c + Sh::NSB < w.nchunks) sgla_bar_arrive(bar_s_free<Sh>(sb), 256);
             {
-                const float bL = R ? bw[63] : 0.f; /* the carried state reaches row i through b_L - b_i in reverse */
-                const float w0 = p.gmode ? sgla_exp2(R ? bL - bi0 : bi0) * scl : scl;
-                const float w1 = p.gmode ? sgla_exp2(R ? bL - bi1 : bi1) * scl : scl;
+                const float bL = R ? bw[63] : 0.f, w0 = row_w(bL, bi0), w1 = row_w(bL, bi1);
 #pragma unroll
                 for (int j = 0; j < Sh::BV / 8; j++) {
                     acc[4 * j + 0] *= w0;
@@ -568,6 +714,14 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                     acc[4 * j + 3] *= w1;
                 }
             }
+            if constexpr (MV) /* k . dk's k, this thread's columns of rows i0, i1 of the k tile */
+                if (p.dotw)
+#pragma unroll
+                    for (int j = 0; j < Sh::BV / 8; j++) {
+                        const uint32_t u = wsm + (j >> 3) * 8192 + 4 * tig;
+                        dw[j][0] = sgla_ld_shared32(u + sw128_offset(i0, j & 7));
+                        dw[j][1] = sgla_ld_shared32(u + sw128_offset(i1, j & 7));
+                    }
             float di0 = 0.f, di1 = 0.f; /* BW: o . dotw of the state's part (rows i0, i1) */
             if constexpr (BW != 0)
                 if (p.dotw) row_dots<E, Sh::BV>(acc, dw, di0, di1);
@@ -591,7 +745,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                     if (tig == 1 && i1 < cl) p.dot[o + (int64_t)i1 * p.H] = di1, p.dot_in[o + (int64_t)i1 * p.H] = d1 - di1;
                 }
             }
-            if constexpr (BW == 1 || BW == 3) { /* o_i += w_ii v_i, row i of the V tile at this thread's columns */
+            if constexpr (BW == 1 || BW >= 3) { /* o_i += w_ii v_i, row i of the V tile at this thread's columns */
 #pragma unroll
                 for (int j = 0; j < Sh::BV / 8; j++) {
                     const uint32_t c = vs + (j >> 3) * 8192 + 4 * tig;
@@ -604,38 +758,9 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                 }
             }
 
-            /* the stage's last reader is done; o goes through the o tile: wait until the previous
-             * chunk's TMA store has read it, fill it, then one thread stores the boxes */
+            /* the stage's last reader is done; o goes through the o tile */
             release_stage(a, s);
-            if (tid == 128 * wo) sgla_bulk_wait_read0();
-            sgla_bar_sync(bar_o<Sh>(wo), 128);
-            const uint32_t o_u32 = sgla_smem_u32(sm.o[wo]);
-#pragma unroll
-            for (int jb = 0; jb < Sh::BV / 16; jb++) {
-                const int u = 2 * jb + (lane >> 4);
-                sgla_stm_x4(o_u32 + sw128_offset(os_r, u), chunk_pack<E>(acc[8 * jb + 0], acc[8 * jb + 1]),
-                            chunk_pack<E>(acc[8 * jb + 2], acc[8 * jb + 3]),
-                            chunk_pack<E>(acc[8 * jb + 4], acc[8 * jb + 5]),
-                            chunk_pack<E>(acc[8 * jb + 6], acc[8 * jb + 7]));
-            }
-            sgla_fence_proxy_async(); /* read next by the TMA store */
-            sgla_bar_sync(bar_o<Sh>(wo), 128);
-            if (p.cu && cl < 64) { /* the rows of this sequence only: a box would reach the next */
-                const unsigned char *os = sm.o[wo];
-                uint16_t *op = og_t + (int64_t)ci * 64 * sv;
-#pragma unroll
-                for (int m = 0; m < 16 / o_rs; m++) {
-                    const int r = o_r + m * o_rs;
-                    if (r < cl && (!PK || w.v0 + 8 * o_u < vt))
-                        *(uint4 *)(op + m * o_rs * sv) = *(const uint4 *)(os + sw128_offset(r, o_u));
-                }
-            } else if (tid == 128 * wo) {
-                const int tt = (int)(w.t0 + (int64_t)ci * 64); /* rows past T are not written */
-#pragma unroll
-                for (int b = 0; b < Sh::BV / 64; b++)
-                    sgla_tma_store4(&tm.o, o_u32 + b * 8192, w.v0 + 64 * b, (int)w.h, tt, (int)w.bidx);
-                sgla_bulk_commit();
-            }
+            put(acc, wo, &tm.o, og_t, sv, vt, w.v0, ci, cl);
         }
         if (!w.outputs) release_stage(a, s);
         s = s + Sh::NO >= Sh::ST ? s + Sh::NO - Sh::ST : s + Sh::NO;
@@ -737,7 +862,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
             }
     }
     /* BW: the time-order pass writes every chunk's state copy; the reverse pass reads it */
-    const bool blob_w = BW == 1 && p.sblob != nullptr && w.outputs, blob_r = BW == 3 && p.xc != nullptr && w.outputs;
+    const bool blob_w = BW == 1 && p.sblob != nullptr && w.outputs, blob_r = BW >= 3 && p.xc != nullptr && w.outputs;
     if (w.outputs && w.nchunks >= 1) {
         store_state16<E, Sh>(S, a.S + st_off);
         sgla_bar_arrive(bar_s_ready<Sh>(0), 256);
@@ -921,14 +1046,22 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     if (p.mode == 1 && blockIdx.y == 0 && tid == 128 * Sh::NO) p.seg_ld[w.seg * p.N * p.H + w.nh] = ldsum;
     if (htp) {
         const float hm = BW != 0 && p.mode != 1 ? p.ht_mul : 1.f; /* the backward's dh0 = scale x the end state */
+        const bool tr = BW == 4 && p.mode != 1; /* the merged pass's dh0 is dv's: T^T (one block, v0 = 0) */
 #pragma unroll
         for (int mt = 0; mt < Sh::MT; mt++)
 #pragma unroll
             for (int j = 0; j < Sh::BV / 8; j++) {
                 const int r = 64 * mt + 16 * wl + gid, cc = 8 * j + 2 * tig;
-                *(float2 *)(htp + (int64_t)r * p.V + cc) = make_float2(hm * S[mt][4 * j + 0], hm * S[mt][4 * j + 1]);
-                *(float2 *)(htp + (int64_t)(r + 8) * p.V + cc) =
-                    make_float2(hm * S[mt][4 * j + 2], hm * S[mt][4 * j + 3]);
+                if (tr) {
+                    htp[(int64_t)cc * Sh::KD + r] = hm * S[mt][4 * j + 0];
+                    htp[(int64_t)(cc + 1) * Sh::KD + r] = hm * S[mt][4 * j + 1];
+                    htp[(int64_t)cc * Sh::KD + r + 8] = hm * S[mt][4 * j + 2];
+                    htp[(int64_t)(cc + 1) * Sh::KD + r + 8] = hm * S[mt][4 * j + 3];
+                } else {
+                    *(float2 *)(htp + (int64_t)r * p.V + cc) = make_float2(hm * S[mt][4 * j + 0], hm * S[mt][4 * j + 1]);
+                    *(float2 *)(htp + (int64_t)(r + 8) * p.V + cc) =
+                        make_float2(hm * S[mt][4 * j + 2], hm * S[mt][4 * j + 3]);
+                }
             }
     }
 }
@@ -1010,11 +1143,35 @@ template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void
             Sh::THREADS};
 }
 
+/* The merged reverse pass's stages: the row's, less as many as its fourth tile and second o tile
+ * take from shared memory (ChunkSmemChecks holds the sum to the limit). */
+constexpr int merged_stages(const sgla_chunk_config c)
+{
+    const int q = 64 * c.K * 2, v = 64 * c.bv * 2, no = c.out_wgs;
+    const int fixed = 2 * no * (c.K * c.bv * 2) + 2 * no * v + 4 * 64 * 4 * (no + 1) + 1024;
+    int st = c.stages;
+    while (st > 2 && st * (2 * q + 2 * v) + fixed > (int)SGLA_SM90_SMEM_MAX) st--;
+    return st;
+}
+/* The merged reverse pass's instance of row I (BW = 4), where one block holds the whole state (K = bv);
+ * none elsewhere. */
+template <class E, int I> constexpr sgla_chunk_kernel chunk_row_merged(void)
+{
+    constexpr sgla_chunk_config c = sgla_chunk_configs[I];
+    if constexpr (c.K != c.bv) {
+        return {nullptr, nullptr, 0, 0};
+    } else {
+        using Sh = ChunkShape<c.K, c.bv, merged_stages(c), c.out_wgs, 1>;
+        return {chunk_fwd_kernel<E, Sh, 4, false>, chunk_fwd_kernel<E, Sh, 4, true>, (unsigned)sizeof(ChunkSmem<Sh>),
+                Sh::THREADS};
+    }
+}
+
 /* one entry per row of sgla_chunk_configs (chunk_fwd_bf16.cu, chunk_fwd_f16.cu) */
 extern const sgla_chunk_kernel sgla_chunk_fwd_bf16[SGLA_NUM_CHUNK_CONFIGS];
 extern const sgla_chunk_kernel sgla_chunk_fwd_f16[SGLA_NUM_CHUNK_CONFIGS];
-/* the backward's passes: [BW - 1][row] (chunk_bwd3.cu) */
-extern const sgla_chunk_kernel sgla_chunk_bwd3_bf16[3][SGLA_NUM_CHUNK_CONFIGS];
-extern const sgla_chunk_kernel sgla_chunk_bwd3_f16[3][SGLA_NUM_CHUNK_CONFIGS];
+/* the backward's passes: [BW - 1][row] (chunk_bwd3.cu); [3][row] has no kernel where K != bv */
+extern const sgla_chunk_kernel sgla_chunk_bwd3_bf16[4][SGLA_NUM_CHUNK_CONFIGS];
+extern const sgla_chunk_kernel sgla_chunk_bwd3_f16[4][SGLA_NUM_CHUNK_CONFIGS];
 
 #endif

@@ -90,8 +90,9 @@ static void find_facts(int dev, device_facts *f)
                 f->state = -1;
                 return;
             }
-            for (int m = 0; m < 3; m++) { /* the backward's passes */
+            for (int m = 0; m < 4; m++) { /* the backward's passes */
                 const sgla_chunk_kernel *kb = &(t ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[m][r];
+                if (!kb->fn) continue; /* no merged pass on this row */
                 if ((e = cudaFuncSetAttribute((const void *)kb->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int)kb->smem)) != cudaSuccess ||
                     (e = cudaFuncSetAttribute((const void *)kb->fn_packed, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -436,8 +437,12 @@ static sgla_status tma_maps_dims(const sgla_kparams *p, sgla_dtype dt, sgla_tmap
         const void *ptr;
         int64_t d;
         const char *name;
-    } t[4] = {{&m->q, p->q, kt, "q"}, {&m->k, p->k, kt, "k"}, {&m->v, p->v, vt, "v"}, {&m->o, p->o, vt, "o"}};
-    for (int i = 0; i < 4; i++) {
+    } t[6] = {{&m->q, p->q, kt, "q"}, {&m->k, p->k, kt, "k"}, {&m->v, p->v, vt, "v"},
+              {&m->o, p->o, vt, "o"}, {&m->w, p->kw, vt, "k (merged pass)"}, {&m->o2, p->o2, kt, "dv (merged pass)"}};
+    memset(&m->w, 0, sizeof m->w);
+    memset(&m->o2, 0, sizeof m->o2);
+    for (int i = 0; i < 6; i++) {
+        if (i >= 4 && !t[i].ptr) continue;
         const int64_t nb = p->cu ? 1 : p->N; /* cu_seqlens: one packed batch row */
         const cuuint64_t dim[4] = {(cuuint64_t)t[i].d, (cuuint64_t)p->H, (cuuint64_t)p->T, (cuuint64_t)nb};
         const cuuint64_t str[3] = {(cuuint64_t)(t[i].d * 2), (cuuint64_t)(p->H * t[i].d * 2),
@@ -1132,6 +1137,7 @@ typedef struct bwd3_plan {
     int nyq, nyk;         /* column blocks of the dq and dk passes */
     size_t off_dot, off_blob, off_xc, off_h0T, off_dht, off_dhtT, off_dh0p, off_dotw, off_seg, off_dg, bytes;
     int need_dg;
+    int merged; /* dv in the dk pass (BW = 4): K = V, one column block holds the whole state */
 } bwd3_plan;
 
 /* A forward descriptor of pass i's head sizes (for its row and split). */
@@ -1183,6 +1189,7 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     const size_t sb = align256((size_t)(nhc * kv) * sizeof(float));
     pl->nyq = (int)(pl->Kp / sgla_chunk_configs[pl->row[B3_DQ]].bv);
     pl->nyk = (int)(pl->Kp / sgla_chunk_configs[pl->row[B3_DK]].bv);
+    pl->merged = pl->Kp == pl->Vp && pl->nyk == 1 && sgla_chunk_bwd3_bf16[3][pl->row[B3_DK]].fn != NULL;
     const int64_t slots = sgla_bwd_tc_slots(d->B, d->T, N);
     pl->off_dot = off; /* e, ei [nyq][rows]; u, ui [nyk][rows] */
     if (pl->need_dg) off += align256((size_t)(2 * (pl->nyq + pl->nyk) * pl->rows) * sizeof(float));
@@ -1199,7 +1206,8 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     pl->off_dh0p = off; /* dh0 on the kernels' sizes, cropped into the caller's */
     if (b->dh0 && (pl->Kp != d->K || pl->Vp != d->V)) off += sb;
     /* the side outputs' rows (q, then k) as a copy of Kp features, zeros past K: the kernels read them
-     * at the pass's V (the native instances keep their code; the copy is this path's cost alone) */
+     * at the pass's V (the native instances keep their code; the copy is this path's cost alone).  The
+     * merged pass reads k from its stage */
     pl->off_dotw = off;
     if (pl->need_dg && pl->Kp != d->K) off += align256((size_t)(pl->rows * pl->Kp) * sgla_dtype_size(d->dtype));
     pl->off_seg = off;
@@ -1210,12 +1218,12 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     return 1;
 }
 
-/* One pass: its instance (BW = 1 dq; 2 dv, and dk without dg; 3 dk with dg's side outputs and X_c)
- * and its split (reverse scans for the reverse passes). */
+/* One pass: its instance (BW = 1 dq; 2 dv, and dk without dg; 3 dk with dg's side outputs and X_c;
+ * 4 dk and dv) and its split (reverse scans for the reverse passes). */
 static sgla_status bwd3_pass(const sgla_forward_desc *d, const bwd3_plan *pl, int i, sgla_kparams p, void *seg_ws,
                              cudaStream_t st)
 {
-    const int bw = i == B3_DQ ? 0 : i == B3_DK && p.xc ? 2 : 1; /* the instance: [BW - 1] */
+    const int bw = i == B3_DQ ? 0 : i == B3_DK && p.o2 ? 3 : i == B3_DK && p.xc ? 2 : 1; /* the instance: [BW - 1] */
     const sgla_chunk_kernel *k = &(d->dtype == SGLA_BF16 ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[bw][pl->row[i]];
     sgla_tmaps tm;
     sgla_status rc = tma_maps_dims(&p, d->dtype, &tm, p.kt, p.vt);
@@ -1265,7 +1273,9 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
     const size_t es = sgla_dtype_size(d->dtype);
     for (int i = 0; i < B3_PASSES && rc == SGLA_OK; i++) {
         sgla_kparams x = p;
-        if (dotw && i != B3_DV && (rc = resize(dotw, 1, Kp, i == B3_DQ ? d->q : d->k, 1, K, pl->rows, es, st)) != SGLA_OK)
+        if (i == B3_DV && pl->merged) continue; /* in the dk pass */
+        const int mk = i == B3_DK && pl->merged;
+        if (dotw && i != B3_DV && !mk && (rc = resize(dotw, 1, Kp, i == B3_DQ ? d->q : d->k, 1, K, pl->rows, es, st)) != SGLA_OK)
             break;
         if (i == B3_DQ) { /* q' = do, k' = v, v' = k */
             x.q = b->dout, x.k = d->v, x.v = d->k, x.o = b->dq, x.K = Vp, x.V = Kp, x.kt = V, x.vt = K;
@@ -1280,11 +1290,12 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
         } else {
             x.q = d->v, x.k = b->dout, x.v = d->q, x.o = b->dk, x.K = Vp, x.V = Kp, x.kt = V, x.vt = K;
             x.h0 = dhtTS;
-            x.dotw = !pl->need_dg ? NULL : dotw ? dotw : d->k;
+            x.dotw = !pl->need_dg ? NULL : dotw && !mk ? dotw : d->k; /* merged: a flag (k is in the stage) */
             x.dot = u, x.dot_in = ui, x.sblob = blob, x.xc = blob ? xc : NULL;
+            if (mk) x.kw = d->k, x.o2 = b->dv, x.ht = dh0p, x.ht_mul = s; /* dv as the dv pass would make it */
         }
         rc = bwd3_pass(d, pl, i, x, seg_ws, st);
-        if (rc == SGLA_OK && i == B3_DV && dh0p && dh0p != (float *)b->dh0)
+        if (rc == SGLA_OK && i == (pl->merged ? B3_DK : B3_DV) && dh0p && dh0p != (float *)b->dh0)
             rc = sgla_state_copy((float *)b->dh0, K, V, dh0p, Kp, Vp, nhc, 0, 1.f, st);
     }
     if (rc != SGLA_OK || !pl->need_dg) return rc;

@@ -72,17 +72,21 @@ typedef struct sgla_kparams {
      * rows then read as zero past them and are not written there); 0 means K, V.  Only the
      * packed instance's row copies (q, k, v in, o out) read them: TMA has them in its maps */
     int64_t kt, vt;
+    /* the merged reverse pass (BW = 4: dk as BW = 3 and dv beside it, chunk_fwd.cuh): k, a fourth
+     * tile of vt features a chunk, and dv, a second output of kt features (maps w and o2) */
+    const void *kw;
+    void *o2;
 } sgla_kparams;
 
 /* the most sequences one block sorts in shared memory (8 bytes each) */
 #define SGLA_ORDER_MAX_SEQS 4096
 
-/* TMA descriptors of q, k, v, o: each tensor seen as 4-D (feature, head, token,
- * batch), boxes of 64 features x 1 head x 64 tokens x 1 batch, 128-byte swizzle.
+/* TMA descriptors of q, k, v, o (and kw, o2 for the merged reverse pass): each tensor seen as 4-D
+ * (feature, head, token, batch), boxes of 64 features x 1 head x 64 tokens x 1 batch, 128-byte swizzle.
  * Passed as a __grid_constant__ kernel parameter (the TMA unit reads it from
  * parameter space). */
 typedef struct sgla_tmaps {
-    CUtensorMap q, k, v, o;
+    CUtensorMap q, k, v, o, w, o2;
 } sgla_tmaps;
 
 #ifdef __CUDACC__

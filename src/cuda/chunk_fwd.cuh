@@ -876,7 +876,6 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     const uint32_t k_off = (uint32_t)(k_key * 128 + (((k_f >> 3) ^ (lane & 7)) << 4));
     float ldsum = 0.f; /* total log2 decay of this block's tokens (mode 1) */
     int s = 0;         /* stage of chunk c */
-
     for (int c = 0; c < w.nchunks; c++) {
         const int ci = chunk_index<BW>(w, c);
         const float bC = chunk_top<Sh, PS>(p, w, sm, a, s, c, ci, lane, bw);
@@ -892,10 +891,9 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                         if (c + d < w.nchunks) sgla_prefetch_l2(state_blob<Sh>(p, w, chunk_index<BW>(w, c + d)), Sh::SBYTES);
                 /* X_c = scale exp(b_L) <this state, the time-order pass's>, per warp: this thread's words of
                  * the copy read from global memory where they are used (staged in shared memory the copy cost
-                 * a TMA stage at K = V = 128 and ran 3% slower: docs/perf.md), in four partial sums so that
-                 * the FMAs are not one chain of 2 NW */
+                 * a TMA stage at K = V = 128 and ran 3% slower: docs/perf.md) */
                 const uint4 *gsrc = (const uint4 *)state_blob<Sh>(p, w, ci) + (tid - 128 * Sh::NO);
-                float part[4] = {0.f, 0.f, 0.f, 0.f};
+                float part = 0.f;
 #pragma unroll
                 for (int u = 0; u < BlobLayout<Sh>::NW / 4; u++) {
                     const float *y = BlobLayout<Sh>::frag(S, u);
@@ -904,13 +902,13 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
 #pragma unroll
                     for (int h = 0; h < 4; h++) {
                         const float2 f = chunk_unpack<E>(xw[h]);
-                        part[h] = fmaf(y[2 * h + 1], f.y, fmaf(y[2 * h], f.x, part[h]));
+                        part = fmaf(y[2 * h], f.x, part);
+                        part = fmaf(y[2 * h + 1], f.y, part);
                     }
                 }
-                float xs = (part[0] + part[1]) + (part[2] + part[3]);
 #pragma unroll
-                for (int off = 16; off > 0; off >>= 1) xs += __shfl_xor_sync(0xffffffffu, xs, off);
-                if (lane == 0) state_xc(p, w, ci)[wl] = xs * p.scale * sgla_exp2(bC);
+                for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
+                if (lane == 0) state_xc(p, w, ci)[wl] = part * p.scale * sgla_exp2(bC);
             }
         }
         /* S = exp2(b_last) S + (K exp2(b_last - b))^T V (the carry by sgla_carry_mul).  In reverse

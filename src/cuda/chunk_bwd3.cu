@@ -11,7 +11,7 @@
  * The gate's gradient is the sum over the pairs (query u >= t, key s < t) of their terms (dg3_kernel),
  * assembled per chunk from what the passes take in fp32 before rounding their outputs: q.dq and
  * k.dk split into the part through the carried state and the chunk's own part, and X_c, the pairs
- * that span chunk c, from the reverse pass's 16-bit state of every chunk and the time-order pass's
+ * that span chunk c, from the time-order pass's 16-bit state of every chunk and the reverse pass's
  * state.  (The shorter sum_{u >= t} (q.dq - k.dk)_u is exact too, but it cancels across the whole
  * sequence: bf16's rounding of the carried states left 1-2e-2 in dg, and 3e10 where dg ~ 0.)
  * python/tests/test_bwd_as_forwards.py checks these identities in fp64. */
@@ -66,8 +66,8 @@ __global__ void __launch_bounds__(32 * DG_WARPS) dg3_kernel(const sgla_dg3params
         const int64_t c0 = t0 + 64 * c;
         const int L = (int)(t1 - c0 < 64 ? t1 - c0 : 64);
         float X = 0.f;
-        const float *xp = p.xc + ((slot0 + c) * p.H + h) * p.nyq * 4; /* made by the dq pass */
-        for (int i = 0; i < 4 * p.nyq; i++) X += xp[i];
+        const float *xp = p.xc + ((slot0 + c) * p.H + h) * p.nyk * 4;
+        for (int i = 0; i < 4 * p.nyk; i++) X += xp[i];
         const int64_t r0 = (bidx * p.T + c0 + lane) * p.H + h, r1 = r0 + 32 * p.H;
         float e0 = 0.f, e1 = 0.f, u0 = 0.f, u1 = 0.f, d0 = 0.f, d1 = 0.f;
         if (lane < L) {

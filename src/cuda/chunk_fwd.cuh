@@ -212,12 +212,10 @@ static __device__ __forceinline__ int64_t state_nh(const sgla_kparams &p, const 
 
 /* The backward's passes (chunk_bwd3.cu) run this kernel with BW != 0:
  *   BW = 1  in time order, as the forward, and o . dotw of every token in fp32 into dot (dq: q . dq),
- *           and X_c from sblob into xc;
+ *           and the 16-bit state entering every chunk into sblob;
  *   BW = 2  in reverse time order: o_u = scale sum_{t >= u} exp(b_t - b_u) (q_u . k_t) v_t + the state
  *           carried from the sequence's end (h0 is that end state; ht the state before the first token);
- *   BW = 3  the same and o . dotw (dk: k . dk), and the 16-bit state entering every chunk into sblob
- *           (run before BW = 1: X_c's loads sit on the state's chain, and the dq pass's state warpgroup
- *           has time to spare where the reverse pass's has none);
+ *   BW = 3  the same and o . dotw (dk: k . dk), and X_c from sblob into xc;
  *   BW = 4  BW = 3 (dk) and, from the same state, the dv pass's output: with K = V one block holds the
  *           whole state T = R^T (dk's orientation) and the stage a fourth tile w = k, so that
  *           dv = scale (exp2(b_L - b_u) k T^T + P' do), P' the weighted scores k q^T (q in the v slot,
@@ -803,8 +801,8 @@ static __device__ __forceinline__ float *state_xc(const sgla_kparams &p, const C
 {
     return p.xc + chunk_item(p, w, ci) * 4;
 }
-/* A chunk's state copy is laid out for the state warpgroup's threads, not as a matrix: the reverse (dk)
- * pass and the time-order (dq) pass hold the state (V x K in both) in the same fragments, so thread
+/* A chunk's state copy is laid out for the state warpgroup's threads, not as a matrix: the time-order
+ * (dq) pass and the reverse (dk) pass hold the state (V x K in both) in the same fragments, so thread
  * t's 16-bit pairs go out and come back as whole 16-byte words.  Word w (0 .. NW - 1) of thread t:
  * m-tile mt = w / (BV / 4), column group j = (w / 2) % (BV / 8), row r (w even) or r + 8 (w odd);
  * uint4 u = w / 4 of thread t at u x 128 + t (a warp's loads are 512 contiguous bytes); frag(S, u)
@@ -818,7 +816,7 @@ template <class Sh> struct BlobLayout {
         return &S[4 * u / (Sh::BV / 4)][4 * ((2 * u) % (Sh::BV / 8))];
     }
 };
-/* the reverse pass: this thread's part of the state entering chunk ci, from its registers */
+/* the time-order pass: this thread's part of the state entering chunk ci, from its registers */
 template <class E, class Sh>
 static __device__ __forceinline__ void blob_out(const sgla_kparams &p, const ChunkWork &w, int ci,
                                                 const float (&S)[Sh::MT][Sh::NR], int t)
@@ -863,8 +861,8 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                 }
             }
     }
-    /* BW: the reverse pass with dg writes every chunk's state copy; the time-order pass reads it */
-    const bool blob_w = BW >= 3 && p.sblob != nullptr && w.outputs, blob_r = BW == 1 && p.xc != nullptr && w.outputs;
+    /* BW: the time-order pass writes every chunk's state copy; the reverse pass reads it */
+    const bool blob_w = BW == 1 && p.sblob != nullptr && w.outputs, blob_r = BW >= 3 && p.xc != nullptr && w.outputs;
     if (w.outputs && w.nchunks >= 1) {
         store_state16<E, Sh>(S, a.S + st_off);
         sgla_bar_arrive(bar_s_ready<Sh>(0), 256);
@@ -884,14 +882,14 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint64_t dV = desc_nmajor(vs);
         ldsum += bC;
-        if constexpr (BW == 1) {
+        if constexpr (BW >= 2) {
             if (blob_r) {
                 /* the copies of the next chunks into L2 (the loads below sit on the state's chain) */
                 constexpr int PF = 2;
                 if (tid == 128 * Sh::NO)
                     for (int d = c == 0 ? 0 : PF; d <= PF; d++)
                         if (c + d < w.nchunks) sgla_prefetch_l2(state_blob<Sh>(p, w, chunk_index<BW>(w, c + d)), Sh::SBYTES);
-                /* X_c = scale exp(b_L) <this state, the reverse pass's>, per warp: this thread's words of
+                /* X_c = scale exp(b_L) <this state, the time-order pass's>, per warp: this thread's words of
                  * the copy read from global memory where they are used (staged in shared memory the copy cost
                  * a TMA stage at K = V = 128 and ran 3% slower: docs/perf.md) */
                 const uint4 *gsrc = (const uint4 *)state_blob<Sh>(p, w, ci) + (tid - 128 * Sh::NO);

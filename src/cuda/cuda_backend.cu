@@ -1125,8 +1125,7 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, int force
  * forward of that pass's head sizes would (K, V rounded up to 64, 128 or 256 as the forward rounds
  * them: the tensors in place, their missing features zeros; the states through padded copies); dg
  * assembled per chunk (chunk_bwd3.cu) from the dq and dk passes' fp32 side outputs and X_c, which
- * needs the dk pass's 16-bit state of every chunk (so the reverse passes run first).  Where K = V and
- * one block holds the state, dv is made in the dk pass (plan.merged, BW = 4). */
+ * needs the dq pass's 16-bit state of every chunk. */
 
 enum { B3_DQ, B3_DV, B3_DK, B3_PASSES };
 
@@ -1191,15 +1190,13 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     pl->nyq = (int)(pl->Kp / sgla_chunk_configs[pl->row[B3_DQ]].bv);
     pl->nyk = (int)(pl->Kp / sgla_chunk_configs[pl->row[B3_DK]].bv);
     pl->merged = pl->Kp == pl->Vp && pl->nyk == 1 && sgla_chunk_bwd3_bf16[3][pl->row[B3_DK]].fn != NULL;
-    /* the dk pass writes the state copies the dq pass reads: the same row, the same column blocks */
-    if (pl->row[B3_DK] != pl->row[B3_DQ] || pl->nyq != pl->nyk) return 0;
     const int64_t slots = sgla_bwd_tc_slots(d->B, d->T, N);
     pl->off_dot = off; /* e, ei [nyq][rows]; u, ui [nyk][rows] */
     if (pl->need_dg) off += align256((size_t)(2 * (pl->nyq + pl->nyk) * pl->rows) * sizeof(float));
-    pl->off_blob = off; /* the dk pass's 16-bit state of every chunk */
+    pl->off_blob = off; /* the dq pass's 16-bit state of every chunk */
     if (pl->need_dg) off += align256((size_t)(slots * d->H * kv) * 2);
     pl->off_xc = off;
-    if (pl->need_dg) off += align256((size_t)(slots * d->H * pl->nyq * 4) * sizeof(float));
+    if (pl->need_dg) off += align256((size_t)(slots * d->H * pl->nyk * 4) * sizeof(float));
     pl->off_h0T = off;
     if (d->h0) off += sb;
     pl->off_dht = off;
@@ -1226,7 +1223,7 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
 static sgla_status bwd3_pass(const sgla_forward_desc *d, const bwd3_plan *pl, int i, sgla_kparams p, void *seg_ws,
                              cudaStream_t st)
 {
-    const int bw = i == B3_DQ ? 0 : i == B3_DK && p.o2 ? 3 : i == B3_DK && p.dotw ? 2 : 1; /* the instance: [BW - 1] */
+    const int bw = i == B3_DQ ? 0 : i == B3_DK && p.o2 ? 3 : i == B3_DK && p.xc ? 2 : 1; /* the instance: [BW - 1] */
     const sgla_chunk_kernel *k = &(d->dtype == SGLA_BF16 ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[bw][pl->row[i]];
     sgla_tmaps tm;
     sgla_status rc = tma_maps_dims(&p, d->dtype, &tm, p.kt, p.vt);
@@ -1274,10 +1271,7 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
     float *xc = (float *)(ws + pl->off_xc);
     void *dotw = pl->need_dg && Kp != K ? (void *)(ws + pl->off_dotw) : NULL;
     const size_t es = sgla_dtype_size(d->dtype);
-    /* the reverse passes first: the dk pass writes the state copies the dq pass reads for X_c */
-    static const int order[B3_PASSES] = {B3_DK, B3_DV, B3_DQ};
-    for (int oi = 0; oi < B3_PASSES && rc == SGLA_OK; oi++) {
-        const int i = order[oi];
+    for (int i = 0; i < B3_PASSES && rc == SGLA_OK; i++) {
         sgla_kparams x = p;
         if (i == B3_DV && pl->merged) continue; /* in the dk pass */
         const int mk = i == B3_DK && pl->merged;
@@ -1287,7 +1281,7 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
             x.q = b->dout, x.k = d->v, x.v = d->k, x.o = b->dq, x.K = Vp, x.V = Kp, x.kt = V, x.vt = K;
             x.h0 = h0T;
             x.dotw = !pl->need_dg ? NULL : dotw ? dotw : d->q;
-            x.dot = e, x.dot_in = ei, x.sblob = blob, x.xc = blob ? xc : NULL;
+            x.dot = e, x.dot_in = ei, x.sblob = blob;
         } else if (i == B3_DV) {
             x.q = d->k, x.k = d->q, x.v = b->dout, x.o = b->dv, x.K = Kp, x.V = Vp, x.kt = K, x.vt = V;
             x.h0 = dhtS;
@@ -1297,7 +1291,7 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
             x.q = d->v, x.k = b->dout, x.v = d->q, x.o = b->dk, x.K = Vp, x.V = Kp, x.kt = V, x.vt = K;
             x.h0 = dhtTS;
             x.dotw = !pl->need_dg ? NULL : dotw && !mk ? dotw : d->k; /* merged: a flag (k is in the stage) */
-            x.dot = u, x.dot_in = ui, x.sblob = blob;
+            x.dot = u, x.dot_in = ui, x.sblob = blob, x.xc = blob ? xc : NULL;
             if (mk) x.kw = d->k, x.o2 = b->dv, x.ht = dh0p, x.ht_mul = s; /* dv as the dv pass would make it */
         }
         rc = bwd3_pass(d, pl, i, x, seg_ws, st);

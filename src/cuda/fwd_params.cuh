@@ -59,9 +59,9 @@ typedef struct sgla_kparams {
      * rows (b T + t) H + h) in fp32, the part through the carried state into dot and the chunk's own
      * part into dot_in, at [blockIdx.y * dot_ld + row]; the end state times ht_mul.  sblob: the 16-bit
      * state entering every chunk in the state warpgroup's fragment order (BlobLayout in chunk_fwd.cuh),
-     * written by the reverse pass with dg (BW = 3, 4) and read by the time-order one (BW = 1), which
-     * puts scale exp(b_L) <its state, that one> of every chunk, per state warp, into xc.  Both indexed
-     * by chunk slot (sgla_bwd_tc_slots). */
+     * written by the time-order pass (BW = 1)
+     * and read by the reverse one (BW = 2), which puts scale exp(b_L) <its state, that one> of every
+     * chunk, per state warp, into xc.  Both indexed by chunk slot (sgla_bwd_tc_slots). */
     const void *dotw;
     float *dot, *dot_in;
     int64_t dot_ld;

@@ -1125,7 +1125,8 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, int force
  * forward of that pass's head sizes would (K, V rounded up to 64, 128 or 256 as the forward rounds
  * them: the tensors in place, their missing features zeros; the states through padded copies); dg
  * assembled per chunk (chunk_bwd3.cu) from the dq and dk passes' fp32 side outputs and X_c, which
- * needs the dq pass's 16-bit state of every chunk. */
+ * needs the dq pass's 16-bit state of every chunk.  Where K = V and one block holds the state, dv is
+ * made in the dk pass (plan.merged, BW = 4). */
 
 enum { B3_DQ, B3_DV, B3_DK, B3_PASSES };
 

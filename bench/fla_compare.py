@@ -202,7 +202,7 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
     fns = (("sfb", fb_s), ("ffb", fb_f), ("sf", f_s), ("ff", f_f)) + ((("sfb0", fb_s0),) if gg is not None else ())
     for name, fn in fns:
         if fla_chunk is None and name[0] == "f":
-            res[name] = []
+            res[name] = None  # not timed
             continue
         try:
             fn()

@@ -6,6 +6,11 @@ backward is registered as the forward's autograd formula: autograd
 differentiates through sgla, and torch.compile sees one operator with its
 gradient instead of a graph break.  Imported on the first torch call.
 
+Outside torch.compile the same two calls run through a torch.autograd.Function
+instead: the custom ops' eager dispatch took ~0.5 ms of host time per forward
+and backward (docs/perf.md, session 12), more than the kernels at small and
+medium sizes, where the GPU then waits for the host.
+
 Custom ops return tensors only: an absent output (no final state asked for,
 no gate, no initial state) is an empty tensor here and None outside.
 """
@@ -37,9 +42,7 @@ def _some(x):
 def chunk_fwd(q: _T, k: _T, v: _T, g: Optional[_T], g_gamma: Optional[_T], h0: Optional[_T],
               cu: Optional[_T], scale: float, output_final_state: bool, backend: int, threads: int,
               chunk: int, allow_tf32: bool = False) -> Tuple[_T, _T]:
-    o, ht = _ops._torch_forward_raw(q, k, v, g, g_gamma, h0, cu, scale, output_final_state,
-                                    Backend(backend), threads, chunk, allow_tf32)
-    return o, ht if ht is not None else _empty(q)
+    return _eager_fwd(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk, allow_tf32)
 
 
 @chunk_fwd.register_fake
@@ -56,8 +59,8 @@ def _chunk_fwd_fake(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, back
 def chunk_bwd(q: _T, k: _T, v: _T, do: _T, g: Optional[_T], g_gamma: Optional[_T], h0: Optional[_T],
               dht: Optional[_T], cu: Optional[_T], scale: float, backend: int, threads: int, chunk: int,
               want_dg: bool, want_dgg: bool, want_dh0: bool) -> Tuple[_T, _T, _T, _T, _T, _T]:
-    grads = _ops._torch_backward_raw(q, k, v, do, g, g_gamma, h0, dht, cu, scale, Backend(backend),
-                                     threads, chunk, want_dg, want_dgg, want_dh0)
+    grads = _eager_bwd(q, k, v, do, g, g_gamma, h0, dht, cu, scale, backend, threads, chunk, want_dg, want_dgg,
+                       want_dh0)
     return tuple(x if x is not None else _empty(q) for x in grads)
 
 
@@ -80,20 +83,55 @@ def _setup_context(ctx, inputs, output):
     ctx.args = (scale, backend, threads, chunk)
 
 
-def _backward(ctx, do, dht):
+def _backward_by(bwd, ctx, do, dht):
     q, k, v, g, g_gamma, h0, cu = ctx.saved_tensors
     scale, backend, threads, chunk = ctx.args
     need = ctx.needs_input_grad
-    dq, dk, dv, dg, dgg, dh0 = chunk_bwd(q, k, v, do, g, g_gamma, h0, _some(dht), cu, scale, backend, threads,
-                                         chunk, bool(need[3]), bool(need[4]), bool(need[5]))
+    dq, dk, dv, dg, dgg, dh0 = bwd(q, k, v, do, g, g_gamma, h0, _some(dht), cu, scale, backend, threads, chunk,
+                                   bool(need[3]), bool(need[4]), bool(need[5]))
     return (dq, dk, dv, _some(dg), _some(dgg), _some(dh0)) + (None,) * 7
+
+
+def _backward(ctx, do, dht):
+    return _backward_by(chunk_bwd, ctx, do, dht)
 
 
 chunk_fwd.register_autograd(_backward, setup_context=_setup_context)
 
 
+def _eager_fwd(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk, allow_tf32):
+    o, ht = _ops._torch_forward_raw(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, Backend(backend),
+                                    threads, chunk, allow_tf32)
+    return o, ht if ht is not None else _empty(q)
+
+
+def _eager_bwd(q, k, v, do, g, g_gamma, h0, dht, cu, scale, backend, threads, chunk, want_dg, want_dgg, want_dh0):
+    return _ops._torch_backward_raw(q, k, v, do, g, g_gamma, h0, dht, cu, scale, Backend(backend), threads, chunk,
+                                    want_dg, want_dgg, want_dh0)
+
+
+class _Eager(torch.autograd.Function):
+    """The custom ops' bodies and autograd formula without their dispatch, for eager mode."""
+
+    @staticmethod
+    def forward(ctx, *inputs):
+        o, ht = _eager_fwd(*inputs)
+        _setup_context(ctx, inputs, (o, ht))
+        return o, ht
+
+    @staticmethod
+    def backward(ctx, do, dht):
+        return _backward_by(_eager_bwd, ctx, do, dht)
+
+
 def forward(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk, allow_tf32=False):
     """(o, final state or None) of prepared tensors, differentiable."""
-    o, ht = chunk_fwd(q, k, v, g, g_gamma, h0, cu, float(scale), bool(output_final_state), int(backend),
-                      int(threads), 64 if chunk is None else int(chunk), bool(allow_tf32))
+    args = (q, k, v, g, g_gamma, h0, cu, float(scale), bool(output_final_state), int(backend), int(threads),
+            64 if chunk is None else int(chunk), bool(allow_tf32))
+    if _ops._compiling(torch):
+        o, ht = chunk_fwd(*args)
+    elif torch.is_grad_enabled() and any(isinstance(x, _T) and x.requires_grad for x in args[:6]):
+        o, ht = _Eager.apply(*args)
+    else:
+        o, ht = _eager_fwd(*args)
     return o, ht if output_final_state else None

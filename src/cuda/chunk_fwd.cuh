@@ -133,29 +133,20 @@ template <class E> static __device__ __forceinline__ uint32_t chunk_mul2(uint32_
     if constexpr (E::bf16) return sgla_mul2_bf16(a, b);
     else return sgla_mul2_f16(a, b);
 }
-/* d (64 x 64) += A B, A and B K-major in shared memory (Q K^T) */
+/* d (64 x N) += A B, A and B in shared memory, A K-major, B N-major (TB = 1: Q S) or K-major (TB = 0:
+ * Q K^T, and the merged pass's k T^T) */
+template <class E, int N, int TB> static __device__ __forceinline__ void chunk_wg_ss(float *d, uint64_t da, uint64_t db)
+{
+    static_assert(N == 64 || N == 128, "wgmma N");
+    if constexpr (E::bf16 && N == 64) sgla_wg_ss_n64_bf16<TB>(d, da, db);
+    else if constexpr (E::bf16) sgla_wg_ss_n128_bf16<TB>(d, da, db);
+    else if constexpr (N == 64) sgla_wg_ss_n64_f16<TB>(d, da, db);
+    else sgla_wg_ss_n128_f16<TB>(d, da, db);
+}
+/* Q K^T: 64 x 64, both K-major */
 template <class E> static __device__ __forceinline__ void chunk_wg_qk(float *d, uint64_t da, uint64_t db)
 {
-    if constexpr (E::bf16) sgla_wg_ss_n64_t0_bf16(d, da, db);
-    else sgla_wg_ss_n64_t0_f16(d, da, db);
-}
-/* d (64 x N) += A B, A K-major and B N-major in shared memory (Q S) */
-template <class E, int N> static __device__ __forceinline__ void chunk_wg_ss(float *d, uint64_t da, uint64_t db)
-{
-    static_assert(N == 64 || N == 128, "wgmma N");
-    if constexpr (E::bf16 && N == 64) sgla_wg_ss_n64_t1_bf16(d, da, db);
-    else if constexpr (E::bf16) sgla_wg_ss_n128_t1_bf16(d, da, db);
-    else if constexpr (N == 64) sgla_wg_ss_n64_t1_f16(d, da, db);
-    else sgla_wg_ss_n128_t1_f16(d, da, db);
-}
-/* d (64 x N) += A B, A and B K-major in shared memory (the merged pass's k S^T) */
-template <class E, int N> static __device__ __forceinline__ void chunk_wg_ss_t0(float *d, uint64_t da, uint64_t db)
-{
-    static_assert(N == 64 || N == 128, "wgmma N");
-    if constexpr (E::bf16 && N == 64) sgla_wg_ss_n64_t0_bf16(d, da, db);
-    else if constexpr (E::bf16) sgla_wg_ss_n128_t0_bf16(d, da, db);
-    else if constexpr (N == 64) sgla_wg_ss_n64_t0_f16(d, da, db);
-    else sgla_wg_ss_n128_t0_f16(d, da, db);
+    chunk_wg_ss<E, 64, 0>(d, da, db);
 }
 /* d (64 x N) += A B, A in registers, B N-major in shared memory (A V, K^T V) */
 template <class E, int N>
@@ -592,13 +583,13 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                 sgla_wg_commit();
 #pragma unroll
                 for (int kk = 0; kk < Sh::BV / 16; kk++) /* + 16 columns of S_s a k-step */
-                    chunk_wg_ss_t0<E, Sh::KD>(accv, dW + sw128_kstep(kk), dSt + (uint64_t)(kk * 16));
+                    chunk_wg_ss<E, Sh::KD, 0>(accv, dW + sw128_kstep(kk), dSt + (uint64_t)(kk * 16));
                 sgla_wg_commit();
             } else {
                 sgla_wg_commit();
 #pragma unroll
                 for (int kk = 0; kk < Sh::KD / 16; kk++) /* S_s: + 16 rows a k-step */
-                    chunk_wg_ss<E, Sh::BV>(acc, dQ + sw128_kstep(kk), dS + (uint64_t)(kk * 2 * Sh::BV));
+                    chunk_wg_ss<E, Sh::BV, 1>(acc, dQ + sw128_kstep(kk), dS + (uint64_t)(kk * 2 * Sh::BV));
                 sgla_wg_commit();
             }
             sgla_wg_wait<1>(); /* the scores done; the state's product may still run while they are weighted */
@@ -688,7 +679,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                 sgla_wg_commit();
 #pragma unroll
                 for (int kk = 0; kk < Sh::KD / 16; kk++)
-                    chunk_wg_ss<E, Sh::BV>(acc, dQ + sw128_kstep(kk), dS + (uint64_t)(kk * 2 * Sh::BV));
+                    chunk_wg_ss<E, Sh::BV, 1>(acc, dQ + sw128_kstep(kk), dS + (uint64_t)(kk * 2 * Sh::BV));
                 sgla_wg_commit();
                 sgla_wg_wait<1>(); /* dv done */
 #pragma unroll

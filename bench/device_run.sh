@@ -3,7 +3,7 @@
 # bench/stage_devbin.sh (carry [".devbin"], and ".whl" for fla):
 #   1. correctness, in parallel: test_gpu_forward (every case on every plan),
 #      compute-sanitizer memcheck and racecheck (SGLA_GPU_SMALL), the Python
-#      gpu tests; then `sgla verify --level 4` and bench/run_cuda_check.sh;
+#      suite (torch's CPU tests too); then `sgla verify --level 4` and bench/run_cuda_check.sh;
 #   2. `sgla bench --backend cuda` on both gate forms, in interleaved rounds with
 #      the cuda-history build when one is staged (.devbin/history/sgla), medians
 #      over rounds;

@@ -1,7 +1,7 @@
 """Medians of interleaved `sgla bench` rounds, one line per (shape, row kind, build).
 
 Input: lines "<build> <sgla bench CUDA row>" (the row as printed: shape dtype gate
-row|pool|bwd ... ms ...).  Used by ad-hoc device calls that time two builds
+row|pool|bwd|bwd0 ... ms ...; bwd0: the backward without a gate gradient).  Used by ad-hoc device calls that time two builds
 of the library side by side."""
 import collections
 import statistics
@@ -16,8 +16,9 @@ for line in open(sys.argv[1]):
     # a tag "A-case" (bench/ab.sh): build A of that case; ratios are taken within a case
     case = build.split("-", 1)[1] if "-" in build else ""
     # forward rows: shape dtype gate row nseg ms ...; pool and bwd rows: shape dtype gate kind ms ...
-    ms, xf = (float(f[6]), float(f[10])) if kind not in ("pool", "bwd") else (float(f[5]), float(f[9]))
-    rows[(shape, "fwd" if kind not in ("pool", "bwd") else kind, case, build)].append((ms, xf))
+    named = kind in ("pool", "bwd", "bwd0")
+    ms, xf = (float(f[5]), float(f[9])) if named else (float(f[6]), float(f[10]))
+    rows[(shape, kind if named else "fwd", case, build)].append((ms, xf))
 base = {}
 for key in sorted(rows):
     shape, kind, case, build = key

@@ -26,6 +26,7 @@ typedef struct bench_args {
     int config, split;      /* CUDA: force a configuration row (-1: none) and a split (0: none) */
     int bwd_path;           /* CUDA backward: force a path (sgla_cuda_backward_forced; 0: the usual one) */
     int backward;           /* also time the backward */
+    int no_gate_grad;       /* --no-gate-grad: the backward without dg / dg_gamma (a gate that is not learned) */
     int tf32;               /* --tf32: SGLA_FLAG_ALLOW_TF32 (CUDA, fp32) */
     int format;             /* BENCH_TABLE, BENCH_CSV, BENCH_JSON */
     int pool;               /* --pool: decode (CPU) or every step (CUDA) through a state pool too */

@@ -304,8 +304,8 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
             BC(cudaMalloc(&bk, (size_t)nqk * es));
             BC(cudaMalloc(&bv, (size_t)nv * es));
             BC(upload_tiled(bdo, hv, nv, fv, es));
-            if (dg[0]) BC(cudaMalloc((void **)&bdg, (size_t)ng * 4));
-            if (dgg) BC(cudaMalloc((void **)&bdgg, (size_t)H * 4));
+            if (dg[0] && !a->no_gate_grad) BC(cudaMalloc((void **)&bdg, (size_t)ng * 4));
+            if (dgg && !a->no_gate_grad) BC(cudaMalloc((void **)&bdgg, (size_t)H * 4));
             sgla_backward_desc bd;
             sgla_backward_desc_init(&bd);
             d.q = dq[0]; d.k = dk[0]; d.v = dv[0]; d.o = dout[0]; d.g = dg[0];
@@ -328,10 +328,10 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
                 BC(sorted_times(st, ev, times, iters));
                 const double bmed = times[iters / 2], bfloor = floor_ms * 7.0 / 4.0; /* q, k, v, do in; dq, dk, dv out */
                 if (a->format == BENCH_TABLE)
-                    printf("%-22s %-5s %-6s bwd      %9.4f %9.4f %8.1f %8.4f %7.2f  workspace %.1f MB\n", shs,
-                           sgla_dtype_name(dt), gname, bmed, (double)times[0],
+                    printf("%-22s %-5s %-6s %-8s %9.4f %9.4f %8.1f %8.4f %7.2f  workspace %.1f MB\n", shs,
+                           sgla_dtype_name(dt), gname, a->no_gate_grad ? "bwd0" : "bwd", bmed, (double)times[0],
                            bytes * 7.0 / 4.0 / (bmed * 1e-3) * 1e-9, bfloor, bmed / bfloor, (double)wsb / 1e6);
-                bench_record rec = bench_record_init("cuda", sh, sgla_dtype_name(dt), gname, "bwd");
+                bench_record rec = bench_record_init("cuda", sh, sgla_dtype_name(dt), gname, a->no_gate_grad ? "bwd0" : "bwd");
                 rec.nseq = nseq;
                 rec.ms = bmed, rec.min_ms = times[0], rec.gbs = bytes * 7.0 / 4.0 / (bmed * 1e-3) * 1e-9;
                 rec.floor_ms = bfloor, rec.x_floor = bmed / bfloor, rec.workspace_mb = (double)wsb / 1e6;

@@ -38,6 +38,7 @@ static void usage(FILE *f)
             "                  configuration row, the mma.sync path of GPUs before Hopper, an fp32 path, a split)\n"
             "                  [--tf32]  (CUDA, f32: products in TF32 alone, SGLA_FLAG_ALLOW_TF32)\n"
             "                  [--backward]  (also time sgla_backward: dq, dk, dv, dg or dg_gamma)\n"
+            "                  [--no-gate-grad]  (the backward without dg or dg_gamma: a gate that is not learned)\n"
             "                  [--bwd-path 0-3]  (CUDA: the backward's path forced, with --split as its split)\n"
             "                  [--format table|csv|json] [--varlen N | --varlen L1,L2,...] [--pool]\n"
             "\n"
@@ -403,11 +404,13 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
     }
     if (a->backward && !decode) {
         if (a->check && bench_check_backward(a, sh, 128)) rc = 1;
-        /* the gradients of every input: dout random, dg (or dg_gamma) asked for */
+        /* the gradients of every input: dout random, dg (or dg_gamma) asked for unless --no-gate-grad */
         void *dout = amalloc64((size_t)nv * es), *dq = amalloc64((size_t)nqk * es), *dk = amalloc64((size_t)nqk * es);
         void *dv = amalloc64((size_t)nv * es);
-        float *dg = g ? malloc((size_t)(B * T * H) * sizeof(float)) : NULL, *dgg = gg ? malloc((size_t)H * 4) : NULL;
-        if (!dout || !dq || !dk || !dv || (g && !dg) || (gg && !dgg)) {
+        const int wg = !a->no_gate_grad;
+        float *dg = g && wg ? malloc((size_t)(B * T * H) * sizeof(float)) : NULL;
+        float *dgg = gg && wg ? malloc((size_t)H * 4) : NULL;
+        if (!dout || !dq || !dk || !dv || (g && wg && !dg) || (gg && wg && !dgg)) {
             fprintf(stderr, "sgla bench: out of memory for the backward\n");
             rc = 1;
         } else {
@@ -422,10 +425,10 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
                 rc = r;
             } else {
                 if (a->format == BENCH_TABLE)
-                    printf("%-20s %-5s %-6s %9.3f %9.3f %9.3f   backward; fwd %.3f ms, fwd+bwd = %.2f x fwd\n", shape,
+                    printf("%-20s %-5s %-6s %9.3f %9.3f %9.3f   backward%s; fwd %.3f ms, fwd+bwd = %.2f x fwd\n", shape,
                            sgla_dtype_name(a->dtype), gname, tb.med * 1e3, tb.min * 1e3, tb.cpu / nth * 1e3,
-                           tf.med * 1e3, (tf.med + tb.med) / tf.med);
-                bench_record rec = bench_record_init("cpu", sh, sgla_dtype_name(a->dtype), gname, "bwd");
+                           wg ? "" : " (no gate gradient)", tf.med * 1e3, (tf.med + tb.med) / tf.med);
+                bench_record rec = bench_record_init("cpu", sh, sgla_dtype_name(a->dtype), gname, wg ? "bwd" : "bwd0");
                 rec.nseq = nseq;
                 rec.ms = tb.med * 1e3, rec.min_ms = tb.min * 1e3, rec.cpu_ms = tb.cpu / nth * 1e3;
                 bench_out_row(a, &rec);
@@ -608,6 +611,8 @@ int sgla_cmd_bench(int argc, char **argv)
             a.check = 1;
         } else if (!strcmp(s, "--backward")) {
             a.backward = 1;
+        } else if (!strcmp(s, "--no-gate-grad")) {
+            a.no_gate_grad = 1;
         } else if (!strcmp(s, "--bwd-path")) {
             int64_t x;
             if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_i64("bench", s, val, &x)) return 2;

@@ -1126,12 +1126,15 @@ typedef struct sgla_chunk_kernel {
 } sgla_chunk_kernel;
 
 /* The instance of row I of sgla_chunk_configs for element type E (BW: the backward's passes). */
+template <class E, class Sh, int BW> constexpr sgla_chunk_kernel chunk_instance(void)
+{
+    return {chunk_fwd_kernel<E, Sh, BW, false>, chunk_fwd_kernel<E, Sh, BW, true>, (unsigned)sizeof(ChunkSmem<Sh>),
+            Sh::THREADS};
+}
 template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void)
 {
     constexpr sgla_chunk_config c = sgla_chunk_configs[I];
-    using Sh = ChunkShape<c.K, c.bv, c.stages, c.out_wgs>;
-    return {chunk_fwd_kernel<E, Sh, BW, false>, chunk_fwd_kernel<E, Sh, BW, true>, (unsigned)sizeof(ChunkSmem<Sh>),
-            Sh::THREADS};
+    return chunk_instance<E, ChunkShape<c.K, c.bv, c.stages, c.out_wgs>, BW>();
 }
 
 /* The merged reverse pass's stages: the row's, less as many as its fourth tile and second o tile
@@ -1152,9 +1155,7 @@ template <class E, int I> constexpr sgla_chunk_kernel chunk_row_merged(void)
     if constexpr (c.K != c.bv) {
         return {nullptr, nullptr, 0, 0};
     } else {
-        using Sh = ChunkShape<c.K, c.bv, merged_stages(c), c.out_wgs, 1>;
-        return {chunk_fwd_kernel<E, Sh, 4, false>, chunk_fwd_kernel<E, Sh, 4, true>, (unsigned)sizeof(ChunkSmem<Sh>),
-                Sh::THREADS};
+        return chunk_instance<E, ChunkShape<c.K, c.bv, merged_stages(c), c.out_wgs, 1>, 4>();
     }
 }
 

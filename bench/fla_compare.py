@@ -177,17 +177,13 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
         for x in (qs, ks, vs, gs, ggs):
             if x is not None:
                 x.grad = None
-    def fb_s():
+    def fb_s(gamma=None):  # gamma: g_gamma as given, a constant (no dg_gamma); else the leaf
         fresh()
-        o, _ = sgla.chunk_simple_gla(qs, ks, vs, **kw())
+        o, _ = sgla.chunk_simple_gla(qs, ks, vs, **(kw() if gamma is None else dict(kw(), g_gamma=gamma)))
         o.backward(do)
     def fb_f():
         fresh()
         o, _ = fla_chunk(qs, ks, vs, **kw())
-        o.backward(do)
-    def fb_s0():  # g_gamma a constant (no dg_gamma): what fla's g_gamma backward computes
-        fresh()
-        o, _ = sgla.chunk_simple_gla(qs, ks, vs, g=gs, g_gamma=gg, scale=scale)
         o.backward(do)
     def f_s():
         with torch.no_grad():
@@ -199,7 +195,9 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
         import fla.ops.common.chunk_o as fco
         fco.TRITON_ABOVE_3_7_1 = True
     res = {}
-    fns = (("sfb", fb_s), ("ffb", fb_f), ("sf", f_s), ("ff", f_f)) + ((("sfb0", fb_s0),) if gg is not None else ())
+    fns = (("sfb", fb_s), ("ffb", fb_f), ("sf", f_s), ("ff", f_f))
+    if gg is not None:  # sgla with g_gamma a constant: what fla's g_gamma backward computes
+        fns += (("sfb0", lambda: fb_s(gg)),)
     for name, fn in fns:
         if fla_chunk is None and name[0] == "f":
             res[name] = None  # not timed

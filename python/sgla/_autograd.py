@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 import torch
+from torch.autograd.function import once_differentiable
 
 from . import _ops
 from ._lib import Backend
@@ -120,6 +121,7 @@ class _Eager(torch.autograd.Function):
         return o, ht
 
     @staticmethod
+    @once_differentiable  # as the custom ops: chunk_bwd has no gradient of its own
     def backward(ctx, do, dht):
         return _backward_by(_eager_bwd, ctx, do, dht)
 
@@ -128,7 +130,7 @@ def forward(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, thr
     """(o, final state or None) of prepared tensors, differentiable."""
     args = (q, k, v, g, g_gamma, h0, cu, float(scale), bool(output_final_state), int(backend), int(threads),
             64 if chunk is None else int(chunk), bool(allow_tf32))
-    if _ops._compiling(torch):
+    if _ops._compiling(torch) or type(q) is not torch.Tensor:  # tracing, fake or other tensor subclasses
         o, ht = chunk_fwd(*args)
     elif torch.is_grad_enabled() and any(isinstance(x, _T) and x.requires_grad for x in args[:6]):
         o, ht = _Eager.apply(*args)

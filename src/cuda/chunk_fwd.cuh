@@ -486,6 +486,10 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
     /* stmatrix row of this lane for o: row 16 wl + (lane & 7) + 8 ((lane >> 3) & 1) */
     const int os_r = 16 * wl + (lane & 7) + ((lane >> 3) & 1) * 8;
     constexpr bool MV = BW == 4; /* the merged reverse pass: dv before dk, each through its o tile */
+    /* MV's `wait_group.read 1` in put() counts on two store groups a chunk, or none only in a warpgroup's
+     * first chunk (a packed sequence's partial chunk, copied by threads): true in reverse order, where
+     * the partial chunk comes first */
+    static_assert(!MV || BW >= 2, "the merged pass runs in reverse");
     /* x (64 x BV, this thread's D fragment) through o tile `tile` to the rows of chunk ci: columns col0 ..
      * of a tensor of ft features (ts apart from token to token) by TMA, or, for a cu_seqlens sequence's
      * last chunk, by this lane's copies from its first row's unit (gt) */
@@ -1141,10 +1145,12 @@ template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void
  * take from shared memory (ChunkSmemChecks holds the sum to the limit). */
 constexpr int merged_stages(const sgla_chunk_config c)
 {
+    /* ChunkSmem term by term: a stage's four tiles, g and two mbarriers; S_s; two o tiles an output
+     * warpgroup; b of every consumer warp */
     const int q = 64 * c.K * 2, v = 64 * c.bv * 2, no = c.out_wgs;
-    const int fixed = 2 * no * (c.K * c.bv * 2) + 2 * no * v + 4 * 64 * 4 * (no + 1) + 1024;
+    const int fixed = 2 * no * (c.K * c.bv * 2) + 2 * no * v + 64 * 4 * 4 * (no + 1);
     int st = c.stages;
-    while (st > 2 && st * (2 * q + 2 * v) + fixed > (int)SGLA_SM90_SMEM_MAX) st--;
+    while (st > 2 && st * (2 * q + 2 * v + 64 * 4 + 16) + fixed > (int)SGLA_SM90_SMEM_MAX) st--;
     return st;
 }
 /* The merged reverse pass's instance of row I (BW = 4), where one block holds the whole state (K = bv);

@@ -1201,7 +1201,7 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     pl->off_h0T = off;
     if (d->h0) off += sb;
     pl->off_dht = off;
-    if (b->dht) off += sb;
+    if (b->dht && !pl->merged) off += sb;
     pl->off_dhtT = off;
     if (b->dht) off += sb;
     pl->off_dh0p = off; /* dh0 on the kernels' sizes, cropped into the caller's */
@@ -1224,7 +1224,7 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
 static sgla_status bwd3_pass(const sgla_forward_desc *d, const bwd3_plan *pl, int i, sgla_kparams p, void *seg_ws,
                              cudaStream_t st)
 {
-    const int bw = i == B3_DQ ? 0 : i == B3_DK && p.o2 ? 3 : i == B3_DK && p.xc ? 2 : 1; /* the instance: [BW - 1] */
+    const int bw = i == B3_DQ ? 0 : i == B3_DK && pl->merged ? 3 : i == B3_DK && p.xc ? 2 : 1; /* the instance: [BW - 1] */
     const sgla_chunk_kernel *k = &(d->dtype == SGLA_BF16 ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[bw][pl->row[i]];
     sgla_tmaps tm;
     sgla_status rc = tma_maps_dims(&p, d->dtype, &tm, p.kt, p.vt);
@@ -1239,7 +1239,9 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
     const int64_t N = sgla_num_sequences(d), nhc = N * d->H, K = d->K, V = d->V, Kp = pl->Kp, Vp = pl->Vp;
     const float s = d->scale;
     float *h0T = d->h0 ? (float *)(ws + pl->off_h0T) : NULL;
-    float *dhtS = b->dht ? (float *)(ws + pl->off_dht) : NULL, *dhtTS = b->dht ? (float *)(ws + pl->off_dhtT) : NULL;
+    /* dht / scale for the dv pass (none where dv is made in the dk pass), and its transpose for the dk pass */
+    float *dhtS = b->dht && !pl->merged ? (float *)(ws + pl->off_dht) : NULL;
+    float *dhtTS = b->dht ? (float *)(ws + pl->off_dhtT) : NULL;
     float *dh0p = b->dh0 && (Kp != K || Vp != V) ? (float *)(ws + pl->off_dh0p) : (float *)b->dh0;
     sgla_status rc = SGLA_OK;
     /* the passes' states in their layouts and sizes: h0^T; dht / scale and its transpose */

@@ -54,7 +54,8 @@ template <int KD_, int BV_, int ST_, int NO_, int X_ = 0> struct ChunkShape {
     static constexpr int BV = BV_;  /* V columns of the block */
     static constexpr int ST = ST_;  /* TMA stages */
     static constexpr int NO = NO_;  /* output warpgroups */
-    static constexpr int X = X_;    /* 1: the merged reverse pass (BW = 4): a fourth tile a stage, a second o tile */
+    static constexpr int X = X_;    /* 1: a fourth tile a stage (w: the side outputs' dotw, 64 x BV); 2: and a
+                                     * second o tile (the merged reverse pass, BW = 4) */
     static constexpr int NSB = 2 * NO;             /* S_s buffers: chunk c reads S_s[c % NSB] */
     static constexpr int NCW = 4 * (NO + 1);       /* consumer warps */
     static constexpr int THREADS = 32 * NCW + 128; /* + the producer warpgroup */
@@ -72,7 +73,7 @@ template <int KD_, int BV_, int ST_, int NO_, int X_ = 0> struct ChunkShape {
     static_assert((BV == 64 || BV == 128) && BV <= KD, "BV is 64 or 128, at most K");
     static_assert(ST >= 2, "at least two stages");
     static_assert(NO == 1 || NO == 2, "one or two output warpgroups");
-    static_assert(X == 0 || (X == 1 && KD == BV), "the merged pass: one block holds the whole state (dv sums over it)");
+    static_assert(X == 0 || X == 1 || (X == 2 && KD == BV), "the merged pass: one block holds the whole state (dv sums over it)");
     static_assert(128 * (REG_PRODUCER + NO * REG_OUT + REG_STATE) <= 65536, "registers of an SM");
     static_assert(REG_OUT % 8 == 0 && REG_STATE % 8 == 0, "setmaxnreg counts are multiples of 8");
 };
@@ -80,17 +81,17 @@ template <int KD_, int BV_, int ST_, int NO_, int X_ = 0> struct ChunkShape {
 /* Shared memory of one block.  No padding: every array is a multiple of 1 KB
  * up to g (the swizzled TMA tiles need 1 KB alignment), then 4-byte and
  * 8-byte arrays. */
-template <class Sh, int X = Sh::X> struct ChunkStage {
+template <class Sh, bool W = Sh::X != 0> struct ChunkStage {
     unsigned char q[Sh::QBYTES], k[Sh::QBYTES], v[Sh::VBYTES];
 };
-template <class Sh> struct ChunkStage<Sh, 1> { /* the merged pass: + w (k, 64 x BV) */
+template <class Sh> struct ChunkStage<Sh, true> { /* + w (q in the dq pass, k in the merged pass; 64 x BV) */
     unsigned char q[Sh::QBYTES], k[Sh::QBYTES], v[Sh::VBYTES], w[Sh::VBYTES];
 };
 template <class Sh> struct ChunkSmem {
     using Stage = ChunkStage<Sh>;
     Stage stage[Sh::ST];                    /* TMA tiles of chunk c in stage c % ST */
     unsigned char S[Sh::NSB][Sh::SBYTES];   /* 16-bit state read by Q.S */
-    unsigned char o[Sh::NO * (1 + Sh::X)][Sh::VBYTES]; /* o of an output warpgroup, for its TMA store (X: dv's after) */
+    unsigned char o[Sh::NO * (1 + (Sh::X == 2))][Sh::VBYTES]; /* o of an output warpgroup, for its TMA store (X = 2: dv's after) */
     float g[Sh::ST][64];                    /* b of stage s's chunk: cumulative log2 gate, floored */
     float b[Sh::NCW][64];                   /* per consumer warp: b of its current chunk */
     uint64_t full[Sh::ST], empty[Sh::ST];   /* stage mbarriers */
@@ -335,8 +336,8 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
     const uint16_t *qg = (const uint16_t *)p.q + w.row0 * kt;
     const uint16_t *kg = (const uint16_t *)p.k + w.row0 * kt;
     const uint16_t *vg = (const uint16_t *)p.v + w.row0 * vt + w.v0;
-    const uint16_t *wg = Sh::X ? (const uint16_t *)p.kw + w.row0 * vt : (const uint16_t *)0; /* X: k (v0 = 0) */
-    const bool wt = Sh::X && w.outputs; /* the fourth tile (the merged pass's outputs) */
+    const uint16_t *wg = Sh::X ? (const uint16_t *)p.kw + w.row0 * vt + w.v0 : (const uint16_t *)0; /* X: w's rows */
+    const bool wt = Sh::X && w.outputs; /* the fourth tile (read by the outputs only) */
     const uint32_t tx = (w.outputs ? Sh::QBYTES : 0) + Sh::QBYTES + Sh::VBYTES + (wt ? Sh::VBYTES : 0);
     const int tb = (int)w.bidx, th = (int)w.h;
     if (lane == 0) {
@@ -392,7 +393,7 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
                 const int u = lane % UV;
                 int r = lane / UV;
                 const uint16_t *wp = wg + (tk0 + r) * sv + u * 8;
-                const int ub = 8 * u < vt ? 16 : 0;
+                const int ub = w.v0 + 8 * u < vt ? 16 : 0;
                 for (; r < cl; r += 32 / UV, wp += 32 / UV * sv) sgla_cp_async16(ws + sw128_offset(r, u), ub ? wp : wg, ub);
                 for (; r < 64; r += 32 / UV) sgla_st_shared16(ws + sw128_offset(r, u), z);
             }
@@ -431,7 +432,7 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
             if (wt)
 #pragma unroll
                 for (int b = 0; b < Sh::BV / 64; b++)
-                    sgla_tma_load4(vs + Sh::VBYTES + b * 8192, &tm.w, 64 * b, th, tt, tb, full);
+                    sgla_tma_load4(vs + Sh::VBYTES + b * 8192, &tm.w, w.v0 + 64 * b, th, tt, tb, full);
         }
         if (w.gg) {
             /* PS: b, the chunk-local cumulative log2 gate (floored), made here once rather than by every
@@ -488,8 +489,8 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
     constexpr bool MV = BW == 4; /* the merged reverse pass: dv before dk, each through its o tile */
     /* MV's `wait_group.read 1` in put() counts on two store groups a chunk, or none only in a warpgroup's
      * first chunk (a packed sequence's partial chunk, copied by threads): true in reverse order, where
-     * the partial chunk comes first */
-    static_assert(!MV || BW >= 2, "the merged pass runs in reverse");
+     * the partial chunk comes first (BW = 4 is a reverse pass) */
+    static_assert(MV == (Sh::X == 2), "the merged pass and only it has the second o tile");
     /* x (64 x BV, this thread's D fragment) through o tile `tile` to the rows of chunk ci: columns col0 ..
      * of a tensor of ft features (ts apart from token to token) by TMA, or, for a cu_seqlens sequence's
      * last chunk, by this lane's copies from its first row's unit (gt) */
@@ -540,7 +541,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
         const int cl = chunk_rows(w.len, ci);
         /* BW: this thread's columns of dotw in rows i0, i1, loaded now, used after the products */
         uint32_t dw[Sh::BV / 8][2];
-        if constexpr (BW != 0 && !MV) { /* MV: from the stage's k tile, below */
+        if constexpr (BW != 0 && !Sh::X) { /* X: from the stage's w tile, below */
             const bool on = p.dotw != nullptr && w.outputs;
             const uint16_t *dwp = (const uint16_t *)p.dotw + (w.row0 + ((int64_t)ci * 64 + i0) * p.H) * p.V + w.v0 + 2 * tig;
             const int64_t d8 = 8 * p.H * p.V; /* row i0 to row i1 */
@@ -563,7 +564,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
             /* MV: dv's scores k q^T, its output, and its weighted scores */
             float scv[32], accv[Sh::NR]; /* unused (and gone) elsewhere */
             uint32_t afv[4][4];
-            const uint32_t wsm = vs + Sh::VBYTES; /* MV: the k tile */
+            const uint32_t wsm = vs + Sh::VBYTES; /* X: the w tile (MV: k) */
 #pragma unroll
             for (int e = 0; e < Sh::NR; e++) acc[e] = 0.f;
 #pragma unroll
@@ -709,7 +710,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                     acc[4 * j + 3] *= w1;
                 }
             }
-            if constexpr (MV) /* k . dk's k, this thread's columns of rows i0, i1 of the k tile */
+            if constexpr (Sh::X != 0) /* dotw (q or k): this thread's columns of rows i0, i1 of the w tile */
                 if (p.dotw)
 #pragma unroll
                     for (int j = 0; j < Sh::BV / 8; j++) {
@@ -1141,17 +1142,18 @@ template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void
     return chunk_instance<E, ChunkShape<c.K, c.bv, c.stages, c.out_wgs>, BW>();
 }
 
-/* The merged reverse pass's stages: the row's, less as many as its fourth tile and second o tile
- * take from shared memory (ChunkSmemChecks holds the sum to the limit). */
-constexpr int merged_stages(const sgla_chunk_config c)
+/* The stages of a pass with the fourth tile (x = 1) or with it and the second o tile (x = 2, the merged
+ * pass): the row's, less as many as they take from shared memory (ChunkSmemChecks holds the sum to the
+ * limit). */
+constexpr int w_stages(const sgla_chunk_config c, int x)
 {
-    /* ChunkSmem term by term: a stage's four tiles, g and two mbarriers; S_s; two o tiles an output
-     * warpgroup; b of every consumer warp */
+    /* ChunkSmem term by term: a stage's four tiles, g and two mbarriers; S_s; the o tiles; b of every
+     * consumer warp.  0 where not even two stages fit */
     const int q = 64 * c.K * 2, v = 64 * c.bv * 2, no = c.out_wgs;
-    const int fixed = 2 * no * (c.K * c.bv * 2) + 2 * no * v + 64 * 4 * 4 * (no + 1);
+    const int fixed = 2 * no * (c.K * c.bv * 2) + (x == 2 ? 2 : 1) * no * v + 64 * 4 * 4 * (no + 1);
     int st = c.stages;
-    while (st > 2 && st * (2 * q + 2 * v + 64 * 4 + 16) + fixed > (int)SGLA_SM90_SMEM_MAX) st--;
-    return st;
+    while (st >= 2 && st * (2 * q + 2 * v + 64 * 4 + 16) + fixed > (int)SGLA_SM90_SMEM_MAX) st--;
+    return st >= 2 ? st : 0;
 }
 /* The merged reverse pass's instance of row I (BW = 4), where one block holds the whole state (K = bv);
  * none elsewhere. */
@@ -1161,15 +1163,27 @@ template <class E, int I> constexpr sgla_chunk_kernel chunk_row_merged(void)
     if constexpr (c.K != c.bv) {
         return {nullptr, nullptr, 0, 0};
     } else {
-        return chunk_instance<E, ChunkShape<c.K, c.bv, merged_stages(c), c.out_wgs, 1>, 4>();
+        return chunk_instance<E, ChunkShape<c.K, c.bv, w_stages(c, 2), c.out_wgs, 2>, 4>();
+    }
+}
+
+/* The dq pass with q by TMA as the fourth tile (BW = 1, X = 1), where two stages fit; none elsewhere. */
+template <class E, int I> constexpr sgla_chunk_kernel chunk_row_qtile(void)
+{
+    constexpr sgla_chunk_config c = sgla_chunk_configs[I];
+    if constexpr (w_stages(c, 1) == 0) {
+        return {nullptr, nullptr, 0, 0};
+    } else {
+        return chunk_instance<E, ChunkShape<c.K, c.bv, w_stages(c, 1), c.out_wgs, 1>, 1>();
     }
 }
 
 /* one entry per row of sgla_chunk_configs (chunk_fwd_bf16.cu, chunk_fwd_f16.cu) */
 extern const sgla_chunk_kernel sgla_chunk_fwd_bf16[SGLA_NUM_CHUNK_CONFIGS];
 extern const sgla_chunk_kernel sgla_chunk_fwd_f16[SGLA_NUM_CHUNK_CONFIGS];
-/* the backward's passes: [BW - 1][row] (chunk_bwd3.cu); [3][row] has no kernel where K != bv */
-extern const sgla_chunk_kernel sgla_chunk_bwd3_bf16[4][SGLA_NUM_CHUNK_CONFIGS];
-extern const sgla_chunk_kernel sgla_chunk_bwd3_f16[4][SGLA_NUM_CHUNK_CONFIGS];
+/* the backward's passes: [BW - 1][row] (chunk_bwd3.cu); [3][row] has no kernel where K != bv; [4][row]: the
+ * dq pass with q as a fourth tile (none where two stages do not fit) */
+extern const sgla_chunk_kernel sgla_chunk_bwd3_bf16[5][SGLA_NUM_CHUNK_CONFIGS];
+extern const sgla_chunk_kernel sgla_chunk_bwd3_f16[5][SGLA_NUM_CHUNK_CONFIGS];
 
 #endif

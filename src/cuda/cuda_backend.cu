@@ -90,9 +90,9 @@ static void find_facts(int dev, device_facts *f)
                 f->state = -1;
                 return;
             }
-            for (int m = 0; m < 4; m++) { /* the backward's passes */
+            for (int m = 0; m < 5; m++) { /* the backward's passes */
                 const sgla_chunk_kernel *kb = &(t ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[m][r];
-                if (!kb->fn) continue; /* no merged pass on this row */
+                if (!kb->fn) continue; /* no merged pass, or no q tile, on this row */
                 if ((e = cudaFuncSetAttribute((const void *)kb->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int)kb->smem)) != cudaSuccess ||
                     (e = cudaFuncSetAttribute((const void *)kb->fn_packed, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1139,6 +1139,7 @@ typedef struct bwd3_plan {
     size_t off_dot, off_blob, off_xc, off_h0T, off_dht, off_dhtT, off_dh0p, off_dotw, off_seg, off_dg, bytes;
     int need_dg;
     int merged; /* dv in the dk pass (BW = 4): K = V, one column block holds the whole state */
+    int qtile;  /* the dq pass takes q by TMA for q . dq (instance [4]) */
 } bwd3_plan;
 
 /* A forward descriptor of pass i's head sizes (for its row and split). */
@@ -1191,6 +1192,7 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     pl->nyq = (int)(pl->Kp / sgla_chunk_configs[pl->row[B3_DQ]].bv);
     pl->nyk = (int)(pl->Kp / sgla_chunk_configs[pl->row[B3_DK]].bv);
     pl->merged = pl->Kp == pl->Vp && pl->nyk == 1 && sgla_chunk_bwd3_bf16[3][pl->row[B3_DK]].fn != NULL;
+    pl->qtile = pl->need_dg && sgla_chunk_bwd3_bf16[4][pl->row[B3_DQ]].fn != NULL;
     const int64_t slots = sgla_bwd_tc_slots(d->B, d->T, N);
     pl->off_dot = off; /* e, ei [nyq][rows]; u, ui [nyk][rows] */
     if (pl->need_dg) off += align256((size_t)(2 * (pl->nyq + pl->nyk) * pl->rows) * sizeof(float));
@@ -1224,7 +1226,8 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
 static sgla_status bwd3_pass(const sgla_forward_desc *d, const bwd3_plan *pl, int i, sgla_kparams p, void *seg_ws,
                              cudaStream_t st)
 {
-    const int bw = i == B3_DQ ? 0 : i == B3_DK && pl->merged ? 3 : i == B3_DK && p.xc ? 2 : 1; /* the instance: [BW - 1] */
+    /* the instance: [BW - 1], [4] the dq pass with its q tile */
+    const int bw = i == B3_DQ ? (pl->qtile ? 4 : 0) : i == B3_DK && pl->merged ? 3 : i == B3_DK && p.xc ? 2 : 1;
     const sgla_chunk_kernel *k = &(d->dtype == SGLA_BF16 ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[bw][pl->row[i]];
     sgla_tmaps tm;
     sgla_status rc = tma_maps_dims(&p, d->dtype, &tm, p.kt, p.vt);
@@ -1277,14 +1280,16 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
     for (int i = 0; i < B3_PASSES && rc == SGLA_OK; i++) {
         sgla_kparams x = p;
         if (i == B3_DV && pl->merged) continue; /* in the dk pass */
-        const int mk = i == B3_DK && pl->merged;
-        if (dotw && i != B3_DV && !mk && (rc = resize(dotw, 1, Kp, i == B3_DQ ? d->q : d->k, 1, K, pl->rows, es, st)) != SGLA_OK)
+        const int mk = i == B3_DK && pl->merged, qk = i == B3_DQ && pl->qtile; /* dotw from the stage */
+        if (dotw && i != B3_DV && !mk && !qk &&
+            (rc = resize(dotw, 1, Kp, i == B3_DQ ? d->q : d->k, 1, K, pl->rows, es, st)) != SGLA_OK)
             break;
         if (i == B3_DQ) { /* q' = do, k' = v, v' = k */
             x.q = b->dout, x.k = d->v, x.v = d->k, x.o = b->dq, x.K = Vp, x.V = Kp, x.kt = V, x.vt = K;
             x.h0 = h0T;
-            x.dotw = !pl->need_dg ? NULL : dotw ? dotw : d->q;
+            x.dotw = !pl->need_dg ? NULL : dotw && !qk ? dotw : d->q;
             x.dot = e, x.dot_in = ei, x.sblob = blob;
+            if (qk) x.kw = d->q; /* the fourth tile (vt = K features) */
         } else if (i == B3_DV) {
             x.q = d->k, x.k = d->q, x.v = b->dout, x.o = b->dv, x.K = Kp, x.V = Vp, x.kt = K, x.vt = V;
             x.h0 = dhtS;

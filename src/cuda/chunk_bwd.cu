@@ -58,18 +58,22 @@ static __device__ __forceinline__ float gate_of(const sgla_bparams &p, int64_t b
     return 0.f;
 }
 
-/* bc[r] = cumulative log-gate of the block's first r + 1 tokens (r < len), by one warp. */
+/* bc[r] = cumulative log-gate of the block's first r + 1 tokens (r < len), by one warp.  In fp64: after a
+ * gate at the floor (-128) an fp32 sum rounds to 2^-16, and the block's decays exp(bc[i] - bc[j])
+ * between later tokens would carry that (1.5e-5 a reset) into every gradient. */
 static __device__ __forceinline__ void block_logcum(const sgla_bparams &p, int64_t b, int64_t t, int64_t h, int len,
-                                                    float *bc, int lane)
+                                                    double *bc, int lane)
 {
-    float x = lane < len ? gate_of(p, b, t + lane, h) : 0.f;
+    double x = lane < len ? (double)gate_of(p, b, t + lane, h) : 0.0;
 #pragma unroll
     for (int off = 1; off < 32; off <<= 1) {
-        const float y = __shfl_up_sync(0xffffffffu, x, off);
+        const double y = __shfl_up_sync(0xffffffffu, x, off);
         if (lane >= off) x += y;
     }
     bc[lane] = x;
 }
+/* the block's log decay from token j to token i, its digits kept (bc from block_logcum) */
+static __device__ __forceinline__ float logdecay(const double *bc, int i, int j) { return (float)(bc[i] - bc[j]); }
 
 /* ---- 1. the first block of every sequence (cu_seqlens) ---------------------------------- */
 
@@ -109,7 +113,8 @@ static __global__ void __launch_bounds__(NTHREADS) states_kernel(const sgla_bpar
 {
     __shared__ float a_s[BT][MAXK]; /* k rows (forward) or rs-weighted q rows (reverse) */
     __shared__ float b_s[BT][32];   /* v columns (forward) or dout columns (reverse) */
-    __shared__ float bc[32], wv[32];
+    __shared__ double bc[32];
+    __shared__ float wv[32];
     const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31;
     const int64_t nh = blockIdx.x, n = nh / p.H, h = nh - n * p.H;
     const int64_t c = (int64_t)blockIdx.y * 32 + lane;
@@ -145,7 +150,7 @@ static __global__ void __launch_bounds__(NTHREADS) states_kernel(const sgla_bpar
             block_logcum(p, b, t, h, L, bc, lane);
             __syncwarp();
             /* forward: w_r = exp(b_L - b_r); reverse: rs_r = scale exp(b_r) */
-            if (lane < L) wv[lane] = reverse ? p.scale * expf(bc[lane]) : expf(bc[L - 1] - bc[lane]);
+            if (lane < L) wv[lane] = reverse ? p.scale * expf((float)bc[lane]) : expf(logdecay(bc, L - 1, lane));
         }
         __syncthreads();
         for (int idx = tid; idx < L * K; idx += NTHREADS) {
@@ -158,7 +163,7 @@ static __global__ void __launch_bounds__(NTHREADS) states_kernel(const sgla_bpar
             b_s[r][cc] = col2 < p.V ? ld(Bm, ((b * p.T + t + r) * p.H + h) * p.V + col2) : 0.f;
         }
         __syncthreads();
-        const float ce = bc[L - 1] * SGLA_LOG2E, cm1 = expm1f(bc[L - 1]), ca = expf(bc[L - 1]); /* the carry */
+        const float bl = (float)bc[L - 1], ce = bl * SGLA_LOG2E, cm1 = expm1f(bl), ca = expf(bl); /* the carry */
 #pragma unroll
         for (int m = 0; m < MAXK / 8; m++) {
             const int r = w + 8 * m;
@@ -223,7 +228,8 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS) grads_kern
     const int K = (int)p.K, V = (int)p.V, lk = K + 1, lv = V + 1, mx = K > V ? K : V;
     float *Qs = sm, *Ks = Qs + BT * lk, *Vs = Ks + BT * lk, *dOs = Vs + BT * lv, *X = dOs + BT * lv;
     float *A = X + BT * mx, *dP = A + BT * (BT + 1), *dA = dP + BT * (BT + 1);
-    float *bc = dA + BT * (BT + 1), *rs = bc + 32, *wv = rs + 32, *e = wv + 32, *u = e + 32, *red = u + 32;
+    double *bc = (double *)(dA + BT * (BT + 1)); /* 8-byte aligned: every term above is a multiple of BT = 32 floats */
+    float *rs = (float *)(bc + 32), *wv = rs + 32, *e = wv + 32, *u = e + 32, *red = u + 32;
     const int tid = threadIdx.x, lane = tid & 31;
     const int64_t h = blockIdx.y;
     /* which sequence and block: the last sequence whose first block is <= blockIdx.x */
@@ -267,8 +273,8 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS) grads_kern
         block_logcum(p, b, t, h, L, bc, lane);
         __syncwarp();
         if (lane < L) {
-            rs[lane] = p.scale * expf(bc[lane]);
-            wv[lane] = expf(bc[L - 1] - bc[lane]);
+            rs[lane] = p.scale * expf((float)bc[lane]);
+            wv[lane] = expf(logdecay(bc, L - 1, lane));
         }
     }
     __syncthreads();
@@ -277,7 +283,7 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS) grads_kern
         const int i = idx / L, j = idx - i * L;
         float a = 0.f, d = 0.f, da = 0.f;
         if (j <= i) {
-            const float gm = p.scale * expf(bc[i] - bc[j]);
+            const float gm = p.scale * expf(logdecay(bc, i, j));
             for (int c = 0; c < K; c++) a = fmaf(Qs[i * lk + c], Ks[j * lk + c], a);
             for (int c = 0; c < V; c++) d = fmaf(dOs[i * lv + c], Vs[j * lv + c], d);
             a *= gm;
@@ -320,7 +326,7 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS) grads_kern
     if (p.gmode && p.dg_out) {
         float part = 0.f;
         for (int64_t i = tid; i < kv; i += NTHREADS) part = fmaf(dS[i], S[i], part);
-        const float t1 = expf(bc[L - 1]) * block_sum(part, red);
+        const float t1 = expf((float)bc[L - 1]) * block_sum(part, red);
         if (tid < 32) {
             const int r = lane;
             float acc = t1;
@@ -360,8 +366,8 @@ int64_t sgla_bwd_blocks(int64_t B, int64_t T, int64_t N, int varlen)
 
 size_t sgla_bwd_grads_smem(int64_t K, int64_t V)
 {
-    const int64_t mx = K > V ? K : V;
-    return (size_t)(2 * BT * (K + 1) + 2 * BT * (V + 1) + BT * mx + 3 * BT * (BT + 1) + 5 * 32 + NTHREADS) *
+    const int64_t mx = K > V ? K : V; /* Qs Ks, Vs dOs, X, A dP dA, bc (fp64), rs wv e u, red */
+    return (size_t)(2 * BT * (K + 1) + 2 * BT * (V + 1) + BT * mx + 3 * BT * (BT + 1) + 2 * 32 + 4 * 32 + NTHREADS) *
            sizeof(float);
 }
 

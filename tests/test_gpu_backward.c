@@ -110,6 +110,44 @@ static void repeats_workspace_graph(tu_rng *r)
     free(hq), free(hv), free(hg), free(r1), free(r2), free(g1), free(g2);
 }
 
+/* The plain call on the GPUs users own, emulated on this one (sgla_cuda_dev_emulate): 8.9 with
+ * 99 KB a block (RTX 4090, L40S) takes the CUDA-core kernels (the mma.sync ones need 108 KB and
+ * more), 8.0 with 163 KB (A100) the mma.sync kernels up to K, V = 128, 64 and the CUDA cores above;
+ * K = V = 256 fits neither there: refused with its reason. */
+static void emulated_gpus(tu_rng *r, int small)
+{
+    static const struct {
+        int cc, optin;
+    } gpus[] = {{89, 101376}, {80, 166912}};
+    static const conform_case cases[] = {
+        {SGLA_BF16, CONFORM_GATE_G, CONFORM_MILD, 1, 200, 2, 128, 128, 1, 1, 0, 0},
+        {SGLA_F16, CONFORM_GATE_GAMMA, CONFORM_MILD, 1, 150, 2, 64, 64, 1, 1, 0, 2},
+        {SGLA_BF16, CONFORM_GATE_G, CONFORM_MIX30, 1, 130, 2, 128, 64, 1, 1, 0, 0},
+        {SGLA_F32, CONFORM_GATE_G, CONFORM_MILD, 1, 100, 2, 64, 96, 1, 1, 0, 0},
+    };
+    const int ncases = small ? 2 : (int)(sizeof cases / sizeof cases[0]);
+    for (size_t gi = 0; gi < sizeof gpus / sizeof gpus[0]; gi++) {
+        sgla_cuda_dev_emulate(gpus[gi].cc, gpus[gi].optin);
+        printf("-- as compute capability %d.%d, %d bytes of shared memory a block\n", gpus[gi].cc / 10, gpus[gi].cc % 10,
+               gpus[gi].optin);
+        for (int i = 0; i < ncases; i++) run_case(&cases[i], r);
+        if (!small) {
+            const conform_case big = {SGLA_BF16, CONFORM_GATE_G, CONFORM_MILD, 1, 64, 1, 256, 256, 0, 0, 0, 0};
+            conform_data x;
+            sgla_status st = conform_draw(&x, &big, r, SGLA_BACKEND_REF_A);
+            if (st == SGLA_OK) st = conform_draw_backward(&x, r);
+            if (st == SGLA_OK) {
+                conform_bresult res;
+                conform_check_backward(&x, SGLA_BACKEND_CUDA, &res);
+                TU_CHECK(res.status == SGLA_ERR_UNSUPPORTED_SHAPE && strstr(sgla_last_error(), "neither path fits"),
+                         "cc %d, K = V = 256: got %s (%s)", gpus[gi].cc, sgla_status_string(res.status), sgla_last_error());
+            }
+            conform_free(&x);
+        }
+    }
+    sgla_cuda_dev_emulate(0, 0);
+}
+
 int main(void)
 {
     if (!sgla_backend_available(SGLA_BACKEND_CUDA)) {
@@ -238,5 +276,6 @@ int main(void)
         for (size_t i = 0; i < sizeof split_auto / sizeof split_auto[0]; i++) run_case(&split_auto[i], &r);
         repeats_workspace_graph(&r);
     }
+    emulated_gpus(&r, small);
     return tu_finish("test_gpu_backward");
 }

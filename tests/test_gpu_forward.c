@@ -110,8 +110,9 @@ static void run_case(const conform_case *c, tu_rng *r, int all_plans)
         /* the mma.sync path of GPUs before Hopper, forced (padded head sizes up to 128 reach it too) */
         const int64_t kp = c->K <= 64 ? 64 : c->K <= 128 ? 128 : 0, vp = c->V <= 64 ? 64 : c->V <= 128 ? 128 : 0;
         if (kp && vp) {
-            const sgla_cuda_plan p = {SGLA_CUDA_CONFIG_PORTABLE, 1};
+            const sgla_cuda_plan p = {SGLA_CUDA_CONFIG_PORTABLE, 1}, p1 = {SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE, 1};
             run_plan(&x, &p);
+            run_plan(&x, &p1); /* its one-stage form, for blocks of 99 KB */
         }
     }
     conform_free(&x);
@@ -202,14 +203,14 @@ static void error_paths(cudaStream_t stream)
     TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "row 2 forced on K = 64: got %s", sgla_status_string(st));
     {   /* plans that cannot apply: the mma.sync path split, a row below the named ones, fp32 on the mma.sync
          * path, bf16 on an fp32 path, the fp32 chunked path on a shape it does not take */
-        const sgla_cuda_plan split_portable = {SGLA_CUDA_CONFIG_PORTABLE, 2}, below = {-5, 0},
+        const sgla_cuda_plan split_portable = {SGLA_CUDA_CONFIG_PORTABLE, 2}, below = {-6, 0},
                              portable = {SGLA_CUDA_CONFIG_PORTABLE, 1}, f32c = {SGLA_CUDA_CONFIG_F32_CHUNKED, 1},
                              f32r = {SGLA_CUDA_CONFIG_F32_RECURRENT, 1};
         st = sgla_cuda_forward_forced(&d, &split_portable);
         TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "no sequence split"),
                  "the mma.sync path forced with a split: got %s (%s)", sgla_status_string(st), sgla_last_error());
         st = sgla_cuda_forward_forced(&d, &below);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "row -5 forced: got %s", sgla_status_string(st));
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "row -6 forced: got %s", sgla_status_string(st));
         st = sgla_cuda_forward_forced(&d, &f32r);
         TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "not one for 16-bit"),
                  "bf16 forced onto the fp32 recurrence: got %s (%s)", sgla_status_string(st), sgla_last_error());
@@ -418,6 +419,70 @@ static void workspace_and_graphs(cudaStream_t stream, tu_rng *r)
     free(h); free(o1); free(o2); free(h1); free(h2);
 }
 
+/* The plain call on the GPUs users own, emulated on this one (sgla_cuda_dev_emulate): compute
+ * capability 8.9 with 99 KB a block (RTX 4090, L40S; sm_86 alike), 8.0 with 163 KB (A100).  The
+ * mma.sync path takes 16-bit inputs, with one stage of q, k, v at K = 128 where two do not fit;
+ * fp32 the TF32 kernel where its shared memory fits, else the recurrence; K above 128 in 16 bits
+ * is refused with its reason. */
+static void emulated_gpus(tu_rng *r, int small)
+{
+    static const struct {
+        int cc, optin;
+    } gpus[] = {{89, 101376}, {80, 166912}};
+    const sgla_dtype BF = SGLA_BF16, HF = SGLA_F16, F32 = SGLA_F32;
+    static const conform_case cases[] = {
+        {BF, CONFORM_GATE_G, CONFORM_MILD, 1, 300, 2, 128, 128, 1, 1, 0, 0},
+        {HF, CONFORM_GATE_GAMMA, CONFORM_MIX30, 1, 260, 2, 128, 64, 1, 1, 0, 3},
+        {BF, CONFORM_GATE_G, CONFORM_MILD, 2, 130, 2, 64, 128, 1, 1, 1, 0},
+        {BF, CONFORM_GATE_NONE, CONFORM_MILD, 1, 100, 2, 96, 80, 1, 1, 0, 0},
+        {F32, CONFORM_GATE_G, CONFORM_MILD, 1, 150, 2, 128, 128, 1, 1, 0, 0},
+        {F32, CONFORM_GATE_GAMMA, CONFORM_MILD, 1, 70, 2, 64, 64, 1, 1, 0, 0},
+    };
+    const int ncases = small ? 2 : (int)(sizeof cases / sizeof cases[0]);
+    for (size_t gi = 0; gi < sizeof gpus / sizeof gpus[0]; gi++) {
+        sgla_cuda_dev_emulate(gpus[gi].cc, gpus[gi].optin);
+        printf("-- as compute capability %d.%d, %d bytes of shared memory a block\n", gpus[gi].cc / 10, gpus[gi].cc % 10,
+               gpus[gi].optin);
+        for (int i = 0; i < ncases; i++) {
+            const conform_case *c = &cases[i];
+            conform_data x;
+            sgla_status st = conform_draw(&x, c, r, SGLA_BACKEND_REF_A);
+            TU_CHECK(st == SGLA_OK, "reference: %s (%s)", sgla_status_string(st), sgla_last_error());
+            if (st != SGLA_OK) continue;
+            sgla_forward_desc d = x.d;
+            d.o = x.o64;
+            sgla_cuda_plan usual = {0, 0};
+            st = sgla_cuda_plan_of(&d, &usual);
+            TU_CHECK(st == SGLA_OK, "sgla_cuda_plan_of: %s (%s)", sgla_status_string(st), sgla_last_error());
+            const int kp = c->K <= 64 ? 64 : 128;
+            /* the TF32 kernel's block: 138 KB at K = 64, 220 KB at K = 128; the mma.sync one at K = 128: 137 KB
+             * with two stages */
+            const int want = c->dtype == F32 ? (kp == 64 && gpus[gi].optin >= 140 * 1024 ? SGLA_CUDA_CONFIG_F32_CHUNKED
+                                                                                      : SGLA_CUDA_CONFIG_F32_RECURRENT)
+                             : kp == 128 && gpus[gi].optin < 140 * 1024 ? SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE
+                                                                       : SGLA_CUDA_CONFIG_PORTABLE;
+            TU_CHECK(usual.config == want, "cc %d, K=%lld V=%lld %s: plan %d, expected %d", gpus[gi].cc, (long long)c->K,
+                     (long long)c->V, sgla_dtype_name(c->dtype), usual.config, want);
+            run_plan(&x, NULL);
+            conform_free(&x);
+        }
+        if (!small) { /* 16-bit K = 256 has no path before Hopper: the call's plan is refused */
+            const conform_case big = {BF, CONFORM_GATE_G, CONFORM_MILD, 1, 64, 1, 256, 64, 0, 0, 0, 0};
+            conform_data x;
+            if (conform_draw(&x, &big, r, SGLA_BACKEND_REF_A) == SGLA_OK) {
+                sgla_forward_desc d = x.d;
+                d.o = x.o64; /* the plan reads no data */
+                sgla_cuda_plan pl;
+                const sgla_status st = sgla_cuda_plan_of(&d, &pl);
+                TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE && strstr(sgla_last_error(), "mma.sync"),
+                         "cc %d, K = 256: got %s (%s)", gpus[gi].cc, sgla_status_string(st), sgla_last_error());
+                conform_free(&x);
+            }
+        }
+    }
+    sgla_cuda_dev_emulate(0, 0);
+}
+
 int main(void)
 {
     if (!sgla_backend_available(SGLA_BACKEND_CUDA)) {
@@ -545,6 +610,7 @@ int main(void)
     const conform_case *list = small ? smalls : all;
     int nlist = small ? (int)(sizeof smalls / sizeof smalls[0]) : (int)(sizeof all / sizeof all[0]);
     for (int i = 0; i < nlist; i++) run_case(&list[i], &r, !small);
+    emulated_gpus(&r, small);
     cudaStream_t stream;
     CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     error_paths(stream);

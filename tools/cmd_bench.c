@@ -34,8 +34,9 @@ static void usage(FILE *f)
             "usage: sgla bench [--backend cpu|cuda] [--shape B,T,H,K,V]... [--dtype f32|f16|bf16]\n"
             "                  [--gate none|gamma|g] [--threads N] [--iters N] [--warmup N]\n"
             "                  [--chunk C] [--seed N] [--isa scalar|avx2|avx512] [--no-peak] [--check]\n"
-            "                  [--config ROW|portable|f32-chunked|f32-recurrent] [--split N]   (CUDA: force a\n"
-            "                  configuration row, the mma.sync path of GPUs before Hopper, an fp32 path, a split)\n"
+            "                  [--config ROW|portable|portable-one-stage|f32-chunked|f32-recurrent] [--split N]\n"
+            "                  (CUDA: force a configuration row, the mma.sync path of GPUs before Hopper (with one\n"
+            "                  stage: as on 99 KB blocks), an fp32 path, a split)\n"
             "                  [--tf32]  (CUDA, f32: products in TF32 alone, SGLA_FLAG_ALLOW_TF32)\n"
             "                  [--backward]  (also time sgla_backward: dq, dk, dv, dg or dg_gamma)\n"
             "                  [--no-gate-grad]  (the backward without dg or dg_gamma: a gate that is not learned)\n"
@@ -629,11 +630,13 @@ int sgla_cmd_bench(int argc, char **argv)
                 const char *name;
                 int config;
             } named[] = {{"portable", SGLA_CUDA_CONFIG_PORTABLE},
+                         {"portable-one-stage", SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE},
                          {"f32-chunked", SGLA_CUDA_CONFIG_F32_CHUNKED},
                          {"f32-recurrent", SGLA_CUDA_CONFIG_F32_RECURRENT}};
+            const int nnamed = (int)(sizeof named / sizeof named[0]);
             int k = 0;
-            while (k < 3 && !(!strcmp(s, "--config") && !strcmp(val, named[k].name))) k++;
-            if (k < 3) {
+            while (k < nnamed && !(!strcmp(s, "--config") && !strcmp(val, named[k].name))) k++;
+            if (k < nnamed) {
                 a.config = named[k].config;
                 continue;
             }

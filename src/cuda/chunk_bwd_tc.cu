@@ -596,20 +596,25 @@ const Inst *inst_of(sgla_dtype dt, int64_t K, int64_t V)
 
 int sgla_bwd_tc_supported(sgla_dtype dt, int64_t K, int64_t V) { return inst_of(dt, K, V) != NULL; }
 
-size_t sgla_bwd_tc_max_smem(void)
+size_t sgla_bwd_tc_smem(sgla_dtype dt, int64_t K, int64_t V)
 {
-    return insts[0][1][1].smem_fwd > insts[0][1][1].smem_rev ? insts[0][1][1].smem_fwd : insts[0][1][1].smem_rev;
+    const Inst *x = inst_of(dt, K, V);
+    if (!x) return 0;
+    unsigned m = x->smem_fwd > x->smem_rev ? x->smem_fwd : x->smem_rev;
+    return m > x->smem_seg ? m : x->smem_seg;
 }
 
 int64_t sgla_bwd_tc_slots(int64_t B, int64_t T, int64_t N) { return B * T / 64 + N + 1; }
 
-cudaError_t sgla_bwd_tc_setup(void)
+cudaError_t sgla_bwd_tc_setup(int optin)
 {
     cudaError_t e = cudaSuccess;
     for (int t = 0; t < 2; t++)
         for (int a = 0; a < 2; a++)
             for (int b = 0; b < 2; b++) {
                 const Inst &x = insts[t][a][b];
+                if (sgla_bwd_tc_smem(t ? SGLA_F16 : SGLA_BF16, a ? 128 : 64, b ? 128 : 64) > (size_t)optin)
+                    continue; /* refused per call (sgla_bwd_tc_smem) */
                 if ((e = cudaFuncSetAttribute((const void *)x.fwd, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int)x.smem_fwd)) != cudaSuccess ||
                     (e = cudaFuncSetAttribute((const void *)x.rev, cudaFuncAttributeMaxDynamicSharedMemorySize,

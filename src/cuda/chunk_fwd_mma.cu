@@ -23,28 +23,41 @@
 
 namespace {
 
-template <class Sh> struct FwdMmaSmem {
-    uint16_t q[2][64 * Sh::LK], k[2][64 * Sh::LK]; /* two stages: chunk c and the next one */
-    uint16_t v[2][64 * Sh::LV];
-    uint16_t S[Sh::KD * Sh::LV]; /* 16-bit copy of S_c */
-    float b[2][64];              /* log2 b of each stage's chunk */
-    float wt[64];                /* the chunk's key weights w */
-    uint16_t stg[8][16 * (Sh::VD / 2 + 8)]; /* per warp: its o rows, for 16-byte stores */
+/* NST stages of q, k, v: 2 (chunk c and the next one, the next loaded while c is computed) where a
+ * block's shared memory holds them, else 1 (sm_86 / sm_89 blocks hold 99 KB: K = 128 takes one) */
+template <class Sh, int NST> struct FwdMmaSmem {
+    uint16_t q[NST][64 * Sh::LK], k[NST][64 * Sh::LK];
+    uint16_t v[NST][64 * Sh::LV];
+    /* S_c's 16-bit copy, the operand of Q S; once every warp is past Q S (a barrier) until the state
+     * update rewrites it, each warp's staging tile of its o rows (16-byte stores) */
+    union {
+        uint16_t S[Sh::KD * Sh::LV];
+        uint16_t stg[8][16 * (Sh::VD / 2 + 8)];
+    };
+    float b[2][64]; /* log2 b of chunk c and of the next one */
+    float wt[64];   /* the chunk's key weights w */
 };
-/* 155 KB at K = V = 128: an sm_80 block (163 KB) and Hopper take it; sm_86 / sm_89 (99 KB) need a
- * V split or one stage (not yet: the launch refuses what the device cannot hold) */
-static_assert(sizeof(FwdMmaSmem<MmaShape<128, 128>>) <= 163 * 1024, "fits the shared memory of an sm_80 block");
+/* an sm_80 block (163 KB) holds two stages at K = V = 128 */
+static_assert(sizeof(FwdMmaSmem<MmaShape<128, 128>, 2>) <= 163 * 1024, "fits the shared memory of an sm_80 block");
+static_assert(sizeof(FwdMmaSmem<MmaShape<128, 128>, 1>) <= 99 * 1024, "fits the shared memory of an sm_86 block");
 
-/* q, k, v of chunk c into stage s (rows past the chunk are zeros) */
-template <class Sh>
-__device__ __forceinline__ void mload(const sgla_kparams &p, const MWork &w, FwdMmaSmem<Sh> &sm, int c, int s, int tid)
+/* rows of chunk c into stage s (rows past the chunk are zeros): what 1 q, 2 k and v, 3 all three */
+template <class Sh, int NST>
+__device__ __forceinline__ void mload(const sgla_kparams &p, const MWork &w, FwdMmaSmem<Sh, NST> &sm, int c, int s,
+                                      int tid, int what = 3)
 {
     const int L = chunk_rows(w.len, c);
     const int64_t r0 = w.row0 + (int64_t)c * 64 * p.H;
     const uint16_t *q = (const uint16_t *)p.q + r0 * Sh::KD, *k = (const uint16_t *)p.k + r0 * Sh::KD;
     const uint16_t *v = (const uint16_t *)p.v + r0 * Sh::VD;
-    load_rows<Sh::KD, Sh::LK>(sgla_smem_u32(sm.q[s]), q, p.H * Sh::KD, L, tid, sgla_smem_u32(sm.k[s]), k);
-    load_rows<Sh::VD, Sh::LV>(sgla_smem_u32(sm.v[s]), v, p.H * Sh::VD, L, tid);
+    if (what == 3) {
+        load_rows<Sh::KD, Sh::LK>(sgla_smem_u32(sm.q[s]), q, p.H * Sh::KD, L, tid, sgla_smem_u32(sm.k[s]), k);
+    } else if (what == 1) {
+        load_rows<Sh::KD, Sh::LK>(sgla_smem_u32(sm.q[s]), q, p.H * Sh::KD, L, tid);
+    } else {
+        load_rows<Sh::KD, Sh::LK>(sgla_smem_u32(sm.k[s]), k, p.H * Sh::KD, L, tid);
+    }
+    if (what != 1) load_rows<Sh::VD, Sh::LV>(sgla_smem_u32(sm.v[s]), v, p.H * Sh::VD, L, tid);
     sgla_cp_async_commit();
 }
 
@@ -55,10 +68,10 @@ __device__ __forceinline__ void mgate_scan(const sgla_kparams &p, const MWork &w
     chunk_gate_scan(p.gmode, g0, g1, p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f, chunk_rows(w.len, c), bdst, lane);
 }
 
-template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
+template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
 {
     extern __shared__ __align__(128) unsigned char smraw[];
-    FwdMmaSmem<Sh> &sm = *reinterpret_cast<FwdMmaSmem<Sh> *>(smraw);
+    FwdMmaSmem<Sh, NST> &sm = *reinterpret_cast<FwdMmaSmem<Sh, NST> *>(smraw);
     constexpr int VH = Sh::VD / 2; /* o columns of a warp */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
@@ -69,7 +82,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) chunk_fwd
     state_load<Sh>(S, p.h0 ? p.h0 + w.nh * kv : (const float *)0, p.V, m, hf, gid, tig);
     if (w.nc > 0) {
         state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
-        mload<Sh>(p, w, sm, 0, 0, tid);
+        mload<Sh, NST>(p, w, sm, 0, 0, tid);
     }
     float g0 = 0.f, g1 = 0.f;
     if (warp == 0) {
@@ -80,12 +93,12 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) chunk_fwd
     uint16_t *o = (uint16_t *)p.o;
     const int64_t rso = p.H * Sh::VD;
     for (int c = 0; c < w.nc; c++) {
-        const int s = c & 1, L = chunk_rows(w.len, c);
+        const int s = NST == 2 ? c & 1 : 0, L = chunk_rows(w.len, c);
         sgla_cp_async_wait0();
         __syncthreads(); /* chunk c's tiles, its b and S_c's copy are complete */
-        if (c + 1 < w.nc) mload<Sh>(p, w, sm, c + 1, s ^ 1, tid);
+        if (NST == 2 && c + 1 < w.nc) mload<Sh, NST>(p, w, sm, c + 1, s ^ 1, tid);
         if (warp == 0) mgate_load(p, w, c + 1, lane, g0, g1);
-        const float *bb = sm.b[s];
+        const float *bb = sm.b[c & 1];
         const float bC = bb[63];
         const uint32_t qs = sgla_smem_u32(sm.q[s]), ks = sgla_smem_u32(sm.k[s]), vs = sgla_smem_u32(sm.v[s]);
         const uint32_t Ss = sgla_smem_u32(sm.S);
@@ -136,17 +149,22 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) chunk_fwd
                         mma16816<E>(acc[2 * np + 1], af[kk], bf[2], bf[3]);
                     }
         }
+        __syncthreads(); /* every warp is done with S_c's copy (the staging tiles take its place) and with q */
+        if (NST == 1 && c + 1 < w.nc) mload<Sh, NST>(p, w, sm, c + 1, 0, tid, 1);
         rows_store<E, VH / 8>(acc, sm.stg[warp], o + (w.row0 + (int64_t)c * 64 * p.H) * Sh::VD, rso, VH * hf, m, L,
                               gid, tig, lane);
         if (c + 1 == w.nc && !p.ht) break;
         /* S_{c+1} = exp(b_L) S_c + (K ⊙ w)^T V, w_j = exp(b_L - b_j) */
-        __syncthreads(); /* every warp is done with S_c's copy and with the last chunk's weights */
         if (tid < 64) sm.wt[tid] = sgla_exp2(bC - bb[tid]);
-        __syncthreads();
+        __syncthreads(); /* the weights are written; every warp is done with its staging tile */
         state_update<E, Sh>(S, bC, 0.f, sm.wt, ks, vs, m, hf, tig, lane);
+        if (NST == 1 && c + 1 < w.nc) {
+            __syncthreads(); /* every warp is done with k and v */
+            mload<Sh, NST>(p, w, sm, c + 1, 0, tid, 2);
+        }
         if (c + 1 < w.nc) {
             state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
-            if (warp == 0) mgate_scan(p, w, c + 1, g0, g1, sm.b[s ^ 1], lane);
+            if (warp == 0) mgate_scan(p, w, c + 1, g0, g1, sm.b[(c + 1) & 1], lane);
         }
     }
     if (p.ht) state_store<Sh>(S, p.ht + w.nh * kv, p.V, m, hf, gid, tig); /* (h0, or zeros, for an empty sequence) */
@@ -157,43 +175,56 @@ struct MInst {
     mma_fn fn;
     unsigned smem;
 };
-template <class E, int KD, int VD> constexpr MInst minst(void)
+template <class E, int KD, int VD, int NST> constexpr MInst minst(void)
 {
-    return {chunk_fwd_mma<E, MmaShape<KD, VD>>, (unsigned)sizeof(FwdMmaSmem<MmaShape<KD, VD>>)};
+    return {chunk_fwd_mma<E, MmaShape<KD, VD>, NST>, (unsigned)sizeof(FwdMmaSmem<MmaShape<KD, VD>, NST>)};
 }
-/* [bf16, f16][K = 64, 128][V = 64, 128] */
-const MInst minsts[2][2][2] = {
-    {{minst<ElemBf16, 64, 64>(), minst<ElemBf16, 64, 128>()}, {minst<ElemBf16, 128, 64>(), minst<ElemBf16, 128, 128>()}},
-    {{minst<ElemF16, 64, 64>(), minst<ElemF16, 64, 128>()}, {minst<ElemF16, 128, 64>(), minst<ElemF16, 128, 128>()}},
+/* per input type: [K = 64, 128][V = 64, 128][one stage, two] */
+struct MRow {
+    MInst x[2][2][2];
 };
-const MInst *minst_of(sgla_dtype dt, int64_t K, int64_t V)
+template <class E> constexpr MRow mrow(void)
+{
+    return {{{{minst<E, 64, 64, 1>(), minst<E, 64, 64, 2>()}, {minst<E, 64, 128, 1>(), minst<E, 64, 128, 2>()}},
+             {{minst<E, 128, 64, 1>(), minst<E, 128, 64, 2>()}, {minst<E, 128, 128, 1>(), minst<E, 128, 128, 2>()}}}};
+}
+const MRow minsts[2] = {mrow<ElemBf16>(), mrow<ElemF16>()}; /* [bf16, f16] */
+const MInst *minst_of(sgla_dtype dt, int64_t K, int64_t V, int nst)
 {
     if (dt != SGLA_BF16 && dt != SGLA_F16) return NULL;
-    if ((K != 64 && K != 128) || (V != 64 && V != 128)) return NULL;
-    return &minsts[dt == SGLA_BF16 ? 0 : 1][K == 128][V == 128];
+    if ((K != 64 && K != 128) || (V != 64 && V != 128) || nst < 1 || nst > 2) return NULL;
+    return &minsts[dt == SGLA_BF16 ? 0 : 1].x[K == 128][V == 128][nst - 1];
 }
 
 } /* namespace */
 
-int sgla_fwd_mma_supported(sgla_dtype dt, int64_t K, int64_t V) { return minst_of(dt, K, V) != NULL; }
+int sgla_fwd_mma_supported(sgla_dtype dt, int64_t K, int64_t V) { return minst_of(dt, K, V, 2) != NULL; }
 
-size_t sgla_fwd_mma_max_smem(void) { return minsts[0][1][1].smem; }
+size_t sgla_fwd_mma_smem(sgla_dtype dt, int64_t K, int64_t V, int nst)
+{
+    const MInst *x = minst_of(dt, K, V, nst);
+    return x ? x->smem : 0;
+}
 
-cudaError_t sgla_fwd_mma_setup(void)
+cudaError_t sgla_fwd_mma_setup(int optin)
 {
     cudaError_t e = cudaSuccess;
     for (int t = 0; t < 2; t++)
         for (int a = 0; a < 2; a++)
             for (int b = 0; b < 2; b++)
-                if ((e = cudaFuncSetAttribute((const void *)minsts[t][a][b].fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int)minsts[t][a][b].smem)) != cudaSuccess)
-                    return e;
+                for (int n = 0; n < 2; n++) {
+                    const MInst &x = minsts[t].x[a][b][n];
+                    if (x.smem <= (unsigned)optin && /* the rest are refused per call (sgla_fwd_mma_smem) */
+                        (e = cudaFuncSetAttribute((const void *)x.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)x.smem)) != cudaSuccess)
+                        return e;
+                }
     return e;
 }
 
-sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st)
+sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, int nst, cudaStream_t st)
 {
-    const MInst *x = minst_of(dt, p->K, p->V);
+    const MInst *x = minst_of(dt, p->K, p->V, nst);
     if (!x) return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "mma.sync forward: dtype or K = %lld, V = %lld",
                              (long long)p->K, (long long)p->V);
     const unsigned blocks = (unsigned)(p->N * p->H);

@@ -34,6 +34,7 @@ typedef struct device_facts {
 
 static device_facts devices[MAX_DEVICES];
 static pthread_mutex_t devices_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int emulate_cc, emulate_optin; /* sgla_cuda_dev_emulate (0: the device's own) */
 
 static const sgla_chunk_kernel *chunk_kernels(sgla_dtype dt)
 {
@@ -59,6 +60,10 @@ static void find_facts(int dev, device_facts *f)
                  major, minor);
         f->state = -1;
         return;
+    }
+    if (emulate_cc) { /* a smaller GPU, for the tests (sgla_cuda_dev_emulate) */
+        major = emulate_cc / 10, minor = emulate_cc % 10;
+        if (optin > emulate_optin) optin = emulate_optin;
     }
     f->cc = 10 * major + minor;
     {   /* the Hopper kernels: on sm_90 with their sm_90a code in this build.  A build may carry only the PTX
@@ -105,13 +110,15 @@ static void find_facts(int dev, device_facts *f)
             }
         }
     /* the other kernels where their shared memory fits (an sm_86 / sm_89 block has 99 KB) */
-    f->mma_fwd = (int)sgla_fwd_mma_max_smem() <= optin && sgla_fwd_mma_setup() == cudaSuccess;
+    f->mma_fwd = (int)sgla_fwd_mma_smem(SGLA_BF16, 64, 64, 2) <= optin && sgla_fwd_mma_setup(optin) == cudaSuccess;
     f->optin = optin;
     f->tf32_fwd = sgla_fwd_tf32_setup(optin) == cudaSuccess;
     (void)sgla_pool_setup(optin, &f->pool_wide); /* the carveout is a preference: the pool runs without it */
-    f->bwd_tc = (int)sgla_bwd_tc_max_smem() <= optin && sgla_bwd_tc_setup() == cudaSuccess;
-    const size_t bsm = sgla_bwd_grads_smem(256, 256); /* the CUDA-core backward at its largest (K = V = 256) */
-    f->bwd_cc = (int)bsm <= optin;
+    /* the backward's kernels where some shape fits; each call checks its own (bwd_plan_of) */
+    f->bwd_tc = (int)sgla_bwd_tc_smem(SGLA_BF16, 64, 64) <= optin && sgla_bwd_tc_setup(optin) == cudaSuccess;
+    size_t bsm = sgla_bwd_grads_smem(256, 256); /* the CUDA-core backward at its largest (K = V = 256) */
+    if (bsm > (size_t)optin) bsm = (size_t)optin;
+    f->bwd_cc = sgla_bwd_grads_smem(64, 64) <= bsm;
     const sgla_dtype bdt[3] = {SGLA_F32, SGLA_F16, SGLA_BF16};
     for (int i = 0; f->bwd_cc && i < 3; i++)
         f->bwd_cc = cudaFuncSetAttribute(sgla_bwd_grads_kernel(bdt[i]), cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -167,6 +174,15 @@ static const device_facts *current_device(char *why, size_t n)
     return f;
 }
 
+extern "C" void sgla_cuda_dev_emulate(int cc, int optin)
+{
+    pthread_mutex_lock(&devices_mutex);
+    emulate_cc = cc > 0 ? cc : 0;
+    emulate_optin = cc > 0 ? optin : 0;
+    for (int i = 0; i < MAX_DEVICES; i++) __atomic_store_n(&devices[i].state, 0, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&devices_mutex);
+}
+
 static int cuda_probe(char *why, size_t n)
 {
     const device_facts *f = current_device(why, n);
@@ -201,7 +217,7 @@ typedef struct plan {
     int nseg;           /* time segments (1: no split) */
     int64_t seg_len;    /* tokens per segment, a multiple of 64 */
     size_t ws_bytes;    /* workspace of the split, or of the sequence order */
-    int portable;       /* the mma.sync path (GPUs before Hopper, or forced) */
+    int portable;       /* the mma.sync path (GPUs before Hopper, or forced): its stages of q, k, v (2 or 1) */
     int order;          /* cu_seqlens: the blocks take the sequences longest first */
 } plan;
 
@@ -241,7 +257,7 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
     memset(pl, 0, sizeof *pl);
     pl->row = -1;
     pl->nseg = 1;
-    if (force && (force->config < SGLA_CUDA_CONFIG_F32_RECURRENT || force->nseg < 0))
+    if (force && (force->config < SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE || force->nseg < 0))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: no plan (row %d, %d segments)", force->config,
                          force->nseg);
     const int f32_plan = force && (force->config == SGLA_CUDA_CONFIG_F32_CHUNKED ||
@@ -249,7 +265,9 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
     if (force && force->config != -1 && (d->dtype == SGLA_F32) != f32_plan)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: plan %d is not one for %s inputs", force->config,
                          d->dtype == SGLA_F32 ? "fp32" : "16-bit");
-    if (force && (force->config == SGLA_CUDA_CONFIG_PORTABLE || d->dtype == SGLA_F32) && force->nseg > 1)
+    const int force_portable = force && (force->config == SGLA_CUDA_CONFIG_PORTABLE ||
+                                         force->config == SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE);
+    if (force && (force_portable || d->dtype == SGLA_F32) && force->nseg > 1)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the %s path has no sequence split",
                          d->dtype == SGLA_F32 ? "fp32" : "mma.sync");
     if (d->T == 0) return SGLA_OK;
@@ -271,7 +289,7 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
     if (force && force->config >= 0 && !f->hopper)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: configuration row %d is a Hopper (sm_90a) kernel; "
                          "this device runs the mma.sync path", force->config);
-    if ((force && force->config == SGLA_CUDA_CONFIG_PORTABLE) || !f->hopper) {
+    if (force_portable || !f->hopper) {
         if (!f->mma_fwd)
             return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: the mma.sync forward does not fit this "
                              "device's shared memory (compute capability %d.%d)", f->cc / 10, f->cc % 10);
@@ -279,7 +297,15 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
             return sgla_fail(f->hopper ? SGLA_ERR_INVALID_ARGUMENT : SGLA_ERR_UNSUPPORTED_SHAPE,
                              "CUDA backend: the mma.sync path (GPUs before Hopper) takes K, V up to 128 (K = %lld, "
                              "V = %lld after padding)", (long long)d->K, (long long)d->V);
-        pl->portable = 1;
+        /* two stages where a block holds them; one on smaller blocks (sm_86 / sm_89 at K = 128) */
+        const int nst = force && force->config == SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE               ? 1
+                        : (int)sgla_fwd_mma_smem(d->dtype, d->K, d->V, 2) <= f->optin ? 2
+                                                                                        : 1;
+        if ((int)sgla_fwd_mma_smem(d->dtype, d->K, d->V, nst) > f->optin)
+            return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: the mma.sync forward at K = %lld, V = %lld "
+                             "needs %zu bytes of shared memory a block; this device's hold %d", (long long)d->K,
+                             (long long)d->V, sgla_fwd_mma_smem(d->dtype, d->K, d->V, nst), f->optin);
+        pl->portable = nst;
         return SGLA_OK;
     }
     if (force && force->config >= 0) {
@@ -653,7 +679,7 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
     if (d->dtype == SGLA_F32)
         return pl.f32 == 1 ? sgla_fwd_tf32_launch(&p, !(d->flags & SGLA_FLAG_ALLOW_TF32), st)
                            : sgla_recurrent_fwd_f32(&p, st);
-    if (pl.portable) return sgla_fwd_mma_launch(&p, d->dtype, st);
+    if (pl.portable) return sgla_fwd_mma_launch(&p, d->dtype, pl.portable, st);
 
     sgla_tmaps tm;
     if ((rc = tma_maps_dims(&p, d->dtype, &tm, kt, vt)) != SGLA_OK) return rc;
@@ -1063,16 +1089,17 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, int force
     char why[192];
     const device_facts *f = current_device(why, sizeof why);
     if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
-    const int tc_ok = f->bwd_tc && sgla_bwd_tc_supported(d->dtype, d->K, d->V) && aligned16(d->q) && aligned16(d->k) &&
+    const int tc_ok = f->bwd_tc && sgla_bwd_tc_supported(d->dtype, d->K, d->V) &&
+                      (int)sgla_bwd_tc_smem(d->dtype, d->K, d->V) <= f->optin && aligned16(d->q) && aligned16(d->k) &&
                       aligned16(d->v) && aligned16(b->dout) && aligned16(b->dq) && aligned16(b->dk) &&
                       aligned16(b->dv) && is_aligned(d->h0, 8) && is_aligned(b->dht, 8) && is_aligned(b->dh0, 8);
     if (force == 2 && !tc_ok)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the tensor-core backward cannot serve this call");
     pl->tc = force == 1 ? 0 : tc_ok;
-    if (!pl->tc && !f->bwd_cc)
+    if (!pl->tc && !(f->bwd_cc && (int)sgla_bwd_grads_smem(d->K, d->V) <= f->optin))
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backward: neither path fits this device's shared memory "
-                         "(compute capability %d.%d) for K = %lld, V = %lld", f->cc / 10, f->cc % 10, (long long)d->K,
-                         (long long)d->V);
+                         "(compute capability %d.%d, %d bytes a block) for K = %lld, V = %lld", f->cc / 10, f->cc % 10,
+                         f->optin, (long long)d->K, (long long)d->V);
     size_t off = 0;
     const int need_dg = (d->g && b->dg) || (d->g_gamma && b->dg_gamma);
     pl->nseg = 1;
@@ -1553,8 +1580,9 @@ extern "C" sgla_status sgla_cuda_plan_of(const sgla_forward_desc *user, sgla_cud
     size_t bytes;
     if (st == SGLA_OK) st = plan_sized(&d, &pl, &bytes);
     if (st != SGLA_OK) return st;
-    out->config = pl.portable  ? SGLA_CUDA_CONFIG_PORTABLE
-                  : pl.f32 == 1 ? SGLA_CUDA_CONFIG_F32_CHUNKED
+    out->config = pl.portable == 1 ? SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE
+                  : pl.portable   ? SGLA_CUDA_CONFIG_PORTABLE
+                  : pl.f32 == 1   ? SGLA_CUDA_CONFIG_F32_CHUNKED
                   : pl.f32 == 2 ? SGLA_CUDA_CONFIG_F32_RECURRENT
                                 : pl.row;
     out->nseg = pl.nseg;

@@ -46,9 +46,10 @@ cudaError_t sgla_pool_setup(int optin, int *wide_ok);
 /* The chunked forward on mma.sync / cp.async (chunk_fwd_mma.cu): bf16 / fp16, K and V in
  * {64, 128}, 16-byte aligned tensors, one launch, no workspace. */
 int sgla_fwd_mma_supported(sgla_dtype dt, int64_t K, int64_t V);
-size_t sgla_fwd_mma_max_smem(void);
-cudaError_t sgla_fwd_mma_setup(void); /* the shared-memory opt-in of every instance */
-sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, cudaStream_t st);
+/* a block's shared memory with nst stages of q, k, v (2, or 1 where two do not fit); 0: no instance */
+size_t sgla_fwd_mma_smem(sgla_dtype dt, int64_t K, int64_t V, int nst);
+cudaError_t sgla_fwd_mma_setup(int optin); /* the shared-memory opt-in of every instance that fits optin bytes */
+sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, int nst, cudaStream_t st);
 
 /* The backward's parameter block (chunk_bwd.cu). */
 typedef struct sgla_bparams {
@@ -107,8 +108,9 @@ sgla_status sgla_dg3_launch(const sgla_dg3params *p, cudaStream_t st);
  * for dg_gamma; with a split, the segments' states (seg_S, seg_dS, seg_ld). */
 int sgla_bwd_tc_supported(sgla_dtype dt, int64_t K, int64_t V);
 int64_t sgla_bwd_tc_slots(int64_t B, int64_t T, int64_t N);
-size_t sgla_bwd_tc_max_smem(void);
-cudaError_t sgla_bwd_tc_setup(void); /* the shared-memory opt-in of every instance */
+/* a block's shared memory at its largest for (dt, K, V); 0 where no instance serves it */
+size_t sgla_bwd_tc_smem(sgla_dtype dt, int64_t K, int64_t V);
+cudaError_t sgla_bwd_tc_setup(int optin); /* the shared-memory opt-in of every instance that fits optin bytes */
 sgla_status sgla_bwd_tc_launch(const sgla_bparams *p, sgla_dtype dt, cudaStream_t st);
 
 #endif

@@ -45,6 +45,7 @@ sgla_status sgla_cuda_plan_of(const sgla_forward_desc *d, sgla_cuda_plan *plan);
 #define SGLA_CUDA_CONFIG_PORTABLE (-2)
 #define SGLA_CUDA_CONFIG_F32_CHUNKED (-3)   /* fp32: K in {64, 128}, V a multiple of 64, 16-byte aligned */
 #define SGLA_CUDA_CONFIG_F32_RECURRENT (-4) /* fp32: every shape */
+#define SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE (-5) /* the mma.sync path with one stage of q, k, v (small blocks) */
 sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *d, const sgla_cuda_plan *force);
 
 /* sgla_backward(b, SGLA_BACKEND_CUDA) on a chosen path: 0 the usual one, 1
@@ -58,6 +59,13 @@ sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *d, const sgla_cuda
 sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *b, int path, int nseg);
 /* The workspace sgla_cuda_backward_forced(b, path, nseg) needs. */
 sgla_status sgla_cuda_backward_forced_workspace(const sgla_backward_desc *b, int path, int nseg, size_t *bytes);
+
+/* From now on every device's facts as those of a GPU of compute capability cc (10 major + minor,
+ * e.g. 89) whose blocks hold at most optin bytes of shared memory (sm_86 / sm_89: 101376; sm_80:
+ * 166912): the Hopper kernels are left out below 90, and each kernel is taken only where its
+ * shared memory fits, as on that GPU.  cc 0: the device's own again.  For the tests on an H200;
+ * call with no work in flight (the facts are looked up again on the next call). */
+void sgla_cuda_dev_emulate(int cc, int optin);
 
 #ifdef __cplusplus
 }

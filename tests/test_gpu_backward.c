@@ -111,9 +111,9 @@ static void repeats_workspace_graph(tu_rng *r)
 }
 
 /* The plain call on the GPUs users own, emulated on this one (sgla_cuda_dev_emulate): 8.9 with
- * 99 KB a block (RTX 4090, L40S) takes the CUDA-core kernels (the mma.sync ones need 108 KB and
- * more), 8.0 with 163 KB (A100) the mma.sync kernels up to K, V = 128, 64 and the CUDA cores above;
- * K = V = 256 fits neither there: refused with its reason. */
+ * 99 KB a block (RTX 4090, L40S) takes the mma.sync kernels with one stage at K = V = 64 and the
+ * CUDA-core kernels above; 8.0 with 163 KB (A100) the mma.sync kernels up to K = V = 128 (one stage
+ * there); K = V = 256 fits neither: refused with its reason. */
 static void emulated_gpus(tu_rng *r, int small)
 {
     static const struct {
@@ -246,7 +246,12 @@ int main(void)
         run_case(&split_small, &r);
         conform_bwd_path = 2;
         run_case(&split_small, &r);
+        conform_bwd_path = 4;
+        run_case(&split_small, &r);
+        conform_bwd_path = 2;
         conform_bwd_nseg = 0;
+        run_case(&smalls[1], &r);
+        conform_bwd_path = 4;
         run_case(&smalls[1], &r);
         conform_bwd_path = 3; /* rounded-up head sizes on the three passes, a packed batch */
         static const conform_case padded_small = {BF, G, MILD, 1, 100, 1, 96, 48, 1, 1, 0, 2};
@@ -258,11 +263,13 @@ int main(void)
         for (size_t i = 0; i < sizeof cores / sizeof cores[0]; i++) run_case(&cores[i], &r);
         conform_bwd_path = 2;
         for (size_t i = 0; i < sizeof mma / sizeof mma[0]; i++) run_case(&mma[i], &r);
+        conform_bwd_path = 4; /* one stage of tiles, as on smaller blocks */
+        for (size_t i = 0; i < sizeof mma / sizeof mma[0]; i++) run_case(&mma[i], &r);
         conform_bwd_path = 0;
         for (int nseg = 2; nseg <= 5; nseg += 3) {
             conform_bwd_nseg = nseg;
             for (size_t i = 0; i < sizeof splits / sizeof splits[0]; i++) run_case(&splits[i], &r);
-            conform_bwd_path = 2;
+            conform_bwd_path = nseg == 2 ? 2 : 4;
             for (size_t i = 0; i < sizeof splits / sizeof splits[0]; i++) run_case(&splits[i], &r);
             conform_bwd_path = 0;
         }

@@ -40,7 +40,7 @@ static void usage(FILE *f)
             "                  [--tf32]  (CUDA, f32: products in TF32 alone, SGLA_FLAG_ALLOW_TF32)\n"
             "                  [--backward]  (also time sgla_backward: dq, dk, dv, dg or dg_gamma)\n"
             "                  [--no-gate-grad]  (the backward without dg or dg_gamma: a gate that is not learned)\n"
-            "                  [--bwd-path 0-3]  (CUDA: the backward's path forced, with --split as its split)\n"
+            "                  [--bwd-path 0-4]  (CUDA: the backward's path forced, with --split as its split)\n"
             "                  [--format table|csv|json] [--varlen N | --varlen L1,L2,...] [--pool]\n"
             "\n"
             "Times one forward per shape (median of --iters runs after --warmup runs) and prints\n"
@@ -617,9 +617,9 @@ int sgla_cmd_bench(int argc, char **argv)
         } else if (!strcmp(s, "--bwd-path")) {
             int64_t x;
             if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_i64("bench", s, val, &x)) return 2;
-            if (x < 0 || x > 3) {
-                fprintf(stderr, "sgla bench: --bwd-path: %lld is not 0 (usual), 1 (CUDA cores), 2 (mma.sync) or 3 "
-                        "(three passes)\n", (long long)x);
+            if (x < 0 || x > 4) {
+                fprintf(stderr, "sgla bench: --bwd-path: %lld is not 0 (usual), 1 (CUDA cores), 2 (mma.sync), 3 "
+                        "(three passes) or 4 (mma.sync, one stage)\n", (long long)x);
                 return 2;
             }
             a.bwd_path = (int)x;

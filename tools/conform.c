@@ -508,7 +508,8 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
         label(x, be, NULL, &tmp);
         if ((conform_bwd_path || conform_bwd_nseg) && be == SGLA_BACKEND_CUDA)
             snprintf(res->label, sizeof res->label, "backward (%s path, split %d) %.140s",
-                     conform_bwd_path == 1 ? "CUDA-core" : conform_bwd_path == 2 ? "mma.sync" : conform_bwd_path == 3 ? "three-pass" : "usual",
+                     conform_bwd_path == 1 ? "CUDA-core" : conform_bwd_path == 2 ? "mma.sync" : conform_bwd_path == 3 ? "three-pass"
+                     : conform_bwd_path == 4 ? "mma.sync one-stage" : "usual",
                      conform_bwd_nseg, tmp.label);
         else
             snprintf(res->label, sizeof res->label, "backward %.170s", tmp.label);

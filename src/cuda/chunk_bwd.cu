@@ -401,7 +401,7 @@ sgla_status sgla_bwd_launch(const sgla_bparams *p, sgla_dtype dt, int64_t blocks
     cudaError_t e;
     sgla_status rc;
     if (!p->ws_states) { /* the tensor-core path: no block table, no stored states */
-        if ((rc = sgla_bwd_tc_launch(p, dt, st)) != SGLA_OK) return rc;
+        if ((rc = sgla_bwd_tc_launch(p, dt, p->tc_nst, st)) != SGLA_OK) return rc;
     } else {
         if (p->cu) {
             chunk_base_kernel<<<1, NTHREADS, 0, st>>>(p->cu, p->N, p->T, p->base);

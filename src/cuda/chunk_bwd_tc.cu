@@ -38,25 +38,29 @@
 
 namespace {
 
-/* what both sweeps keep in shared memory */
-template <class Sh> struct BwdCommon {
-    uint16_t q[2][64 * Sh::LK], k[2][64 * Sh::LK]; /* two stages: chunk c and the next one */
-    uint16_t v[2][64 * Sh::LV], o[2][64 * Sh::LV]; /* o: the output gradient dO */
-    uint16_t S[Sh::KD * Sh::LV];                   /* 16-bit copy of the state (dS in the reverse sweep) */
-    float b[2][64];                                /* log2 b of each stage's chunk */
-    float e[2][2][64];                             /* e (forward) or u (reverse): [stage][half][row] */
+/* what both sweeps keep in shared memory: NST stages of q, k, v, dO, 2 (chunk c and the next one, loaded
+ * while c is computed) where a block's shared memory holds them, else 1 (each tile loaded once its last
+ * reader is done: K = V = 128 on an sm_80 block, K = V = 64 on 99 KB) */
+template <class Sh, int NST> struct BwdCommon {
+    uint16_t q[NST][64 * Sh::LK], k[NST][64 * Sh::LK];
+    uint16_t v[NST][64 * Sh::LV], o[NST][64 * Sh::LV]; /* o: the output gradient dO */
+    uint16_t S[Sh::KD * Sh::LV];                       /* 16-bit copy of the state (dS in the reverse sweep) */
+    float b[2][64];                                    /* log2 b of chunk c and of the next one */
+    float e[2][2][64];                                 /* e (forward) or u (reverse): [c & 1][half][row] */
     float box[64];
     float red[NTH / 32];
 };
-template <class Sh> struct FwdSmem : BwdCommon<Sh> {
+template <class Sh, int NST> struct FwdSmem : BwdCommon<Sh, NST> {
     uint16_t stg[8][16 * (Sh::KH + 8)]; /* per warp: its dq rows, for 16-byte stores */
 };
-template <class Sh> struct RevSmem : BwdCommon<Sh> {
+template <class Sh, int NST> struct RevSmem : BwdCommon<Sh, NST> {
     uint16_t Sin[Sh::KD * Sh::LV]; /* S_c stored by the forward sweep (dg only) */
     float M[64][65];               /* A ⊙ dP, rows key j, columns query i (dg only) */
 };
-static_assert(sizeof(FwdSmem<MmaShape<128, 128>>) <= 227 * 1024, "the forward sweep fits an SM");
-static_assert(sizeof(RevSmem<MmaShape<128, 128>>) <= 227 * 1024, "the reverse sweep fits an SM");
+static_assert(sizeof(FwdSmem<MmaShape<128, 128>, 2>) <= 227 * 1024, "the forward sweep fits an SM");
+static_assert(sizeof(RevSmem<MmaShape<128, 128>, 2>) <= 227 * 1024, "the reverse sweep fits an SM");
+static_assert(sizeof(RevSmem<MmaShape<128, 128>, 1>) <= 163 * 1024, "one stage fits an sm_80 block");
+static_assert(sizeof(RevSmem<MmaShape<64, 64>, 1>) <= 99 * 1024, "one stage at K = V = 64 fits an sm_86 block");
 
 /* ---- the work of one block ------------------------------------------------------------ */
 
@@ -95,9 +99,9 @@ __device__ __forceinline__ const uint16_t *state_slot(const sgla_bparams &p, con
 
 /* q, k, v, dO of chunk c into stage s (rows past the chunk are zeros) */
 enum { LD_Q = 1, LD_K = 2, LD_V = 4, LD_O = 8, LD_ALL = 15 };
-template <class Sh, int WHICH = LD_ALL>
-__device__ __forceinline__ void load_chunk(const sgla_bparams &p, const BwdWork &w, BwdCommon<Sh> &sm, int c, int s,
-                                           int tid)
+template <class Sh, int NST, int WHICH = LD_ALL>
+__device__ __forceinline__ void load_chunk(const sgla_bparams &p, const BwdWork &w, BwdCommon<Sh, NST> &sm, int c,
+                                           int s, int tid)
 {
     const int L = chunk_rows(w.len, c);
     const int64_t r0 = w.row0 + (int64_t)c * 64 * p.H; /* row index of the chunk's first token */
@@ -135,10 +139,11 @@ __device__ __forceinline__ void gate_scan(const sgla_bparams &p, const BwdWork &
 
 /* ---- the forward sweep: dq, the e part of dg, S_c for X_c -------------------------------- */
 
-template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep_fwd(const sgla_bparams p)
+template <class E, class Sh, int NST>
+__global__ void __launch_bounds__(NTH, 1) bwd_sweep_fwd(const sgla_bparams p)
 {
     extern __shared__ __align__(128) unsigned char smraw[];
-    FwdSmem<Sh> &sm = *reinterpret_cast<FwdSmem<Sh> *>(smraw);
+    FwdSmem<Sh, NST> &sm = *reinterpret_cast<FwdSmem<Sh, NST> *>(smraw);
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     BwdWork w;
@@ -150,7 +155,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
     const float *S0 = p.nseg > 1 ? p.seg_S + ((int64_t)w.seg * p.N * p.H + w.nh) * kv : p.h0 ? p.h0 + w.nh * kv : 0;
     state_load<Sh>(S, S0, p.V, m, hf, gid, tig);
     state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
-    load_chunk<Sh>(p, w, sm, 0, 0, tid);
+    load_chunk<Sh, NST>(p, w, sm, 0, 0, tid);
     float g0, g1;
     if (warp == 0) {
         gate_load(p, w, 0, lane, g0, g1);
@@ -160,10 +165,10 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
     uint16_t *dq = (uint16_t *)p.dq;
     const int64_t rsq = p.H * Sh::KD;
     for (int c = 0; c < w.nc; c++) {
-        const int s = c & 1, L = chunk_rows(w.len, c);
+        const int s = c & 1, L = chunk_rows(w.len, c), t = NST == 2 ? s : 0; /* t: the tiles' stage */
         sgla_cp_async_wait0();
         __syncthreads(); /* chunk c's tiles, its b, S_c's copy and chunk c - 1's e are complete */
-        if (c + 1 < w.nc) load_chunk<Sh>(p, w, sm, c + 1, s ^ 1, tid);
+        if (NST == 2 && c + 1 < w.nc) load_chunk<Sh, NST>(p, w, sm, c + 1, t ^ 1, tid);
         if (warp == 0) gate_load(p, w, c + 1, lane, g0, g1);
         if (need_dg) { /* S_c for the reverse sweep's X_c, [K][V] */
             uint16_t *dst = (uint16_t *)state_slot(p, w, c);
@@ -187,8 +192,8 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
         }
         const float *bb = sm.b[s];
         const float bC = bb[63];
-        const uint32_t qs = sgla_smem_u32(sm.q[s]), ks = sgla_smem_u32(sm.k[s]);
-        const uint32_t vs = sgla_smem_u32(sm.v[s]), os = sgla_smem_u32(sm.o[s]), Ss = sgla_smem_u32(sm.S);
+        const uint32_t qs = sgla_smem_u32(sm.q[t]), ks = sgla_smem_u32(sm.k[t]);
+        const uint32_t vs = sgla_smem_u32(sm.v[t]), os = sgla_smem_u32(sm.o[t]), Ss = sgla_smem_u32(sm.S);
 
         /* dO S^T (16 rows x this half's K/2 columns) and dP = dO V^T (16 x 64; tiles past the diagonal skipped) */
         float acc[Sh::KH / 8][4], sc[8][4];
@@ -217,7 +222,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
         const int i0 = 16 * m + gid, i1 = i0 + 8;
         { /* the state part times rs; e = q . (state part) */
             float e0, e1;
-            rows_scale_dot<E, Sh::KH / 8>(acc, sgla_exp2(bb[i0]) * scale, sgla_exp2(bb[i1]) * scale, sm.q[s], Sh::LK,
+            rows_scale_dot<E, Sh::KH / 8>(acc, sgla_exp2(bb[i0]) * scale, sgla_exp2(bb[i1]) * scale, sm.q[t], Sh::LK,
                                           i0, Sh::KH * hf, tig, need_dg, e0, e1);
             if (need_dg && tig == 0) sm.e[s][hf][i0] = e0, sm.e[s][hf][i1] = e1;
         }
@@ -243,10 +248,15 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
         /* S_{c+1} = exp(b_L) S_c + (K ⊙ w)^T V, w_j = exp(b_L - b_j) */
         {
             float *wt = sm.box; /* free in the forward sweep: the weights of this chunk */
-            __syncthreads();    /* every warp is done with S_c's copy (and with box of the last chunk) */
+            __syncthreads();    /* every warp is done with S_c's copy (and with box of the last chunk), q and dO */
+            if (NST == 1) load_chunk<Sh, NST, LD_Q | LD_O>(p, w, sm, c + 1, 0, tid);
             if (tid < 64) wt[tid] = sgla_exp2(bC - bb[tid]);
             __syncthreads();
             state_update<E, Sh>(S, bC, 0.f, wt, ks, vs, m, hf, tig, lane);
+            if (NST == 1) {
+                __syncthreads(); /* every warp is done with k and v */
+                load_chunk<Sh, NST, LD_K | LD_V>(p, w, sm, c + 1, 0, tid);
+            }
             state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
         }
         if (warp == 0) gate_scan(p, w, c + 1, g0, g1, sm.b[s ^ 1], lane);
@@ -269,10 +279,11 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
 
 /* ---- the reverse sweep: dk, dv, dg, dh0 ------------------------------------------------- */
 
-template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep_rev(const sgla_bparams p)
+template <class E, class Sh, int NST>
+__global__ void __launch_bounds__(NTH, 1) bwd_sweep_rev(const sgla_bparams p)
 {
     extern __shared__ __align__(128) unsigned char smraw[];
-    RevSmem<Sh> &sm = *reinterpret_cast<RevSmem<Sh> *>(smraw);
+    RevSmem<Sh, NST> &sm = *reinterpret_cast<RevSmem<Sh, NST> *>(smraw);
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     BwdWork w;
@@ -285,7 +296,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
     state_load<Sh>(dS, dS0, p.V, m, hf, gid, tig);
     if (w.nc > 0) {
         state_store16<E, Sh>(dS, sm.S, m, hf, gid, tig);
-        load_chunk<Sh>(p, w, sm, w.nc - 1, 0, tid);
+        load_chunk<Sh, NST>(p, w, sm, w.nc - 1, 0, tid);
     }
     float g0, g1;
     if (warp == 0) {
@@ -295,7 +306,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
     const float scale = p.scale;
     uint16_t *dk = (uint16_t *)p.dk, *dv = (uint16_t *)p.dv;
     for (int it = 0; it < w.nc; it++) {
-        const int c = w.nc - 1 - it, s = it & 1, L = chunk_rows(w.len, c);
+        const int c = w.nc - 1 - it, s = it & 1, L = chunk_rows(w.len, c), t = NST == 2 ? s : 0; /* t: tiles */
         sgla_cp_async_wait0();
         __syncthreads(); /* chunk c's tiles, b, dS_c's copy are complete; the last chunk's dg is out */
         if (need_dg) { /* S_c, for X_c = exp(b_L) <dS_c, S_c> */
@@ -307,7 +318,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
             }
             sgla_cp_async_commit();
         }
-        if (c > 0) load_chunk<Sh>(p, w, sm, c - 1, s ^ 1, tid);
+        if (NST == 2 && c > 0) load_chunk<Sh, NST>(p, w, sm, c - 1, t ^ 1, tid);
         if (warp == 0) gate_load(p, w, c - 1, lane, g0, g1);
         float ea0 = 0.f, ea1 = 0.f; /* the dg warp: the forward sweep's e suffix sums of this chunk */
         if (warp == 1 && need_dg) {
@@ -317,8 +328,8 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
         }
         const float *bb = sm.b[s];
         const float bC = bb[63];
-        const uint32_t qs = sgla_smem_u32(sm.q[s]), ks = sgla_smem_u32(sm.k[s]);
-        const uint32_t vs = sgla_smem_u32(sm.v[s]), os = sgla_smem_u32(sm.o[s]), Ss = sgla_smem_u32(sm.S);
+        const uint32_t qs = sgla_smem_u32(sm.q[t]), ks = sgla_smem_u32(sm.k[t]);
+        const uint32_t vs = sgla_smem_u32(sm.v[t]), os = sgla_smem_u32(sm.o[t]), Ss = sgla_smem_u32(sm.S);
         const int j0 = 16 * m + gid, j1 = j0 + 8;
 
         /* scores, rows = keys j of this warp, columns = queries i >= j:
@@ -423,7 +434,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
                     }
                 }
                 float u0, u1;
-                rows_scale_dot<E, Sh::KD / 8>(acc, w0, w1, sm.k[s], Sh::LK, j0, 0, tig, need_dg, u0, u1);
+                rows_scale_dot<E, Sh::KD / 8>(acc, w0, w1, sm.k[t], Sh::LK, j0, 0, tig, need_dg, u0, u1);
                 if (need_dg && tig == 0) sm.e[s][0][j0] = u0, sm.e[s][0][j1] = u1;
 #pragma unroll
                 for (int kk = 0; kk < 4; kk++)
@@ -450,7 +461,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
                     }
                 }
                 float unused0, unused1;
-                rows_scale_dot<E, Sh::VD / 8>(acc, w0, w1, sm.k[s], Sh::LK, j0, 0, tig, false, unused0, unused1);
+                rows_scale_dot<E, Sh::VD / 8>(acc, w0, w1, sm.k[t], Sh::LK, j0, 0, tig, false, unused0, unused1);
 #pragma unroll
                 for (int kk = 0; kk < 4; kk++)
                     if (kk >= m)
@@ -466,7 +477,7 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
             }
         }
         if (need_dg) { /* this warp's part of <dS_c, S_c> */
-            if (c > 0) sgla_cp_async_wait1();
+            if (NST == 2 && c > 0) sgla_cp_async_wait1(); /* the next chunk's tiles may stay in flight */
             else sgla_cp_async_wait0();
             __syncthreads(); /* every thread's copies of S_c have landed */
             float part = 0.f;
@@ -493,8 +504,13 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
          * same way every chunk (the drift of docs/numerics.md §7) */
         float *rs = sm.e[s][1]; /* free in the reverse sweep: this chunk's weights */
         if (tid < 64) rs[tid] = sgla_exp2(bb[tid] - bb[0]) * scale;
-        __syncthreads(); /* rs is complete; every warp is done with dS_c's copy; u and box are complete */
+        __syncthreads(); /* rs is complete; every warp is done with dS_c's copy, k and v; u and box are complete */
+        if (NST == 1 && c > 0) load_chunk<Sh, NST, LD_K | LD_V>(p, w, sm, c - 1, 0, tid);
         state_update<E, Sh>(dS, bC - bb[0], bb[0], rs, qs, os, m, hf, tig, lane);
+        if (NST == 1 && c > 0) {
+            __syncthreads(); /* every warp is done with q and dO */
+            load_chunk<Sh, NST, LD_Q | LD_O>(p, w, sm, c - 1, 0, tid);
+        }
         if (c > 0) state_store16<E, Sh>(dS, sm.S, m, hf, gid, tig);
         if (warp == 1 && need_dg) {
             /* dg_r = X_c + sum_{j<r} u_j + (e suffix)_r + box_r, X_c = exp(b_L) <dS_c, S_c> from red */
@@ -518,10 +534,11 @@ template <class E, class Sh> __global__ void __launch_bounds__(NTH, 1) bwd_sweep
 /* REV = 0: S over the segment's chunks in order (k, v), for every segment but the last;
  * REV = 1: dS over them in reverse (q, dO), for every segment but the first: the gradient
  * of the state entering the segment from its own tokens.  The same updates as the sweeps. */
-template <class E, class Sh, int REV> __global__ void __launch_bounds__(NTH, 1) bwd_seg_states(const sgla_bparams p)
+template <class E, class Sh, int NST, int REV>
+__global__ void __launch_bounds__(NTH, 1) bwd_seg_states(const sgla_bparams p)
 {
     extern __shared__ __align__(128) unsigned char smraw[];
-    BwdCommon<Sh> &sm = *reinterpret_cast<BwdCommon<Sh> *>(smraw);
+    BwdCommon<Sh, NST> &sm = *reinterpret_cast<BwdCommon<Sh, NST> *>(smraw);
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     BwdWork w;
@@ -530,7 +547,7 @@ template <class E, class Sh, int REV> __global__ void __launch_bounds__(NTH, 1) 
     constexpr int WHICH = REV ? LD_Q | LD_O : LD_K | LD_V;
     float S[Sh::MS][Sh::NS][4];
     state_load<Sh>(S, (const float *)0, p.V, m, hf, gid, tig);
-    load_chunk<Sh, WHICH>(p, w, sm, REV ? w.nc - 1 : 0, 0, tid);
+    load_chunk<Sh, NST, WHICH>(p, w, sm, REV ? w.nc - 1 : 0, 0, tid);
     float g0, g1;
     if (warp == 0) {
         gate_load(p, w, REV ? w.nc - 1 : 0, lane, g0, g1);
@@ -538,10 +555,10 @@ template <class E, class Sh, int REV> __global__ void __launch_bounds__(NTH, 1) 
     }
     float ld = 0.f; /* the segment's total log2 decay (written by one pass per segment, below) */
     for (int it = 0; it < w.nc; it++) {
-        const int c = REV ? w.nc - 1 - it : it, s = it & 1, cn = REV ? c - 1 : c + 1;
+        const int c = REV ? w.nc - 1 - it : it, s = it & 1, cn = REV ? c - 1 : c + 1, t = NST == 2 ? s : 0;
         sgla_cp_async_wait0();
         __syncthreads(); /* chunk c's tiles and b are complete; every warp is done with chunk c - 1's */
-        if (it + 1 < w.nc) load_chunk<Sh, WHICH>(p, w, sm, cn, s ^ 1, tid);
+        if (NST == 2 && it + 1 < w.nc) load_chunk<Sh, NST, WHICH>(p, w, sm, cn, t ^ 1, tid);
         if (warp == 0) gate_load(p, w, it + 1 < w.nc ? cn : -1, lane, g0, g1);
         const float *bb = sm.b[s];
         const float bC = bb[63];
@@ -549,10 +566,14 @@ template <class E, class Sh, int REV> __global__ void __launch_bounds__(NTH, 1) 
         if (tid < 64) wt[tid] = REV ? sgla_exp2(bb[tid] - bb[0]) * p.scale : sgla_exp2(bC - bb[tid]);
         __syncthreads();
         if (REV)
-            state_update<E, Sh>(S, bC - bb[0], bb[0], wt, sgla_smem_u32(sm.q[s]), sgla_smem_u32(sm.o[s]), m, hf, tig,
+            state_update<E, Sh>(S, bC - bb[0], bb[0], wt, sgla_smem_u32(sm.q[t]), sgla_smem_u32(sm.o[t]), m, hf, tig,
                                 lane);
         else
-            state_update<E, Sh>(S, bC, 0.f, wt, sgla_smem_u32(sm.k[s]), sgla_smem_u32(sm.v[s]), m, hf, tig, lane);
+            state_update<E, Sh>(S, bC, 0.f, wt, sgla_smem_u32(sm.k[t]), sgla_smem_u32(sm.v[t]), m, hf, tig, lane);
+        if (NST == 1 && it + 1 < w.nc) {
+            __syncthreads(); /* every warp is done with the tiles */
+            load_chunk<Sh, NST, WHICH>(p, w, sm, cn, 0, tid);
+        }
         ld += bC;
         if (warp == 0 && it + 1 < w.nc) gate_scan(p, w, cn, g0, g1, sm.b[s ^ 1], lane);
     }
@@ -571,34 +592,39 @@ struct Inst {
     unsigned smem_fwd, smem_rev, smem_seg;
 };
 
-template <class E, int KD, int VD> constexpr Inst inst(void)
+template <class E, int KD, int VD, int NST> constexpr Inst inst(void)
 {
     using Sh = MmaShape<KD, VD>;
-    return {bwd_sweep_fwd<E, Sh>,         bwd_sweep_rev<E, Sh>,          bwd_seg_states<E, Sh, 0>,
-            bwd_seg_states<E, Sh, 1>,     (unsigned)sizeof(FwdSmem<Sh>), (unsigned)sizeof(RevSmem<Sh>),
-            (unsigned)sizeof(BwdCommon<Sh>)};
+    return {bwd_sweep_fwd<E, Sh, NST>,         bwd_sweep_rev<E, Sh, NST>,          bwd_seg_states<E, Sh, NST, 0>,
+            bwd_seg_states<E, Sh, NST, 1>,     (unsigned)sizeof(FwdSmem<Sh, NST>), (unsigned)sizeof(RevSmem<Sh, NST>),
+            (unsigned)sizeof(BwdCommon<Sh, NST>)};
 }
 
-/* [bf16, f16][K = 64, 128][V = 64, 128] */
-const Inst insts[2][2][2] = {
-    {{inst<ElemBf16, 64, 64>(), inst<ElemBf16, 64, 128>()}, {inst<ElemBf16, 128, 64>(), inst<ElemBf16, 128, 128>()}},
-    {{inst<ElemF16, 64, 64>(), inst<ElemF16, 64, 128>()}, {inst<ElemF16, 128, 64>(), inst<ElemF16, 128, 128>()}},
+/* per input type: [K = 64, 128][V = 64, 128][one stage, two] */
+struct InstRow {
+    Inst x[2][2][2];
 };
+template <class E> constexpr InstRow inst_row(void)
+{
+    return {{{{inst<E, 64, 64, 1>(), inst<E, 64, 64, 2>()}, {inst<E, 64, 128, 1>(), inst<E, 64, 128, 2>()}},
+             {{inst<E, 128, 64, 1>(), inst<E, 128, 64, 2>()}, {inst<E, 128, 128, 1>(), inst<E, 128, 128, 2>()}}}};
+}
+const InstRow insts[2] = {inst_row<ElemBf16>(), inst_row<ElemF16>()}; /* [bf16, f16] */
 
-const Inst *inst_of(sgla_dtype dt, int64_t K, int64_t V)
+const Inst *inst_of(sgla_dtype dt, int64_t K, int64_t V, int nst)
 {
     if (dt != SGLA_BF16 && dt != SGLA_F16) return NULL;
-    if ((K != 64 && K != 128) || (V != 64 && V != 128)) return NULL;
-    return &insts[dt == SGLA_BF16 ? 0 : 1][K == 128][V == 128];
+    if ((K != 64 && K != 128) || (V != 64 && V != 128) || nst < 1 || nst > 2) return NULL;
+    return &insts[dt == SGLA_BF16 ? 0 : 1].x[K == 128][V == 128][nst - 1];
 }
 
 } /* namespace */
 
-int sgla_bwd_tc_supported(sgla_dtype dt, int64_t K, int64_t V) { return inst_of(dt, K, V) != NULL; }
+int sgla_bwd_tc_supported(sgla_dtype dt, int64_t K, int64_t V) { return inst_of(dt, K, V, 2) != NULL; }
 
-size_t sgla_bwd_tc_smem(sgla_dtype dt, int64_t K, int64_t V)
+size_t sgla_bwd_tc_smem(sgla_dtype dt, int64_t K, int64_t V, int nst)
 {
-    const Inst *x = inst_of(dt, K, V);
+    const Inst *x = inst_of(dt, K, V, nst);
     if (!x) return 0;
     unsigned m = x->smem_fwd > x->smem_rev ? x->smem_fwd : x->smem_rev;
     return m > x->smem_seg ? m : x->smem_seg;
@@ -611,26 +637,27 @@ cudaError_t sgla_bwd_tc_setup(int optin)
     cudaError_t e = cudaSuccess;
     for (int t = 0; t < 2; t++)
         for (int a = 0; a < 2; a++)
-            for (int b = 0; b < 2; b++) {
-                const Inst &x = insts[t][a][b];
-                if (sgla_bwd_tc_smem(t ? SGLA_F16 : SGLA_BF16, a ? 128 : 64, b ? 128 : 64) > (size_t)optin)
-                    continue; /* refused per call (sgla_bwd_tc_smem) */
-                if ((e = cudaFuncSetAttribute((const void *)x.fwd, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int)x.smem_fwd)) != cudaSuccess ||
-                    (e = cudaFuncSetAttribute((const void *)x.rev, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int)x.smem_rev)) != cudaSuccess ||
-                    (e = cudaFuncSetAttribute((const void *)x.seg_fwd, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int)x.smem_seg)) != cudaSuccess ||
-                    (e = cudaFuncSetAttribute((const void *)x.seg_rev, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int)x.smem_seg)) != cudaSuccess)
-                    return e;
-            }
+            for (int b = 0; b < 2; b++)
+                for (int n = 0; n < 2; n++) {
+                    const Inst &x = insts[t].x[a][b][n];
+                    if (sgla_bwd_tc_smem(t ? SGLA_F16 : SGLA_BF16, a ? 128 : 64, b ? 128 : 64, n + 1) > (size_t)optin)
+                        continue; /* refused per call (sgla_bwd_tc_smem) */
+                    if ((e = cudaFuncSetAttribute((const void *)x.fwd, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)x.smem_fwd)) != cudaSuccess ||
+                        (e = cudaFuncSetAttribute((const void *)x.rev, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)x.smem_rev)) != cudaSuccess ||
+                        (e = cudaFuncSetAttribute((const void *)x.seg_fwd, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)x.smem_seg)) != cudaSuccess ||
+                        (e = cudaFuncSetAttribute((const void *)x.seg_rev, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)x.smem_seg)) != cudaSuccess)
+                        return e;
+                }
     return e;
 }
 
-sgla_status sgla_bwd_tc_launch(const sgla_bparams *p, sgla_dtype dt, cudaStream_t st)
+sgla_status sgla_bwd_tc_launch(const sgla_bparams *p, sgla_dtype dt, int nst, cudaStream_t st)
 {
-    const Inst *x = inst_of(dt, p->K, p->V);
+    const Inst *x = inst_of(dt, p->K, p->V, nst);
     if (!x) return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "tensor-core backward: dtype or K = %lld, V = %lld",
                              (long long)p->K, (long long)p->V);
     const unsigned blocks = (unsigned)(p->N * p->H * p->nseg);

@@ -115,7 +115,7 @@ static void find_facts(int dev, device_facts *f)
     f->tf32_fwd = sgla_fwd_tf32_setup(optin) == cudaSuccess;
     (void)sgla_pool_setup(optin, &f->pool_wide); /* the carveout is a preference: the pool runs without it */
     /* the backward's kernels where some shape fits; each call checks its own (bwd_plan_of) */
-    f->bwd_tc = (int)sgla_bwd_tc_smem(SGLA_BF16, 64, 64) <= optin && sgla_bwd_tc_setup(optin) == cudaSuccess;
+    f->bwd_tc = (int)sgla_bwd_tc_smem(SGLA_BF16, 64, 64, 1) <= optin && sgla_bwd_tc_setup(optin) == cudaSuccess;
     size_t bsm = sgla_bwd_grads_smem(256, 256); /* the CUDA-core backward at its largest (K = V = 256) */
     if (bsm > (size_t)optin) bsm = (size_t)optin;
     f->bwd_cc = sgla_bwd_grads_smem(64, 64) <= bsm;
@@ -1067,7 +1067,7 @@ static int bwd_auto_segments(const sgla_forward_desc *d, const device_facts *f)
 
 static int aligned16(const void *p) { return p == NULL || ((uintptr_t)p & 15) == 0; }
 
-/* force: 0 the usual path, 1 CUDA cores, 2 tensor cores (refused where it cannot serve);
+/* force: 0 the usual path, 1 CUDA cores, 2 tensor cores, 4 tensor cores with one stage (refused where it cannot serve);
  * force_nseg: 0 the usual split, 1 none, n segments (tensor cores, no cu_seqlens) */
 static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, int force_nseg, bwd_plan *pl)
 {
@@ -1089,13 +1089,15 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, int force
     char why[192];
     const device_facts *f = current_device(why, sizeof why);
     if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
+    /* the tensor cores' stages: two where a block holds them, else one (forced: path 4) */
+    const int nst = force == 4 || (int)sgla_bwd_tc_smem(d->dtype, d->K, d->V, 2) > f->optin ? 1 : 2;
     const int tc_ok = f->bwd_tc && sgla_bwd_tc_supported(d->dtype, d->K, d->V) &&
-                      (int)sgla_bwd_tc_smem(d->dtype, d->K, d->V) <= f->optin && aligned16(d->q) && aligned16(d->k) &&
+                      (int)sgla_bwd_tc_smem(d->dtype, d->K, d->V, nst) <= f->optin && aligned16(d->q) && aligned16(d->k) &&
                       aligned16(d->v) && aligned16(b->dout) && aligned16(b->dq) && aligned16(b->dk) &&
                       aligned16(b->dv) && is_aligned(d->h0, 8) && is_aligned(b->dht, 8) && is_aligned(b->dh0, 8);
-    if (force == 2 && !tc_ok)
+    if ((force == 2 || force == 4) && !tc_ok)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the tensor-core backward cannot serve this call");
-    pl->tc = force == 1 ? 0 : tc_ok;
+    pl->tc = force == 1 || !tc_ok ? 0 : nst;
     if (!pl->tc && !(f->bwd_cc && (int)sgla_bwd_grads_smem(d->K, d->V) <= f->optin))
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backward: neither path fits this device's shared memory "
                          "(compute capability %d.%d, %d bytes a block) for K = %lld, V = %lld", f->cc / 10, f->cc % 10,
@@ -1424,6 +1426,7 @@ static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force, int
     p.scale = d->scale;
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
     p.nseg = pl.nseg;
+    p.tc_nst = pl.tc;
     if (pl.tc) {
         p.ws_S = ws + pl.off_S;
         if (pl.nseg > 1) {
@@ -1601,7 +1604,7 @@ static sgla_status forced_backward_desc(const sgla_backward_desc *user, int path
                                         sgla_forward_desc *fwd)
 {
     sgla_clear_error();
-    if (path < 0 || path > 3) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward path %d", path);
+    if (path < 0 || path > 4) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward path %d", path);
     if (nseg < 0 || nseg > 64) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward segments %d", nseg);
     sgla_status st = sgla_backward_desc_read(user, bd, fwd);
     return st == SGLA_OK ? sgla_check_backward(bd, 0) : st;

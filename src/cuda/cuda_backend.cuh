@@ -72,6 +72,7 @@ typedef struct sgla_bparams {
     int nseg;
     int64_t seg_len;
     float *seg_S, *seg_dS, *seg_ld;    /* [nseg][N*H][K][V], the same, [nseg][N*H] */
+    int tc_nst;                        /* tensor-core path: its stages of q, k, v, dO (2, or 1 on smaller blocks) */
 } sgla_bparams;
 
 /* The backward works in blocks of this many tokens; how many blocks a call has at most. */
@@ -109,8 +110,8 @@ sgla_status sgla_dg3_launch(const sgla_dg3params *p, cudaStream_t st);
 int sgla_bwd_tc_supported(sgla_dtype dt, int64_t K, int64_t V);
 int64_t sgla_bwd_tc_slots(int64_t B, int64_t T, int64_t N);
 /* a block's shared memory at its largest for (dt, K, V); 0 where no instance serves it */
-size_t sgla_bwd_tc_smem(sgla_dtype dt, int64_t K, int64_t V);
+size_t sgla_bwd_tc_smem(sgla_dtype dt, int64_t K, int64_t V, int nst); /* nst stages of q, k, v, dO: 2 or 1 */
 cudaError_t sgla_bwd_tc_setup(int optin); /* the shared-memory opt-in of every instance that fits optin bytes */
-sgla_status sgla_bwd_tc_launch(const sgla_bparams *p, sgla_dtype dt, cudaStream_t st);
+sgla_status sgla_bwd_tc_launch(const sgla_bparams *p, sgla_dtype dt, int nst, cudaStream_t st);
 
 #endif

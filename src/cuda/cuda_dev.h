@@ -50,7 +50,8 @@ sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *d, const sgla_cuda
 
 /* sgla_backward(b, SGLA_BACKEND_CUDA) on a chosen path: 0 the usual one, 1
  * the CUDA-core kernels, 2 the mma.sync tensor-core kernels, 3 the three
- * passes of the chunked forward kernel (Hopper) (SGLA_ERR_INVALID_ARGUMENT
+ * passes of the chunked forward kernel (Hopper), 4 the mma.sync kernels with
+ * one stage of tiles (as on smaller blocks) (SGLA_ERR_INVALID_ARGUMENT
  * where they cannot serve b: dtype, K, V or alignment); nseg 0 the usual
  * sequence split, 1 none, up to 64 segments (paths 2 and 3 without
  * cu_seqlens; fewer when T is short; path 3 splits each pass in nseg).  A forced plan's workspace can differ

@@ -8,6 +8,8 @@
 
 #include <cuda_runtime.h>
 
+#include "cuda/cuda_dev.h"
+
 #define CK(call)                                                                                                     \
     do {                                                                                                             \
         cudaError_t e_ = (call);                                                                                     \
@@ -16,5 +18,20 @@
             exit(2);                                                                                                 \
         }                                                                                                            \
     } while (0)
+
+/* The GPUs users own whose facts the tests emulate on this one (sgla_cuda_dev_emulate): compute
+ * capability 8.9 with 99 KB a block (RTX 4090, L40S; sm_86 alike), 8.0 with 163 KB (A100) */
+typedef struct gpu_emulated {
+    int cc, optin;
+} gpu_emulated;
+static const gpu_emulated GPU_EMULATED[] = {{89, 101376}, {80, 166912}};
+#define GPU_NUM_EMULATED ((int)(sizeof GPU_EMULATED / sizeof GPU_EMULATED[0]))
+
+/* from now on the facts of g (its line printed), or the device's own (g NULL) */
+static inline void gpu_emulate(const gpu_emulated *g)
+{
+    sgla_cuda_dev_emulate(g ? g->cc : 0, g ? g->optin : 0);
+    if (g) printf("-- as compute capability %d.%d, %d bytes of shared memory a block\n", g->cc / 10, g->cc % 10, g->optin);
+}
 
 #endif

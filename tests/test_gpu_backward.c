@@ -116,9 +116,6 @@ static void repeats_workspace_graph(tu_rng *r)
  * there); K = V = 256 fits neither: refused with its reason. */
 static void emulated_gpus(tu_rng *r, int small)
 {
-    static const struct {
-        int cc, optin;
-    } gpus[] = {{89, 101376}, {80, 166912}};
     static const conform_case cases[] = {
         {SGLA_BF16, CONFORM_GATE_G, CONFORM_MILD, 1, 200, 2, 128, 128, 1, 1, 0, 0},
         {SGLA_F16, CONFORM_GATE_GAMMA, CONFORM_MILD, 1, 150, 2, 64, 64, 1, 1, 0, 2},
@@ -126,10 +123,9 @@ static void emulated_gpus(tu_rng *r, int small)
         {SGLA_F32, CONFORM_GATE_G, CONFORM_MILD, 1, 100, 2, 64, 96, 1, 1, 0, 0},
     };
     const int ncases = small ? 2 : (int)(sizeof cases / sizeof cases[0]);
-    for (size_t gi = 0; gi < sizeof gpus / sizeof gpus[0]; gi++) {
-        sgla_cuda_dev_emulate(gpus[gi].cc, gpus[gi].optin);
-        printf("-- as compute capability %d.%d, %d bytes of shared memory a block\n", gpus[gi].cc / 10, gpus[gi].cc % 10,
-               gpus[gi].optin);
+    for (int gi = 0; gi < GPU_NUM_EMULATED; gi++) {
+        const gpu_emulated *gpu = &GPU_EMULATED[gi];
+        gpu_emulate(gpu);
         for (int i = 0; i < ncases; i++) run_case(&cases[i], r);
         if (!small) {
             const conform_case big = {SGLA_BF16, CONFORM_GATE_G, CONFORM_MILD, 1, 64, 1, 256, 256, 0, 0, 0, 0};
@@ -140,12 +136,12 @@ static void emulated_gpus(tu_rng *r, int small)
                 conform_bresult res;
                 conform_check_backward(&x, SGLA_BACKEND_CUDA, &res);
                 TU_CHECK(res.status == SGLA_ERR_UNSUPPORTED_SHAPE && strstr(sgla_last_error(), "neither path fits"),
-                         "cc %d, K = V = 256: got %s (%s)", gpus[gi].cc, sgla_status_string(res.status), sgla_last_error());
+                         "cc %d, K = V = 256: got %s (%s)", gpu->cc, sgla_status_string(res.status), sgla_last_error());
             }
             conform_free(&x);
         }
     }
-    sgla_cuda_dev_emulate(0, 0);
+    gpu_emulate(NULL);
 }
 
 int main(void)

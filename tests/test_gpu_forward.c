@@ -426,9 +426,6 @@ static void workspace_and_graphs(cudaStream_t stream, tu_rng *r)
  * is refused with its reason. */
 static void emulated_gpus(tu_rng *r, int small)
 {
-    static const struct {
-        int cc, optin;
-    } gpus[] = {{89, 101376}, {80, 166912}};
     const sgla_dtype BF = SGLA_BF16, HF = SGLA_F16, F32 = SGLA_F32;
     static const conform_case cases[] = {
         {BF, CONFORM_GATE_G, CONFORM_MILD, 1, 300, 2, 128, 128, 1, 1, 0, 0},
@@ -439,10 +436,9 @@ static void emulated_gpus(tu_rng *r, int small)
         {F32, CONFORM_GATE_GAMMA, CONFORM_MILD, 1, 70, 2, 64, 64, 1, 1, 0, 0},
     };
     const int ncases = small ? 2 : (int)(sizeof cases / sizeof cases[0]);
-    for (size_t gi = 0; gi < sizeof gpus / sizeof gpus[0]; gi++) {
-        sgla_cuda_dev_emulate(gpus[gi].cc, gpus[gi].optin);
-        printf("-- as compute capability %d.%d, %d bytes of shared memory a block\n", gpus[gi].cc / 10, gpus[gi].cc % 10,
-               gpus[gi].optin);
+    for (int gi = 0; gi < GPU_NUM_EMULATED; gi++) {
+        const gpu_emulated *gpu = &GPU_EMULATED[gi];
+        gpu_emulate(gpu);
         for (int i = 0; i < ncases; i++) {
             const conform_case *c = &cases[i];
             conform_data x;
@@ -457,11 +453,11 @@ static void emulated_gpus(tu_rng *r, int small)
             const int kp = c->K <= 64 ? 64 : 128;
             /* the TF32 kernel's block: 138 KB at K = 64, 220 KB at K = 128; the mma.sync one at K = 128: 137 KB
              * with two stages */
-            const int want = c->dtype == F32 ? (kp == 64 && gpus[gi].optin >= 140 * 1024 ? SGLA_CUDA_CONFIG_F32_CHUNKED
+            const int want = c->dtype == F32 ? (kp == 64 && gpu->optin >= 140 * 1024 ? SGLA_CUDA_CONFIG_F32_CHUNKED
                                                                                       : SGLA_CUDA_CONFIG_F32_RECURRENT)
-                             : kp == 128 && gpus[gi].optin < 140 * 1024 ? SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE
+                             : kp == 128 && gpu->optin < 140 * 1024 ? SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE
                                                                        : SGLA_CUDA_CONFIG_PORTABLE;
-            TU_CHECK(usual.config == want, "cc %d, K=%lld V=%lld %s: plan %d, expected %d", gpus[gi].cc, (long long)c->K,
+            TU_CHECK(usual.config == want, "cc %d, K=%lld V=%lld %s: plan %d, expected %d", gpu->cc, (long long)c->K,
                      (long long)c->V, sgla_dtype_name(c->dtype), usual.config, want);
             run_plan(&x, NULL);
             conform_free(&x);
@@ -475,12 +471,12 @@ static void emulated_gpus(tu_rng *r, int small)
                 sgla_cuda_plan pl;
                 const sgla_status st = sgla_cuda_plan_of(&d, &pl);
                 TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE && strstr(sgla_last_error(), "mma.sync"),
-                         "cc %d, K = 256: got %s (%s)", gpus[gi].cc, sgla_status_string(st), sgla_last_error());
+                         "cc %d, K = 256: got %s (%s)", gpu->cc, sgla_status_string(st), sgla_last_error());
                 conform_free(&x);
             }
         }
     }
-    sgla_cuda_dev_emulate(0, 0);
+    gpu_emulate(NULL);
 }
 
 int main(void)

@@ -236,8 +236,12 @@ typedef struct sgla_state_pool {
  *   of the call; every pointer (cu_seqlens too) must be memory of that device
  *   and `stream` one of its streams.  Compute capability 8.0 or newer: Hopper
  *   (sm_90a) runs the wgmma / TMA kernels; other GPUs the mma.sync path (bf16 /
- *   fp16 with K, V up to 128 after padding, no split; run so far only by
- *   forcing it on an H200).
+ *   fp16 with K, V up to 128 after padding, no split; one stage of tiles
+ *   where a block's shared memory cannot hold two: K = 128 on sm_86 / sm_89,
+ *   99 KB a block).  Each kernel is taken where its shared memory fits the
+ *   device; a shape none fits is SGLA_ERR_UNSUPPORTED_SHAPE with the bytes
+ *   it needs.  Run so far on an H200 only: forced, and with the facts of an
+ *   sm_80 and an sm_89 emulated.
  * - Shapes.  K, V <= 512 (the backward: K, V <= 256); 64, 128, 256
  *   and V = 512 run natively, other sizes rounded up to the next of those
  *   (16-bit inputs on Hopper with K, V multiples of 8 in place, the tensor
@@ -344,9 +348,12 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * with few (sequence, head) pairs is split along time as the forward is (one
  * fp32 K x V state per segment and head).  Elsewhere bf16 / fp16 with K and V in {64, 128} run on the tensor
  * cores (mma.sync): with dg or dg_gamma the same 16-bit states; the split (T
- * >= 1024, no cu_seqlens) two fp32 K x V states per segment and head.
- * Everything else (fp32, other head sizes) runs on CUDA cores with two fp32
- * states per 32 tokens.
+ * >= 1024, no cu_seqlens) two fp32 K x V states per segment and head (one
+ * stage of tiles where a block cannot hold two: K = V = 128 on sm_80; of
+ * these, sm_86 / sm_89 hold K = V = 64 only).  Everything else (fp32, other
+ * head sizes, the shapes those blocks cannot hold) runs on CUDA cores with
+ * two fp32 states per 32 tokens, where its block fits (K, V up to 128 on
+ * sm_80 .. sm_89).
  */
 typedef struct sgla_backward_desc {
     size_t size;                   /* sizeof(sgla_backward_desc), set by sgla_backward_desc_init */

@@ -352,8 +352,8 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * stage of tiles where a block cannot hold two: K = V = 128 on sm_80; of
  * these, sm_86 / sm_89 hold K = V = 64 only).  Everything else (fp32, other
  * head sizes, the shapes those blocks cannot hold) runs on CUDA cores with
- * two fp32 states per 32 tokens, where its block fits (K, V up to 128 on
- * sm_80 .. sm_89).
+ * two fp32 states per 32 tokens, where its block fits (before Hopper not K =
+ * V = 256; on 99 KB blocks K, V up to 128).
  */
 typedef struct sgla_backward_desc {
     size_t size;                   /* sizeof(sgla_backward_desc), set by sgla_backward_desc_init */

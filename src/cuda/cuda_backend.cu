@@ -303,7 +303,7 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
                                                                                         : 1;
         if ((int)sgla_fwd_mma_smem(d->dtype, d->K, d->V, nst) > f->optin)
             return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: the mma.sync forward at K = %lld, V = %lld "
-                             "needs %zu bytes of shared memory a block; this device's hold %d", (long long)d->K,
+                             "needs %zu bytes of shared memory a block; this device's blocks hold %d", (long long)d->K,
                              (long long)d->V, sgla_fwd_mma_smem(d->dtype, d->K, d->V, nst), f->optin);
         pl->portable = nst;
         return SGLA_OK;

@@ -46,7 +46,7 @@ template <class Sh, int NST> struct BwdCommon {
     uint16_t v[NST][64 * Sh::LV], o[NST][64 * Sh::LV]; /* o: the output gradient dO */
     uint16_t S[Sh::KD * Sh::LV];                       /* 16-bit copy of the state (dS in the reverse sweep) */
     float b[2][64];                                    /* log2 b of chunk c and of the next one */
-    float e[2][2][64];                                 /* e (forward) or u (reverse): [c & 1][half][row] */
+    float e[2][2][64];                                 /* e (forward) or u (reverse): [chunk parity][half][row] */
     float box[64];
     float red[NTH / 32];
 };

@@ -156,7 +156,8 @@ template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) 
         if (c + 1 == w.nc && !p.ht) break;
         /* S_{c+1} = exp(b_L) S_c + (K ⊙ w)^T V, w_j = exp(b_L - b_j) */
         if (tid < 64) sm.wt[tid] = sgla_exp2(bC - bb[tid]);
-        __syncthreads(); /* the weights are written; every warp is done with its staging tile */
+        __syncthreads(); /* the weights are written; every warp is done with its staging tile (S's place: this
+                          * barrier must stay unconditional wherever S is rewritten after it) */
         state_update<E, Sh>(S, bC, 0.f, sm.wt, ks, vs, m, hf, tig, lane);
         if (NST == 1 && c + 1 < w.nc) {
             __syncthreads(); /* every warp is done with k and v */

@@ -110,7 +110,7 @@ static void find_facts(int dev, device_facts *f)
             }
         }
     /* the other kernels where their shared memory fits (an sm_86 / sm_89 block has 99 KB) */
-    f->mma_fwd = (int)sgla_fwd_mma_smem(SGLA_BF16, 64, 64, 2) <= optin && sgla_fwd_mma_setup(optin) == cudaSuccess;
+    f->mma_fwd = (int)sgla_fwd_mma_smem(SGLA_BF16, 64, 64, 1) <= optin && sgla_fwd_mma_setup(optin) == cudaSuccess;
     f->optin = optin;
     f->tf32_fwd = sgla_fwd_tf32_setup(optin) == cudaSuccess;
     (void)sgla_pool_setup(optin, &f->pool_wide); /* the carveout is a preference: the pool runs without it */

@@ -26,6 +26,12 @@
 
 static int n_run = 0;
 
+/* a plan on the mma.sync path (either stage count): a GPU before Hopper's, or forced */
+static int mma_plan(int config)
+{
+    return config == SGLA_CUDA_CONFIG_PORTABLE || config == SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE;
+}
+
 static void run_plan(const conform_data *x, const sgla_cuda_plan *force)
 {
     conform_result res;
@@ -92,8 +98,7 @@ static void run_case(const conform_case *c, tu_rng *r, int all_plans)
         sgla_cuda_plan usual = {-1, 1};
         st = sgla_cuda_plan_of(&d, &usual);
         TU_CHECK(st == SGLA_OK, "sgla_cuda_plan_of: %s (%s)", sgla_status_string(st), sgla_last_error());
-        if (st != SGLA_OK || usual.config == SGLA_CUDA_CONFIG_PORTABLE ||
-            usual.config == SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE) { /* no Hopper rows to force here */
+        if (st != SGLA_OK || mma_plan(usual.config)) { /* no Hopper rows to force here */
             conform_free(&x);
             return;
         }
@@ -227,8 +232,7 @@ static void error_paths(cudaStream_t stream)
         d.dtype = SGLA_BF16;
     }
     sgla_cuda_plan usual;
-    if (sgla_cuda_plan_of(&d, &usual) == SGLA_OK &&
-        (usual.config == SGLA_CUDA_CONFIG_PORTABLE || usual.config == SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE)) {
+    if (sgla_cuda_plan_of(&d, &usual) == SGLA_OK && mma_plan(usual.config)) {
         const sgla_cuda_plan row0 = {0, 0}; /* K = 64: serves the shape, but is a Hopper kernel */
         st = sgla_cuda_forward_forced(&d, &row0);
         TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "sm_90a"),

@@ -76,10 +76,46 @@ template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     MWork w;
-    mwork(p, w);
+    if (!mwork(p, w)) return;
     const int64_t kv = Sh::KD * p.V;
     float S[Sh::MS][Sh::NS][4];
-    state_load<Sh>(S, p.h0 ? p.h0 + w.nh * kv : (const float *)0, p.V, m, hf, gid, tig);
+    /* a split's slot of this (segment, sequence x head): the state entering the segment (mode 2) or its
+     * local end state (mode 1) */
+    float *slot = p.nseg > 1 ? p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv : (float *)0;
+    state_load<Sh>(S, p.mode == 2 ? slot : p.mode == 0 && p.h0 ? p.h0 + w.nh * kv : (const float *)0, p.V, m, hf,
+                   gid, tig);
+    if (p.mode == 1) { /* the split's first pass: the segment's state from zero and its total log2 decay */
+        float ld = 0.f;
+        if (w.nc > 0) mload<Sh, NST>(p, w, sm, 0, 0, tid, 2);
+        float g0 = 0.f, g1 = 0.f;
+        if (warp == 0) {
+            mgate_load(p, w, 0, lane, g0, g1);
+            mgate_scan(p, w, 0, g0, g1, sm.b[0], lane);
+        }
+        for (int c = 0; c < w.nc; c++) {
+            const int s = NST == 2 ? c & 1 : 0;
+            sgla_cp_async_wait0();
+            __syncthreads(); /* chunk c's k, v and b are complete; chunk c - 1 is done with wt */
+            if (NST == 2 && c + 1 < w.nc) mload<Sh, NST>(p, w, sm, c + 1, s ^ 1, tid, 2);
+            if (warp == 0) mgate_load(p, w, c + 1, lane, g0, g1);
+            const float *bb = sm.b[c & 1];
+            const float bC = bb[63];
+            if (tid < 64) sm.wt[tid] = sgla_exp2(bC - bb[tid]);
+            __syncthreads();
+            state_update<E, Sh>(S, bC, 0.f, sm.wt, sgla_smem_u32(sm.k[s]), sgla_smem_u32(sm.v[s]), m, hf, tig, lane);
+            ld += bC;
+            if (NST == 1 && c + 1 < w.nc) {
+                __syncthreads(); /* every warp is done with k and v */
+                mload<Sh, NST>(p, w, sm, c + 1, 0, tid, 2);
+            }
+            if (warp == 0 && c + 1 < w.nc) mgate_scan(p, w, c + 1, g0, g1, sm.b[(c + 1) & 1], lane);
+        }
+        state_store<Sh>(S, slot, p.V, m, hf, gid, tig);
+        if (tid == 0) p.seg_ld[(int64_t)w.seg * p.N * p.H + w.nh] = ld;
+        return;
+    }
+    /* ht: by the last segment of a split */
+    const bool want_ht = p.ht && (p.nseg == 1 || w.seg == p.nseg - 1);
     if (w.nc > 0) {
         state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
         mload<Sh, NST>(p, w, sm, 0, 0, tid);
@@ -153,7 +189,7 @@ template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) 
         if (NST == 1 && c + 1 < w.nc) mload<Sh, NST>(p, w, sm, c + 1, 0, tid, 1);
         rows_store<E, VH / 8>(acc, sm.stg[warp], o + (w.row0 + (int64_t)c * 64 * p.H) * Sh::VD, rso, VH * hf, m, L,
                               gid, tig, lane);
-        if (c + 1 == w.nc && !p.ht) break;
+        if (c + 1 == w.nc && !want_ht) break;
         /* S_{c+1} = exp(b_L) S_c + (K ⊙ w)^T V, w_j = exp(b_L - b_j) */
         if (tid < 64) sm.wt[tid] = sgla_exp2(bC - bb[tid]);
         __syncthreads(); /* the weights are written; every warp is done with its staging tile (S's place: this
@@ -168,7 +204,7 @@ template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) 
             if (warp == 0) mgate_scan(p, w, c + 1, g0, g1, sm.b[(c + 1) & 1], lane);
         }
     }
-    if (p.ht) state_store<Sh>(S, p.ht + w.nh * kv, p.V, m, hf, gid, tig); /* (h0, or zeros, for an empty sequence) */
+    if (want_ht) state_store<Sh>(S, p.ht + w.nh * kv, p.V, m, hf, gid, tig); /* (h0, or zeros, for an empty sequence) */
 }
 
 typedef void (*mma_fn)(const sgla_kparams);
@@ -228,7 +264,7 @@ sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, int nst, c
     const MInst *x = minst_of(dt, p->K, p->V, nst);
     if (!x) return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "mma.sync forward: dtype or K = %lld, V = %lld",
                              (long long)p->K, (long long)p->V);
-    const unsigned blocks = (unsigned)(p->N * p->H);
+    const unsigned blocks = (unsigned)(p->N * p->H * p->nseg);
     if (blocks == 0) return SGLA_OK;
     x->fn<<<blocks, NTH, x->smem, st>>>(*p);
     const cudaError_t e = cudaGetLastError();

@@ -155,7 +155,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(TTHREADS, 1) chunk_
     const int m = warp & 3, qt = warp >> 2; /* row group; quarter of the columns (and of the keys) */
 
     MWork w;
-    mwork(p, w);
+    if (!mwork(p, w)) return;
     const int col0 = (int)blockIdx.y * BVT; /* the block's first column of V */
     const float *q = (const float *)p.q, *k = (const float *)p.k, *v = (const float *)p.v + col0;
     float *o = (float *)p.o + col0;
@@ -363,6 +363,8 @@ sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, int x3, cudaStream_t st)
     if (!sgla_fwd_tf32_supported(p->K, p->V))
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "TF32 forward: K = %lld, V = %lld", (long long)p->K,
                          (long long)p->V);
+    if (p->nseg != 1 || p->mode != 0)
+        return sgla_fail(SGLA_ERR_INTERNAL, "TF32 forward: no sequence split (%d segments, mode %d)", p->nseg, p->mode);
     const TInst *x = &tinsts[p->K == 128][x3 ? 1 : 0];
     if (p->N * p->H == 0) return SGLA_OK;
     x->fn<<<dim3((unsigned)(p->N * p->H), (unsigned)(p->V / BVT)), TTHREADS, x->smem, st>>>(*p);

@@ -214,6 +214,7 @@ static void find_tma_encoder(void)
 typedef struct plan {
     int row;            /* configuration row (-1: none, fp32) */
     int f32;            /* fp32: 1 the chunked TF32 kernel, 2 the token recurrence */
+    int f32_nst;        /* the TF32 kernel's stages of q, k, v (2, or 1 where a block cannot hold two) */
     int nseg;           /* time segments (1: no split) */
     int64_t seg_len;    /* tokens per segment, a multiple of 64 */
     size_t ws_bytes;    /* workspace of the split, or of the sequence order */
@@ -290,8 +291,9 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
     if (d->T == 0) return SGLA_OK;
     if (d->dtype == SGLA_F32) {
         /* the tensor cores where the kernel serves the shape; the token recurrence for the rest */
+        const int nst = (int)sgla_fwd_tf32_smem(d->K, 2) <= f->optin ? 2 : 1;
         const int chunked = f->tf32_fwd && sgla_fwd_tf32_supported(d->K, d->V) && qkvo_aligned16(d) &&
-                            (int)sgla_fwd_tf32_smem(d->K) <= f->optin;
+                            (int)sgla_fwd_tf32_smem(d->K, nst) <= f->optin;
         const int want = force && force->config != -1 ? force->config
                          : chunked                    ? SGLA_CUDA_CONFIG_F32_CHUNKED
                                                       : SGLA_CUDA_CONFIG_F32_RECURRENT;
@@ -299,8 +301,9 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the fp32 chunked path takes K in {64, 128}, V a "
                              "multiple of 64, 16-byte aligned tensors and a GPU whose blocks hold %zu bytes of shared "
                              "memory (K = %lld, V = %lld; %d bytes here)",
-                             sgla_fwd_tf32_smem(d->K), (long long)d->K, (long long)d->V, f->optin);
+                             sgla_fwd_tf32_smem(d->K, 1), (long long)d->K, (long long)d->V, f->optin);
         pl->f32 = want == SGLA_CUDA_CONFIG_F32_CHUNKED ? 1 : 2;
+        pl->f32_nst = nst;
         return SGLA_OK;
     }
     if (force && force->config >= 0 && !f->hopper)
@@ -710,7 +713,7 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
     p.nseg = 1;
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
     if (d->dtype == SGLA_F32)
-        return pl.f32 == 1 ? sgla_fwd_tf32_launch(&p, !(d->flags & SGLA_FLAG_ALLOW_TF32), st)
+        return pl.f32 == 1 ? sgla_fwd_tf32_launch(&p, !(d->flags & SGLA_FLAG_ALLOW_TF32), pl.f32_nst, st)
                            : sgla_recurrent_fwd_f32(&p, st);
     if (pl.portable && pl.nseg == 1) return sgla_fwd_mma_launch(&p, d->dtype, pl.portable, st);
     if (pl.portable) {

@@ -119,6 +119,11 @@ static void run_case(const conform_case *c, tu_rng *r, int all_plans)
             const sgla_cuda_plan p = {SGLA_CUDA_CONFIG_PORTABLE, 1}, p1 = {SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE, 1};
             run_plan(&x, &p);
             run_plan(&x, &p1); /* its one-stage form, for blocks of 99 KB */
+            if (c->T >= 256 && !c->nseq) { /* and its split along time, both forms */
+                const sgla_cuda_plan ps = {SGLA_CUDA_CONFIG_PORTABLE, 3}, ps1 = {SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE, 3};
+                run_plan(&x, &ps);
+                run_plan(&x, &ps1);
+            }
         }
     }
     conform_free(&x);
@@ -209,18 +214,18 @@ static void error_paths(cudaStream_t stream)
     TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "row 2 forced on K = 64: got %s", sgla_status_string(st));
     {   /* plans that cannot apply: the mma.sync path split, a row below the named ones, fp32 on the mma.sync
          * path, bf16 on an fp32 path, the fp32 chunked path on a shape it does not take */
-        const sgla_cuda_plan split_portable = {SGLA_CUDA_CONFIG_PORTABLE, 2}, below = {-6, 0},
+        const sgla_cuda_plan split_f32 = {SGLA_CUDA_CONFIG_F32_CHUNKED, 2}, below = {-6, 0},
                              portable = {SGLA_CUDA_CONFIG_PORTABLE, 1}, f32c = {SGLA_CUDA_CONFIG_F32_CHUNKED, 1},
                              f32r = {SGLA_CUDA_CONFIG_F32_RECURRENT, 1};
-        st = sgla_cuda_forward_forced(&d, &split_portable);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "no sequence split"),
-                 "the mma.sync path forced with a split: got %s (%s)", sgla_status_string(st), sgla_last_error());
         st = sgla_cuda_forward_forced(&d, &below);
         TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "row -6 forced: got %s", sgla_status_string(st));
         st = sgla_cuda_forward_forced(&d, &f32r);
         TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "not one for 16-bit"),
                  "bf16 forced onto the fp32 recurrence: got %s (%s)", sgla_status_string(st), sgla_last_error());
         d.dtype = SGLA_F32; /* refused before anything is read: the bf16 buffers serve */
+        st = sgla_cuda_forward_forced(&d, &split_f32);
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "no sequence split"),
+                 "the fp32 path forced with a split: got %s (%s)", sgla_status_string(st), sgla_last_error());
         st = sgla_cuda_forward_forced(&d, &portable);
         TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "not one for fp32"),
                  "fp32 forced onto the mma.sync path: got %s (%s)", sgla_status_string(st), sgla_last_error());
@@ -440,12 +445,15 @@ static void emulated_gpus(tu_rng *r, int small)
         {BF, CONFORM_GATE_NONE, CONFORM_MILD, 1, 100, 2, 96, 80, 1, 1, 0, 0},
         {F32, CONFORM_GATE_G, CONFORM_MILD, 1, 150, 2, 128, 128, 1, 1, 0, 0},
         {F32, CONFORM_GATE_GAMMA, CONFORM_MILD, 1, 70, 2, 64, 64, 1, 1, 0, 0},
+        {BF, CONFORM_GATE_G, CONFORM_MIX30, 1, 4100, 1, 128, 128, 1, 1, 0, 0}, /* few blocks: the split by itself */
     };
-    const int ncases = small ? 2 : (int)(sizeof cases / sizeof cases[0]);
+    const int ncases = (int)(sizeof cases / sizeof cases[0]);
     for (int gi = 0; gi < GPU_NUM_EMULATED; gi++) {
         const gpu_emulated *gpu = &GPU_EMULATED[gi];
         gpu_emulate(gpu);
         for (int i = 0; i < ncases; i++) {
+            /* the sanitizers: both stage counts of the mma.sync and TF32 kernels, and the split */
+            if (small && i >= 2 && i < ncases - 1 && cases[i].dtype != F32) continue;
             const conform_case *c = &cases[i];
             conform_data x;
             sgla_status st = conform_draw(&x, c, r, SGLA_BACKEND_REF_A);
@@ -457,12 +465,14 @@ static void emulated_gpus(tu_rng *r, int small)
             st = sgla_cuda_plan_of(&d, &usual);
             TU_CHECK(st == SGLA_OK, "sgla_cuda_plan_of: %s (%s)", sgla_status_string(st), sgla_last_error());
             const int kp = c->K <= 64 ? 64 : 128;
-            /* the TF32 kernel's block: 138 KB at K = 64, 220 KB at K = 128; the mma.sync one at K = 128: 137 KB
-             * with two stages */
-            const int want = c->dtype == F32 ? (kp == 64 && gpu->optin >= 140 * 1024 ? SGLA_CUDA_CONFIG_F32_CHUNKED
-                                                                                      : SGLA_CUDA_CONFIG_F32_RECURRENT)
+            /* the TF32 kernel's block with one stage: 87 KB at K = 64, 137 KB at K = 128; the mma.sync one at
+             * K = 128: 137 KB with two stages */
+            const int want = c->dtype == F32 ? (kp == 64 || gpu->optin >= 140 * 1024 ? SGLA_CUDA_CONFIG_F32_CHUNKED
+                                                                                     : SGLA_CUDA_CONFIG_F32_RECURRENT)
                              : kp == 128 && gpu->optin < 140 * 1024 ? SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE
                                                                        : SGLA_CUDA_CONFIG_PORTABLE;
+            TU_CHECK(c->T < 4096 || usual.nseg > 1, "cc %d, T = %lld on one head: %d segment(s)", gpu->cc,
+                     (long long)c->T, usual.nseg);
             TU_CHECK(usual.config == want, "cc %d, K=%lld V=%lld %s: plan %d, expected %d", gpu->cc, (long long)c->K,
                      (long long)c->V, sgla_dtype_name(c->dtype), usual.config, want);
             run_plan(&x, NULL);

@@ -68,6 +68,49 @@ __device__ __forceinline__ void mgate_scan(const sgla_kparams &p, const MWork &w
     chunk_gate_scan(p.gmode, g0, g1, p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f, chunk_rows(w.len, c), bdst, lane);
 }
 
+/* The split's first pass (mode 1): a segment's end state from zero over its chunks (k and v only) into
+ * its slot, and its total log2 decay; the last segment's is never read (mwork skips it). */
+template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) chunk_seg_mma(const sgla_kparams p)
+{
+    extern __shared__ __align__(128) unsigned char smraw[];
+    FwdMmaSmem<Sh, NST> &sm = *reinterpret_cast<FwdMmaSmem<Sh, NST> *>(smraw);
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    const int m = warp & 3, hf = warp >> 2;
+    MWork w;
+    if (!mwork(p, w)) return;
+    const int64_t kv = Sh::KD * p.V;
+    float *slot = p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv;
+    float S[Sh::MS][Sh::NS][4];
+    state_load<Sh>(S, (const float *)0, p.V, m, hf, gid, tig);
+    float ld = 0.f;
+    if (w.nc > 0) mload<Sh, NST>(p, w, sm, 0, 0, tid, 2);
+    float g0 = 0.f, g1 = 0.f;
+    if (warp == 0) {
+        mgate_load(p, w, 0, lane, g0, g1);
+        mgate_scan(p, w, 0, g0, g1, sm.b[0], lane);
+    }
+    for (int c = 0; c < w.nc; c++) {
+        const int s = NST == 2 ? c & 1 : 0;
+        sgla_cp_async_wait0();
+        __syncthreads(); /* chunk c's k, v and b are complete; chunk c - 1 is done with wt */
+        if (NST == 2 && c + 1 < w.nc) mload<Sh, NST>(p, w, sm, c + 1, s ^ 1, tid, 2);
+        if (warp == 0) mgate_load(p, w, c + 1, lane, g0, g1);
+        const float *bb = sm.b[c & 1];
+        const float bC = bb[63];
+        if (tid < 64) sm.wt[tid] = sgla_exp2(bC - bb[tid]);
+        __syncthreads();
+        state_update<E, Sh>(S, bC, 0.f, sm.wt, sgla_smem_u32(sm.k[s]), sgla_smem_u32(sm.v[s]), m, hf, tig, lane);
+        ld += bC;
+        if (NST == 1 && c + 1 < w.nc) {
+            __syncthreads(); /* every warp is done with k and v */
+            mload<Sh, NST>(p, w, sm, c + 1, 0, tid, 2);
+        }
+        if (warp == 0 && c + 1 < w.nc) mgate_scan(p, w, c + 1, g0, g1, sm.b[(c + 1) & 1], lane);
+    }
+    state_store<Sh>(S, slot, p.V, m, hf, gid, tig);
+    if (tid == 0) p.seg_ld[(int64_t)w.seg * p.N * p.H + w.nh] = ld;
+}
+
 template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
 {
     extern __shared__ __align__(128) unsigned char smraw[];
@@ -76,10 +119,14 @@ template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     MWork w;
-    mwork(p, w);
+    if (!mwork(p, w)) return;
     const int64_t kv = Sh::KD * p.V;
     float S[Sh::MS][Sh::NS][4];
-    state_load<Sh>(S, p.h0 ? p.h0 + w.nh * kv : (const float *)0, p.V, m, hf, gid, tig);
+    /* the state entering: a split's segment (mode 2) from its slot (filled by the scan), else h0 */
+    const float *S0 = p.mode == 2 ? p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv : p.h0 ? p.h0 + w.nh * kv : 0;
+    state_load<Sh>(S, S0, p.V, m, hf, gid, tig);
+    /* ht: by the last segment of a split */
+    const bool want_ht = p.ht && (p.nseg == 1 || w.seg == p.nseg - 1);
     if (w.nc > 0) {
         state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
         mload<Sh, NST>(p, w, sm, 0, 0, tid);
@@ -153,7 +200,7 @@ template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) 
         if (NST == 1 && c + 1 < w.nc) mload<Sh, NST>(p, w, sm, c + 1, 0, tid, 1);
         rows_store<E, VH / 8>(acc, sm.stg[warp], o + (w.row0 + (int64_t)c * 64 * p.H) * Sh::VD, rso, VH * hf, m, L,
                               gid, tig, lane);
-        if (c + 1 == w.nc && !p.ht) break;
+        if (c + 1 == w.nc && !want_ht) break;
         /* S_{c+1} = exp(b_L) S_c + (K ⊙ w)^T V, w_j = exp(b_L - b_j) */
         if (tid < 64) sm.wt[tid] = sgla_exp2(bC - bb[tid]);
         __syncthreads(); /* the weights are written; every warp is done with its staging tile (S's place: this
@@ -168,17 +215,18 @@ template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) 
             if (warp == 0) mgate_scan(p, w, c + 1, g0, g1, sm.b[(c + 1) & 1], lane);
         }
     }
-    if (p.ht) state_store<Sh>(S, p.ht + w.nh * kv, p.V, m, hf, gid, tig); /* (h0, or zeros, for an empty sequence) */
+    if (want_ht) state_store<Sh>(S, p.ht + w.nh * kv, p.V, m, hf, gid, tig); /* (h0, or zeros, for an empty sequence) */
 }
 
 typedef void (*mma_fn)(const sgla_kparams);
 struct MInst {
-    mma_fn fn;
+    mma_fn fn, seg; /* the forward (modes 0 and 2); a split's first pass (mode 1) */
     unsigned smem;
 };
 template <class E, int KD, int VD, int NST> constexpr MInst minst(void)
 {
-    return {chunk_fwd_mma<E, MmaShape<KD, VD>, NST>, (unsigned)sizeof(FwdMmaSmem<MmaShape<KD, VD>, NST>)};
+    return {chunk_fwd_mma<E, MmaShape<KD, VD>, NST>, chunk_seg_mma<E, MmaShape<KD, VD>, NST>,
+            (unsigned)sizeof(FwdMmaSmem<MmaShape<KD, VD>, NST>)};
 }
 /* per input type: [K = 64, 128][V = 64, 128][one stage, two] */
 struct MRow {
@@ -215,8 +263,10 @@ cudaError_t sgla_fwd_mma_setup(int optin)
             for (int b = 0; b < 2; b++)
                 for (int n = 0; n < 2; n++) {
                     const MInst &x = minsts[t].x[a][b][n];
-                    if (x.smem <= (unsigned)optin && /* the rest are refused per call (sgla_fwd_mma_smem) */
-                        (e = cudaFuncSetAttribute((const void *)x.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                    if (x.smem > (unsigned)optin) continue; /* refused per call (sgla_fwd_mma_smem) */
+                    if ((e = cudaFuncSetAttribute((const void *)x.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)x.smem)) != cudaSuccess ||
+                        (e = cudaFuncSetAttribute((const void *)x.seg, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                   (int)x.smem)) != cudaSuccess)
                         return e;
                 }
@@ -228,9 +278,9 @@ sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, int nst, c
     const MInst *x = minst_of(dt, p->K, p->V, nst);
     if (!x) return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "mma.sync forward: dtype or K = %lld, V = %lld",
                              (long long)p->K, (long long)p->V);
-    const unsigned blocks = (unsigned)(p->N * p->H);
+    const unsigned blocks = (unsigned)(p->N * p->H * p->nseg);
     if (blocks == 0) return SGLA_OK;
-    x->fn<<<blocks, NTH, x->smem, st>>>(*p);
+    (p->mode == 1 ? x->seg : x->fn)<<<blocks, NTH, x->smem, st>>>(*p);
     const cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? SGLA_OK
                             : sgla_fail(SGLA_ERR_CUDA, "launch of the mma.sync forward: %s", cudaGetErrorString(e));

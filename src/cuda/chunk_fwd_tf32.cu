@@ -21,9 +21,10 @@
  * of its block, the scores of those rows with the keys 16 (w / 4) .. + 15 (none
  * past the diagonal), and owns the state rows K/4 (w % 4) .. in its columns.  The
  * weighted scores go through shared memory to the warps of their rows.  Two
- * stages of q, k, v by cp.async.  Shared rows are padded so that every fragment
- * load is free of bank conflicts: row strides of q, k, v and the scores = 4 mod 32
- * words, of the state copy 8.  A . V and K^T . V reduce over keys in the order
+ * stages of q, k, v by cp.async (one where a block cannot hold two).  Shared rows
+ * are padded so that every fragment load is free of bank conflicts: row strides
+ * of q, k, v and the scores = 4 mod 32 words, of the state copy 8.  A . V and
+ * K^T . V reduce over keys in the order
  * (2t, 2t + 1) for the k index (t, t + 4) of the instruction, so that the loads
  * of v and k stay conflict-free; the score tile is stored in that order. */
 #include <stdint.h>
@@ -37,18 +38,22 @@ namespace {
 constexpr int BVT = 64; /* columns of V a block */
 constexpr int TTHREADS = 512; /* 16 warps: four row groups x four quarters of the columns */
 
-template <int KD> struct Tf32Smem {
+/* NST stages of q, k, v: 2 (chunk c and the next one) where a block holds them, else 1 (K = 128 on an
+ * sm_80 block, K = 64 on 99 KB): each tile then loaded once its last reader is done */
+template <int KD, int NST> struct Tf32Smem {
     static constexpr int LK = KD + 4, LV = BVT + 4, LS = BVT + 8, LA = 64 + 4;
-    float q[2][64 * LK], k[2][64 * LK]; /* two stages: chunk c and the next one */
-    float v[2][64 * LV];
+    float q[NST][64 * LK], k[NST][64 * LK];
+    float v[NST][64 * LV];
     float S[KD * LS];                   /* fp32 copy of S_c (this block's columns) */
     float bh[2][64], bl[2][64];         /* log2 b of each stage's chunk as bh + bl (tf32_gate_scan) */
     float wt[64];                       /* the chunk's key weights w */
     float A[64 * LA];                   /* the chunk's weighted scores (keys in A . V's order) */
 };
-static_assert(sizeof(Tf32Smem<128>) <= 227 * 1024, "fits the shared memory of a Hopper block");
-static_assert(Tf32Smem<64>::LK % 32 == 4 && Tf32Smem<128>::LK % 32 == 4 && Tf32Smem<64>::LV % 32 == 4 &&
-                  Tf32Smem<64>::LS % 32 == 8 && Tf32Smem<64>::LA % 32 == 4,
+static_assert(sizeof(Tf32Smem<128, 2>) <= 227 * 1024, "fits the shared memory of a Hopper block");
+static_assert(sizeof(Tf32Smem<128, 1>) <= 163 * 1024, "one stage fits an sm_80 block");
+static_assert(sizeof(Tf32Smem<64, 1>) <= 99 * 1024, "one stage at K = 64 fits an sm_86 block");
+static_assert(Tf32Smem<64, 2>::LK % 32 == 4 && Tf32Smem<128, 2>::LK % 32 == 4 && Tf32Smem<64, 2>::LV % 32 == 4 &&
+                  Tf32Smem<64, 2>::LS % 32 == 8 && Tf32Smem<64, 2>::LA % 32 == 4,
               "the padding that keeps fragment loads conflict-free");
 
 /* x = hi + lo in TF32 (lo unused, and so not computed, without X3) by integer operations, as the
@@ -144,10 +149,10 @@ __device__ __forceinline__ float bdiff(const float *bh, const float *bl, int i, 
     return (bh[i] - bh[j]) + (bl[i] - bl[j]);
 }
 
-template <int KD, bool X3> __global__ void __launch_bounds__(TTHREADS, 1) chunk_fwd_tf32(const sgla_kparams p)
+template <int KD, bool X3, int NST> __global__ void __launch_bounds__(TTHREADS, 1) chunk_fwd_tf32(const sgla_kparams p)
 {
     extern __shared__ __align__(128) unsigned char smraw[];
-    using Sm = Tf32Smem<KD>;
+    using Sm = Tf32Smem<KD, NST>;
     Sm &sm = *reinterpret_cast<Sm *>(smraw);
     constexpr int LK = Sm::LK, LV = Sm::LV, LS = Sm::LS, LA = Sm::LA;
     constexpr int MS = KD / 64; /* m16 tiles of a warp's state rows (K / 4) */
@@ -155,7 +160,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(TTHREADS, 1) chunk_
     const int m = warp & 3, qt = warp >> 2; /* row group; quarter of the columns (and of the keys) */
 
     MWork w;
-    mwork(p, w);
+    if (!mwork(p, w)) return;
     const int col0 = (int)blockIdx.y * BVT; /* the block's first column of V */
     const float *q = (const float *)p.q, *k = (const float *)p.k, *v = (const float *)p.v + col0;
     float *o = (float *)p.o + col0;
@@ -184,19 +189,22 @@ template <int KD, bool X3> __global__ void __launch_bounds__(TTHREADS, 1) chunk_
     const auto copy_state = [&]() {
         state_pairs([&](float &x0, float &x1, int r, int cl) { *(float2 *)&sm.S[r * LS + cl] = make_float2(x0, x1); });
     };
-    const auto load = [&](int c, int s) {
+    /* rows of chunk c into stage s: what 1 q, 2 k and v, 3 all three */
+    const auto load = [&](int c, int s, int what) {
         const int L = chunk_rows(w.len, c);
         const int64_t r0 = w.row0 + (int64_t)c * 64 * p.H;
-        f32_rows<KD, LK>(sm.q[s], q + r0 * KD, sk, L, tid);
-        f32_rows<KD, LK>(sm.k[s], k + r0 * KD, sk, L, tid);
-        f32_rows<BVT, LV>(sm.v[s], v + r0 * p.V, sv, L, tid);
+        if (what & 1) f32_rows<KD, LK>(sm.q[s], q + r0 * KD, sk, L, tid);
+        if (what & 2) {
+            f32_rows<KD, LK>(sm.k[s], k + r0 * KD, sk, L, tid);
+            f32_rows<BVT, LV>(sm.v[s], v + r0 * p.V, sv, L, tid);
+        }
         sgla_cp_async_commit();
     };
     const float gamma = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f;
 
     if (w.nc > 0) {
         copy_state();
-        load(0, 0);
+        load(0, 0, 3);
     }
     float g0 = 0.f, g1 = 0.f;
     if (warp == 0) {
@@ -207,12 +215,12 @@ template <int KD, bool X3> __global__ void __launch_bounds__(TTHREADS, 1) chunk_
     const int i0 = 16 * m + gid, i1 = i0 + 8;
     const bool live = qt <= m; /* this warp's 16 keys meet its 16 rows (the rest are masked) */
     for (int c = 0; c < w.nc; c++) {
-        const int s = c & 1, L = chunk_rows(w.len, c);
+        const int s = c & 1, L = chunk_rows(w.len, c), t = NST == 2 ? s : 0; /* t: the tiles' stage */
         sgla_cp_async_wait0();
         __syncthreads(); /* chunk c's tiles, its b and S_c's copy are complete; chunk c - 1 is done with A, wt */
-        if (c + 1 < w.nc) load(c + 1, s ^ 1);
+        if (NST == 2 && c + 1 < w.nc) load(c + 1, t ^ 1, 3);
         if (warp == 0) mgate_load(p, w, c + 1, lane, g0, g1);
-        const float *bh = sm.bh[s], *bl = sm.bl[s], *qs = sm.q[s], *ks = sm.k[s], *vs = sm.v[s];
+        const float *bh = sm.bh[s], *bl = sm.bl[s], *qs = sm.q[t], *ks = sm.k[t], *vs = sm.v[t];
         const float bC = bh[63];
         if (tid < 64) sm.wt[tid] = sgla_exp2(bdiff(bh, bl, 63, tid)); /* read after the barrier below */
 
@@ -260,7 +268,8 @@ template <int KD, bool X3> __global__ void __launch_bounds__(TTHREADS, 1) chunk_
                     sm.A[i * LA + 16 * qt + 8 * nt + tig + 4 * (e & 1)] =
                         j <= i ? sc[nt][e] * scale * sgla_exp2(bdiff(bh, bl, i, j)) : 0.f;
                 }
-        __syncthreads(); /* A and wt complete */
+        __syncthreads(); /* A and wt complete; every warp is done with q */
+        if (NST == 1 && c + 1 < w.nc) load(c + 1, 0, 1);
         /* o += A V over the keys of this row group's diagonal and before */
 #pragma unroll
         for (int kt = 0; kt < 8; kt++)
@@ -317,6 +326,10 @@ template <int KD, bool X3> __global__ void __launch_bounds__(TTHREADS, 1) chunk_
             for (int nt = 0; nt < 2; nt++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) S[mt][nt][e] = sgla_carry_mul(S[mt][nt][e], bC, em1, ex) + U[mt][nt][e];
+        if (NST == 1 && c + 1 < w.nc) {
+            __syncthreads(); /* every warp is done with k and v */
+            load(c + 1, 0, 2);
+        }
         if (c + 1 < w.nc) {
             copy_state();
             if (warp == 0) tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, c + 1), sm.bh[s ^ 1], sm.bl[s ^ 1], lane);
@@ -333,37 +346,44 @@ struct TInst {
     tf32_fn fn;
     unsigned smem;
 };
-template <int KD, bool X3> constexpr TInst tinst(void)
+template <int KD, bool X3, int NST> constexpr TInst tinst(void)
 {
-    return {chunk_fwd_tf32<KD, X3>, (unsigned)sizeof(Tf32Smem<KD>)};
+    return {chunk_fwd_tf32<KD, X3, NST>, (unsigned)sizeof(Tf32Smem<KD, NST>)};
 }
-/* [K = 64, 128][TF32 alone, 3xTF32] */
-const TInst tinsts[2][2] = {{tinst<64, false>(), tinst<64, true>()}, {tinst<128, false>(), tinst<128, true>()}};
+/* [K = 64, 128][TF32 alone, 3xTF32][one stage, two] */
+const TInst tinsts[2][2][2] = {
+    {{tinst<64, false, 1>(), tinst<64, false, 2>()}, {tinst<64, true, 1>(), tinst<64, true, 2>()}},
+    {{tinst<128, false, 1>(), tinst<128, false, 2>()}, {tinst<128, true, 1>(), tinst<128, true, 2>()}}};
 
 } /* namespace */
 
 int sgla_fwd_tf32_supported(int64_t K, int64_t V) { return (K == 64 || K == 128) && V >= BVT && V % BVT == 0; }
 
-size_t sgla_fwd_tf32_smem(int64_t K) { return tinsts[K == 128][0].smem; }
+size_t sgla_fwd_tf32_smem(int64_t K, int nst) { return tinsts[K == 128][0][nst == 2].smem; }
 
 cudaError_t sgla_fwd_tf32_setup(int optin)
 {
     cudaError_t e = cudaSuccess;
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++)
-            if ((int)tinsts[a][b].smem <= optin &&
-                (e = cudaFuncSetAttribute((const void *)tinsts[a][b].fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          (int)tinsts[a][b].smem)) != cudaSuccess)
-                return e;
+            for (int n = 0; n < 2; n++) {
+                const TInst &x = tinsts[a][b][n];
+                if ((int)x.smem <= optin && (e = cudaFuncSetAttribute((const void *)x.fn,
+                                                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                                      (int)x.smem)) != cudaSuccess)
+                    return e;
+            }
     return e;
 }
 
-sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, int x3, cudaStream_t st)
+sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, int x3, int nst, cudaStream_t st)
 {
     if (!sgla_fwd_tf32_supported(p->K, p->V))
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "TF32 forward: K = %lld, V = %lld", (long long)p->K,
                          (long long)p->V);
-    const TInst *x = &tinsts[p->K == 128][x3 ? 1 : 0];
+    if (p->nseg != 1 || p->mode != 0)
+        return sgla_fail(SGLA_ERR_INTERNAL, "TF32 forward: no sequence split (%d segments, mode %d)", p->nseg, p->mode);
+    const TInst *x = &tinsts[p->K == 128][x3 ? 1 : 0][nst == 2];
     if (p->N * p->H == 0) return SGLA_OK;
     x->fn<<<dim3((unsigned)(p->N * p->H), (unsigned)(p->V / BVT)), TTHREADS, x->smem, st>>>(*p);
     const cudaError_t e = cudaGetLastError();

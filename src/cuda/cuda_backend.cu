@@ -214,6 +214,7 @@ static void find_tma_encoder(void)
 typedef struct plan {
     int row;            /* configuration row (-1: none, fp32) */
     int f32;            /* fp32: 1 the chunked TF32 kernel, 2 the token recurrence */
+    int f32_nst;        /* the TF32 kernel's stages of q, k, v (2, or 1 where a block cannot hold two) */
     int nseg;           /* time segments (1: no split) */
     int64_t seg_len;    /* tokens per segment, a multiple of 64 */
     size_t ws_bytes;    /* workspace of the split, or of the sequence order */
@@ -252,6 +253,24 @@ static int row_for(int64_t K, int64_t V)
 
 static int qkvo_aligned16(const sgla_forward_desc *d);
 
+/* nseg segments of whole chunks (fewer where T is short) and their workspace: a state and a total
+ * decay a (segment, sequence x head) */
+static sgla_status split_plan(const sgla_forward_desc *d, int nseg, plan *pl)
+{
+    if (nseg <= 1) return SGLA_OK;
+    int64_t seg_len = (d->T + nseg - 1) / nseg;
+    seg_len = (seg_len + 63) / 64 * 64;
+    pl->nseg = (int)((d->T + seg_len - 1) / seg_len);
+    pl->seg_len = seg_len;
+    if (pl->nseg == 1) return SGLA_OK;
+    const int64_t nhc = sgla_num_sequences(d) * d->H;
+    if ((int64_t)pl->nseg * nhc > 0x7fffffffLL)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: %d segments x N*H = %lld exceed the grid", pl->nseg,
+                         (long long)nhc);
+    pl->ws_bytes = (size_t)(pl->nseg * nhc * d->K * d->V + pl->nseg * nhc) * sizeof(float);
+    return SGLA_OK;
+}
+
 static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, const sgla_cuda_plan *force, plan *pl)
 {
     memset(pl, 0, sizeof *pl);
@@ -267,14 +286,14 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
                          d->dtype == SGLA_F32 ? "fp32" : "16-bit");
     const int force_portable = force && (force->config == SGLA_CUDA_CONFIG_PORTABLE ||
                                          force->config == SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE);
-    if (force && (force_portable || d->dtype == SGLA_F32) && force->nseg > 1)
-        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the %s path has no sequence split",
-                         d->dtype == SGLA_F32 ? "fp32" : "mma.sync");
+    if (force && d->dtype == SGLA_F32 && force->nseg > 1)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the fp32 path has no sequence split");
     if (d->T == 0) return SGLA_OK;
     if (d->dtype == SGLA_F32) {
         /* the tensor cores where the kernel serves the shape; the token recurrence for the rest */
+        const int nst = (int)sgla_fwd_tf32_smem(d->K, 2) <= f->optin ? 2 : 1;
         const int chunked = f->tf32_fwd && sgla_fwd_tf32_supported(d->K, d->V) && qkvo_aligned16(d) &&
-                            (int)sgla_fwd_tf32_smem(d->K) <= f->optin;
+                            (int)sgla_fwd_tf32_smem(d->K, nst) <= f->optin;
         const int want = force && force->config != -1 ? force->config
                          : chunked                    ? SGLA_CUDA_CONFIG_F32_CHUNKED
                                                       : SGLA_CUDA_CONFIG_F32_RECURRENT;
@@ -282,8 +301,9 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the fp32 chunked path takes K in {64, 128}, V a "
                              "multiple of 64, 16-byte aligned tensors and a GPU whose blocks hold %zu bytes of shared "
                              "memory (K = %lld, V = %lld; %d bytes here)",
-                             sgla_fwd_tf32_smem(d->K), (long long)d->K, (long long)d->V, f->optin);
+                             sgla_fwd_tf32_smem(d->K, 1), (long long)d->K, (long long)d->V, f->optin);
         pl->f32 = want == SGLA_CUDA_CONFIG_F32_CHUNKED ? 1 : 2;
+        pl->f32_nst = nst;
         return SGLA_OK;
     }
     if (force && force->config >= 0 && !f->hopper)
@@ -306,7 +326,19 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
                              "needs %zu bytes of shared memory a block; this device's blocks hold %d", (long long)d->K,
                              (long long)d->V, sgla_fwd_mma_smem(d->dtype, d->K, d->V, nst), f->optin);
         pl->portable = nst;
-        return SGLA_OK;
+        /* a long sequence with few (sequence, head) pairs splits as the Hopper rows do: one block a
+         * (sequence, head) and segment, as many as the SMs hold once */
+        int nseg = 1;
+        if (force && force->nseg > 0) {
+            if (force->nseg > 1 && d->cu_seqlens)
+                return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: no sequence split with cu_seqlens");
+            nseg = force->nseg;
+        } else if (!d->cu_seqlens && d->T >= 1024) {
+            int64_t x = (int64_t)f->sms / (sgla_num_sequences(d) * d->H);
+            if (x > d->T / 512) x = d->T / 512;
+            nseg = (int)(x > 64 ? 64 : x < 1 ? 1 : x);
+        }
+        return split_plan(d, nseg, pl);
     }
     if (force && force->config >= 0) {
         if (force->config >= SGLA_NUM_CHUNK_CONFIGS || !row_serves(force->config, d))
@@ -336,18 +368,7 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
     } else {
         nseg = auto_segments(d, f, pl->row);
     }
-    if (nseg == 1) return SGLA_OK;
-    int64_t seg_len = (d->T + nseg - 1) / nseg;
-    seg_len = (seg_len + 63) / 64 * 64;
-    pl->nseg = (int)((d->T + seg_len - 1) / seg_len);
-    pl->seg_len = seg_len;
-    if (pl->nseg == 1) return SGLA_OK;
-    const int64_t nhc = sgla_num_sequences(d) * d->H;
-    if ((int64_t)pl->nseg * nhc > 0x7fffffffLL)
-        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: %d segments x N*H = %lld exceed the grid", pl->nseg,
-                         (long long)nhc);
-    pl->ws_bytes = (size_t)(pl->nseg * nhc * d->K * d->V + pl->nseg * nhc) * sizeof(float);
-    return SGLA_OK;
+    return split_plan(d, nseg, pl);
 }
 
 /* ---- checks of the CUDA contract ------------------------------------------------------ */
@@ -585,6 +606,21 @@ static sgla_status run_split(const sgla_chunk_kernel *k, int row, const plan *pl
     return launch_chunk(k, row, &q, tm, st);
 }
 
+/* The mma.sync path's split: local states (mode 1), the scan, outputs (mode 2), in the workspace. */
+static sgla_status run_split_mma(const plan *pl, sgla_kparams q, sgla_dtype dt, void *ws, cudaStream_t st)
+{
+    const int64_t nhc = q.N * q.H, kv = q.K * q.V;
+    q.nseg = pl->nseg;
+    q.seg_len = pl->seg_len;
+    q.seg_buf = (float *)ws;
+    q.seg_ld = q.seg_buf + pl->nseg * nhc * kv;
+    q.mode = 1;
+    sgla_status rc = sgla_fwd_mma_launch(&q, dt, pl->portable, st);
+    if (rc == SGLA_OK) rc = sgla_seg_scan(q.seg_buf, q.seg_ld, q.h0, pl->nseg, nhc, kv, 0, st);
+    q.mode = 2;
+    return rc == SGLA_OK ? sgla_fwd_mma_launch(&q, dt, pl->portable, st) : rc;
+}
+
 /* T = 0: nothing to compute; ht = h0 (or zero) on the stream. */
 static sgla_status empty_sequences(const sgla_forward_desc *d, cudaStream_t st)
 {
@@ -677,9 +713,14 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
     p.nseg = 1;
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
     if (d->dtype == SGLA_F32)
-        return pl.f32 == 1 ? sgla_fwd_tf32_launch(&p, !(d->flags & SGLA_FLAG_ALLOW_TF32), st)
+        return pl.f32 == 1 ? sgla_fwd_tf32_launch(&p, !(d->flags & SGLA_FLAG_ALLOW_TF32), pl.f32_nst, st)
                            : sgla_recurrent_fwd_f32(&p, st);
-    if (pl.portable) return sgla_fwd_mma_launch(&p, d->dtype, pl.portable, st);
+    if (pl.portable && pl.nseg == 1) return sgla_fwd_mma_launch(&p, d->dtype, pl.portable, st);
+    if (pl.portable) {
+        void *ws;
+        if ((rc = ws_acquire(d->workspace, pl.ws_bytes, st, "split", &ws)) != SGLA_OK) return rc;
+        return ws_release(d->workspace, ws, st, run_split_mma(&pl, p, d->dtype, ws, st), "split");
+    }
 
     sgla_tmaps tm;
     if ((rc = tma_maps_dims(&p, d->dtype, &tm, kt, vt)) != SGLA_OK) return rc;

@@ -21,9 +21,11 @@ sgla_status sgla_recurrent_fwd_f32(const sgla_kparams *p, cudaStream_t st);
 /* fp32 inputs on TF32 tensor cores (chunk_fwd_tf32.cu): K in {64, 128}, V a multiple of 64,
  * 16-byte aligned tensors; x3: 3xTF32 (fp32's accuracy), else TF32 alone. */
 int sgla_fwd_tf32_supported(int64_t K, int64_t V);
-size_t sgla_fwd_tf32_smem(int64_t K);   /* a block's shared memory (K = 64: sm_80 takes it; K = 128: Hopper) */
+/* a block's shared memory with nst stages of q, k, v (two: K = 64 on sm_80, K = 128 on Hopper; one: K = 128
+ * on sm_80, K = 64 on sm_86 / sm_89) */
+size_t sgla_fwd_tf32_smem(int64_t K, int nst);
 cudaError_t sgla_fwd_tf32_setup(int optin); /* the shared-memory opt-in of every instance that fits optin */
-sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, int x3, cudaStream_t st);
+sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, int x3, int nst, cudaStream_t st);
 
 /* The state pool (pool_fwd.cu): sgla_kparams' h0 is the pool. */
 typedef struct sgla_poolparams {

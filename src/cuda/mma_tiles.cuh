@@ -132,19 +132,30 @@ __device__ __forceinline__ void chunk_gate_scan(int gmode, float g0, float g1, f
 
 struct MWork {
     int64_t nh, h, row0, len; /* row0: (b T + t0) H + h, the first token's row index */
-    int nc;
+    int nc, seg;
 };
 
-__device__ __forceinline__ void mwork(const sgla_kparams &p, MWork &w)
+/* Block blockIdx.x = nh nseg + seg: (sequence, head) nh, and with a sequence split (fwd_params.cuh)
+ * the tokens of segment seg.  0 where the block has nothing to do (mode 1: the last segment's
+ * local state, which the scan never reads) */
+__device__ __forceinline__ int mwork(const sgla_kparams &p, MWork &w)
 {
-    w.nh = blockIdx.x;
+    w.nh = blockIdx.x / p.nseg;
+    w.seg = (int)(blockIdx.x - w.nh * p.nseg);
     const int64_t n = w.nh / p.H;
     w.h = w.nh - n * p.H;
     int64_t b, t0, t1;
     sgla_seq_range(&p, n, &b, &t0, &t1);
+    if (p.nseg > 1) {
+        if (p.mode == 1 && w.seg == p.nseg - 1) return 0;
+        const int64_t a = t0 + w.seg * p.seg_len;
+        t0 = a < t1 ? a : t1;
+        t1 = t0 + p.seg_len < t1 ? t0 + p.seg_len : t1;
+    }
     w.len = t1 - t0;
     w.nc = (int)((w.len + 63) / 64);
     w.row0 = (b * p.T + t0) * p.H + w.h;
+    return 1;
 }
 
 /* g of chunk c's rows (nothing past the sequence; chunk_gate_load) */

@@ -9,7 +9,7 @@
 #      over rounds;
 #   3. (mode full) bench/fla_compare.py: sgla and fla in interleaved rounds.
 # Logs under $OUT; a short summary is printed last.
-#   run: bash bench/device_run.sh [full|nofla|bench|tests]   (nofla: 1 and 2)
+#   run: bash bench/device_run.sh [full|nofla|bench|tests|testsfla]   (nofla: 1 and 2; testsfla: 1 and 3)
 #   SGLA_BENCH_ARGS   extra `sgla bench` arguments (e.g. --shape 8,4096,16,128,128 ...)
 #   SGLA_ROUNDS       bench rounds (default 2)
 #   SGLA_BWD_SHAPES   shapes whose backward is timed too (default 8,4096,16,128,128; '' for none)
@@ -31,7 +31,8 @@ note "== $(date -u +%FT%TZ) build of $(cat $BD/COMMIT 2>/dev/null | tr "\n" " ")
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader 2>&1 | tee -a "$SUM"
 for z in $BD/*.gz $BD/tests/*.gz; do [ -f "$z" ] && gunzip -f "$z"; done
 if ldd $BD/sgla 2>/dev/null | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/$BD/lib:${LD_LIBRARY_PATH:-}; fi
-if [ "$MODE" = full ] && ls .whl/*.whl >/dev/null 2>&1; then
+FLA=0; case $MODE in full|testsfla) FLA=1 ;; esac
+if [ $FLA = 1 ] && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site || note "wheel install failed"
 fi
@@ -72,7 +73,7 @@ if [ "$MODE" != bench ]; then
 fi
 
 # 2. sgla bench, this build and (when staged) the cuda-history build in interleaved rounds
-if [ "$MODE" != tests ]; then
+if [ "$MODE" != tests ] && [ "$MODE" != testsfla ]; then
   t0=$(date +%s)
   for r in $(seq 1 ${SGLA_ROUNDS:-2}); do
     for gate in gamma g; do
@@ -114,7 +115,7 @@ PY
 fi
 
 # 3. fla side by side
-if [ "$MODE" = full ]; then
+if [ $FLA = 1 ]; then
   t0=$(date +%s)
   export TRITON_CACHE_DIR=/tmp/triton_cache
   mkdir -p "$TRITON_CACHE_DIR"

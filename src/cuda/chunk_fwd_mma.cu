@@ -77,7 +77,7 @@ template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     MWork w;
-    if (!mwork(p, w)) return;
+    if (!mwork<true>(p, w)) return;
     const int64_t kv = Sh::KD * p.V;
     float *slot = p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv;
     float S[Sh::MS][Sh::NS][4];
@@ -111,7 +111,10 @@ template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) 
     if (tid == 0) p.seg_ld[(int64_t)w.seg * p.N * p.H + w.nh] = ld;
 }
 
-template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
+/* SPLIT: a split's outputs (mode 2); a template switch so that the unsplit forward compiles as it
+ * does without one (a run-time mode cost it 5% on the H200: docs/perf.md) */
+template <class E, class Sh, int NST, bool SPLIT>
+__global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
 {
     extern __shared__ __align__(128) unsigned char smraw[];
     FwdMmaSmem<Sh, NST> &sm = *reinterpret_cast<FwdMmaSmem<Sh, NST> *>(smraw);
@@ -119,14 +122,14 @@ template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     MWork w;
-    if (!mwork(p, w)) return;
+    if (!mwork<SPLIT>(p, w)) return;
     const int64_t kv = Sh::KD * p.V;
     float S[Sh::MS][Sh::NS][4];
-    /* the state entering: a split's segment (mode 2) from its slot (filled by the scan), else h0 */
-    const float *S0 = p.mode == 2 ? p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv : p.h0 ? p.h0 + w.nh * kv : 0;
+    /* the state entering: a split's segment from its slot (filled by the scan), else h0 */
+    const float *S0 = SPLIT ? p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv : p.h0 ? p.h0 + w.nh * kv : 0;
     state_load<Sh>(S, S0, p.V, m, hf, gid, tig);
     /* ht: by the last segment of a split */
-    const bool want_ht = p.ht && (p.nseg == 1 || w.seg == p.nseg - 1);
+    const bool want_ht = p.ht && (!SPLIT || w.seg == p.nseg - 1);
     if (w.nc > 0) {
         state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
         mload<Sh, NST>(p, w, sm, 0, 0, tid);
@@ -220,12 +223,13 @@ template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) 
 
 typedef void (*mma_fn)(const sgla_kparams);
 struct MInst {
-    mma_fn fn, seg; /* the forward (modes 0 and 2); a split's first pass (mode 1) */
+    mma_fn fn[3]; /* by mode: the forward, a split's first pass, a split's outputs */
     unsigned smem;
 };
 template <class E, int KD, int VD, int NST> constexpr MInst minst(void)
 {
-    return {chunk_fwd_mma<E, MmaShape<KD, VD>, NST>, chunk_seg_mma<E, MmaShape<KD, VD>, NST>,
+    return {{chunk_fwd_mma<E, MmaShape<KD, VD>, NST, false>, chunk_seg_mma<E, MmaShape<KD, VD>, NST>,
+             chunk_fwd_mma<E, MmaShape<KD, VD>, NST, true>},
             (unsigned)sizeof(FwdMmaSmem<MmaShape<KD, VD>, NST>)};
 }
 /* per input type: [K = 64, 128][V = 64, 128][one stage, two] */
@@ -264,11 +268,11 @@ cudaError_t sgla_fwd_mma_setup(int optin)
                 for (int n = 0; n < 2; n++) {
                     const MInst &x = minsts[t].x[a][b][n];
                     if (x.smem > (unsigned)optin) continue; /* refused per call (sgla_fwd_mma_smem) */
-                    if ((e = cudaFuncSetAttribute((const void *)x.fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  (int)x.smem)) != cudaSuccess ||
-                        (e = cudaFuncSetAttribute((const void *)x.seg, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  (int)x.smem)) != cudaSuccess)
-                        return e;
+                    for (int mode = 0; mode < 3; mode++)
+                        if ((e = cudaFuncSetAttribute((const void *)x.fn[mode],
+                                                      cudaFuncAttributeMaxDynamicSharedMemorySize, (int)x.smem)) !=
+                            cudaSuccess)
+                            return e;
                 }
     return e;
 }
@@ -280,7 +284,9 @@ sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, int nst, c
                              (long long)p->K, (long long)p->V);
     const unsigned blocks = (unsigned)(p->N * p->H * p->nseg);
     if (blocks == 0) return SGLA_OK;
-    (p->mode == 1 ? x->seg : x->fn)<<<blocks, NTH, x->smem, st>>>(*p);
+    if (p->mode < 0 || p->mode > 2 || (p->mode != 0) != (p->nseg > 1))
+        return sgla_fail(SGLA_ERR_INTERNAL, "mma.sync forward: mode %d with %d segment(s)", p->mode, p->nseg);
+    x->fn[p->mode]<<<blocks, NTH, x->smem, st>>>(*p);
     const cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? SGLA_OK
                             : sgla_fail(SGLA_ERR_CUDA, "launch of the mma.sync forward: %s", cudaGetErrorString(e));

@@ -160,7 +160,7 @@ template <int KD, bool X3, int NST> __global__ void __launch_bounds__(TTHREADS, 
     const int m = warp & 3, qt = warp >> 2; /* row group; quarter of the columns (and of the keys) */
 
     MWork w;
-    if (!mwork(p, w)) return;
+    if (!mwork<false>(p, w)) return; /* (no split: the plan refuses one) */
     const int col0 = (int)blockIdx.y * BVT; /* the block's first column of V */
     const float *q = (const float *)p.q, *k = (const float *)p.k, *v = (const float *)p.v + col0;
     float *o = (float *)p.o + col0;

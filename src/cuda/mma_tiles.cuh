@@ -135,18 +135,18 @@ struct MWork {
     int nc, seg;
 };
 
-/* Block blockIdx.x = nh nseg + seg: (sequence, head) nh, and with a sequence split (fwd_params.cuh)
- * the tokens of segment seg.  0 where the block has nothing to do (mode 1: the last segment's
- * local state, which the scan never reads) */
-__device__ __forceinline__ int mwork(const sgla_kparams &p, MWork &w)
+/* Block blockIdx.x = nh nseg + seg: (sequence, head) nh, and with a sequence split (SPLIT;
+ * fwd_params.cuh) the tokens of segment seg.  0 where the block has nothing to do (mode 1: the last
+ * segment's local state, which the scan never reads) */
+template <bool SPLIT> __device__ __forceinline__ int mwork(const sgla_kparams &p, MWork &w)
 {
-    w.nh = blockIdx.x / p.nseg;
-    w.seg = (int)(blockIdx.x - w.nh * p.nseg);
+    w.nh = SPLIT ? blockIdx.x / p.nseg : blockIdx.x;
+    w.seg = SPLIT ? (int)(blockIdx.x - w.nh * p.nseg) : 0;
     const int64_t n = w.nh / p.H;
     w.h = w.nh - n * p.H;
     int64_t b, t0, t1;
     sgla_seq_range(&p, n, &b, &t0, &t1);
-    if (p.nseg > 1) {
+    if (SPLIT) {
         if (p.mode == 1 && w.seg == p.nseg - 1) return 0;
         const int64_t a = t0 + w.seg * p.seg_len;
         t0 = a < t1 ? a : t1;

@@ -14,6 +14,8 @@
 #   SGLA_ROUNDS       bench rounds (default 2)
 #   SGLA_BWD_SHAPES   shapes whose backward is timed too (default 8,4096,16,128,128; '' for none)
 #   SGLA_FLA_TIMEOUT  seconds for fla_compare (default 300)
+#   SGLA_FLA_ARGS     fla_compare's arguments;  SGLA_FLA_WARM_JOBS  processes that compile fla's kernels
+#                     for those shapes while step 1 runs (default 0: none)
 # fla's Triton kernels compile on first use (~40 s each): a cache brought back from an earlier call
 # ($OUT/triton_cache.tgz, saved here as .triton_cache/cache.tgz and carried) is unpacked first, and
 # the cache after the run goes back to $OUT (when under the 16 MiB a returned file may have).
@@ -35,6 +37,15 @@ FLA=0; case $MODE in full|testsfla) FLA=1 ;; esac
 if [ $FLA = 1 ] && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site || note "wheel install failed"
+fi
+# fla's compiles (CPU) overlap the tests: processes that fill Triton's cache for step 3's shapes
+if [ $FLA = 1 ] && [ "${SGLA_FLA_WARM_JOBS:-0}" -gt 0 ]; then
+  export TRITON_CACHE_DIR=/tmp/triton_cache
+  mkdir -p "$TRITON_CACHE_DIR"
+  [ -f .triton_cache/cache.tgz ] && tar xzf .triton_cache/cache.tgz -C "$TRITON_CACHE_DIR" 2>/dev/null
+  SGLA_LIBRARY=$PWD/$BD/libsgla.so python3 bench/fla_compare.py ${SGLA_FLA_ARGS:-} --rounds 0 --no-ceilings \
+    --warm-jobs "$SGLA_FLA_WARM_JOBS" > $OUT/fla_warm.log 2>&1 &
+  WARM_PID=$!
 fi
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
 
@@ -60,7 +71,7 @@ if [ "$MODE" != bench ]; then
         python3 -m pytest -p no:cacheprovider python/tests -k "not vs_fla" -q -rs > $OUT/pytest_gpu.log 2>&1
       echo "pytest, all but fla's (torch's CPU tests too: CI has no torch) rc=$?" > /tmp/rc_pytest.txt ) &
   fi
-  wait
+  for j in $(jobs -p); do [ "$j" != "${WARM_PID:-}" ] && wait "$j"; done  # (not the warming)
   cat /tmp/rc_*.txt | tee -a "$SUM"
   tail -qn1 $OUT/test_gpu_forward.log $OUT/test_gpu_backward.log $OUT/test_gpu_pool.log | tee -a "$SUM"
   grep -h "FAIL\|FATAL" $OUT/test_gpu_forward.log $OUT/test_gpu_backward.log $OUT/test_gpu_pool.log | cut -c1-300 | head -12 | tee -a "$SUM"
@@ -117,6 +128,7 @@ fi
 # 3. fla side by side
 if [ $FLA = 1 ]; then
   t0=$(date +%s)
+  [ -n "${WARM_PID:-}" ] && { wait $WARM_PID; note "$(grep warmed $OUT/fla_warm.log) (beside the tests)"; }
   export TRITON_CACHE_DIR=/tmp/triton_cache
   mkdir -p "$TRITON_CACHE_DIR"
   [ -f .triton_cache/cache.tgz ] && tar xzf .triton_cache/cache.tgz -C "$TRITON_CACHE_DIR" 2>/dev/null

@@ -238,24 +238,25 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
 
 
 def warm(shapes, args):
-    """Compile fla's kernels for every shape in parallel processes (no timing there: --rounds 0)."""
+    """Compile fla's kernels for every (shape, gate) in parallel processes (no timing there: --rounds 0)."""
     import subprocess
     import time
     t0 = time.time()
-    todo, running, failed = list(shapes), [], []
+    todo = [(sh, gate) for sh in shapes for gate in args.gates.split(",")]
+    running, failed = [], []
     while todo or running:
         while todo and len(running) < args.warm_jobs:
-            sh = todo.pop(0)
-            cmd = [sys.executable, os.path.abspath(__file__), "--shapes", sh, "--gates", args.gates, "--rounds", "0",
+            sh, gate = todo.pop(0)
+            cmd = [sys.executable, os.path.abspath(__file__), "--shapes", sh, "--gates", gate, "--rounds", "0",
                    "--no-ceilings", "--bwd-shapes", sh if sh in args.bwd_shapes.split(",") else ""]
-            running.append((sh, subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
+            running.append((f"{sh} {gate}", subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
         for sh, p in list(running):
             if p.poll() is not None:
                 running.remove((sh, p))
                 if p.returncode not in (0, 1):  # 1: an accuracy failure, which the timed run reports
                     failed.append(f"{sh} rc={p.returncode}")
         time.sleep(0.5)
-    print(f"warmed fla's kernels for {len(shapes)} shape(s) in {args.warm_jobs} processes: {time.time() - t0:.0f} s"
+    print(f"warmed fla's kernels for {len(shapes)} shape(s) in up to {args.warm_jobs} processes: {time.time() - t0:.0f} s"
           + (f"; failed: {', '.join(failed)}" if failed else ""), flush=True)
 
 
@@ -267,7 +268,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5,
                     help="interleaved rounds (the table gives their median); 0 compiles and checks, times nothing")
     ap.add_argument("--warm-jobs", type=int, default=0,
-                    help="first compile fla's kernels in this many processes at once, one shape each (Triton's"
+                    help="first compile fla's kernels in this many processes at once, one (shape, gate) each (Triton's"
                          " file cache keeps them for the timed run; its compiles are serial within a process)")
     ap.add_argument("--no-ceilings", action="store_true")
     ap.add_argument("--bwd-shapes", default="8x4096x16x128,4x8192x32x64",
@@ -292,6 +293,8 @@ def main():
     shapes = ISSUE14_SHAPES if args.shapes == "issue14" else args.shapes
     if args.warm_jobs > 0 and fla_chunk is not None:
         warm(shapes.split(","), args)
+        if args.rounds == 0:
+            return 0  # the cache is all that was asked for
     for sh in shapes.split(","):
         B, T, H, K, V, dts, lens = parse_shape(sh)
         tdt = torch.float32 if dts == "f32" else torch.bfloat16

@@ -43,7 +43,7 @@ if [ $FLA = 1 ] && [ "${SGLA_FLA_WARM_JOBS:-0}" -gt 0 ]; then
   export TRITON_CACHE_DIR=/tmp/triton_cache
   mkdir -p "$TRITON_CACHE_DIR"
   [ -f .triton_cache/cache.tgz ] && tar xzf .triton_cache/cache.tgz -C "$TRITON_CACHE_DIR" 2>/dev/null
-  SGLA_LIBRARY=$PWD/$BD/libsgla.so python3 bench/fla_compare.py ${SGLA_FLA_ARGS:-} --rounds 0 --no-ceilings \
+  SGLA_LIBRARY=$PWD/$BD/libsgla.so timeout ${SGLA_FLA_WARM_TIMEOUT:-360} python3 bench/fla_compare.py ${SGLA_FLA_ARGS:-} --rounds 0 --no-ceilings \
     --warm-jobs "$SGLA_FLA_WARM_JOBS" > $OUT/fla_warm.log 2>&1 &
   WARM_PID=$!
 fi

@@ -170,6 +170,9 @@ static void error_paths(cudaStream_t stream)
         uint16_t *o64 = malloc(n * 2), *o16 = malloc(n * 2), *hq = malloc(n * 2 * 2);
         for (size_t i = 0; i < 2 * n; i++) hq[i] = sgla_f32_to_bf16((float)((int)(i * 2654435761u % 2001u) - 1000) * 1e-3f);
         CK(cudaMemcpy(dq, hq, n * 2 * 2, cudaMemcpyHostToDevice)); /* q = k and v: values, not zeros */
+        /* a pageable copy may still be in flight when cudaMemcpy returns, and the stream is non-blocking:
+         * without this the first call read part of the old q (a failure on the device, session 14) */
+        CK(cudaDeviceSynchronize());
         for (int c = 0; c < 3; c++) {
             d.chunk = c == 0 ? 64 : c == 1 ? 32 : 16;
             st = sgla_forward(&d, SGLA_BACKEND_CUDA);

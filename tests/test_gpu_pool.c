@@ -130,6 +130,7 @@ static void graph_and_guard(tu_rng *r)
     void *dp = dup_dev(pool, np * 4);
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    CK(cudaDeviceSynchronize()); /* the copies above done before the non-blocking stream reads them */
     sgla_forward_desc d;
     sgla_forward_desc_init(&d);
     d.q = dq, d.k = dq, d.v = dv, d.o = dout, d.h0 = dp, d.pool = &p, d.dtype = SGLA_BF16, d.stream = st;
@@ -138,6 +139,7 @@ static void graph_and_guard(tu_rng *r)
     CK(cudaStreamSynchronize(st));
     CK(cudaMemcpy(a1, dp, np * 4, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(dp, pool, np * 4, cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize());
     cudaGraph_t graph = NULL;
     cudaGraphExec_t exec = NULL;
     CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
@@ -153,6 +155,7 @@ static void graph_and_guard(tu_rng *r)
     /* slots outside the pool on the device: treated as padded (memcheck sees no stray access) */
     int64_t bad[8] = {3, 0, SLOTS, -7, 5, 11, 2, 1 << 30};
     CK(cudaMemcpy((void *)p.indices, bad, sizeof bad, cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize());
     TU_CHECK(sgla_forward(&d, SGLA_BACKEND_CUDA) == SGLA_OK, "bad slots on the device: %s", sgla_last_error());
     CK(cudaStreamSynchronize(st));
     cudaFree((void *)p.indices), cudaFree(dq), cudaFree(dv), cudaFree(dout), cudaFree(dp);

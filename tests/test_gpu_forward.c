@@ -113,6 +113,10 @@ static void run_case(const conform_case *c, tu_rng *r, int all_plans)
             const sgla_cuda_plan p = {-1, 3};
             run_plan(&x, &p);
         }
+        if (c->T > 64 * 16 && c->T <= 4096 && !c->nseq) { /* a segment a chunk: more than the 16 the scan loads at once */
+            const sgla_cuda_plan p = {-1, (int)((c->T + 63) / 64)};
+            run_plan(&x, &p);
+        }
         /* the mma.sync path of GPUs before Hopper, forced (padded head sizes up to 128 reach it too) */
         const int64_t kp = c->K <= 64 ? 64 : c->K <= 128 ? 128 : 0, vp = c->V <= 64 ? 64 : c->V <= 128 ? 128 : 0;
         if (kp && vp) {

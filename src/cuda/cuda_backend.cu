@@ -512,7 +512,11 @@ static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m)
 /* The split's scan, one thread per state element: buf[s] holds segment s's local state (from
  * zero) on entry; on exit, forward, the state entering segment s (from init = h0), or, reverse,
  * the gradient of the state leaving it (from init = dht; the backward, chunk_bwd_tc.cu).  ld[s]
- * is segment s's total log2 decay, what carries a state across it either way. */
+ * is segment s's total log2 decay, what carries a state across it either way.  The loads of SCAN_G
+ * segments are issued before any of their stores: one at a time, each waited for the store before
+ * it (the compiler cannot tell the slots apart), the scan was a chain of nseg memory latencies
+ * (48 us of 1x65536x8x128's 363 us under Nsight Compute: docs/perf.md). */
+constexpr int SCAN_G = 16;
 static __global__ void seg_scan(float *buf, const float *ld, const float *init, int nseg, int64_t nh_count,
                                 int64_t kv, int reverse)
 {
@@ -520,12 +524,25 @@ static __global__ void seg_scan(float *buf, const float *ld, const float *init, 
     if (i >= nh_count * kv) return;
     const int64_t nh = i / kv;
     float carry = init ? init[i] : 0.f;
-    for (int j = 0; j < nseg; j++) {
-        const int s = reverse ? nseg - 1 - j : j, last = j == nseg - 1;
-        float *slot = buf + (int64_t)s * nh_count * kv + i;
-        const float loc = last ? 0.f : *slot;
-        *slot = carry;
-        if (!last) carry = sgla_exp2(ld[(int64_t)s * nh_count + nh]) * carry + loc;
+    for (int j0 = 0; j0 < nseg; j0 += SCAN_G) {
+        float loc[SCAN_G], dec[SCAN_G];
+#pragma unroll
+        for (int u = 0; u < SCAN_G; u++) {
+            const int j = j0 + u, s = reverse ? nseg - 1 - j : j;
+            loc[u] = dec[u] = 0.f;
+            if (j < nseg - 1) { /* the last segment's slot is only written */
+                loc[u] = buf[(int64_t)s * nh_count * kv + i];
+                dec[u] = sgla_exp2(ld[(int64_t)s * nh_count + nh]);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < SCAN_G; u++) {
+            const int j = j0 + u, s = reverse ? nseg - 1 - j : j;
+            if (j < nseg) {
+                buf[(int64_t)s * nh_count * kv + i] = carry;
+                carry = dec[u] * carry + loc[u];
+            }
+        }
     }
 }
 

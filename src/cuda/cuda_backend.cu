@@ -608,36 +608,35 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
     return SGLA_OK;
 }
 
-/* The split: local states (mode 1), the scan, outputs (mode 2), in the workspace. */
+/* A split's three steps in the workspace: local states (mode 1), the scan, outputs (mode 2); launch
+ * runs one pass of the path's kernel on the parameters it is given. */
+template <class Launch>
+static sgla_status split_steps(const plan *pl, sgla_kparams q, void *ws, int reverse, cudaStream_t st, Launch launch)
+{
+    const int64_t nhc = q.N * q.H, kv = q.K * q.V;
+    q.nseg = pl->nseg;
+    q.seg_len = pl->seg_len;
+    q.seg_buf = (float *)ws;
+    q.seg_ld = q.seg_buf + pl->nseg * nhc * kv;
+    q.mode = 1;
+    sgla_status rc = launch(&q);
+    if (rc == SGLA_OK) rc = sgla_seg_scan(q.seg_buf, q.seg_ld, q.h0, pl->nseg, nhc, kv, reverse, st);
+    q.mode = 2;
+    return rc == SGLA_OK ? launch(&q) : rc;
+}
+
+/* The split of the Hopper rows (reverse: the backward's reverse passes) */
 static sgla_status run_split(const sgla_chunk_kernel *k, int row, const plan *pl, sgla_kparams q, const sgla_tmaps *tm,
                              void *ws, cudaStream_t st, int reverse = 0)
 {
-    const int64_t nhc = q.N * q.H, kv = q.K * q.V;
-    q.nseg = pl->nseg;
-    q.seg_len = pl->seg_len;
-    q.seg_buf = (float *)ws;
-    q.seg_ld = q.seg_buf + pl->nseg * nhc * kv;
-    q.mode = 1;
-    sgla_status rc = launch_chunk(k, row, &q, tm, st);
-    if (rc != SGLA_OK) return rc;
-    if ((rc = sgla_seg_scan(q.seg_buf, q.seg_ld, q.h0, pl->nseg, nhc, kv, reverse, st)) != SGLA_OK) return rc;
-    q.mode = 2;
-    return launch_chunk(k, row, &q, tm, st);
+    return split_steps(pl, q, ws, reverse, st, [&](const sgla_kparams *x) { return launch_chunk(k, row, x, tm, st); });
 }
 
-/* The mma.sync path's split: local states (mode 1), the scan, outputs (mode 2), in the workspace. */
+/* The mma.sync path's split */
 static sgla_status run_split_mma(const plan *pl, sgla_kparams q, sgla_dtype dt, void *ws, cudaStream_t st)
 {
-    const int64_t nhc = q.N * q.H, kv = q.K * q.V;
-    q.nseg = pl->nseg;
-    q.seg_len = pl->seg_len;
-    q.seg_buf = (float *)ws;
-    q.seg_ld = q.seg_buf + pl->nseg * nhc * kv;
-    q.mode = 1;
-    sgla_status rc = sgla_fwd_mma_launch(&q, dt, pl->portable, st);
-    if (rc == SGLA_OK) rc = sgla_seg_scan(q.seg_buf, q.seg_ld, q.h0, pl->nseg, nhc, kv, 0, st);
-    q.mode = 2;
-    return rc == SGLA_OK ? sgla_fwd_mma_launch(&q, dt, pl->portable, st) : rc;
+    return split_steps(pl, q, ws, 0, st,
+                       [&](const sgla_kparams *x) { return sgla_fwd_mma_launch(x, dt, pl->portable, st); });
 }
 
 /* T = 0: nothing to compute; ht = h0 (or zero) on the stream. */

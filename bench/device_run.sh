@@ -47,6 +47,12 @@ if [ $FLA = 1 ] && [ "${SGLA_FLA_WARM_JOBS:-0}" -gt 0 ]; then
     --warm-jobs "$SGLA_FLA_WARM_JOBS" > $OUT/fla_warm.log 2>&1 &
   WARM_PID=$!
 fi
+warm_done() {
+  [ -n "${WARM_PID:-}" ] || return 0
+  wait "$WARM_PID"
+  note "$(grep -h "warmed" $OUT/fla_warm.log) (beside the tests)"
+  WARM_PID=
+}
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
 
 # 1. correctness
@@ -85,6 +91,7 @@ fi
 
 # 2. sgla bench, this build and (when staged) the cuda-history build in interleaved rounds
 if [ "$MODE" != tests ] && [ "$MODE" != testsfla ]; then
+  warm_done  # (its compiles and checks would share the GPU with the timings)
   t0=$(date +%s)
   for r in $(seq 1 ${SGLA_ROUNDS:-2}); do
     for gate in gamma g; do
@@ -128,7 +135,7 @@ fi
 # 3. fla side by side
 if [ $FLA = 1 ]; then
   t0=$(date +%s)
-  [ -n "${WARM_PID:-}" ] && { wait $WARM_PID; note "$(grep warmed $OUT/fla_warm.log) (beside the tests)"; }
+  warm_done
   export TRITON_CACHE_DIR=/tmp/triton_cache
   mkdir -p "$TRITON_CACHE_DIR"
   [ -f .triton_cache/cache.tgz ] && tar xzf .triton_cache/cache.tgz -C "$TRITON_CACHE_DIR" 2>/dev/null

@@ -240,8 +240,10 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
 def warm(shapes, args):
     """Compile fla's kernels for every (shape, gate) in parallel processes (no timing there: --rounds 0)."""
     import subprocess
+    import tempfile
     import time
     t0 = time.time()
+    logs = tempfile.mkdtemp(prefix="fla_warm_")
     todo = [(sh, gate) for sh in shapes for gate in args.gates.split(",")]
     running, failed = [], []
     while todo or running:
@@ -249,12 +251,17 @@ def warm(shapes, args):
             sh, gate = todo.pop(0)
             cmd = [sys.executable, os.path.abspath(__file__), "--shapes", sh, "--gates", gate, "--rounds", "0",
                    "--no-ceilings", "--bwd-shapes", sh if sh in args.bwd_shapes.split(",") else ""]
-            running.append((f"{sh} {gate}", subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
-        for sh, p in list(running):
+            log = os.path.join(logs, f"{sh}_{gate}.log")
+            with open(log, "w") as f:
+                running.append((f"{sh} {gate}", log, subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT)))
+        for job in list(running):
+            name, log, p = job
             if p.poll() is not None:
-                running.remove((sh, p))
-                if p.returncode not in (0, 1):  # 1: an accuracy failure, which the timed run reports
-                    failed.append(f"{sh} rc={p.returncode}")
+                running.remove(job)
+                if p.returncode != 0:  # an exception, or sgla off the reference (the timed run says which)
+                    with open(log) as f:
+                        last = (f.read().strip().splitlines() or [""])[-1]
+                    failed.append(f"{name} rc={p.returncode}: {last[:200]}")
         time.sleep(0.5)
     print(f"warmed fla's kernels for {len(shapes)} shape(s) in up to {args.warm_jobs} processes: {time.time() - t0:.0f} s"
           + (f"; failed: {', '.join(failed)}" if failed else ""), flush=True)
@@ -291,8 +298,9 @@ def main():
 
     rows, bwd_rows = [], []
     shapes = ISSUE14_SHAPES if args.shapes == "issue14" else args.shapes
-    if args.warm_jobs > 0 and fla_chunk is not None:
-        warm(shapes.split(","), args)
+    if args.warm_jobs > 0:
+        if fla_chunk is not None:
+            warm(shapes.split(","), args)
         if args.rounds == 0:
             return 0  # the cache is all that was asked for
     for sh in shapes.split(","):

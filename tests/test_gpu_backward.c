@@ -269,7 +269,7 @@ int main(void)
             for (size_t i = 0; i < sizeof splits / sizeof splits[0]; i++) run_case(&splits[i], &r);
             conform_bwd_path = 0;
         }
-        {   /* 20 segments: more than the 16 the scan loads at once (both scans: states and their gradients) */
+        {   /* 20 segments: more than the 8 the scan loads at once (both scans: states and their gradients) */
             static const conform_case many = {BF, G, MIX30, 1, 1250, 2, 64, 64, 1, 1, 0, 0};
             conform_bwd_nseg = 20;
             run_case(&many, &r);

@@ -113,7 +113,7 @@ static void run_case(const conform_case *c, tu_rng *r, int all_plans)
             const sgla_cuda_plan p = {-1, 3};
             run_plan(&x, &p);
         }
-        if (c->T > 64 * 16 && c->T <= 4096 && !c->nseq) { /* a segment a chunk: more than the 16 the scan loads at once */
+        if (c->T > 64 * 16 && c->T <= 4096 && !c->nseq) { /* a segment a chunk: more than the 8 the scan loads at once */
             const sgla_cuda_plan p = {-1, (int)((c->T + 63) / 64)};
             run_plan(&x, &p);
         }

@@ -228,17 +228,21 @@ static int row_serves(int r, const sgla_forward_desc *d)
     return c->K == d->K && d->V % c->bv == 0;
 }
 
-/* Segments for the sequence split: enough to fill the SMs when N*H*(V/BV)
- * blocks alone leave them idle, each at least 512 tokens.  1 = no split. */
-static int auto_segments(const sgla_forward_desc *d, const device_facts *f, int row)
+/* Segments for a sequence split: enough to fill the SMs when the `base` blocks a segment has (bps of
+ * them an SM) alone leave them idle, each at least 512 tokens, at most 64.  1 = no split. */
+static int fill_segments(const sgla_forward_desc *d, const device_facts *f, int64_t base, int bps)
 {
     if (d->cu_seqlens || d->T < 1024) return 1;
-    const int bps = f->blocks_per_sm[d->dtype == SGLA_BF16][row];
-    const int64_t base = sgla_num_sequences(d) * d->H * (d->V / sgla_chunk_configs[row].bv);
     int64_t nseg = (int64_t)f->sms * (bps > 0 ? bps : 1) / base;
     if (nseg > d->T / 512) nseg = d->T / 512;
     if (nseg > 64) nseg = 64;
     return nseg >= 2 ? (int)nseg : 1;
+}
+/* ... for a Hopper row: N*H*(V/BV) blocks a segment */
+static int auto_segments(const sgla_forward_desc *d, const device_facts *f, int row)
+{
+    return fill_segments(d, f, sgla_num_sequences(d) * d->H * (d->V / sgla_chunk_configs[row].bv),
+                         f->blocks_per_sm[d->dtype == SGLA_BF16][row]);
 }
 
 /* The row a call with head sizes K, V takes (-1: none) */
@@ -253,10 +257,16 @@ static int row_for(int64_t K, int64_t V)
 
 static int qkvo_aligned16(const sgla_forward_desc *d);
 
-/* nseg segments of whole chunks (fewer where T is short) and their workspace: a state and a total
- * decay a (segment, sequence x head) */
-static sgla_status split_plan(const sgla_forward_desc *d, int nseg, plan *pl)
+/* The split: the segments forced, else auto_nseg; whole chunks each (fewer where T is short), and
+ * their workspace: a state and a total decay a (segment, sequence x head) */
+static sgla_status split_plan(const sgla_forward_desc *d, const sgla_cuda_plan *force, int auto_nseg, plan *pl)
 {
+    int nseg = auto_nseg;
+    if (force && force->nseg > 0) {
+        if (force->nseg > 1 && d->cu_seqlens)
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: no sequence split with cu_seqlens");
+        nseg = force->nseg;
+    }
     if (nseg <= 1) return SGLA_OK;
     int64_t seg_len = (d->T + nseg - 1) / nseg;
     seg_len = (seg_len + 63) / 64 * 64;
@@ -328,17 +338,7 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
         pl->portable = nst;
         /* a long sequence with few (sequence, head) pairs splits as the Hopper rows do: one block a
          * (sequence, head) and segment, as many as the SMs hold once */
-        int nseg = 1;
-        if (force && force->nseg > 0) {
-            if (force->nseg > 1 && d->cu_seqlens)
-                return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: no sequence split with cu_seqlens");
-            nseg = force->nseg;
-        } else if (!d->cu_seqlens && d->T >= 1024) {
-            int64_t x = (int64_t)f->sms / (sgla_num_sequences(d) * d->H);
-            if (x > d->T / 512) x = d->T / 512;
-            nseg = (int)(x > 64 ? 64 : x < 1 ? 1 : x);
-        }
-        return split_plan(d, nseg, pl);
+        return split_plan(d, force, fill_segments(d, f, sgla_num_sequences(d) * d->H, 1), pl);
     }
     if (force && force->config >= 0) {
         if (force->config >= SGLA_NUM_CHUNK_CONFIGS || !row_serves(force->config, d))
@@ -360,15 +360,7 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
         pl->order = 1;
         pl->ws_bytes = (size_t)d->num_seqs * 2 * sizeof(int64_t);
     }
-    int nseg;
-    if (force && force->nseg > 0) {
-        if (force->nseg > 1 && d->cu_seqlens)
-            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: no sequence split with cu_seqlens");
-        nseg = force->nseg;
-    } else {
-        nseg = auto_segments(d, f, pl->row);
-    }
-    return split_plan(d, nseg, pl);
+    return split_plan(d, force, auto_segments(d, f, pl->row), pl);
 }
 
 /* ---- checks of the CUDA contract ------------------------------------------------------ */
@@ -515,8 +507,8 @@ static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m)
  * is segment s's total log2 decay, what carries a state across it either way.  The loads of SCAN_G
  * segments are issued before any of their stores: one at a time, each waited for the store before
  * it (the compiler cannot tell the slots apart), the scan was a chain of nseg memory latencies
- * (48 us of 1x65536x8x128's 363 us under Nsight Compute: docs/perf.md). */
-/* 8 at a time in 40 registers, six blocks an SM (16 took 150 registers, a block an SM: 5% slower at D = 256) */
+ * (48 us of 1x65536x8x128's 363 us under Nsight Compute).  8 at a time fit 40 registers, six blocks
+ * an SM; 16 took 150, a block an SM, and D = 256 ran 5 % slower (docs/perf.md, session 14). */
 constexpr int SCAN_G = 8;
 static __global__ void __launch_bounds__(256, 6) seg_scan(float *buf, const float *ld, const float *init, int nseg, int64_t nh_count,
                                 int64_t kv, int reverse)
@@ -1112,18 +1104,6 @@ typedef struct bwd_plan {
     size_t off_states, off_dstates, off_S, off_dg, off_seg, bytes;
 } bwd_plan;
 
-/* Segments of the tensor-core backward's sequence split: one block per (sequence, head) and
- * sweep leaves SMs idle when N*H is small; each segment at least 512 tokens.  1 = no split. */
-static int bwd_auto_segments(const sgla_forward_desc *d, const device_facts *f)
-{
-    if (d->cu_seqlens || d->T < 1024) return 1;
-    int64_t nseg = (int64_t)f->sms / (sgla_num_sequences(d) * d->H);
-    if (nseg > d->T / 512) nseg = d->T / 512;
-    if (nseg > 64) nseg = 64;
-    return nseg >= 2 ? (int)nseg : 1;
-}
-
-
 static int aligned16(const void *p) { return p == NULL || ((uintptr_t)p & 15) == 0; }
 
 /* force: 0 the usual path, 1 CUDA cores, 2 tensor cores, 4 tensor cores with one stage (refused where it cannot serve);
@@ -1175,7 +1155,8 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, int force
         pl->off_S = off;
         if (need_dg && d->T > 0)
             off += align256((size_t)sgla_bwd_tc_slots(d->B, d->T, N) * (size_t)(d->H * d->K * d->V) * 2);
-        const int nseg = force_nseg > 0 ? force_nseg : bwd_auto_segments(d, f);
+        /* one block per (sequence, head) and sweep: SMs idle where N*H is small */
+        const int nseg = force_nseg > 0 ? force_nseg : fill_segments(d, f, sgla_num_sequences(d) * d->H, 1);
         if (nseg > 1 && d->T > 0) {
             int64_t seg_len = (d->T + nseg - 1) / nseg;
             seg_len = (seg_len + 63) / 64 * 64; /* whole chunks: the stored states' slots stay those of the sequence */

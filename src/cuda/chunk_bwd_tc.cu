@@ -600,23 +600,13 @@ template <class E, int KD, int VD, int NST> constexpr Inst inst(void)
             (unsigned)sizeof(BwdCommon<Sh, NST>)};
 }
 
-/* per input type: [K = 64, 128][V = 64, 128][one stage, two] */
-struct InstRow {
-    Inst x[2][2][2];
-};
-template <class E> constexpr InstRow inst_row(void)
+template <class E> constexpr MmaTable<Inst> inst_row(void)
 {
     return {{{{inst<E, 64, 64, 1>(), inst<E, 64, 64, 2>()}, {inst<E, 64, 128, 1>(), inst<E, 64, 128, 2>()}},
              {{inst<E, 128, 64, 1>(), inst<E, 128, 64, 2>()}, {inst<E, 128, 128, 1>(), inst<E, 128, 128, 2>()}}}};
 }
-const InstRow insts[2] = {inst_row<ElemBf16>(), inst_row<ElemF16>()}; /* [bf16, f16] */
-
-const Inst *inst_of(sgla_dtype dt, int64_t K, int64_t V, int nst)
-{
-    if (dt != SGLA_BF16 && dt != SGLA_F16) return NULL;
-    if ((K != 64 && K != 128) || (V != 64 && V != 128) || nst < 1 || nst > 2) return NULL;
-    return &insts[dt == SGLA_BF16 ? 0 : 1].x[K == 128][V == 128][nst - 1];
-}
+const MmaTable<Inst> insts[2] = {inst_row<ElemBf16>(), inst_row<ElemF16>()}; /* [bf16, f16] */
+const Inst *inst_of(sgla_dtype dt, int64_t K, int64_t V, int nst) { return mma_entry(insts, dt, K, V, nst); }
 
 } /* namespace */
 

@@ -232,22 +232,13 @@ template <class E, int KD, int VD, int NST> constexpr MInst minst(void)
              chunk_fwd_mma<E, MmaShape<KD, VD>, NST, true>},
             (unsigned)sizeof(FwdMmaSmem<MmaShape<KD, VD>, NST>)};
 }
-/* per input type: [K = 64, 128][V = 64, 128][one stage, two] */
-struct MRow {
-    MInst x[2][2][2];
-};
-template <class E> constexpr MRow mrow(void)
+template <class E> constexpr MmaTable<MInst> mrow(void)
 {
     return {{{{minst<E, 64, 64, 1>(), minst<E, 64, 64, 2>()}, {minst<E, 64, 128, 1>(), minst<E, 64, 128, 2>()}},
              {{minst<E, 128, 64, 1>(), minst<E, 128, 64, 2>()}, {minst<E, 128, 128, 1>(), minst<E, 128, 128, 2>()}}}};
 }
-const MRow minsts[2] = {mrow<ElemBf16>(), mrow<ElemF16>()}; /* [bf16, f16] */
-const MInst *minst_of(sgla_dtype dt, int64_t K, int64_t V, int nst)
-{
-    if (dt != SGLA_BF16 && dt != SGLA_F16) return NULL;
-    if ((K != 64 && K != 128) || (V != 64 && V != 128) || nst < 1 || nst > 2) return NULL;
-    return &minsts[dt == SGLA_BF16 ? 0 : 1].x[K == 128][V == 128][nst - 1];
-}
+const MmaTable<MInst> minsts[2] = {mrow<ElemBf16>(), mrow<ElemF16>()}; /* [bf16, f16] */
+const MInst *minst_of(sgla_dtype dt, int64_t K, int64_t V, int nst) { return mma_entry(minsts, dt, K, V, nst); }
 
 } /* namespace */
 

@@ -92,6 +92,20 @@ template <int KD_, int VD_> struct MmaShape {
     static_assert((KD == 64 || KD == 128) && (VD == 64 || VD == 128), "K and V are 64 or 128");
 };
 
+/* The instances of an mma.sync kernel family (the forward, the backward) for one input type:
+ * [K = 64, 128][V = 64, 128][one stage, two] */
+template <class I> struct MmaTable {
+    I x[2][2][2];
+};
+/* the entry of (dt, K, V, stages) in a family's tables [bf16, f16]; NULL where the family has none */
+template <class I>
+static inline const I *mma_entry(const MmaTable<I> (&t)[2], sgla_dtype dt, int64_t K, int64_t V, int nst)
+{
+    if (dt != SGLA_BF16 && dt != SGLA_F16) return NULL;
+    if ((K != 64 && K != 128) || (V != 64 && V != 128) || nst < 1 || nst > 2) return NULL;
+    return &t[dt == SGLA_BF16 ? 0 : 1].x[K == 128][V == 128][nst - 1];
+}
+
 /* gate g of a chunk's rows lane and lane + 32 (0 past its L rows, and 0 unless gmode is g);
  * gp: the gate of its first row, H: the token stride.  Loaded a chunk ahead of its scan. */
 __device__ __forceinline__ void chunk_gate_load(int gmode, const float *gp, int64_t H, int L, int lane, float &g0,

@@ -38,11 +38,14 @@ if [ $FLA = 1 ] && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site || note "wheel install failed"
 fi
-# fla's compiles (CPU) overlap the tests: processes that fill Triton's cache for step 3's shapes
-if [ $FLA = 1 ] && [ "${SGLA_FLA_WARM_JOBS:-0}" -gt 0 ]; then
+# Triton's compile cache for fla: the one carried in, if any, unpacked once
+if [ $FLA = 1 ]; then
   export TRITON_CACHE_DIR=/tmp/triton_cache
   mkdir -p "$TRITON_CACHE_DIR"
   [ -f .triton_cache/cache.tgz ] && tar xzf .triton_cache/cache.tgz -C "$TRITON_CACHE_DIR" 2>/dev/null
+fi
+# fla's compiles (CPU) overlap the tests: processes that fill Triton's cache for step 3's shapes
+if [ $FLA = 1 ] && [ "${SGLA_FLA_WARM_JOBS:-0}" -gt 0 ]; then
   SGLA_LIBRARY=$PWD/$BD/libsgla.so timeout ${SGLA_FLA_WARM_TIMEOUT:-360} python3 bench/fla_compare.py ${SGLA_FLA_ARGS:-} --rounds 0 --no-ceilings \
     --warm-jobs "$SGLA_FLA_WARM_JOBS" > $OUT/fla_warm.log 2>&1 &
   WARM_PID=$!
@@ -136,9 +139,6 @@ fi
 if [ $FLA = 1 ]; then
   t0=$(date +%s)
   warm_done
-  export TRITON_CACHE_DIR=/tmp/triton_cache
-  mkdir -p "$TRITON_CACHE_DIR"
-  [ -f .triton_cache/cache.tgz ] && tar xzf .triton_cache/cache.tgz -C "$TRITON_CACHE_DIR" 2>/dev/null
   SGLA_LIBRARY=$PWD/$BD/libsgla.so timeout ${SGLA_FLA_TIMEOUT:-300} python3 bench/fla_compare.py ${SGLA_FLA_ARGS:-} > $OUT/fla.log 2>&1
   note "fla_compare rc=$? took $(( $(date +%s) - t0 )) s"
   tar czf /tmp/triton_cache.tgz -C "$TRITON_CACHE_DIR" . 2>/dev/null &&

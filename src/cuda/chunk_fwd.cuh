@@ -49,13 +49,15 @@
 
 /* ---- compile-time shape of one instance ---------------------------------------- */
 
-template <int KD_, int BV_, int ST_, int NO_, int X_ = 0> struct ChunkShape {
+template <int KD_, int BV_, int ST_, int NO_, int X_ = 0, int L_ = 0> struct ChunkShape {
     static constexpr int KD = KD_;  /* K */
     static constexpr int BV = BV_;  /* V columns of the block */
     static constexpr int ST = ST_;  /* TMA stages */
     static constexpr int NO = NO_;  /* output warpgroups */
     static constexpr int X = X_;    /* 1: a fourth tile a stage (w: the side outputs' dotw, 64 x BV); 2: and a
                                      * second o tile (the merged reverse pass, BW = 4) */
+    static constexpr int L = L_;    /* 1: a split's first pass only (mode 1: local states, no outputs), whose
+                                     * block has no S_s or o tiles and so room for more stages */
     static constexpr int NSB = 2 * NO;             /* S_s buffers: chunk c reads S_s[c % NSB] */
     static constexpr int NCW = 4 * (NO + 1);       /* consumer warps */
     static constexpr int THREADS = 32 * NCW + 128; /* + the producer warpgroup */
@@ -74,6 +76,7 @@ template <int KD_, int BV_, int ST_, int NO_, int X_ = 0> struct ChunkShape {
     static_assert(ST >= 2, "at least two stages");
     static_assert(NO == 1 || NO == 2, "one or two output warpgroups");
     static_assert(X == 0 || X == 1 || (X == 2 && KD == BV), "the merged pass: one block holds the whole state (dv sums over it)");
+    static_assert(L == 0 || (L == 1 && X == 0), "the first pass's instance is the forward's");
     static_assert(128 * (REG_PRODUCER + NO * REG_OUT + REG_STATE) <= 65536, "registers of an SM");
     static_assert(REG_OUT % 8 == 0 && REG_STATE % 8 == 0, "setmaxnreg counts are multiples of 8");
 };
@@ -90,8 +93,10 @@ template <class Sh> struct ChunkStage<Sh, true> { /* + w (q in the dq pass, k in
 template <class Sh> struct ChunkSmem {
     using Stage = ChunkStage<Sh>;
     Stage stage[Sh::ST];                    /* TMA tiles of chunk c in stage c % ST */
-    unsigned char S[Sh::NSB][Sh::SBYTES];   /* 16-bit state read by Q.S */
-    unsigned char o[Sh::NO * (1 + (Sh::X == 2))][Sh::VBYTES]; /* o of an output warpgroup, for its TMA store (X = 2: dv's after) */
+    /* 16-bit state read by Q.S; o of an output warpgroup, for its TMA store (X = 2: dv's after).  The first
+     * pass's instance (L) never touches them: 1 KB each keeps the layout's alignment */
+    unsigned char S[Sh::NSB][Sh::L ? 1024 : Sh::SBYTES];
+    unsigned char o[Sh::NO * (1 + (Sh::X == 2))][Sh::L ? 1024 : Sh::VBYTES];
     float g[Sh::ST][64];                    /* b of stage s's chunk: cumulative log2 gate, floored */
     float b[Sh::NCW][64];                   /* per consumer warp: b of its current chunk */
     uint64_t full[Sh::ST], empty[Sh::ST];   /* stage mbarriers */
@@ -1082,6 +1087,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
     if (p.pidx) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
     ChunkWork w;
     if (!chunk_work<Sh::BV, BW>(p, w)) return;
+    if (Sh::L && w.outputs) __trap(); /* the first pass's instance has no room for outputs (the host's choice) */
     float *bw = sm.b[warp % Sh::NCW]; /* this consumer warp's b (the producer has none) */
     ChunkAddr a;
     a.stage = sgla_smem_u32(sm.stage);
@@ -1128,18 +1134,37 @@ typedef struct sgla_chunk_kernel {
                               * an instance of its own so that the dense one's code stays as it was */
     unsigned smem;           /* dynamic shared memory of a block */
     int threads;
+    sgla_chunk_fn fn_local;  /* a split's first pass (mode 1, dense), more stages in the room of S_s and the
+                              * o tiles; NULL where none (the backward's passes) */
+    unsigned smem_local;
 } sgla_chunk_kernel;
 
 /* The instance of row I of sgla_chunk_configs for element type E (BW: the backward's passes). */
 template <class E, class Sh, int BW> constexpr sgla_chunk_kernel chunk_instance(void)
 {
     return {chunk_fwd_kernel<E, Sh, BW, false>, chunk_fwd_kernel<E, Sh, BW, true>, (unsigned)sizeof(ChunkSmem<Sh>),
-            Sh::THREADS};
+            Sh::THREADS, nullptr, 0};
+}
+/* The stages of the first pass's instance: as many as fit without S_s and the o tiles (ChunkSmem term by
+ * term, as in w_stages below) */
+constexpr int local_stages(const sgla_chunk_config c)
+{
+    const int q = 64 * c.K * 2, v = 64 * c.bv * 2, no = c.out_wgs;
+    const int fixed = 2 * no * 1024 + no * 1024 + 64 * 4 * 4 * (no + 1);
+    int st = c.stages;
+    while ((st + 1) * (2 * q + v + 64 * 4 + 16) + fixed <= (int)SGLA_SM90_SMEM_MAX) st++;
+    return st;
 }
 template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void)
 {
     constexpr sgla_chunk_config c = sgla_chunk_configs[I];
-    return chunk_instance<E, ChunkShape<c.K, c.bv, c.stages, c.out_wgs>, BW>();
+    sgla_chunk_kernel k = chunk_instance<E, ChunkShape<c.K, c.bv, c.stages, c.out_wgs>, BW>();
+    if constexpr (BW == 0) {
+        using Sl = ChunkShape<c.K, c.bv, local_stages(c), c.out_wgs, 0, 1>;
+        k.fn_local = chunk_fwd_kernel<E, Sl, 0, false>;
+        k.smem_local = (unsigned)sizeof(ChunkSmem<Sl>);
+    }
+    return k;
 }
 
 /* The stages of a pass with the fourth tile (x = 1) or with it and the second o tile (x = 2, the merged
@@ -1161,7 +1186,7 @@ template <class E, int I> constexpr sgla_chunk_kernel chunk_row_merged(void)
 {
     constexpr sgla_chunk_config c = sgla_chunk_configs[I];
     if constexpr (c.K != c.bv) {
-        return {nullptr, nullptr, 0, 0};
+        return {nullptr, nullptr, 0, 0, nullptr, 0};
     } else {
         return chunk_instance<E, ChunkShape<c.K, c.bv, w_stages(c, 2), c.out_wgs, 2>, 4>();
     }
@@ -1172,7 +1197,7 @@ template <class E, int I> constexpr sgla_chunk_kernel chunk_row_qtile(void)
 {
     constexpr sgla_chunk_config c = sgla_chunk_configs[I];
     if constexpr (w_stages(c, 1) == 0) {
-        return {nullptr, nullptr, 0, 0};
+        return {nullptr, nullptr, 0, 0, nullptr, 0};
     } else {
         return chunk_instance<E, ChunkShape<c.K, c.bv, w_stages(c, 1), c.out_wgs, 1>, 1>();
     }

@@ -89,6 +89,9 @@ static void find_facts(int dev, device_facts *f)
                     cudaSuccess ||
                 (e = cudaFuncSetAttribute((const void *)k->fn_packed, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)k->smem)) != cudaSuccess ||
+                (k->fn_local && /* (at most 227 KB, as every Hopper block holds: ChunkSmemChecks) */
+                 (e = cudaFuncSetAttribute((const void *)k->fn_local, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           (int)k->smem_local)) != cudaSuccess) ||
                 (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&f->blocks_per_sm[t][r], fn, k->threads,
                                                                    k->smem)) != cudaSuccess) {
                 snprintf(f->why, sizeof f->why, "device %d, configuration row %d: %s", dev, r, cudaGetErrorString(e));
@@ -592,11 +595,14 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
 {
     dim3 grid((unsigned)(p->N * p->H * p->nseg), (unsigned)(p->V / sgla_chunk_configs[row].bv));
     void *args[2] = {(void *)p, (void *)tm};
-    cudaError_t e = cudaLaunchKernel((const void *)(p->cu ? k->fn_packed : k->fn), grid, dim3(k->threads), args,
-                                     k->smem, st);
+    /* a split's first pass on its own instance where the row has one (more stages: no outputs) */
+    const int local = p->mode == 1 && !p->cu && k->fn_local;
+    const unsigned smem = local ? k->smem_local : k->smem;
+    cudaError_t e = cudaLaunchKernel((const void *)(local ? k->fn_local : p->cu ? k->fn_packed : k->fn), grid,
+                                     dim3(k->threads), args, smem, st);
     if (e != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the chunked forward (row %d, grid %u x %u, %u bytes of shared memory, mode %d): %s",
-                         row, grid.x, grid.y, k->smem, p->mode, cudaGetErrorString(e));
+                         row, grid.x, grid.y, smem, p->mode, cudaGetErrorString(e));
     return SGLA_OK;
 }
 

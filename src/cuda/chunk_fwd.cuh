@@ -830,10 +830,16 @@ static __device__ __forceinline__ void blob_out(const sgla_kparams &p, const Chu
                                   chunk_pack<E>(x[6], x[7]));
     }
 }
-template <class E, class Sh, int BW, bool PS>
+/* The state's recurrence over m-tiles M0 .. M0 + MW - 1 of S (rows 64 mt .. of K); the whole state but in a
+ * split's first pass (Sh::L), where the output warpgroup has no outputs to make and takes half the m-tiles
+ * (LocalHalves): each warpgroup's chain of products a chunk is then half as long. */
+template <class E, class Sh, int BW, bool PS, int M0 = 0, int MW = Sh::MT>
 static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const ChunkWork &w, const ChunkSmem<Sh> &sm,
                                                    const ChunkAddr &a, int tid, int lane, float *bw)
 {
+    static_assert(M0 >= 0 && MW >= 1 && M0 + MW <= Sh::MT, "m-tiles of the state");
+    static_assert(MW == Sh::MT || (Sh::L && BW == 0), "a part of the state only in a split's first pass");
+    const bool outs = MW == Sh::MT && w.outputs; /* a part of the state makes no S_s (a first pass has no outputs) */
     const int wl = (tid >> 5) & 3, gid = lane >> 2, tig = lane & 3;
     float S[Sh::MT][Sh::NR];
     /* stmatrix address of this lane in S_s: row 64 mt + 16 wl + (lane & 7) + 8 ((lane >> 3) & 1),
@@ -846,7 +852,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                            : snh >= 0  ? p.h0 + snh * Sh::KD * p.V + w.v0
                                        : (const float *)0;
 #pragma unroll
-        for (int mt = 0; mt < Sh::MT; mt++)
+        for (int mt = M0; mt < M0 + MW; mt++)
 #pragma unroll
             for (int j = 0; j < Sh::BV / 8; j++) {
                 const int r = 64 * mt + 16 * wl + gid, cc = 8 * j + 2 * tig;
@@ -863,8 +869,8 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
             }
     }
     /* BW: the time-order pass writes every chunk's state copy; the reverse pass reads it */
-    const bool blob_w = BW == 1 && p.sblob != nullptr && w.outputs, blob_r = BW >= 3 && p.xc != nullptr && w.outputs;
-    if (w.outputs && w.nchunks >= 1) {
+    const bool blob_w = BW == 1 && p.sblob != nullptr && outs, blob_r = BW >= 3 && p.xc != nullptr && outs;
+    if (outs && w.nchunks >= 1) {
         store_state16<E, Sh>(S, a.S + st_off);
         sgla_bar_arrive(bar_s_ready<Sh>(0), 256);
         if (blob_w) blob_out<E, Sh>(p, w, chunk_index<BW>(w, 0), S, tid - 128 * Sh::NO);
@@ -924,7 +930,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         if (p.gmode) {
             const float e = kFoldB0 ? bC : bC - b0, dm1 = expm1f(e * SGLA_LN2), d = sgla_exp2(e);
 #pragma unroll
-            for (int mt = 0; mt < Sh::MT; mt++)
+            for (int mt = M0; mt < M0 + MW; mt++)
 #pragma unroll
                 for (int e2 = 0; e2 < Sh::NR; e2++) S[mt][e2] = sgla_carry_mul(S[mt][e2], e, dm1, d);
         }
@@ -962,7 +968,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         };
         if constexpr (kExactAdd) {
 #pragma unroll
-            for (int mt = 0; mt < Sh::MT; mt++) {
+            for (int mt = M0; mt < M0 + MW; mt++) {
                 uint32_t kf[4][4];
                 key_frags(kf, mt);
                 /* columns 64 h .. + 63 in U, for S[mt][32 h ..]: the backward's passes issue both column
@@ -1004,7 +1010,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
              * fragments are made while the previous one's products run, and one wait ends the chunk */
             uint32_t kf[Sh::MT][4][4];
 #pragma unroll
-            for (int mt = 0; mt < Sh::MT; mt++) {
+            for (int mt = M0; mt < M0 + MW; mt++) {
                 key_frags(kf[mt], mt);
                 sgla_wg_fence();
 #pragma unroll
@@ -1013,7 +1019,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
             }
             sgla_wg_wait<0>();
 #pragma unroll
-            for (int mt = 0; mt < Sh::MT; mt++) {
+            for (int mt = M0; mt < M0 + MW; mt++) {
 #pragma unroll
                 for (int e = 0; e < Sh::NR; e++) sgla_pin(S[mt][e]);
 #pragma unroll
@@ -1025,13 +1031,13 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         if (BW >= 2 && !kFoldB0 && p.gmode) {
             const float dm1 = expm1f(b0 * SGLA_LN2), d = sgla_exp2(b0);
 #pragma unroll
-            for (int mt = 0; mt < Sh::MT; mt++)
+            for (int mt = M0; mt < M0 + MW; mt++)
 #pragma unroll
                 for (int e2 = 0; e2 < Sh::NR; e2++) S[mt][e2] = sgla_carry_mul(S[mt][e2], b0, dm1, d);
         }
         release_stage(a, s);
         /* S_{c+1} for the output warpgroup's chunk c + 1, once the Q.S of chunk c + 1 - NSB has read that buffer */
-        if (w.outputs && c + 1 < w.nchunks) {
+        if (outs && c + 1 < w.nchunks) {
             const int sb = (c + 1) & (Sh::NSB - 1);
             sgla_bar_sync(bar_s_free<Sh>(sb), 256);
             store_state16<E, Sh>(S, a.S + sb * Sh::SBYTES + st_off);
@@ -1049,7 +1055,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         const float hm = BW != 0 && p.mode != 1 ? p.ht_mul : 1.f; /* the backward's dh0 = scale x the end state */
         const bool tr = BW == 4 && p.mode != 1; /* the merged pass's dh0 is dv's: T^T (one block, v0 = 0) */
 #pragma unroll
-        for (int mt = 0; mt < Sh::MT; mt++)
+        for (int mt = M0; mt < M0 + MW; mt++)
 #pragma unroll
             for (int j = 0; j < Sh::BV / 8; j++) {
                 const int r = 64 * mt + 16 * wl + gid, cc = 8 * j + 2 * tig;
@@ -1068,6 +1074,13 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
 }
 
 /* ---- the kernel ------------------------------------------------------------------------ */
+
+/* A split's first pass makes local states only: its one output warpgroup (232 registers, as many as the
+ * state's) runs the upper half of the state's m-tiles beside the state warpgroup's lower half.  Where the
+ * state is one m-tile (K = 64, two output warpgroups) the first pass keeps the forward's roles. */
+template <class Sh, int BW> struct LocalHalves {
+    static constexpr bool on = Sh::L && BW == 0 && Sh::NO == 1 && Sh::MT % 2 == 0 && Sh::REG_OUT == Sh::REG_STATE;
+};
 
 template <class E, class Sh, int BW, bool PK>
 __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kparams p, const __grid_constant__ sgla_tmaps tm)
@@ -1119,8 +1132,14 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
         else sgla_setmaxnreg_inc<Sh::REG_STATE>();
     }
     /* each role runs its own loop, so the state's registers are live only in its own */
-    if (wg < Sh::NO) chunk_outputs<E, Sh, BW, PS, PK>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
-    else chunk_state<E, Sh, BW, PS>(p, w, sm, a, tid, lane, bw);
+    if constexpr (LocalHalves<Sh, BW>::on) { /* a first pass: the output warpgroup takes half the state */
+        constexpr int H = Sh::MT / 2;
+        if (wg < Sh::NO) chunk_state<E, Sh, BW, PS, H, H>(p, w, sm, a, tid, lane, bw);
+        else chunk_state<E, Sh, BW, PS, 0, H>(p, w, sm, a, tid, lane, bw);
+    } else {
+        if (wg < Sh::NO) chunk_outputs<E, Sh, BW, PS, PK>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
+        else chunk_state<E, Sh, BW, PS>(p, w, sm, a, tid, lane, bw);
+    }
 #else
     __trap(); /* a Hopper kernel: the runtime never launches it elsewhere (cuda_backend.cu) */
 #endif

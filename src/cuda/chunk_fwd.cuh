@@ -20,6 +20,9 @@
  *                 (loaded one chunk ahead) and, for the last chunk of a cu_seqlens
  *                 sequence (a box would read the next sequence), copy the rows that
  *                 exist and zero the rest.
+ * A split's first pass (mode 1: each segment's local state, no outputs) runs an
+ * instance of its own (L = 1): no S_s or o tiles, so more stages, and its one output
+ * warpgroup runs the state's upper m-tiles beside the state warpgroup (LocalHalves).
  * b is the chunk-local cumulative log2 gate (SPEC §2: restarts every chunk; every
  * weight is exp2 of a difference <= 0).
  *
@@ -57,7 +60,8 @@ template <int KD_, int BV_, int ST_, int NO_, int X_ = 0, int L_ = 0> struct Chu
     static constexpr int X = X_;    /* 1: a fourth tile a stage (w: the side outputs' dotw, 64 x BV); 2: and a
                                      * second o tile (the merged reverse pass, BW = 4) */
     static constexpr int L = L_;    /* 1: a split's first pass only (mode 1: local states, no outputs), whose
-                                     * block has no S_s or o tiles and so room for more stages */
+                                     * block has no S_s or o tiles and so room for more stages, and whose
+                                     * output warpgroup takes half the state (LocalHalves) */
     static constexpr int NSB = 2 * NO;             /* S_s buffers: chunk c reads S_s[c % NSB] */
     static constexpr int NCW = 4 * (NO + 1);       /* consumer warps */
     static constexpr int THREADS = 32 * NCW + 128; /* + the producer warpgroup */
@@ -1153,8 +1157,9 @@ typedef struct sgla_chunk_kernel {
                               * an instance of its own so that the dense one's code stays as it was */
     unsigned smem;           /* dynamic shared memory of a block */
     int threads;
-    sgla_chunk_fn fn_local;  /* a split's first pass (mode 1, dense), more stages in the room of S_s and the
-                              * o tiles; NULL where none (the backward's passes) */
+    sgla_chunk_fn fn_local;  /* a split's first pass (mode 1, dense): more stages in the room of S_s and the
+                              * o tiles, the output warpgroup on half the state; NULL where none (the
+                              * backward's passes) */
     unsigned smem_local;
 } sgla_chunk_kernel;
 

@@ -595,7 +595,8 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
 {
     dim3 grid((unsigned)(p->N * p->H * p->nseg), (unsigned)(p->V / sgla_chunk_configs[row].bv));
     void *args[2] = {(void *)p, (void *)tm};
-    /* a split's first pass on its own instance where the row has one (more stages: no outputs) */
+    /* a split's first pass on its own instance where the row has one (no outputs: more stages, and the output
+     * warpgroup on half the state) */
     const int local = p->mode == 1 && !p->cu && k->fn_local;
     const unsigned smem = local ? k->smem_local : k->smem;
     cudaError_t e = cudaLaunchKernel((const void *)(local ? k->fn_local : p->cu ? k->fn_packed : k->fn), grid,

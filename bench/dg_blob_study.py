@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Could the backward's 16-bit state copies (the blob) be 8-bit?
+
+The CUDA backward's gate gradient takes, per chunk, exp(b_L) <dS, S> with S read from a copy
+of every chunk's state written by the time-order pass (bf16 at K = V = 128: 268 MB written and
+read again at 8x4096x16x128, about a third of what dg costs: docs/perf.md, sessions 13-14).
+This script models that term with the copy rounded to bf16 (as the kernels do), or to fp8
+(e4m3 or e5m2, the tensor's max-abs scaled to the format's largest value), the rest as
+bench/dg_identity_study.py's kernel model, and prints each dg's relative RMS against fp64.
+numpy only; run: python3 bench/dg_blob_study.py [--T 4096] [--K 128]
+"""
+import argparse
+
+import numpy as np
+
+from dg_identity_study import bf16
+
+
+def fp8(x, mbits, emin, vmax):
+    """Round to an 8-bit float with mbits mantissa bits and smallest normal exponent emin
+    (subnormals below it), after scaling the tensor's max-abs to vmax; returned unscaled."""
+    x = np.asarray(x, np.float64)
+    m = np.max(np.abs(x))
+    if m == 0:
+        return x.astype(np.float32)
+    y = x * (vmax / m)
+    e = np.maximum(np.floor(np.log2(np.maximum(np.abs(y), 1e-300))), emin)
+    step = 2.0 ** (e - mbits)
+    return (np.round(y / step) * step * (m / vmax)).astype(np.float32)
+
+
+def dg_chunked(q, k, v, do, g, scale, C, low, blob):
+    """dg of <o, do> by the chunk-local form (h0 = 0, no dht); low: bf16 operands and fp32
+    accumulation, the state copy of each chunk through blob() in the boundary term."""
+    f = np.float32 if low else np.float64
+    r = bf16 if low else (lambda x: x)
+    q, k, v, do, g = (x.astype(f) for x in (q, k, v, do, g))
+    T = q.shape[0]
+    starts = list(range(0, T, C))
+    S = np.zeros((q.shape[1], v.shape[1]), f)
+    states = []
+    for s in starts:
+        e = min(T, s + C)
+        b = np.cumsum(g[s:e]).astype(f)
+        states.append(S.copy())
+        S = (np.exp(b[-1]) * S + r(k[s:e] * np.exp(b[-1] - b)[:, None]).T @ v[s:e]).astype(f)
+    dg = np.empty(T)
+    dS = np.zeros_like(S)
+    for ci in range(len(starts) - 1, -1, -1):
+        s = starts[ci]
+        e = min(T, s + C)
+        n = e - s
+        b = np.cumsum(g[s:e]).astype(f)
+        qc, kc, vc, dc = q[s:e], k[s:e], v[s:e], do[s:e]
+        mask = np.tril(np.ones((n, n), bool))
+        G = np.where(mask, scale * np.exp(np.where(mask, b[:, None] - b[None, :], 0)), 0).astype(f)
+        A, dP = G * (qc @ kc.T), np.where(mask, dc @ vc.T, 0).astype(f)
+        rs, w = (scale * np.exp(b)).astype(f), np.exp(b[-1] - b).astype(f)
+        ee = (qc * (rs[:, None] * (dc @ r(states[ci]).T))).sum(1, dtype=np.float64)
+        uu = (kc * (w[:, None] * (vc @ r(dS).T))).sum(1, dtype=np.float64)
+        M = np.tril(A.astype(np.float64) * dP, -1)
+        c4 = np.array([M[t:, :t].sum() for t in range(n)])
+        Sb = blob(states[ci]) if low else states[ci]
+        dg[s:e] = (np.exp(float(b[-1])) * (dS.astype(np.float64) * Sb).sum() + np.cumsum(uu) - uu
+                   + np.cumsum(ee[::-1])[::-1] + c4)
+        dS = (np.exp(b[-1]) * dS + r(qc * rs[:, None]).T @ dc).astype(f)
+    return dg
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--T", type=int, default=4096)
+    ap.add_argument("--K", type=int, default=128)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    T, K = args.T, args.K
+    rng = np.random.default_rng(args.seed)
+    blobs = [("bf16 (now)", bf16), ("e4m3", lambda x: fp8(x, 3, -6, 448.0)),
+             ("e5m2", lambda x: fp8(x, 2, -14, 57344.0))]
+    gates = [
+        ("mild: g = -0.2 U(0,1)", lambda: -0.2 * rng.random(T)),
+        ("fla's tests: logsigmoid(N(0,1))", lambda: -np.log1p(np.exp(-rng.standard_normal(T)))),
+        ("strong: logsigmoid(N(0,1)) / 0.1", lambda: -np.log1p(np.exp(-rng.standard_normal(T))) / 0.1),
+        ("near 1: g = -1e-3", lambda: np.full(T, -1e-3)),
+    ]
+    print(f"T = {T}, K = V = {K}, seed {args.seed}: dg's relative RMS against fp64, by the state copy's format")
+    print(f"{'gate':<34}" + "".join(f"{n:>12}" for n, _ in blobs))
+    for name, gen in gates:
+        q, k, v, do = (bf16(rng.standard_normal((T, K))) for _ in range(4))
+        g = gen().astype(np.float32)
+        ref = dg_chunked(q, k, v, do, g, K ** -0.5, 64, False, None)
+        rms = np.sqrt(np.mean(ref ** 2))
+        errs = [np.sqrt(np.mean((dg_chunked(q, k, v, do, g, K ** -0.5, 64, True, bl) - ref) ** 2)) / rms
+                for _, bl in blobs]
+        print(f"{name:<34}" + "".join(f"{x:12.2e}" for x in errs), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -8,7 +8,7 @@
  * is checked, not only the default.  T >= 1024 with few heads splits by itself.
  * Then the contract's edges: refusals that write nothing, T = 0, the
  * workspace (queried, passed in, too small), CUDA-graph capture and replay,
- * bit-identical repeats.
+ * bit-identical repeats (gate g at K = 64 and 256 too: repeat_bits_g).
  *
  * SGLA_GPU_SMALL=1 runs a few small cases with their default plan only (for
  * compute-sanitizer). */
@@ -437,6 +437,58 @@ static void workspace_and_graphs(cudaStream_t stream, tu_rng *r)
     free(h); free(o1); free(o2); free(h1); free(h2);
 }
 
+/* Gate g at K = 64 and K = 256 (the rows whose consumer warps scan the gates themselves, where the
+ * state warpgroup may scan a chunk ahead when its data has landed: a choice by timing) and a split
+ * at K = 256: repeated calls give the same bits. */
+static void repeat_bits_g(cudaStream_t stream, tu_rng *r)
+{
+    static const int64_t shapes[][5] = {{2, 2048, 4, 64, 64}, {1, 1000, 2, 256, 64}, {1, 4096, 1, 256, 256}};
+    for (int si = 0; si < 3; si++) {
+        const int64_t B = shapes[si][0], T = shapes[si][1], H = shapes[si][2], K = shapes[si][3], V = shapes[si][4];
+        const int64_t nk = B * T * H * K, nv = B * T * H * V, ng = B * T * H, ns = B * H * K * V;
+        uint16_t *hk = malloc((size_t)nk * 2), *hv = malloc((size_t)nv * 2), *o1 = malloc((size_t)nv * 2),
+                 *o2 = malloc((size_t)nv * 2);
+        float *hg = malloc((size_t)ng * 4), *h1 = malloc((size_t)ns * 4), *h2 = malloc((size_t)ns * 4);
+        uint16_t *dq = dalloc((size_t)nk * 2), *dk = dalloc((size_t)nk * 2), *dv = dalloc((size_t)nv * 2),
+                 *dout = dalloc((size_t)nv * 2);
+        float *dg = dalloc((size_t)ng * 4), *dht = dalloc((size_t)ns * 4);
+        tu_fill(r, hk, SGLA_BF16, nk, 1.0);
+        CK(cudaMemcpy(dq, hk, (size_t)nk * 2, cudaMemcpyHostToDevice));
+        tu_fill(r, hk, SGLA_BF16, nk, 1.0);
+        CK(cudaMemcpy(dk, hk, (size_t)nk * 2, cudaMemcpyHostToDevice));
+        tu_fill(r, hv, SGLA_BF16, nv, 1.0);
+        CK(cudaMemcpy(dv, hv, (size_t)nv * 2, cudaMemcpyHostToDevice));
+        tu_fill(r, hg, SGLA_F32, ng, 1.0);
+        for (int64_t i = 0; i < ng; i++) hg[i] = -0.2f * fabsf(hg[i]);
+        CK(cudaMemcpy(dg, hg, (size_t)ng * 4, cudaMemcpyHostToDevice));
+        CK(cudaDeviceSynchronize()); /* pageable uploads land before the non-blocking stream reads them */
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.q = dq; d.k = dk; d.v = dv; d.o = dout; d.ht = dht; d.g = dg; d.dtype = SGLA_BF16;
+        d.B = B; d.T = T; d.H = H; d.K = K; d.V = V; d.stream = stream;
+        for (int rep = 0; rep < 4; rep++) {
+            CK(cudaMemset(dout, 0xff, (size_t)nv * 2));
+            CK(cudaMemset(dht, 0xff, (size_t)ns * 4));
+            CK(cudaDeviceSynchronize());
+            const sgla_status st = sgla_forward(&d, SGLA_BACKEND_CUDA);
+            CK(cudaStreamSynchronize(stream));
+            TU_CHECK(st == SGLA_OK, "%lldx%lldx%lldx%lldx%lld g: %s (%s)", (long long)B, (long long)T, (long long)H,
+                     (long long)K, (long long)V, sgla_status_string(st), sgla_last_error());
+            if (st != SGLA_OK) break;
+            CK(cudaMemcpy(rep ? o2 : o1, dout, (size_t)nv * 2, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(rep ? h2 : h1, dht, (size_t)ns * 4, cudaMemcpyDeviceToHost));
+            if (rep)
+                TU_CHECK(!memcmp(o1, o2, (size_t)nv * 2) && !memcmp(h1, h2, (size_t)ns * 4),
+                         "%lldx%lldx%lldx%lldx%lld g: repeat %d gave other bits (o %s, ht %s)", (long long)B, (long long)T,
+                         (long long)H, (long long)K, (long long)V, rep, memcmp(o1, o2, (size_t)nv * 2) ? "differ" : "same",
+                         memcmp(h1, h2, (size_t)ns * 4) ? "differ" : "same");
+        }
+        cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(dout); cudaFree(dg); cudaFree(dht);
+        free(hk); free(hv); free(o1); free(o2); free(hg); free(h1); free(h2);
+    }
+    printf("repeats with gate g at K = 64 and 256: done\n");
+}
+
 /* The plain call on the GPUs users own, emulated on this one (sgla_cuda_dev_emulate): compute
  * capability 8.9 with 99 KB a block (RTX 4090, L40S; sm_86 alike), 8.0 with 163 KB (A100).  The
  * mma.sync path takes 16-bit inputs, with one stage of q, k, v at K = 128 where two do not fit;
@@ -634,7 +686,10 @@ int main(void)
     CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     error_paths(stream);
     fresh_thread_call();
-    if (!small) workspace_and_graphs(stream, &r);
+    if (!small) {
+        workspace_and_graphs(stream, &r);
+        repeat_bits_g(stream, &r);
+    }
     CK(cudaStreamDestroy(stream));
     printf("%d runs\n", n_run);
     return tu_finish("test_gpu_forward");

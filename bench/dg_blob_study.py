@@ -5,7 +5,7 @@ The CUDA backward's gate gradient takes, per chunk, exp(b_L) <dS, S> with S read
 of every chunk's state written by the time-order pass (bf16 at K = V = 128: 268 MB written and
 read again at 8x4096x16x128, about a third of what dg costs: docs/perf.md, sessions 13-14).
 This script models that term with the copy rounded to bf16 (as the kernels do), or to fp8
-(e4m3 or e5m2, the tensor's max-abs scaled to the format's largest value), the rest as
+(e4m3 or e5m2, the tensor's max-abs scaled to the format's largest value), in
 bench/dg_identity_study.py's kernel model, and prints each dg's relative RMS against fp64.
 numpy only; run: python3 bench/dg_blob_study.py [--T 4096] [--K 128]
 """
@@ -13,7 +13,7 @@ import argparse
 
 import numpy as np
 
-from dg_identity_study import bf16
+from dg_identity_study import backward, bf16
 
 
 def fp8(x, mbits, emin, vmax):
@@ -27,44 +27,6 @@ def fp8(x, mbits, emin, vmax):
     e = np.maximum(np.floor(np.log2(np.maximum(np.abs(y), 1e-300))), emin)
     step = 2.0 ** (e - mbits)
     return (np.round(y / step) * step * (m / vmax)).astype(np.float32)
-
-
-def dg_chunked(q, k, v, do, g, scale, C, low, blob):
-    """dg of <o, do> by the chunk-local form (h0 = 0, no dht); low: bf16 operands and fp32
-    accumulation, the state copy of each chunk through blob() in the boundary term."""
-    f = np.float32 if low else np.float64
-    r = bf16 if low else (lambda x: x)
-    q, k, v, do, g = (x.astype(f) for x in (q, k, v, do, g))
-    T = q.shape[0]
-    starts = list(range(0, T, C))
-    S = np.zeros((q.shape[1], v.shape[1]), f)
-    states = []
-    for s in starts:
-        e = min(T, s + C)
-        b = np.cumsum(g[s:e]).astype(f)
-        states.append(S.copy())
-        S = (np.exp(b[-1]) * S + r(k[s:e] * np.exp(b[-1] - b)[:, None]).T @ v[s:e]).astype(f)
-    dg = np.empty(T)
-    dS = np.zeros_like(S)
-    for ci in range(len(starts) - 1, -1, -1):
-        s = starts[ci]
-        e = min(T, s + C)
-        n = e - s
-        b = np.cumsum(g[s:e]).astype(f)
-        qc, kc, vc, dc = q[s:e], k[s:e], v[s:e], do[s:e]
-        mask = np.tril(np.ones((n, n), bool))
-        G = np.where(mask, scale * np.exp(np.where(mask, b[:, None] - b[None, :], 0)), 0).astype(f)
-        A, dP = G * (qc @ kc.T), np.where(mask, dc @ vc.T, 0).astype(f)
-        rs, w = (scale * np.exp(b)).astype(f), np.exp(b[-1] - b).astype(f)
-        ee = (qc * (rs[:, None] * (dc @ r(states[ci]).T))).sum(1, dtype=np.float64)
-        uu = (kc * (w[:, None] * (vc @ r(dS).T))).sum(1, dtype=np.float64)
-        M = np.tril(A.astype(np.float64) * dP, -1)
-        c4 = np.array([M[t:, :t].sum() for t in range(n)])
-        Sb = blob(states[ci]) if low else states[ci]
-        dg[s:e] = (np.exp(float(b[-1])) * (dS.astype(np.float64) * Sb).sum() + np.cumsum(uu) - uu
-                   + np.cumsum(ee[::-1])[::-1] + c4)
-        dS = (np.exp(b[-1]) * dS + r(qc * rs[:, None]).T @ dc).astype(f)
-    return dg
 
 
 def main():
@@ -88,9 +50,9 @@ def main():
     for name, gen in gates:
         q, k, v, do = (bf16(rng.standard_normal((T, K))) for _ in range(4))
         g = gen().astype(np.float32)
-        ref = dg_chunked(q, k, v, do, g, K ** -0.5, 64, False, None)
+        ref = backward(q, k, v, do, g, K ** -0.5, 64, low=False)[2]
         rms = np.sqrt(np.mean(ref ** 2))
-        errs = [np.sqrt(np.mean((dg_chunked(q, k, v, do, g, K ** -0.5, 64, True, bl) - ref) ** 2)) / rms
+        errs = [np.sqrt(np.mean((backward(q, k, v, do, g, K ** -0.5, 64, low=True, blob=bl)[2] - ref) ** 2)) / rms
                 for _, bl in blobs]
         print(f"{name:<34}" + "".join(f"{x:12.2e}" for x in errs), flush=True)
 

@@ -28,9 +28,10 @@ def bf16(x):
     return u.astype(np.uint32).view(np.float32).reshape(a.shape)
 
 
-def backward(q, k, v, do, g, scale, C, low):
+def backward(q, k, v, do, g, scale, C, low, blob=None):
     """Chunked backward of <o, do> (h0 = 0, no dht).  low: the kernels' precision (fp32
-    accumulation, bf16 operands), else fp64 throughout.  Returns dq, dk, and dg by the
+    accumulation, bf16 operands), else fp64 throughout; blob (with low): the rounding of the
+    state copy in dg's boundary term (bench/dg_blob_study.py).  Returns dq, dk, and dg by the
     chunk-local form (the one sgla uses)."""
     f = np.float32 if low else np.float64
     r = bf16 if low else (lambda x: x)
@@ -67,7 +68,8 @@ def backward(q, k, v, do, g, scale, C, low):
         uu = (kc * dks).sum(1, dtype=np.float64)
         M = np.tril(A.astype(np.float64) * dP, -1)
         c4 = np.array([M[t:, :t].sum() for t in range(n)])
-        dg[s:e] = (np.exp(float(b[-1])) * (dS.astype(np.float64) * states[ci]).sum() + np.cumsum(uu) - uu
+        Sb = blob(states[ci]) if low and blob else states[ci]
+        dg[s:e] = (np.exp(float(b[-1])) * (dS.astype(np.float64) * Sb).sum() + np.cumsum(uu) - uu
                    + np.cumsum(ee[::-1])[::-1] + c4)
         dS = (np.exp(b[-1]) * dS + r(qc * rs[:, None]).T @ dc).astype(f)
     return dq, dk, dg

@@ -13,7 +13,7 @@ set -u
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 A=${SGLA_DEVBIN_A:-.devbinA} B=${SGLA_DEVBIN_B:-.devbin}
-for d in "$A" "$B"; do for z in "$d"/*.gz "$d"/*.xz; do [ -f "$z" ] && { gunzip -f "$z" 2>/dev/null || unxz -f "$z"; }; done; chmod +x "$d/sgla"; done
+for d in "$A" "$B"; do for z in "$d"/*.xz; do [ -f "$z" ] && unxz -f "$z"; done; chmod +x "$d/sgla"; done
 CASES=${SGLA_CASES:-"8,4096,16,128,128:g 4,8192,32,64,64:g 64,1024,16,128,128:g 4,8192,16,128,256:g 2,16384,8,256,256:g 1,32768,16,128,128:g 1,65536,16,128,128:g:--varlen=64"}
 LOG=$OUT/ab.log RAW=$OUT/ab_raw.log
 : > "$LOG"; : > "$RAW"

@@ -31,7 +31,7 @@ note() { echo "$*" | tee -a "$SUM"; }
 
 note "== $(date -u +%FT%TZ) build of $(cat $BD/COMMIT 2>/dev/null | tr "\n" " ")mode=$MODE"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader 2>&1 | tee -a "$SUM"
-for z in $BD/*.gz $BD/tests/*.gz $BD/*.xz $BD/tests/*.xz; do [ -f "$z" ] && { gunzip -f "$z" 2>/dev/null || unxz -f "$z"; }; done
+for z in $BD/*.xz $BD/tests/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
 if ldd $BD/sgla 2>/dev/null | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/$BD/lib:${LD_LIBRARY_PATH:-}; fi
 FLA=0; case $MODE in full|testsfla) FLA=1 ;; esac
 if [ $FLA = 1 ] && ls .whl/*.whl >/dev/null 2>&1; then

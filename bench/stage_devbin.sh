@@ -43,5 +43,6 @@ fi
 echo "archs ${SGLA_CUDA_ARCHS:-90a-real} ${SGLA_CMAKE_ARGS:-}" >> "$DB/COMMIT"
 # each binary carries the library's kernels (30 MB): xz makes them 7 MB (gzip 11), so a full
 # build and two more CLIs stay under the device call's 64 MiB; device_run.sh and ab.sh unpack them
+# (and keep the execute bit)
 xz -9 -T"$(nproc)" "$DB"/tests/* "$DB/sgla" "$DB/libsgla.so"
 du -sh "$DB"

@@ -1083,7 +1083,8 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
  * state's) runs the upper half of the state's m-tiles beside the state warpgroup's lower half.  Where the
  * state is one m-tile (K = 64, two output warpgroups) the first pass keeps the forward's roles. */
 template <class Sh, int BW> struct LocalHalves {
-    static constexpr bool on = Sh::L && BW == 0 && Sh::NO == 1 && Sh::MT % 2 == 0 && Sh::REG_OUT == Sh::REG_STATE;
+    static constexpr bool on = Sh::L && BW == 0 && Sh::NO == 1 && Sh::MT % 2 == 0;
+    static_assert(!on || Sh::REG_OUT == Sh::REG_STATE, "the output warpgroup holds what the state warpgroup does");
 };
 
 template <class E, class Sh, int BW, bool PK>

@@ -139,6 +139,17 @@ static void *dalloc(size_t bytes)
     CK(cudaMalloc(&p, bytes ? bytes : 16));
     return p;
 }
+/* n fresh values (tu_fill, N(0, sd)) of dtype dt on the device; the caller synchronises the device before a
+ * non-blocking stream reads them (a pageable copy may return before it lands) */
+static void *dupload(tu_rng *r, sgla_dtype dt, int64_t n, double sd)
+{
+    const size_t bytes = (size_t)n * (dt == SGLA_F32 ? 4 : 2);
+    void *h = malloc(bytes ? bytes : 1), *p = dalloc(bytes);
+    tu_fill(r, h, dt, n, sd);
+    CK(cudaMemcpy(p, h, bytes, cudaMemcpyHostToDevice));
+    free(h);
+    return p;
+}
 
 /* Error paths: nothing written, clear statuses; T = 0; the backend's query
  * leaves the last error alone. */
@@ -354,15 +365,9 @@ static void workspace_and_graphs(cudaStream_t stream, tu_rng *r)
 {
     const int64_t B = 1, T = 4096, H = 2, K = 128, V = 128, nqk = B * T * H * K, ns = B * H * K * V;
     const size_t bytes = (size_t)nqk * 2;
-    uint16_t *h = malloc(bytes);
-    tu_fill(r, h, SGLA_BF16, nqk, 1.0);
-    uint16_t *dq = dalloc(bytes), *dk = dalloc(bytes), *dv = dalloc(bytes), *dout = dalloc(bytes);
+    uint16_t *dq = dupload(r, SGLA_BF16, nqk, 1.0), *dk = dupload(r, SGLA_BF16, nqk, 1.0),
+             *dv = dupload(r, SGLA_BF16, nqk, 1.0), *dout = dalloc(bytes);
     float *dht = dalloc((size_t)ns * 4), gg[2] = {-0.01f, -0.2f}, *dgg = dalloc(sizeof gg);
-    CK(cudaMemcpy(dq, h, bytes, cudaMemcpyHostToDevice));
-    tu_fill(r, h, SGLA_BF16, nqk, 1.0);
-    CK(cudaMemcpy(dk, h, bytes, cudaMemcpyHostToDevice));
-    tu_fill(r, h, SGLA_BF16, nqk, 1.0);
-    CK(cudaMemcpy(dv, h, bytes, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dgg, gg, sizeof gg, cudaMemcpyHostToDevice));
     CK(cudaDeviceSynchronize());
     sgla_forward_desc d;
@@ -434,7 +439,7 @@ static void workspace_and_graphs(cudaStream_t stream, tu_rng *r)
     if (graph) cudaGraphDestroy(graph);
     printf("workspace and graphs: done\n");
     cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(dout); cudaFree(dht); cudaFree(dgg); cudaFree(ws);
-    free(h); free(o1); free(o2); free(h1); free(h2);
+    free(o1); free(o2); free(h1); free(h2);
 }
 
 /* Gate g at K = 64 and K = 256 (the rows whose consumer warps scan the gates themselves, where the
@@ -446,18 +451,11 @@ static void repeat_bits_g(cudaStream_t stream, tu_rng *r)
     for (int si = 0; si < 3; si++) {
         const int64_t B = shapes[si][0], T = shapes[si][1], H = shapes[si][2], K = shapes[si][3], V = shapes[si][4];
         const int64_t nk = B * T * H * K, nv = B * T * H * V, ng = B * T * H, ns = B * H * K * V;
-        uint16_t *hk = malloc((size_t)nk * 2), *hv = malloc((size_t)nv * 2), *o1 = malloc((size_t)nv * 2),
-                 *o2 = malloc((size_t)nv * 2);
+        uint16_t *o1 = malloc((size_t)nv * 2), *o2 = malloc((size_t)nv * 2);
         float *hg = malloc((size_t)ng * 4), *h1 = malloc((size_t)ns * 4), *h2 = malloc((size_t)ns * 4);
-        uint16_t *dq = dalloc((size_t)nk * 2), *dk = dalloc((size_t)nk * 2), *dv = dalloc((size_t)nv * 2),
-                 *dout = dalloc((size_t)nv * 2);
+        uint16_t *dq = dupload(r, SGLA_BF16, nk, 1.0), *dk = dupload(r, SGLA_BF16, nk, 1.0),
+                 *dv = dupload(r, SGLA_BF16, nv, 1.0), *dout = dalloc((size_t)nv * 2);
         float *dg = dalloc((size_t)ng * 4), *dht = dalloc((size_t)ns * 4);
-        tu_fill(r, hk, SGLA_BF16, nk, 1.0);
-        CK(cudaMemcpy(dq, hk, (size_t)nk * 2, cudaMemcpyHostToDevice));
-        tu_fill(r, hk, SGLA_BF16, nk, 1.0);
-        CK(cudaMemcpy(dk, hk, (size_t)nk * 2, cudaMemcpyHostToDevice));
-        tu_fill(r, hv, SGLA_BF16, nv, 1.0);
-        CK(cudaMemcpy(dv, hv, (size_t)nv * 2, cudaMemcpyHostToDevice));
         tu_fill(r, hg, SGLA_F32, ng, 1.0);
         for (int64_t i = 0; i < ng; i++) hg[i] = -0.2f * fabsf(hg[i]);
         CK(cudaMemcpy(dg, hg, (size_t)ng * 4, cudaMemcpyHostToDevice));
@@ -484,7 +482,7 @@ static void repeat_bits_g(cudaStream_t stream, tu_rng *r)
                          memcmp(h1, h2, (size_t)ns * 4) ? "differ" : "same");
         }
         cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(dout); cudaFree(dg); cudaFree(dht);
-        free(hk); free(hv); free(o1); free(o2); free(hg); free(h1); free(h2);
+        free(o1); free(o2); free(hg); free(h1); free(h2);
     }
     printf("repeats with gate g at K = 64 and 256: done\n");
 }

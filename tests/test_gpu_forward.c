@@ -442,8 +442,7 @@ static void workspace_and_graphs(cudaStream_t stream, tu_rng *r)
     free(o1); free(o2); free(h1); free(h2);
 }
 
-/* Gate g at K = 64 and K = 256 (the rows whose consumer warps scan the gates themselves, where the
- * state warpgroup may scan a chunk ahead when its data has landed: a choice by timing) and a split
+/* Gate g at K = 64 and K = 256 (the rows whose consumer warps scan the gates themselves) and a split
  * at K = 256: repeated calls give the same bits. */
 static void repeat_bits_g(cudaStream_t stream, tu_rng *r)
 {

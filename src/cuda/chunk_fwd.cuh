@@ -211,6 +211,12 @@ static __device__ __forceinline__ int64_t state_nh(const sgla_kparams &p, const 
     return pool_slot(p, n) * p.H + w.h;
 }
 
+/* gate g: the forward's instances of the rows that read b made beforehand (sgla_row_reads_b), where
+ * the host passes it (p.gb); without it (a state pool's prefill) they scan g as before */
+template <class Sh, int BW> struct GateB {
+    static constexpr bool on = sgla_row_reads_b(Sh::KD) && BW == 0;
+};
+
 /* The backward's passes (chunk_bwd3.cu) run this kernel with BW != 0:
  *   BW = 1  in time order, as the forward, and o . dotw of every token in fp32 into dot (dq: q . dq),
  *           and the 16-bit state entering every chunk into sblob;
@@ -288,7 +294,7 @@ static __device__ __forceinline__ void chunk_gate_b(float &x0, float &x1, int la
 
 /* The top of every chunk in both consumer roles: wait for stage s, then this
  * warp's copy of b (chunk-local cumulative log2 gate); returns b of the last row. */
-template <class Sh, bool PS>
+template <class Sh, bool PS, bool GB>
 static __device__ __forceinline__ float chunk_top(const sgla_kparams &p, const ChunkWork &w, const ChunkSmem<Sh> &sm,
                                                   const ChunkAddr &a, int s, int c, int ci, int lane, float *bw)
 {
@@ -296,7 +302,7 @@ static __device__ __forceinline__ float chunk_top(const sgla_kparams &p, const C
     sgla_fence_proxy_async(); /* the producer's copies are read next by wgmma */
     const int cl = chunk_rows(w.len, ci);
     __syncwarp(); /* every lane is done reading bw of the previous chunk */
-    if (p.gmode == SGLA_GATE_G && PS) { /* b made once by the producer (chunk_producer) */
+    if (p.gmode == SGLA_GATE_G && (PS || (GB && p.gb))) { /* b as the producer stored it (chunk_producer) */
         bw[lane] = sm.g[s][lane];
         bw[lane + 32] = sm.g[s][lane + 32];
     } else if (p.gmode == SGLA_GATE_G) {
@@ -322,12 +328,21 @@ static __device__ __forceinline__ void release_stage(const ChunkAddr &a, int s)
 
 /* ---- the producer ---------------------------------------------------------------- */
 
-/* g of rows lane, lane + 32 of chunk c (0 past its end) */
+/* g of rows lane, lane + 32 of chunk c (0 past its end); GB with p.gb: b of those rows (past the end
+ * the chunk's last b, as the scan of zeros would give) from gate_b.cu's rows, 256 contiguous bytes
+ * a chunk where g's are 64 lines apart */
+template <bool GB>
 static __device__ __forceinline__ void load_gate(const sgla_kparams &p, const ChunkWork &w, int c, int lane, float &g0,
                                                  float &g1)
 {
     const int64_t tk0 = (int64_t)c * 64;
     const int cl = chunk_rows(w.len, c);
+    if (GB && p.gb) {
+        const float *b = p.gb + w.h * p.gb_ld + w.bidx * p.T + w.t0 + tk0;
+        g0 = __ldg(b + (lane < cl ? lane : cl - 1));
+        g1 = __ldg(b + (lane + 32 < cl ? lane + 32 : cl - 1));
+        return;
+    }
     g0 = lane < cl ? __ldg(w.gg + (tk0 + lane) * p.H) : 0.f;
     g1 = lane + 32 < cl ? __ldg(w.gg + (tk0 + lane + 32) * p.H) : 0.f;
 }
@@ -356,7 +371,7 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         if (wt) sgla_tma_prefetch_map(&tm.w);
     }
     float gr0 = 0.f, gr1 = 0.f; /* g of rows lane, lane + 32 of the next chunk */
-    if (w.gg && w.nchunks > 0) load_gate(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
+    if (w.gg && w.nchunks > 0) load_gate<GateB<Sh, BW>::on>(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
     int s = 0;
     for (int c = 0; c < w.nchunks; c++) {
         if (c >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((c / Sh::ST - 1) & 1));
@@ -445,14 +460,14 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         }
         if (w.gg) {
             /* PS: b, the chunk-local cumulative log2 gate (floored), made here once rather than by every
-             * consumer warp on its way into the chunk; else g as it is */
+             * consumer warp on its way into the chunk; else g as it is (or b, GB with p.gb) */
             float x0 = gr0, x1 = gr1;
             if constexpr (PS) chunk_gate_b(x0, x1, lane);
             sm.g[s][lane] = x0;
             sm.g[s][lane + 32] = x1;
         }
         if (w.gg || p.cu) sgla_mbar_arrive(full); /* release: this lane's stores above */
-        if (w.gg && c + 1 < w.nchunks) load_gate(p, w, chunk_index<BW>(w, c + 1), lane, gr0, gr1);
+        if (w.gg && c + 1 < w.nchunks) load_gate<GateB<Sh, BW>::on>(p, w, chunk_index<BW>(w, c + 1), lane, gr0, gr1);
         s = s + 1 == Sh::ST ? 0 : s + 1;
     }
 }
@@ -546,7 +561,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
         if (b % Sh::NO == wo && w.outputs && b < w.nchunks) sgla_bar_arrive(bar_s_free<Sh>(b), 256);
     for (int c = wo; c < w.nchunks; c += Sh::NO) {
         const int ci = chunk_index<BW>(w, c);
-        (void)chunk_top<Sh, PS>(p, w, sm, a, s, c, ci, lane, bw);
+        (void)chunk_top<Sh, PS, GateB<Sh, BW>::on>(p, w, sm, a, s, c, ci, lane, bw);
         const int cl = chunk_rows(w.len, ci);
         /* BW: this thread's columns of dotw in rows i0, i1, loaded now, used after the products */
         uint32_t dw[Sh::BV / 8][2];
@@ -889,7 +904,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     int s = 0;         /* stage of chunk c */
     for (int c = 0; c < w.nchunks; c++) {
         const int ci = chunk_index<BW>(w, c);
-        const float bC = chunk_top<Sh, PS>(p, w, sm, a, s, c, ci, lane, bw);
+        const float bC = chunk_top<Sh, PS, GateB<Sh, BW>::on>(p, w, sm, a, s, c, ci, lane, bw);
         const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint64_t dV = desc_nmajor(vs);
         ldsum += bC;
@@ -1093,9 +1108,10 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma, TMA, setmaxnreg: sm_90a */
     static_assert(ChunkSmemChecks<Sh>::ok, "shared-memory layout");
     /* gate g: who scans the chunk's gates into b.  The producer, once, in the forward at K = 128 (5-6 %
-     * faster there: docs/perf.md, session 9 call 8); every consumer warp at K = 64 (two output
-     * warpgroups, where the producer's extra work cost 3.6 %), at K = 256 and in the backward's passes
-     * (1 % there, not worth their registers) */
+     * faster there: docs/perf.md, session 9 call 8); at K = 64 and 256 gate_b.cu beforehand (GateB:
+     * the producer's loads of g, a line per token, were most of K = 64's cost over g_gamma: docs/perf.md,
+     * session 16); every consumer warp
+     * in the backward's passes (1 % there, not worth their registers) and without p.gb */
     constexpr bool PS = Sh::KD == 128 && BW == 0;
     extern __shared__ __align__(1024) unsigned char chunk_smem[];
     ChunkSmem<Sh> &sm = *reinterpret_cast<ChunkSmem<Sh> *>(chunk_smem);

@@ -214,13 +214,19 @@ static void find_tma_encoder(void)
 
 /* ---- the plan of a call ------------------------------------------------------------- */
 
+static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+
 typedef struct plan {
     int row;            /* configuration row (-1: none, fp32) */
     int f32;            /* fp32: 1 the chunked TF32 kernel, 2 the token recurrence */
     int f32_nst;        /* the TF32 kernel's stages of q, k, v (2, or 1 where a block cannot hold two) */
     int nseg;           /* time segments (1: no split) */
     int64_t seg_len;    /* tokens per segment, a multiple of 64 */
-    size_t ws_bytes;    /* workspace of the split, or of the sequence order */
+    size_t ws_bytes;    /* workspace of the split, or of the sequence order; in the forward's plan
+                         * (plan_call) also gate g's b after them */
+    size_t gb_off;      /* b's offset in the workspace (gb_ld > 0) */
+    int64_t gb_ld;      /* gate g, a row that reads b: token rows a head (0: none) */
+    int sms;            /* the device's SMs (plan_call: gate_b's grid) */
     int portable;       /* the mma.sync path (GPUs before Hopper, or forced): its stages of q, k, v (2 or 1) */
     int order;          /* cu_seqlens: the blocks take the sequences longest first */
 } plan;
@@ -659,7 +665,16 @@ static sgla_status plan_call(const sgla_forward_desc *d, const sgla_cuda_plan *f
     char why[192];
     const device_facts *f = current_device(why, sizeof why);
     if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
-    return make_plan(d, f, force, pl);
+    if ((rc = make_plan(d, f, force, pl)) != SGLA_OK) return rc;
+    pl->sms = f->sms;
+    /* the forward's gate g on a row that reads b: b's rows after the other workspace (the backward's
+     * passes and a state pool's prefills plan by make_plan alone and scan g in the kernel) */
+    if (d->g && d->T > 0 && pl->row >= 0 && !pl->portable && sgla_row_reads_b(sgla_chunk_configs[pl->row].K)) {
+        pl->gb_ld = (d->cu_seqlens ? 1 : d->B) * d->T;
+        pl->gb_off = align256(pl->ws_bytes);
+        pl->ws_bytes = pl->gb_off + (size_t)(d->H * pl->gb_ld) * sizeof(float);
+    }
+    return SGLA_OK;
 }
 
 /* What the forward and the backward check before any launch: a given
@@ -742,21 +757,24 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
     sgla_tmaps tm;
     if ((rc = tma_maps_dims(&p, d->dtype, &tm, kt, vt)) != SGLA_OK) return rc;
     const sgla_chunk_kernel *k = &chunk_kernels(d->dtype)[pl.row];
-    if (pl.order) {
-        void *ws;
-        if ((rc = ws_acquire(d->workspace, pl.ws_bytes, st, "sequence order", &ws)) != SGLA_OK) return rc;
+    void *ws;
+    if ((rc = ws_acquire(d->workspace, pl.ws_bytes, st, "forward", &ws)) != SGLA_OK) return rc;
+    if (pl.gb_ld) { /* before the sequence order: gate_b reads the offsets as given */
+        p.gb = (const float *)((char *)ws + pl.gb_off);
+        p.gb_ld = pl.gb_ld;
+        rc = sgla_gate_b_launch(&p, pl.sms, st);
+    }
+    if (rc == SGLA_OK && pl.order) {
         p.cu = (const int64_t *)ws;
         p.cu_pairs = 1;
         varlen_order<<<1, 1024, 0, st>>>(d->cu_seqlens, p.N, p.T, (int64_t *)ws);
         const cudaError_t e = cudaGetLastError();
         rc = e != cudaSuccess ? sgla_fail(SGLA_ERR_CUDA, "launch of the sequence order: %s", cudaGetErrorString(e))
                               : launch_chunk(k, pl.row, &p, &tm, st);
-        return ws_release(d->workspace, ws, st, rc, "sequence order");
+    } else if (rc == SGLA_OK) {
+        rc = pl.nseg == 1 ? launch_chunk(k, pl.row, &p, &tm, st) : run_split(k, pl.row, &pl, p, &tm, ws, st);
     }
-    if (pl.nseg == 1) return launch_chunk(k, pl.row, &p, &tm, st);
-    void *ws;
-    if ((rc = ws_acquire(d->workspace, pl.ws_bytes, st, "split", &ws)) != SGLA_OK) return rc;
-    return ws_release(d->workspace, ws, st, run_split(k, pl.row, &pl, p, &tm, ws, st), "split");
+    return ws_release(d->workspace, ws, st, rc, "forward");
 }
 static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *force)
 {
@@ -774,8 +792,6 @@ static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *
  * sgla_workspace_size counts them unless the descriptor it sees runs in place (pad_in_place: a
  * query without q, k, v, o counts them, and a call on other tensors than the query's may need
  * more and is refused with its own message). */
-
-static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 
 static int64_t pad_dim(int64_t x) { return x <= 64 ? 64 : x <= 128 ? 128 : x <= 256 ? 256 : 512; }
 static int needs_padding(const sgla_forward_desc *d)

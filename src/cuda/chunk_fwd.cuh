@@ -211,8 +211,8 @@ static __device__ __forceinline__ int64_t state_nh(const sgla_kparams &p, const 
     return pool_slot(p, n) * p.H + w.h;
 }
 
-/* gate g: the forward's instances of the rows that read b made beforehand (sgla_row_reads_b), where
- * the host passes it (p.gb); without it (a state pool's prefill) they scan g as before */
+/* gate g: the forward's instances of the rows that read b made beforehand (sgla_row_reads_b): every
+ * launch with gate g passes it (p.gb) */
 template <class Sh, int BW> struct GateB {
     static constexpr bool on = sgla_row_reads_b(Sh::KD) && BW == 0;
 };
@@ -302,7 +302,7 @@ static __device__ __forceinline__ float chunk_top(const sgla_kparams &p, const C
     sgla_fence_proxy_async(); /* the producer's copies are read next by wgmma */
     const int cl = chunk_rows(w.len, ci);
     __syncwarp(); /* every lane is done reading bw of the previous chunk */
-    if (p.gmode == SGLA_GATE_G && (PS || (GB && p.gb))) { /* b as the producer stored it (chunk_producer) */
+    if (p.gmode == SGLA_GATE_G && (PS || GB)) { /* b as the producer stored it (chunk_producer) */
         bw[lane] = sm.g[s][lane];
         bw[lane + 32] = sm.g[s][lane + 32];
     } else if (p.gmode == SGLA_GATE_G) {
@@ -337,7 +337,7 @@ static __device__ __forceinline__ void load_gate(const sgla_kparams &p, const Ch
 {
     const int64_t tk0 = (int64_t)c * 64;
     const int cl = chunk_rows(w.len, c);
-    if (GB && p.gb) {
+    if (GB) {
         const float *b = p.gb + w.h * p.gb_ld + w.bidx * p.T + w.t0 + tk0;
         g0 = __ldg(b + (lane < cl ? lane : cl - 1));
         g1 = __ldg(b + (lane + 32 < cl ? lane + 32 : cl - 1));
@@ -1111,7 +1111,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
      * faster there: docs/perf.md, session 9 call 8); at K = 64 and 256 gate_b.cu beforehand (GateB:
      * the producer's loads of g, a line per token, were most of K = 64's cost over g_gamma: docs/perf.md,
      * session 16); every consumer warp
-     * in the backward's passes (1 % there, not worth their registers) and without p.gb */
+     * in the backward's passes (1 % there, not worth their registers) */
     constexpr bool PS = Sh::KD == 128 && BW == 0;
     extern __shared__ __align__(1024) unsigned char chunk_smem[];
     ChunkSmem<Sh> &sm = *reinterpret_cast<ChunkSmem<Sh> *>(chunk_smem);
@@ -1122,6 +1122,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
     ChunkWork w;
     if (!chunk_work<Sh::BV, BW>(p, w)) return;
     if (Sh::L && w.outputs) __trap(); /* the first pass's instance has no room for outputs (the host's choice) */
+    if (GateB<Sh, BW>::on && p.gmode == SGLA_GATE_G && !p.gb) __trap(); /* the host's duty (cuda_backend.cu) */
     float *bw = sm.b[warp % Sh::NCW]; /* this consumer warp's b (the producer has none) */
     ChunkAddr a;
     a.stage = sgla_smem_u32(sm.stage);

@@ -16,7 +16,7 @@ __global__ void __launch_bounds__(GB_WARPS * 32) gate_b_kernel(const sgla_kparam
     __shared__ float tile[64][GB_HEADS + 1]; /* + 1: a warp reads a column */
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     int64_t bidx, t0, t1;
-    sgla_seq_range(&p, blockIdx.x, &bidx, &t0, &t1);
+    sgla_seq_range(&p, p.n0 + blockIdx.x, &bidx, &t0, &t1); /* n0: a pool's first prefill */
     const int64_t len = t1 - t0, nch = (len + 63) / 64;
     for (int64_t c = blockIdx.y; c < nch; c += gridDim.y) {
         const int64_t r0 = bidx * p.T + t0 + 64 * c; /* the chunk's first token row */

@@ -371,6 +371,7 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         if (wt) sgla_tma_prefetch_map(&tm.w);
     }
     float gr0 = 0.f, gr1 = 0.f; /* g of rows lane, lane + 32 of the next chunk */
+    if (GateB<Sh, BW>::on && w.gg) sgla_griddep_wait(); /* b: gate_b's, this kernel launched while it ran */
     if (w.gg && w.nchunks > 0) load_gate<GateB<Sh, BW>::on>(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
     int s = 0;
     for (int c = 0; c < w.nchunks; c++) {
@@ -1118,7 +1119,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, wg = warp >> 2;
     /* with a state pool, the recurrence of the short sequences (pool_fwd.cu, launched next) may start at
      * once: it touches other slots and outputs */
-    if (p.pidx) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    if (p.pidx) sgla_griddep_launch();
     ChunkWork w;
     if (!chunk_work<Sh::BV, BW>(p, w)) return;
     if (Sh::L && w.outputs) __trap(); /* the first pass's instance has no room for outputs (the host's choice) */

@@ -596,8 +596,9 @@ static __global__ void __launch_bounds__(1024) varlen_order(const int64_t *cu, i
     }
 }
 
+/* after_gb: launched as a programmatic dependent of gate_b, just launched on st (its producer waits for b) */
 static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_kparams *p, const sgla_tmaps *tm,
-                                cudaStream_t st)
+                                cudaStream_t st, int after_gb = 0)
 {
     dim3 grid((unsigned)(p->N * p->H * p->nseg), (unsigned)(p->V / sgla_chunk_configs[row].bv));
     void *args[2] = {(void *)p, (void *)tm};
@@ -605,8 +606,14 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
      * warpgroup on half the state) */
     const int local = p->mode == 1 && !p->cu && k->fn_local;
     const unsigned smem = local ? k->smem_local : k->smem;
-    cudaError_t e = cudaLaunchKernel((const void *)(local ? k->fn_local : p->cu ? k->fn_packed : k->fn), grid,
-                                     dim3(k->threads), args, smem, st);
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = grid, cfg.blockDim = dim3(k->threads), cfg.dynamicSmemBytes = smem, cfg.stream = st;
+    cudaLaunchAttribute la[1];
+    la[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    la[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = la, cfg.numAttrs = after_gb ? 1 : 0;
+    cudaError_t e = cudaLaunchKernelExC(&cfg, (const void *)(local ? k->fn_local : p->cu ? k->fn_packed : k->fn), args);
     if (e != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the chunked forward (row %d, grid %u x %u, %u bytes of shared memory, mode %d): %s",
                          row, grid.x, grid.y, smem, p->mode, cudaGetErrorString(e));
@@ -632,9 +639,11 @@ static sgla_status split_steps(const plan *pl, sgla_kparams q, void *ws, int rev
 
 /* The split of the Hopper rows (reverse: the backward's reverse passes) */
 static sgla_status run_split(const sgla_chunk_kernel *k, int row, const plan *pl, sgla_kparams q, const sgla_tmaps *tm,
-                             void *ws, cudaStream_t st, int reverse = 0)
+                             void *ws, cudaStream_t st, int reverse = 0, int after_gb = 0)
 {
-    return split_steps(pl, q, ws, reverse, st, [&](const sgla_kparams *x) { return launch_chunk(k, row, x, tm, st); });
+    return split_steps(pl, q, ws, reverse, st, [&](const sgla_kparams *x) {
+        return launch_chunk(k, row, x, tm, st, after_gb && x->mode == 1); /* the first pass follows gate_b */
+    });
 }
 
 /* The mma.sync path's split */
@@ -772,7 +781,9 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
         rc = e != cudaSuccess ? sgla_fail(SGLA_ERR_CUDA, "launch of the sequence order: %s", cudaGetErrorString(e))
                               : launch_chunk(k, pl.row, &p, &tm, st);
     } else if (rc == SGLA_OK) {
-        rc = pl.nseg == 1 ? launch_chunk(k, pl.row, &p, &tm, st) : run_split(k, pl.row, &pl, p, &tm, ws, st);
+        const int after_gb = pl.gb_ld != 0;
+        rc = pl.nseg == 1 ? launch_chunk(k, pl.row, &p, &tm, st, after_gb)
+                          : run_split(k, pl.row, &pl, p, &tm, ws, st, 0, after_gb);
     }
     return ws_release(d->workspace, ws, st, rc, "forward");
 }
@@ -1591,7 +1602,7 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
                 return rc;
             c.gb = (const float *)gbw;
             rc = sgla_gate_b_launch(&c, f->sms, st);
-            if (rc == SGLA_OK) rc = launch_chunk(&chunk_kernels(d->dtype)[pl.row], pl.row, &c, &tm, st);
+            if (rc == SGLA_OK) rc = launch_chunk(&chunk_kernels(d->dtype)[pl.row], pl.row, &c, &tm, st, 1);
             if ((rc = ws_release(NULL, gbw, st, rc, "pool gate b")) != SGLA_OK) return rc;
             after = 0;
         } else if ((rc = launch_chunk(&chunk_kernels(d->dtype)[pl.row], pl.row, &c, &tm, st)) != SGLA_OK) {

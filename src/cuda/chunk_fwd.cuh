@@ -212,7 +212,7 @@ static __device__ __forceinline__ int64_t state_nh(const sgla_kparams &p, const 
 }
 
 /* gate g: the forward's instances of the rows that read b made beforehand (sgla_row_reads_b): every
- * launch with gate g passes it (p.gb) */
+ * launch with gate g passes it (p.gb), but of the GS instances (chunk_fwd_kernel) */
 template <class Sh, int BW> struct GateB {
     static constexpr bool on = sgla_row_reads_b(Sh::KD) && BW == 0;
 };
@@ -348,7 +348,7 @@ static __device__ __forceinline__ void load_gate(const sgla_kparams &p, const Ch
 }
 
 /* PK: the instance for packed batches (cu_seqlens), the only one with the tail copy below */
-template <class Sh, int BW, bool PK, bool PS>
+template <class Sh, int BW, bool PK, bool PS, bool GB>
 static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
                                                       ChunkSmem<Sh> &sm, const ChunkAddr &a, int lane)
 {
@@ -371,8 +371,8 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         if (wt) sgla_tma_prefetch_map(&tm.w);
     }
     float gr0 = 0.f, gr1 = 0.f; /* g of rows lane, lane + 32 of the next chunk */
-    if (GateB<Sh, BW>::on && w.gg) sgla_griddep_wait(); /* b: gate_b's, this kernel launched while it ran */
-    if (w.gg && w.nchunks > 0) load_gate<GateB<Sh, BW>::on>(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
+    if (GB && w.gg) sgla_griddep_wait(); /* b: gate_b's, this kernel launched while it ran */
+    if (w.gg && w.nchunks > 0) load_gate<GB>(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
     int s = 0;
     for (int c = 0; c < w.nchunks; c++) {
         if (c >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((c / Sh::ST - 1) & 1));
@@ -468,7 +468,7 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
             sm.g[s][lane + 32] = x1;
         }
         if (w.gg || p.cu) sgla_mbar_arrive(full); /* release: this lane's stores above */
-        if (w.gg && c + 1 < w.nchunks) load_gate<GateB<Sh, BW>::on>(p, w, chunk_index<BW>(w, c + 1), lane, gr0, gr1);
+        if (w.gg && c + 1 < w.nchunks) load_gate<GB>(p, w, chunk_index<BW>(w, c + 1), lane, gr0, gr1);
         s = s + 1 == Sh::ST ? 0 : s + 1;
     }
 }
@@ -493,7 +493,7 @@ static __device__ __forceinline__ void row_dots(const float *acc, const uint32_t
     d1 += __shfl_xor_sync(0xffffffffu, d1, 2);
 }
 
-template <class E, class Sh, int BW, bool PS, bool PK>
+template <class E, class Sh, int BW, bool PS, bool GB, bool PK>
 static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
                                                      ChunkSmem<Sh> &sm, const ChunkAddr &a, int tid, int wo, int lane,
                                                      float *bw)
@@ -562,7 +562,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
         if (b % Sh::NO == wo && w.outputs && b < w.nchunks) sgla_bar_arrive(bar_s_free<Sh>(b), 256);
     for (int c = wo; c < w.nchunks; c += Sh::NO) {
         const int ci = chunk_index<BW>(w, c);
-        (void)chunk_top<Sh, PS, GateB<Sh, BW>::on>(p, w, sm, a, s, c, ci, lane, bw);
+        (void)chunk_top<Sh, PS, GB>(p, w, sm, a, s, c, ci, lane, bw);
         const int cl = chunk_rows(w.len, ci);
         /* BW: this thread's columns of dotw in rows i0, i1, loaded now, used after the products */
         uint32_t dw[Sh::BV / 8][2];
@@ -853,7 +853,7 @@ static __device__ __forceinline__ void blob_out(const sgla_kparams &p, const Chu
 /* The state's recurrence over m-tiles M0 .. M0 + MW - 1 of S (rows 64 mt .. of K); the whole state but in a
  * split's first pass (Sh::L), where the output warpgroup has no outputs to make and takes half the m-tiles
  * (LocalHalves): each warpgroup's chain of products a chunk is then half as long. */
-template <class E, class Sh, int BW, bool PS, int M0 = 0, int MW = Sh::MT>
+template <class E, class Sh, int BW, bool PS, bool GB, int M0 = 0, int MW = Sh::MT>
 static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const ChunkWork &w, const ChunkSmem<Sh> &sm,
                                                    const ChunkAddr &a, int tid, int lane, float *bw)
 {
@@ -905,7 +905,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     int s = 0;         /* stage of chunk c */
     for (int c = 0; c < w.nchunks; c++) {
         const int ci = chunk_index<BW>(w, c);
-        const float bC = chunk_top<Sh, PS, GateB<Sh, BW>::on>(p, w, sm, a, s, c, ci, lane, bw);
+        const float bC = chunk_top<Sh, PS, GB>(p, w, sm, a, s, c, ci, lane, bw);
         const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint64_t dV = desc_nmajor(vs);
         ldsum += bC;
@@ -1103,7 +1103,9 @@ template <class Sh, int BW> struct LocalHalves {
     static_assert(!on || Sh::REG_OUT == Sh::REG_STATE, "the output warpgroup holds what the state warpgroup does");
 };
 
-template <class E, class Sh, int BW, bool PK>
+/* GS: gate g scanned in the kernel where the row reads b otherwise (a state pool's prefills: the pool
+ * call takes no workspace) */
+template <class E, class Sh, int BW, bool PK, bool GS = false>
 __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kparams p, const __grid_constant__ sgla_tmaps tm)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma, TMA, setmaxnreg: sm_90a */
@@ -1123,7 +1125,8 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
     ChunkWork w;
     if (!chunk_work<Sh::BV, BW>(p, w)) return;
     if (Sh::L && w.outputs) __trap(); /* the first pass's instance has no room for outputs (the host's choice) */
-    if (GateB<Sh, BW>::on && p.gmode == SGLA_GATE_G && !p.gb) __trap(); /* the host's duty (cuda_backend.cu) */
+    constexpr bool GB = GateB<Sh, BW>::on && !GS;
+    if (GB && p.gmode == SGLA_GATE_G && !p.gb) __trap(); /* the host's duty (cuda_backend.cu) */
     float *bw = sm.b[warp % Sh::NCW]; /* this consumer warp's b (the producer has none) */
     ChunkAddr a;
     a.stage = sgla_smem_u32(sm.stage);
@@ -1145,7 +1148,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
 
     if (wg > Sh::NO) {
         sgla_setmaxnreg_dec<Sh::REG_PRODUCER>();
-        if (warp == Sh::NCW) chunk_producer<Sh, BW, PK, PS>(p, tm, w, sm, a, lane);
+        if (warp == Sh::NCW) chunk_producer<Sh, BW, PK, PS, GB>(p, tm, w, sm, a, lane);
         return;
     }
     if constexpr (Sh::REG_OUT == Sh::REG_STATE) {
@@ -1157,11 +1160,11 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
     /* each role runs its own loop, so the state's registers are live only in its own */
     if constexpr (LocalHalves<Sh, BW>::on) { /* a first pass: the output warpgroup takes half the state */
         constexpr int H = Sh::MT / 2;
-        if (wg < Sh::NO) chunk_state<E, Sh, BW, PS, H, H>(p, w, sm, a, tid, lane, bw);
-        else chunk_state<E, Sh, BW, PS, 0, H>(p, w, sm, a, tid, lane, bw);
+        if (wg < Sh::NO) chunk_state<E, Sh, BW, PS, GB, H, H>(p, w, sm, a, tid, lane, bw);
+        else chunk_state<E, Sh, BW, PS, GB, 0, H>(p, w, sm, a, tid, lane, bw);
     } else {
-        if (wg < Sh::NO) chunk_outputs<E, Sh, BW, PS, PK>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
-        else chunk_state<E, Sh, BW, PS>(p, w, sm, a, tid, lane, bw);
+        if (wg < Sh::NO) chunk_outputs<E, Sh, BW, PS, GB, PK>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
+        else chunk_state<E, Sh, BW, PS, GB>(p, w, sm, a, tid, lane, bw);
     }
 #else
     __trap(); /* a Hopper kernel: the runtime never launches it elsewhere (cuda_backend.cu) */
@@ -1180,6 +1183,8 @@ typedef struct sgla_chunk_kernel {
                               * o tiles, the output warpgroup on half the state; NULL where none (the
                               * backward's passes) */
     unsigned smem_local;
+    sgla_chunk_fn fn_scan, fn_packed_scan; /* gate g without b (GS: a pool's prefills) where the row reads b;
+                                            * NULL elsewhere (fn, fn_packed scan or are not given b) */
 } sgla_chunk_kernel;
 
 /* The instance of row I of sgla_chunk_configs for element type E (BW: the backward's passes). */
@@ -1206,6 +1211,11 @@ template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void
         using Sl = ChunkShape<c.K, c.bv, local_stages(c), c.out_wgs, 0, 1>;
         k.fn_local = chunk_fwd_kernel<E, Sl, 0, false>;
         k.smem_local = (unsigned)sizeof(ChunkSmem<Sl>);
+        if constexpr (sgla_row_reads_b(c.K)) {
+            using S = ChunkShape<c.K, c.bv, c.stages, c.out_wgs>;
+            k.fn_scan = chunk_fwd_kernel<E, S, 0, false, true>;
+            k.fn_packed_scan = chunk_fwd_kernel<E, S, 0, true, true>;
+        }
     }
     return k;
 }

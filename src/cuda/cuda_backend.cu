@@ -613,7 +613,11 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
     la[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     la[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = la, cfg.numAttrs = after_gb ? 1 : 0;
-    cudaError_t e = cudaLaunchKernelExC(&cfg, (const void *)(local ? k->fn_local : p->cu ? k->fn_packed : k->fn), args);
+    const int scan = p->gmode == SGLA_GATE_G && !p->gb && k->fn_scan; /* a pool's prefills (no workspace) */
+    const sgla_chunk_fn fn = local ? k->fn_local
+                             : p->cu ? (scan ? k->fn_packed_scan : k->fn_packed)
+                                     : (scan ? k->fn_scan : k->fn);
+    cudaError_t e = cudaLaunchKernelExC(&cfg, (const void *)fn, args);
     if (e != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the chunked forward (row %d, grid %u x %u, %u bytes of shared memory, mode %d): %s",
                          row, grid.x, grid.y, smem, p->mode, cudaGetErrorString(e));
@@ -1584,7 +1588,6 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
         for (int64_t n = 0; n < p.N; n++)
             if (cu[n + 1] - cu[n] >= POOL_CHUNK_FROM) last = n, first = first < 0 ? n : first;
     }
-    int after = chunked && first >= 0; /* the pool kernel a programmatic dependent of the chunked one */
     if (chunked && first >= 0) {
         sgla_kparams c = p;
         c.n0 = first, c.N = last - first + 1;
@@ -1593,27 +1596,13 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
         c.pbits = sp->index_bits;
         sgla_tmaps tm;
         if ((rc = tma_maps(&c, d->dtype, &tm)) != SGLA_OK) return rc;
-        if (p.gmode == SGLA_GATE_G && sgla_row_reads_b(sgla_chunk_configs[pl.row].K)) {
-            /* b for the prefills, from the stream-ordered allocator (the pool call takes no workspace); its
-             * free sits between the two kernels, so the pool kernel starts after the chunked one */
-            void *gbw;
-            c.gb_ld = (d->cu_seqlens ? 1 : d->B) * d->T;
-            if ((rc = ws_acquire(NULL, (size_t)(d->H * c.gb_ld) * sizeof(float), st, "pool gate b", &gbw)) != SGLA_OK)
-                return rc;
-            c.gb = (const float *)gbw;
-            rc = sgla_gate_b_launch(&c, f->sms, st);
-            if (rc == SGLA_OK) rc = launch_chunk(&chunk_kernels(d->dtype)[pl.row], pl.row, &c, &tm, st, 1);
-            if ((rc = ws_release(NULL, gbw, st, rc, "pool gate b")) != SGLA_OK) return rc;
-            after = 0;
-        } else if ((rc = launch_chunk(&chunk_kernels(d->dtype)[pl.row], pl.row, &c, &tm, st)) != SGLA_OK) {
-            return rc;
-        }
+        if ((rc = launch_chunk(&chunk_kernels(d->dtype)[pl.row], pl.row, &c, &tm, st)) != SGLA_OK) return rc;
     }
     if (chunked) pp.chunk_from = POOL_CHUNK_FROM; /* the long ones are the chunked kernel's, launched or not */
     /* the whole-row blocks on Hopper, where the grid is at least eight waves of three blocks an SM:
      * at 64 sequences x 16 heads (2.6 waves) their last wave made a step 4 % slower than narrow blocks */
     const int wide_ok = f->pool_wide && f->hopper && p.N * p.H * (p.V / 128) >= 24 * (int64_t)f->sms;
-    return sgla_pool_launch(&p, &pp, d->dtype, after, wide_ok, st);
+    return sgla_pool_launch(&p, &pp, d->dtype, chunked && first >= 0, wide_ok, st);
 }
 
 static sgla_status cuda_forward(const sgla_forward_desc *d, sgla_backend kind)

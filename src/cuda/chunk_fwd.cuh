@@ -328,8 +328,8 @@ static __device__ __forceinline__ void release_stage(const ChunkAddr &a, int s)
 
 /* ---- the producer ---------------------------------------------------------------- */
 
-/* g of rows lane, lane + 32 of chunk c (0 past its end); GB with p.gb: b of those rows (past the end
- * the chunk's last b, as the scan of zeros would give) from gate_b.cu's rows, 256 contiguous bytes
+/* g of rows lane, lane + 32 of chunk c (0 past its end); GB: b of those rows (past the end the chunk's
+ * last b, what the scan of zeros gives up to its last bit) from gate_b.cu's rows, 256 contiguous bytes
  * a chunk where g's are 64 lines apart */
 template <bool GB>
 static __device__ __forceinline__ void load_gate(const sgla_kparams &p, const ChunkWork &w, int c, int lane, float &g0,
@@ -337,7 +337,7 @@ static __device__ __forceinline__ void load_gate(const sgla_kparams &p, const Ch
 {
     const int64_t tk0 = (int64_t)c * 64;
     const int cl = chunk_rows(w.len, c);
-    if (GB) {
+    if constexpr (GB) {
         const float *b = p.gb + w.h * p.gb_ld + w.bidx * p.T + w.t0 + tk0;
         g0 = __ldg(b + (lane < cl ? lane : cl - 1));
         g1 = __ldg(b + (lane + 32 < cl ? lane + 32 : cl - 1));

@@ -92,6 +92,11 @@ static void find_facts(int dev, device_facts *f)
                 (k->fn_local && /* (at most 227 KB, as every Hopper block holds: ChunkSmemChecks) */
                  (e = cudaFuncSetAttribute((const void *)k->fn_local, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            (int)k->smem_local)) != cudaSuccess) ||
+                (k->fn_scan && /* the pool's instances where the row reads b (chunk_fwd.cuh: GS) */
+                 ((e = cudaFuncSetAttribute((const void *)k->fn_scan, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)k->smem)) != cudaSuccess ||
+                  (e = cudaFuncSetAttribute((const void *)k->fn_packed_scan,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)k->smem)) != cudaSuccess)) ||
                 (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&f->blocks_per_sm[t][r], fn, k->threads,
                                                                    k->smem)) != cudaSuccess) {
                 snprintf(f->why, sizeof f->why, "device %d, configuration row %d: %s", dev, r, cudaGetErrorString(e));
@@ -604,6 +609,9 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
     void *args[2] = {(void *)p, (void *)tm};
     /* a split's first pass on its own instance where the row has one (no outputs: more stages, and the output
      * warpgroup on half the state) */
+    const int scan = p->gmode == SGLA_GATE_G && !p->gb && k->fn_scan; /* a pool's prefills (no workspace) */
+    if (scan && p->mode != 0)
+        return sgla_fail(SGLA_ERR_INTERNAL, "chunked forward, row %d: a split with gate g needs b (gate_b)", row);
     const int local = p->mode == 1 && !p->cu && k->fn_local;
     const unsigned smem = local ? k->smem_local : k->smem;
     cudaLaunchConfig_t cfg;
@@ -613,7 +621,6 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
     la[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     la[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = la, cfg.numAttrs = after_gb ? 1 : 0;
-    const int scan = p->gmode == SGLA_GATE_G && !p->gb && k->fn_scan; /* a pool's prefills (no workspace) */
     const sgla_chunk_fn fn = local ? k->fn_local
                              : p->cu ? (scan ? k->fn_packed_scan : k->fn_packed)
                                      : (scan ? k->fn_scan : k->fn);

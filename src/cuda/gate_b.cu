@@ -2,8 +2,8 @@
  * cumulative log2 gate (floored), of every token and head, into rows of the workspace, one per head
  * and token-contiguous (gb[h gb_ld + b T + t]).  Each block takes chunks of one sequence: their 64 x H
  * gates read whole lines (g is [B,T,H]), transposed through shared memory, each head's 64 scanned by a
- * warp with the kernel's own scan (chunk_gate_b), so the forward's bits are those of a scan in its
- * consumers. */
+ * warp with the kernel's own scan (chunk_gate_b): b of every row is the in-kernel scan's bits; past a
+ * partial chunk's end the kernel takes its last b, where the scan of zeros could differ in the last bit. */
 #include "cuda_backend.cuh"
 #include "chunk_fwd.cuh"
 

@@ -607,11 +607,11 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
 {
     dim3 grid((unsigned)(p->N * p->H * p->nseg), (unsigned)(p->V / sgla_chunk_configs[row].bv));
     void *args[2] = {(void *)p, (void *)tm};
-    /* a split's first pass on its own instance where the row has one (no outputs: more stages, and the output
-     * warpgroup on half the state) */
     const int scan = p->gmode == SGLA_GATE_G && !p->gb && k->fn_scan; /* a pool's prefills (no workspace) */
     if (scan && p->mode != 0)
         return sgla_fail(SGLA_ERR_INTERNAL, "chunked forward, row %d: a split with gate g needs b (gate_b)", row);
+    /* a split's first pass on its own instance where the row has one (no outputs: more stages, and the output
+     * warpgroup on half the state) */
     const int local = p->mode == 1 && !p->cu && k->fn_local;
     const unsigned smem = local ? k->smem_local : k->smem;
     cudaLaunchConfig_t cfg;

@@ -265,10 +265,11 @@ typedef struct sgla_state_pool {
  *   SGLA_FLAG_CHECK_DEVICE_VALUES is set.  Errors of the launch are reported
  *   by the call; faults of the kernels surface at the next synchronisation.
  * - Memory.  Long sequences with few heads are split along time, head sizes
- *   other than 64, 128, 256 are padded, and a packed batch (cu_seqlens, 2 to
- *   4096 sequences) without h0 and ht is ordered longest sequence first; each
- *   needs a device workspace (sgla_workspace_size says how much; 0
- *   otherwise).  With
+ *   other than 64, 128, 256 are padded, a packed batch (cu_seqlens, 2 to
+ *   4096 sequences) without h0 and ht is ordered longest sequence first, and
+ *   gate g at K = 64 and 256 (16-bit inputs, Hopper) has its chunk-local
+ *   cumulative gate made beforehand (4 bytes a token and head); each needs a
+ *   device workspace (sgla_workspace_size says how much; 0 otherwise).  With
  *   workspace == NULL the call takes it from the stream-ordered allocator
  *   (cudaMallocAsync / cudaFreeAsync on `stream`); a workspace passed in is
  *   used instead (it must be at least the size returned, else

@@ -486,6 +486,62 @@ static void repeat_bits_g(cudaStream_t stream, tu_rng *r)
     printf("repeats with gate g at K = 64 and 256: done\n");
 }
 
+/* Gate g at K = 64 and 256 takes b from gate_b.cu in the workspace: its size is counted (none with
+ * g_gamma), a workspace passed in full of NaN gives the bits of the library's own, one a byte short is
+ * refused */
+static void workspace_gate_b(cudaStream_t stream, tu_rng *r)
+{
+    static const int64_t shapes[][5] = {{2, 1000, 3, 64, 64}, {1, 700, 40, 256, 64}};
+    for (int si = 0; si < 2; si++) {
+        const int64_t B = shapes[si][0], T = shapes[si][1], H = shapes[si][2], K = shapes[si][3], V = shapes[si][4];
+        const int64_t nk = B * T * H * K, nv = B * T * H * V, ng = B * T * H;
+        uint16_t *o1 = malloc((size_t)nv * 2), *o2 = malloc((size_t)nv * 2);
+        float *hg = malloc((size_t)ng * 4);
+        uint16_t *dq = dupload(r, SGLA_BF16, nk, 1.0), *dk = dupload(r, SGLA_BF16, nk, 1.0),
+                 *dv = dupload(r, SGLA_BF16, nv, 1.0), *dout = dalloc((size_t)nv * 2);
+        float *dg = dalloc((size_t)ng * 4), gam[64];
+        tu_fill(r, hg, SGLA_F32, ng, 1.0);
+        for (int64_t i = 0; i < ng; i++) hg[i] = -0.2f * fabsf(hg[i]);
+        CK(cudaMemcpy(dg, hg, (size_t)ng * 4, cudaMemcpyHostToDevice));
+        CK(cudaDeviceSynchronize());
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.q = dq; d.k = dk; d.v = dv; d.o = dout; d.g = dg; d.dtype = SGLA_BF16;
+        d.B = B; d.T = T; d.H = H; d.K = K; d.V = V; d.stream = stream;
+        size_t need = 0, need_gamma = 1;
+        sgla_status st = sgla_workspace_size(&d, SGLA_BACKEND_CUDA, &need);
+        TU_CHECK(st == SGLA_OK && need >= (size_t)(H * B * T) * 4, "%lldx%lldx%lldx%lld g: workspace %zu bytes (%s)",
+                 (long long)B, (long long)T, (long long)H, (long long)K, need, sgla_status_string(st));
+        for (int h = 0; h < 64; h++) gam[h] = -0.1f;
+        sgla_forward_desc dgm = d;
+        dgm.g = NULL, dgm.g_gamma = gam; /* only the size is asked: host memory will do */
+        st = sgla_workspace_size(&dgm, SGLA_BACKEND_CUDA, &need_gamma);
+        TU_CHECK(st == SGLA_OK && need_gamma == 0, "g_gamma: workspace %zu bytes (%s)", need_gamma, sgla_status_string(st));
+        CK(cudaMemset(dout, 0xff, (size_t)nv * 2));
+        st = sgla_forward(&d, SGLA_BACKEND_CUDA);
+        CK(cudaStreamSynchronize(stream));
+        TU_CHECK(st == SGLA_OK, "no workspace: %s (%s)", sgla_status_string(st), sgla_last_error());
+        CK(cudaMemcpy(o1, dout, (size_t)nv * 2, cudaMemcpyDeviceToHost));
+        void *ws = dalloc(need);
+        CK(cudaMemset(ws, 0xff, need)); /* NaN: b is written before it is read */
+        CK(cudaMemset(dout, 0xff, (size_t)nv * 2));
+        CK(cudaDeviceSynchronize());
+        d.workspace = ws, d.workspace_bytes = need;
+        st = sgla_forward(&d, SGLA_BACKEND_CUDA);
+        CK(cudaStreamSynchronize(stream));
+        CK(cudaMemcpy(o2, dout, (size_t)nv * 2, cudaMemcpyDeviceToHost));
+        TU_CHECK(st == SGLA_OK && !memcmp(o1, o2, (size_t)nv * 2), "workspace passed in: %s, bits %s",
+                 sgla_status_string(st), memcmp(o1, o2, (size_t)nv * 2) ? "differ" : "same");
+        d.workspace_bytes = need - 1;
+        st = sgla_forward(&d, SGLA_BACKEND_CUDA);
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "workspace one byte short: got %s", sgla_status_string(st));
+        cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(dout); cudaFree(dg); cudaFree(ws);
+        free(o1); free(o2); free(hg);
+        printf("gate b at %lldx%lldx%lldx%lld: workspace %zu bytes\n", (long long)B, (long long)T, (long long)H,
+               (long long)K, need);
+    }
+}
+
 /* The plain call on the GPUs users own, emulated on this one (sgla_cuda_dev_emulate): compute
  * capability 8.9 with 99 KB a block (RTX 4090, L40S; sm_86 alike), 8.0 with 163 KB (A100).  The
  * mma.sync path takes 16-bit inputs, with one stage of q, k, v at K = 128 where two do not fit;
@@ -573,6 +629,9 @@ int main(void)
         {BF, G, MILD, 2, 65, 2, 256, 256, 1, 1, 0, 0},
         {BF, G, MILD, 1, 1000, 3, 128, 64, 1, 1, 0, 0},
         {BF, G, MILD, 1, 4096, 2, 64, 128, 0, 1, 0, 0},
+        /* more heads than gate_b's tile takes at once (32) */
+        {BF, G, MILD, 1, 200, 40, 64, 64, 1, 1, 0, 0},
+        {HF, G, MIX30, 1, 500, 33, 256, 64, 0, 1, 0, 3},
         {BF, G, NEAR0, 2, 1000, 2, 128, 128, 1, 1, 0, 0},
         {BF, G, NEG30, 1, 1000, 2, 128, 256, 0, 1, 0, 0},
         {BF, G, MIX30, 1, 1000, 2, 256, 128, 1, 1, 0, 0},
@@ -686,6 +745,7 @@ int main(void)
     if (!small) {
         workspace_and_graphs(stream, &r);
         repeat_bits_g(stream, &r);
+        workspace_gate_b(stream, &r);
     }
     CK(cudaStreamDestroy(stream));
     printf("%d runs\n", n_run);

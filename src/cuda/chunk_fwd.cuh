@@ -211,6 +211,12 @@ static __device__ __forceinline__ int64_t state_nh(const sgla_kparams &p, const 
     return pool_slot(p, n) * p.H + w.h;
 }
 
+/* gate g: the forward's instances of the rows that read b made beforehand (sgla_row_reads_b): every
+ * launch with gate g passes it (p.gb), but of the GS instances (chunk_fwd_kernel) */
+template <class Sh, int BW> struct GateB {
+    static constexpr bool on = sgla_row_reads_b(Sh::KD) && BW == 0;
+};
+
 /* The backward's passes (chunk_bwd3.cu) run this kernel with BW != 0:
  *   BW = 1  in time order, as the forward, and o . dotw of every token in fp32 into dot (dq: q . dq),
  *           and the 16-bit state entering every chunk into sblob;
@@ -288,7 +294,7 @@ static __device__ __forceinline__ void chunk_gate_b(float &x0, float &x1, int la
 
 /* The top of every chunk in both consumer roles: wait for stage s, then this
  * warp's copy of b (chunk-local cumulative log2 gate); returns b of the last row. */
-template <class Sh, bool PS>
+template <class Sh, bool PS, bool GB>
 static __device__ __forceinline__ float chunk_top(const sgla_kparams &p, const ChunkWork &w, const ChunkSmem<Sh> &sm,
                                                   const ChunkAddr &a, int s, int c, int ci, int lane, float *bw)
 {
@@ -296,7 +302,7 @@ static __device__ __forceinline__ float chunk_top(const sgla_kparams &p, const C
     sgla_fence_proxy_async(); /* the producer's copies are read next by wgmma */
     const int cl = chunk_rows(w.len, ci);
     __syncwarp(); /* every lane is done reading bw of the previous chunk */
-    if (p.gmode == SGLA_GATE_G && PS) { /* b made once by the producer (chunk_producer) */
+    if (p.gmode == SGLA_GATE_G && (PS || GB)) { /* b as the producer stored it (chunk_producer) */
         bw[lane] = sm.g[s][lane];
         bw[lane + 32] = sm.g[s][lane + 32];
     } else if (p.gmode == SGLA_GATE_G) {
@@ -322,18 +328,27 @@ static __device__ __forceinline__ void release_stage(const ChunkAddr &a, int s)
 
 /* ---- the producer ---------------------------------------------------------------- */
 
-/* g of rows lane, lane + 32 of chunk c (0 past its end) */
+/* g of rows lane, lane + 32 of chunk c (0 past its end); GB: b of those rows (past the end the chunk's
+ * last b, what the scan of zeros gives up to its last bit) from gate_b.cu's rows, 256 contiguous bytes
+ * a chunk where g's are 64 lines apart */
+template <bool GB>
 static __device__ __forceinline__ void load_gate(const sgla_kparams &p, const ChunkWork &w, int c, int lane, float &g0,
                                                  float &g1)
 {
     const int64_t tk0 = (int64_t)c * 64;
     const int cl = chunk_rows(w.len, c);
+    if constexpr (GB) {
+        const float *b = p.gb + w.h * p.gb_ld + w.bidx * p.T + w.t0 + tk0;
+        g0 = __ldg(b + (lane < cl ? lane : cl - 1));
+        g1 = __ldg(b + (lane + 32 < cl ? lane + 32 : cl - 1));
+        return;
+    }
     g0 = lane < cl ? __ldg(w.gg + (tk0 + lane) * p.H) : 0.f;
     g1 = lane + 32 < cl ? __ldg(w.gg + (tk0 + lane + 32) * p.H) : 0.f;
 }
 
 /* PK: the instance for packed batches (cu_seqlens), the only one with the tail copy below */
-template <class Sh, int BW, bool PK, bool PS>
+template <class Sh, int BW, bool PK, bool PS, bool GB>
 static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
                                                       ChunkSmem<Sh> &sm, const ChunkAddr &a, int lane)
 {
@@ -356,7 +371,8 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         if (wt) sgla_tma_prefetch_map(&tm.w);
     }
     float gr0 = 0.f, gr1 = 0.f; /* g of rows lane, lane + 32 of the next chunk */
-    if (w.gg && w.nchunks > 0) load_gate(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
+    if (GB && w.gg) sgla_griddep_wait(); /* b: gate_b's, this kernel launched while it ran */
+    if (w.gg && w.nchunks > 0) load_gate<GB>(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
     int s = 0;
     for (int c = 0; c < w.nchunks; c++) {
         if (c >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((c / Sh::ST - 1) & 1));
@@ -445,14 +461,14 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         }
         if (w.gg) {
             /* PS: b, the chunk-local cumulative log2 gate (floored), made here once rather than by every
-             * consumer warp on its way into the chunk; else g as it is */
+             * consumer warp on its way into the chunk; else g as it is (or b, GB with p.gb) */
             float x0 = gr0, x1 = gr1;
             if constexpr (PS) chunk_gate_b(x0, x1, lane);
             sm.g[s][lane] = x0;
             sm.g[s][lane + 32] = x1;
         }
         if (w.gg || p.cu) sgla_mbar_arrive(full); /* release: this lane's stores above */
-        if (w.gg && c + 1 < w.nchunks) load_gate(p, w, chunk_index<BW>(w, c + 1), lane, gr0, gr1);
+        if (w.gg && c + 1 < w.nchunks) load_gate<GB>(p, w, chunk_index<BW>(w, c + 1), lane, gr0, gr1);
         s = s + 1 == Sh::ST ? 0 : s + 1;
     }
 }
@@ -477,7 +493,7 @@ static __device__ __forceinline__ void row_dots(const float *acc, const uint32_t
     d1 += __shfl_xor_sync(0xffffffffu, d1, 2);
 }
 
-template <class E, class Sh, int BW, bool PS, bool PK>
+template <class E, class Sh, int BW, bool PS, bool GB, bool PK>
 static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
                                                      ChunkSmem<Sh> &sm, const ChunkAddr &a, int tid, int wo, int lane,
                                                      float *bw)
@@ -546,7 +562,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
         if (b % Sh::NO == wo && w.outputs && b < w.nchunks) sgla_bar_arrive(bar_s_free<Sh>(b), 256);
     for (int c = wo; c < w.nchunks; c += Sh::NO) {
         const int ci = chunk_index<BW>(w, c);
-        (void)chunk_top<Sh, PS>(p, w, sm, a, s, c, ci, lane, bw);
+        (void)chunk_top<Sh, PS, GB>(p, w, sm, a, s, c, ci, lane, bw);
         const int cl = chunk_rows(w.len, ci);
         /* BW: this thread's columns of dotw in rows i0, i1, loaded now, used after the products */
         uint32_t dw[Sh::BV / 8][2];
@@ -837,7 +853,7 @@ static __device__ __forceinline__ void blob_out(const sgla_kparams &p, const Chu
 /* The state's recurrence over m-tiles M0 .. M0 + MW - 1 of S (rows 64 mt .. of K); the whole state but in a
  * split's first pass (Sh::L), where the output warpgroup has no outputs to make and takes half the m-tiles
  * (LocalHalves): each warpgroup's chain of products a chunk is then half as long. */
-template <class E, class Sh, int BW, bool PS, int M0 = 0, int MW = Sh::MT>
+template <class E, class Sh, int BW, bool PS, bool GB, int M0 = 0, int MW = Sh::MT>
 static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const ChunkWork &w, const ChunkSmem<Sh> &sm,
                                                    const ChunkAddr &a, int tid, int lane, float *bw)
 {
@@ -889,7 +905,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     int s = 0;         /* stage of chunk c */
     for (int c = 0; c < w.nchunks; c++) {
         const int ci = chunk_index<BW>(w, c);
-        const float bC = chunk_top<Sh, PS>(p, w, sm, a, s, c, ci, lane, bw);
+        const float bC = chunk_top<Sh, PS, GB>(p, w, sm, a, s, c, ci, lane, bw);
         const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint64_t dV = desc_nmajor(vs);
         ldsum += bC;
@@ -1087,25 +1103,30 @@ template <class Sh, int BW> struct LocalHalves {
     static_assert(!on || Sh::REG_OUT == Sh::REG_STATE, "the output warpgroup holds what the state warpgroup does");
 };
 
-template <class E, class Sh, int BW, bool PK>
+/* GS: gate g scanned in the kernel where the row reads b otherwise (a state pool's prefills: the pool
+ * call takes no workspace) */
+template <class E, class Sh, int BW, bool PK, bool GS = false>
 __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kparams p, const __grid_constant__ sgla_tmaps tm)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma, TMA, setmaxnreg: sm_90a */
     static_assert(ChunkSmemChecks<Sh>::ok, "shared-memory layout");
     /* gate g: who scans the chunk's gates into b.  The producer, once, in the forward at K = 128 (5-6 %
-     * faster there: docs/perf.md, session 9 call 8); every consumer warp at K = 64 (two output
-     * warpgroups, where the producer's extra work cost 3.6 %), at K = 256 and in the backward's passes
-     * (1 % there, not worth their registers) */
+     * faster there: docs/perf.md, session 9 call 8); at K = 64 and 256 gate_b.cu beforehand (GateB:
+     * the producer's loads of g, a line per token, were most of K = 64's cost over g_gamma: docs/perf.md,
+     * session 16); every consumer warp
+     * in the backward's passes (1 % there, not worth their registers) */
     constexpr bool PS = Sh::KD == 128 && BW == 0;
     extern __shared__ __align__(1024) unsigned char chunk_smem[];
     ChunkSmem<Sh> &sm = *reinterpret_cast<ChunkSmem<Sh> *>(chunk_smem);
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, wg = warp >> 2;
     /* with a state pool, the recurrence of the short sequences (pool_fwd.cu, launched next) may start at
      * once: it touches other slots and outputs */
-    if (p.pidx) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+    if (p.pidx) sgla_griddep_launch();
     ChunkWork w;
     if (!chunk_work<Sh::BV, BW>(p, w)) return;
     if (Sh::L && w.outputs) __trap(); /* the first pass's instance has no room for outputs (the host's choice) */
+    constexpr bool GB = GateB<Sh, BW>::on && !GS;
+    if (GB && p.gmode == SGLA_GATE_G && !p.gb) __trap(); /* the host's duty (cuda_backend.cu) */
     float *bw = sm.b[warp % Sh::NCW]; /* this consumer warp's b (the producer has none) */
     ChunkAddr a;
     a.stage = sgla_smem_u32(sm.stage);
@@ -1127,7 +1148,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
 
     if (wg > Sh::NO) {
         sgla_setmaxnreg_dec<Sh::REG_PRODUCER>();
-        if (warp == Sh::NCW) chunk_producer<Sh, BW, PK, PS>(p, tm, w, sm, a, lane);
+        if (warp == Sh::NCW) chunk_producer<Sh, BW, PK, PS, GB>(p, tm, w, sm, a, lane);
         return;
     }
     if constexpr (Sh::REG_OUT == Sh::REG_STATE) {
@@ -1139,11 +1160,11 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
     /* each role runs its own loop, so the state's registers are live only in its own */
     if constexpr (LocalHalves<Sh, BW>::on) { /* a first pass: the output warpgroup takes half the state */
         constexpr int H = Sh::MT / 2;
-        if (wg < Sh::NO) chunk_state<E, Sh, BW, PS, H, H>(p, w, sm, a, tid, lane, bw);
-        else chunk_state<E, Sh, BW, PS, 0, H>(p, w, sm, a, tid, lane, bw);
+        if (wg < Sh::NO) chunk_state<E, Sh, BW, PS, GB, H, H>(p, w, sm, a, tid, lane, bw);
+        else chunk_state<E, Sh, BW, PS, GB, 0, H>(p, w, sm, a, tid, lane, bw);
     } else {
-        if (wg < Sh::NO) chunk_outputs<E, Sh, BW, PS, PK>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
-        else chunk_state<E, Sh, BW, PS>(p, w, sm, a, tid, lane, bw);
+        if (wg < Sh::NO) chunk_outputs<E, Sh, BW, PS, GB, PK>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
+        else chunk_state<E, Sh, BW, PS, GB>(p, w, sm, a, tid, lane, bw);
     }
 #else
     __trap(); /* a Hopper kernel: the runtime never launches it elsewhere (cuda_backend.cu) */
@@ -1162,6 +1183,8 @@ typedef struct sgla_chunk_kernel {
                               * o tiles, the output warpgroup on half the state; NULL where none (the
                               * backward's passes) */
     unsigned smem_local;
+    sgla_chunk_fn fn_scan, fn_packed_scan; /* gate g without b (GS: a pool's prefills) where the row reads b;
+                                            * NULL elsewhere (fn, fn_packed scan or are not given b) */
 } sgla_chunk_kernel;
 
 /* The instance of row I of sgla_chunk_configs for element type E (BW: the backward's passes). */
@@ -1188,6 +1211,11 @@ template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void
         using Sl = ChunkShape<c.K, c.bv, local_stages(c), c.out_wgs, 0, 1>;
         k.fn_local = chunk_fwd_kernel<E, Sl, 0, false>;
         k.smem_local = (unsigned)sizeof(ChunkSmem<Sl>);
+        if constexpr (sgla_row_reads_b(c.K)) {
+            using S = ChunkShape<c.K, c.bv, c.stages, c.out_wgs>;
+            k.fn_scan = chunk_fwd_kernel<E, S, 0, false, true>;
+            k.fn_packed_scan = chunk_fwd_kernel<E, S, 0, true, true>;
+        }
     }
     return k;
 }

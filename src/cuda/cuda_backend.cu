@@ -92,6 +92,11 @@ static void find_facts(int dev, device_facts *f)
                 (k->fn_local && /* (at most 227 KB, as every Hopper block holds: ChunkSmemChecks) */
                  (e = cudaFuncSetAttribute((const void *)k->fn_local, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            (int)k->smem_local)) != cudaSuccess) ||
+                (k->fn_scan && /* the pool's instances where the row reads b (chunk_fwd.cuh: GS) */
+                 ((e = cudaFuncSetAttribute((const void *)k->fn_scan, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)k->smem)) != cudaSuccess ||
+                  (e = cudaFuncSetAttribute((const void *)k->fn_packed_scan,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)k->smem)) != cudaSuccess)) ||
                 (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&f->blocks_per_sm[t][r], fn, k->threads,
                                                                    k->smem)) != cudaSuccess) {
                 snprintf(f->why, sizeof f->why, "device %d, configuration row %d: %s", dev, r, cudaGetErrorString(e));
@@ -214,13 +219,19 @@ static void find_tma_encoder(void)
 
 /* ---- the plan of a call ------------------------------------------------------------- */
 
+static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+
 typedef struct plan {
     int row;            /* configuration row (-1: none, fp32) */
     int f32;            /* fp32: 1 the chunked TF32 kernel, 2 the token recurrence */
     int f32_nst;        /* the TF32 kernel's stages of q, k, v (2, or 1 where a block cannot hold two) */
     int nseg;           /* time segments (1: no split) */
     int64_t seg_len;    /* tokens per segment, a multiple of 64 */
-    size_t ws_bytes;    /* workspace of the split, or of the sequence order */
+    size_t ws_bytes;    /* workspace of the split, or of the sequence order; in the forward's plan
+                         * (plan_call) also gate g's b after them */
+    size_t gb_off;      /* b's offset in the workspace (gb_ld > 0) */
+    int64_t gb_ld;      /* gate g, a row that reads b: token rows a head (0: none) */
+    int sms;            /* the device's SMs (plan_call: gate_b's grid) */
     int portable;       /* the mma.sync path (GPUs before Hopper, or forced): its stages of q, k, v (2 or 1) */
     int order;          /* cu_seqlens: the blocks take the sequences longest first */
 } plan;
@@ -590,17 +601,30 @@ static __global__ void __launch_bounds__(1024) varlen_order(const int64_t *cu, i
     }
 }
 
+/* after_gb: launched as a programmatic dependent of gate_b, just launched on st (its producer waits for b) */
 static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_kparams *p, const sgla_tmaps *tm,
-                                cudaStream_t st)
+                                cudaStream_t st, int after_gb = 0)
 {
     dim3 grid((unsigned)(p->N * p->H * p->nseg), (unsigned)(p->V / sgla_chunk_configs[row].bv));
     void *args[2] = {(void *)p, (void *)tm};
+    const int scan = p->gmode == SGLA_GATE_G && !p->gb && k->fn_scan; /* a pool's prefills (no workspace) */
+    if (scan && p->mode != 0)
+        return sgla_fail(SGLA_ERR_INTERNAL, "chunked forward, row %d: a split with gate g needs b (gate_b)", row);
     /* a split's first pass on its own instance where the row has one (no outputs: more stages, and the output
      * warpgroup on half the state) */
     const int local = p->mode == 1 && !p->cu && k->fn_local;
     const unsigned smem = local ? k->smem_local : k->smem;
-    cudaError_t e = cudaLaunchKernel((const void *)(local ? k->fn_local : p->cu ? k->fn_packed : k->fn), grid,
-                                     dim3(k->threads), args, smem, st);
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.gridDim = grid, cfg.blockDim = dim3(k->threads), cfg.dynamicSmemBytes = smem, cfg.stream = st;
+    cudaLaunchAttribute la[1];
+    la[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    la[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = la, cfg.numAttrs = after_gb ? 1 : 0;
+    const sgla_chunk_fn fn = local ? k->fn_local
+                             : p->cu ? (scan ? k->fn_packed_scan : k->fn_packed)
+                                     : (scan ? k->fn_scan : k->fn);
+    cudaError_t e = cudaLaunchKernelExC(&cfg, (const void *)fn, args);
     if (e != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the chunked forward (row %d, grid %u x %u, %u bytes of shared memory, mode %d): %s",
                          row, grid.x, grid.y, smem, p->mode, cudaGetErrorString(e));
@@ -626,9 +650,11 @@ static sgla_status split_steps(const plan *pl, sgla_kparams q, void *ws, int rev
 
 /* The split of the Hopper rows (reverse: the backward's reverse passes) */
 static sgla_status run_split(const sgla_chunk_kernel *k, int row, const plan *pl, sgla_kparams q, const sgla_tmaps *tm,
-                             void *ws, cudaStream_t st, int reverse = 0)
+                             void *ws, cudaStream_t st, int reverse = 0, int after_gb = 0)
 {
-    return split_steps(pl, q, ws, reverse, st, [&](const sgla_kparams *x) { return launch_chunk(k, row, x, tm, st); });
+    return split_steps(pl, q, ws, reverse, st, [&](const sgla_kparams *x) {
+        return launch_chunk(k, row, x, tm, st, after_gb && x->mode == 1); /* the first pass follows gate_b */
+    });
 }
 
 /* The mma.sync path's split */
@@ -659,7 +685,16 @@ static sgla_status plan_call(const sgla_forward_desc *d, const sgla_cuda_plan *f
     char why[192];
     const device_facts *f = current_device(why, sizeof why);
     if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
-    return make_plan(d, f, force, pl);
+    if ((rc = make_plan(d, f, force, pl)) != SGLA_OK) return rc;
+    pl->sms = f->sms;
+    /* the forward's gate g on a row that reads b: b's rows after the other workspace (the backward's
+     * passes and a state pool's prefills plan by make_plan alone and scan g in the kernel) */
+    if (d->g && d->T > 0 && pl->row >= 0 && !pl->portable && sgla_row_reads_b(sgla_chunk_configs[pl->row].K)) {
+        pl->gb_ld = (d->cu_seqlens ? 1 : d->B) * d->T;
+        pl->gb_off = align256(pl->ws_bytes);
+        pl->ws_bytes = pl->gb_off + (size_t)(d->H * pl->gb_ld) * sizeof(float);
+    }
+    return SGLA_OK;
 }
 
 /* What the forward and the backward check before any launch: a given
@@ -742,21 +777,26 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
     sgla_tmaps tm;
     if ((rc = tma_maps_dims(&p, d->dtype, &tm, kt, vt)) != SGLA_OK) return rc;
     const sgla_chunk_kernel *k = &chunk_kernels(d->dtype)[pl.row];
-    if (pl.order) {
-        void *ws;
-        if ((rc = ws_acquire(d->workspace, pl.ws_bytes, st, "sequence order", &ws)) != SGLA_OK) return rc;
+    void *ws;
+    if ((rc = ws_acquire(d->workspace, pl.ws_bytes, st, "forward", &ws)) != SGLA_OK) return rc;
+    if (pl.gb_ld) { /* before the sequence order: gate_b reads the offsets as given */
+        p.gb = (const float *)((char *)ws + pl.gb_off);
+        p.gb_ld = pl.gb_ld;
+        rc = sgla_gate_b_launch(&p, pl.sms, st);
+    }
+    if (rc == SGLA_OK && pl.order) {
         p.cu = (const int64_t *)ws;
         p.cu_pairs = 1;
         varlen_order<<<1, 1024, 0, st>>>(d->cu_seqlens, p.N, p.T, (int64_t *)ws);
         const cudaError_t e = cudaGetLastError();
         rc = e != cudaSuccess ? sgla_fail(SGLA_ERR_CUDA, "launch of the sequence order: %s", cudaGetErrorString(e))
                               : launch_chunk(k, pl.row, &p, &tm, st);
-        return ws_release(d->workspace, ws, st, rc, "sequence order");
+    } else if (rc == SGLA_OK) {
+        const int after_gb = pl.gb_ld != 0;
+        rc = pl.nseg == 1 ? launch_chunk(k, pl.row, &p, &tm, st, after_gb)
+                          : run_split(k, pl.row, &pl, p, &tm, ws, st, 0, after_gb);
     }
-    if (pl.nseg == 1) return launch_chunk(k, pl.row, &p, &tm, st);
-    void *ws;
-    if ((rc = ws_acquire(d->workspace, pl.ws_bytes, st, "split", &ws)) != SGLA_OK) return rc;
-    return ws_release(d->workspace, ws, st, run_split(k, pl.row, &pl, p, &tm, ws, st), "split");
+    return ws_release(d->workspace, ws, st, rc, "forward");
 }
 static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *force)
 {
@@ -774,8 +814,6 @@ static sgla_status run_native(const sgla_forward_desc *d, const sgla_cuda_plan *
  * sgla_workspace_size counts them unless the descriptor it sees runs in place (pad_in_place: a
  * query without q, k, v, o counts them, and a call on other tensors than the query's may need
  * more and is refused with its own message). */
-
-static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
 
 static int64_t pad_dim(int64_t x) { return x <= 64 ? 64 : x <= 128 ? 128 : x <= 256 ? 256 : 512; }
 static int needs_padding(const sgla_forward_desc *d)

@@ -224,6 +224,20 @@ static __device__ __forceinline__ void sgla_cp_async16(uint32_t dst, const void 
 {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
 }
+/* programmatic dependent launch: let the next kernel on the stream launch now / wait for the one before
+ * it (its writes visible); no-ops without the launch attribute */
+static __device__ __forceinline__ void sgla_griddep_launch(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+static __device__ __forceinline__ void sgla_griddep_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
 static __device__ __forceinline__ void sgla_cp_async_commit(void) { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 static __device__ __forceinline__ void sgla_cp_async_wait0(void) { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 static __device__ __forceinline__ void sgla_cp_async_wait1(void) { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }

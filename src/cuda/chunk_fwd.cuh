@@ -212,9 +212,11 @@ static __device__ __forceinline__ int64_t state_nh(const sgla_kparams &p, const 
 }
 
 /* gate g: the instances of the rows that read b made beforehand (sgla_row_reads_b): every launch with
- * gate g passes it (p.gb), but of the GS instances (chunk_fwd_kernel) */
+ * gate g passes it (p.gb), but of the GS instances (chunk_fwd_kernel).  The backward's dq pass with its
+ * q tile (X = 1, four tiles a stage) at K = 64 scans: it ran 5-8 % slower reading b, with more DRAM
+ * reads than b explains, where every other pass gained (docs/perf.md, session 17, calls 2-6) */
 template <class Sh, int BW> struct GateB {
-    static constexpr bool on = sgla_row_reads_b(Sh::KD, BW != 0);
+    static constexpr bool on = sgla_row_reads_b(Sh::KD, BW != 0) && !(BW == 1 && Sh::X == 1 && Sh::KD == 64);
 };
 
 /* The backward's passes (chunk_bwd3.cu) run this kernel with BW != 0:

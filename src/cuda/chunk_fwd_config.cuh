@@ -35,11 +35,9 @@ constexpr sgla_chunk_config sgla_chunk_configs[] = {
  * gate_b.cu (a row per head, token-contiguous, in the workspace): a block reads 256 contiguous bytes a
  * chunk where g's layout [B,T,H] puts each token on its own line, and no warp scans.  The forward's
  * K = 128 producer scans g itself (PS in chunk_fwd.cuh), where gate_b's own launch and bytes would not
- * pay; the backward's passes (three of them share one b) */
-#ifndef SGLA_BWD_B_ALL
-#define SGLA_BWD_B_ALL 0
-#endif
-constexpr bool sgla_row_reads_b(int K, bool backward) { return K != 128 || (backward && SGLA_BWD_B_ALL); }
+ * pay.  The backward's passes read it at every K (three passes share one b; chunk_fwd.cuh's GateB
+ * keeps one instance on its scan). */
+constexpr bool sgla_row_reads_b(int K, bool backward) { return backward || K != 128; }
 
 constexpr int SGLA_NUM_CHUNK_CONFIGS = (int)(sizeof sgla_chunk_configs / sizeof sgla_chunk_configs[0]);
 

@@ -1254,7 +1254,7 @@ typedef struct bwd3_plan {
     size_t off_dot, off_blob, off_xc, off_h0T, off_dht, off_dhtT, off_dh0p, off_dotw, off_seg, off_dg, bytes;
     int need_dg;
     int merged; /* dv in the dk pass (BW = 4): K = V, one column block holds the whole state */
-    size_t off_gb; int64_t gb_ld; /* gate g: b (gate_b.cu) where a pass's row reads it, for all three */
+    size_t off_gb; int64_t gb_ld; /* gate g: b (gate_b.cu) for the three passes */
     int sms;
     int qtile;  /* the dq pass takes q by TMA for q . dq (instance [4]) */
 } bwd3_plan;
@@ -1334,10 +1334,8 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     off += align256(seg);
     pl->off_dg = off;
     if (d->g_gamma && b->dg_gamma) off += align256((size_t)pl->rows * sizeof(float));
-    int reads_b = 0;
-    for (int i = 0; i < B3_PASSES; i++) reads_b |= sgla_row_reads_b(sgla_chunk_configs[pl->row[i]].K, true);
-    pl->off_gb = off;
-    if (d->g && reads_b) {
+    pl->off_gb = off; /* every backward row reads b (sgla_row_reads_b) */
+    if (d->g) {
         pl->gb_ld = (d->cu_seqlens ? 1 : d->B) * d->T;
         off += align256((size_t)(d->H * pl->gb_ld) * sizeof(float));
     }
@@ -1349,7 +1347,7 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
 /* One pass: its instance (BW = 1 dq; 2 dv, and dk without dg; 3 dk with dg's side outputs and X_c;
  * 4 dk and dv) and its split (reverse scans for the reverse passes). */
 static sgla_status bwd3_pass(const sgla_forward_desc *d, const bwd3_plan *pl, int i, sgla_kparams p, void *seg_ws,
-                             cudaStream_t st, int after_gb)
+                             cudaStream_t st)
 {
     /* the instance: [BW - 1], [4] the dq pass with its q tile */
     const int bw = i == B3_DQ ? (pl->qtile ? 4 : 0) : i == B3_DK && pl->merged ? 3 : i == B3_DK && p.xc ? 2 : 1;
@@ -1357,8 +1355,8 @@ static sgla_status bwd3_pass(const sgla_forward_desc *d, const bwd3_plan *pl, in
     sgla_tmaps tm;
     sgla_status rc = tma_maps_dims(&p, d->dtype, &tm, p.kt, p.vt);
     if (rc != SGLA_OK) return rc;
-    if (pl->fp[i].nseg == 1) return launch_chunk(k, pl->row[i], &p, &tm, st, after_gb);
-    return run_split(k, pl->row[i], &pl->fp[i], p, &tm, seg_ws, st, i != B3_DQ, after_gb);
+    if (pl->fp[i].nseg == 1) return launch_chunk(k, pl->row[i], &p, &tm, st);
+    return run_split(k, pl->row[i], &pl->fp[i], p, &tm, seg_ws, st, i != B3_DQ);
 }
 
 static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, unsigned char *ws, cudaStream_t st)
@@ -1395,7 +1393,12 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
     p.dot_ld = pl->rows;
     p.ht_mul = 1.f;
-    if (pl->gb_ld) p.gb = (const float *)(ws + pl->off_gb), p.gb_ld = pl->gb_ld;
+    /* b once for the three passes, launched plainly: the dq pass as its programmatic dependent (as the
+     * forward's) ran 2 % slower at K = 64 (docs/perf.md, session 17, call 4) */
+    if (pl->gb_ld) {
+        p.gb = (const float *)(ws + pl->off_gb), p.gb_ld = pl->gb_ld;
+        if ((rc = sgla_gate_b_launch(&p, pl->sms, st)) != SGLA_OK) return rc;
+    }
     void *seg_ws = ws + pl->off_seg;
     float *dots = (float *)(ws + pl->off_dot);
     float *e = dots, *ei = e + pl->nyq * pl->rows, *u = ei + pl->nyq * pl->rows, *ui = u + pl->nyk * pl->rows;
@@ -1428,10 +1431,7 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
             x.dot = u, x.dot_in = ui, x.sblob = blob, x.xc = blob ? xc : NULL;
             if (mk) x.kw = d->k, x.o2 = b->dv, x.ht = dh0p, x.ht_mul = s; /* dv as the dv pass would make it */
         }
-        /* b once, just before the first pass (its programmatic dependent: the set-up overlaps gate_b) */
-        const int after_gb = i == B3_DQ && pl->gb_ld;
-        if (after_gb && (rc = sgla_gate_b_launch(&p, pl->sms, st)) != SGLA_OK) break;
-        rc = bwd3_pass(d, pl, i, x, seg_ws, st, after_gb);
+        rc = bwd3_pass(d, pl, i, x, seg_ws, st);
         if (rc == SGLA_OK && i == (pl->merged ? B3_DK : B3_DV) && dh0p && dh0p != (float *)b->dh0)
             rc = sgla_state_copy((float *)b->dh0, K, V, dh0p, Kp, Vp, nhc, 0, 1.f, st);
     }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Two staged builds (bench/stage_devbin.sh) side by side on the device: `sgla bench --backend cuda`
 # in interleaved rounds (A, B, A, B, ...), medians per (case, build) last (bench/ab_summary.py).
-#   SGLA_DEVBIN_A (default .devbinA), SGLA_DEVBIN_B (default .devbin); a folder with sgla alone is enough
+#   SGLA_DEVBIN_A (default .devbinA), SGLA_DEVBIN_B (default .devbin); a folder with sgla alone is enough;
+#   SGLA_DEVBIN_C  a third build in the same rounds (A, B, C, ...), none by default
 #   SGLA_CASES    "B,T,H,K,V:gate[:arg...]" separated by spaces; an arg's '=' becomes a space, e.g.
 #                 "8,4096,16,128,128:g 1,65536,16,128,128:g:--varlen=64 256,1,32,128,128:g:--pool
 #                  8,4096,16,128,128:gamma:--split=8 1,32768,16,128,128:g:--dtype=f16
@@ -12,8 +13,9 @@
 set -u
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
-A=${SGLA_DEVBIN_A:-.devbinA} B=${SGLA_DEVBIN_B:-.devbin}
-for d in "$A" "$B"; do for z in "$d"/*.xz; do [ -f "$z" ] && unxz -f "$z"; done; chmod +x "$d/sgla"; done
+A=${SGLA_DEVBIN_A:-.devbinA} B=${SGLA_DEVBIN_B:-.devbin} C=${SGLA_DEVBIN_C:-}
+TAGS="A B${C:+ C}"
+for d in "$A" "$B" $C; do for z in "$d"/*.xz; do [ -f "$z" ] && unxz -f "$z"; done; chmod +x "$d/sgla"; done
 CASES=${SGLA_CASES:-"8,4096,16,128,128:g 4,8192,32,64,64:g 64,1024,16,128,128:g 4,8192,16,128,256:g 2,16384,8,256,256:g 1,32768,16,128,128:g 1,65536,16,128,128:g:--varlen=64"}
 LOG=$OUT/ab.log RAW=$OUT/ab_raw.log
 : > "$LOG"; : > "$RAW"
@@ -24,8 +26,8 @@ for r in $(seq 1 "${SGLA_ROUNDS:-3}"); do
     extra=${extra//=/ }
     dt=bf16
     case " $extra " in *" --dtype "*) dt= ;; esac
-    for tag in A B; do
-      bin=$A; [ $tag = B ] && bin=$B
+    for tag in $TAGS; do
+      bin=$A; [ $tag = B ] && bin=$B; [ $tag = C ] && bin=$C
       # the build tag carries the case's gate and extras, so that ab_summary keeps them apart
       timeout 120 "$bin/sgla" bench --backend cuda ${dt:+--dtype $dt} --gate "$gate" --iters "${SGLA_ITERS:-30}" \
         --warmup 3 --shape "$shape" $extra 2>&1 | tee -a "$RAW" | grep -E "^[0-9]+x[0-9]" \

@@ -85,6 +85,7 @@ static void repeats_workspace_graph(tu_rng *r)
     b.workspace_bytes = need - 1;
     TU_CHECK(sgla_backward(&b, SGLA_BACKEND_CUDA) == SGLA_ERR_INVALID_ARGUMENT, "workspace one byte short accepted");
     b.workspace_bytes = need;
+    CK(cudaMemset(b.workspace, 0xff, need)); /* NaN: what a pass reads (gate g's b) is written first */
     CK(cudaMemset(dk, 0xff, (size_t)nqk * 2));
     CK(cudaDeviceSynchronize());
     cudaGraph_t graph = NULL;
@@ -191,6 +192,10 @@ int main(void)
         {BF, G, MIX30, 1, 300, 2, 256, 128, 1, 1, 0, 0},
         {BF, GAMMA, MILD, 1, 200, 2, 128, 256, 1, 1, 0, 3},
         {HF, G, MILD, 1, 2000, 2, 64, 64, 1, 1, 0, 40},
+        /* gate g where the passes read b (gate_b.cu): K = V = 64 (the merged pass) over chunks with a
+         * partial last one, and K = V = 256 over a packed batch */
+        {BF, G, MIX30, 2, 333, 4, 64, 64, 1, 1, 0, 0},
+        {BF, G, MILD, 1, 300, 2, 256, 256, 0, 1, 0, 3},
     };
     /* head sizes the three passes round up (the tensors in place, the states through padded
      * copies), the path forced so that a refusal fails: dh0 in place, a packed batch, K != V both
@@ -219,6 +224,7 @@ int main(void)
     static const conform_case splits[] = {
         {BF, G, MILD, 1, 1000, 2, 128, 128, 1, 1, 0, 0},
         {BF, G, MIX30, 2, 700, 3, 64, 128, 1, 1, 0, 0},
+        {BF, G, MILD, 1, 900, 2, 64, 64, 1, 1, 0, 0},
         {HF, GAMMA, MILD, 1, 520, 2, 128, 64, 1, 1, 1, 0},
         {BF, GAMMA, NEAR0, 1, 900, 1, 64, 64, 0, 0, 0, 0},
         {BF, G, CONFORM_RESET, 1, 777, 2, 128, 128, 1, 1, 0, 0},

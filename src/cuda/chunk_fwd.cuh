@@ -211,10 +211,12 @@ static __device__ __forceinline__ int64_t state_nh(const sgla_kparams &p, const 
     return pool_slot(p, n) * p.H + w.h;
 }
 
-/* gate g: the forward's instances of the rows that read b made beforehand (sgla_row_reads_b): every
- * launch with gate g passes it (p.gb), but of the GS instances (chunk_fwd_kernel) */
+/* gate g: the instances of the rows that read b made beforehand (sgla_row_reads_b): every launch with
+ * gate g passes it (p.gb), but of the GS instances (chunk_fwd_kernel).  The backward's dq pass with its
+ * q tile (X = 1, four tiles a stage) at K = 64 scans: it ran 5-8 % slower reading b, with more DRAM
+ * reads than b explains, where every other pass gained (docs/perf.md, session 17, calls 2-6) */
 template <class Sh, int BW> struct GateB {
-    static constexpr bool on = sgla_row_reads_b(Sh::KD) && BW == 0;
+    static constexpr bool on = sgla_row_reads_b(Sh::KD, BW != 0) && !(BW == 1 && Sh::X == 1 && Sh::KD == 64);
 };
 
 /* The backward's passes (chunk_bwd3.cu) run this kernel with BW != 0:
@@ -1211,7 +1213,7 @@ template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void
         using Sl = ChunkShape<c.K, c.bv, local_stages(c), c.out_wgs, 0, 1>;
         k.fn_local = chunk_fwd_kernel<E, Sl, 0, false>;
         k.smem_local = (unsigned)sizeof(ChunkSmem<Sl>);
-        if constexpr (sgla_row_reads_b(c.K)) {
+        if constexpr (sgla_row_reads_b(c.K, false)) {
             using S = ChunkShape<c.K, c.bv, c.stages, c.out_wgs>;
             k.fn_scan = chunk_fwd_kernel<E, S, 0, false, true>;
             k.fn_packed_scan = chunk_fwd_kernel<E, S, 0, true, true>;

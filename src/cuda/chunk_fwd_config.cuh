@@ -31,11 +31,13 @@ constexpr sgla_chunk_config sgla_chunk_configs[] = {
     {256, 64, 512, 64, 2, 1,
      "a 256 x 64 state is 128 fp32 registers a thread; two 72 KB stages are all that fit"},
 };
-/* gate g: the rows whose forward reads b, the chunk-local cumulative log2 gate, made beforehand by
+/* gate g: the rows whose instances read b, the chunk-local cumulative log2 gate, made beforehand by
  * gate_b.cu (a row per head, token-contiguous, in the workspace): a block reads 256 contiguous bytes a
- * chunk where g's layout [B,T,H] puts each token on its own line, and no warp scans.  K = 128's
- * producer scans g itself (PS in chunk_fwd.cuh), where gate_b's own launch and bytes would not pay. */
-constexpr bool sgla_row_reads_b(int K) { return K != 128; }
+ * chunk where g's layout [B,T,H] puts each token on its own line, and no warp scans.  The forward's
+ * K = 128 producer scans g itself (PS in chunk_fwd.cuh), where gate_b's own launch and bytes would not
+ * pay.  The backward's passes read it at every K (three passes share one b; chunk_fwd.cuh's GateB
+ * keeps one instance on its scan). */
+constexpr bool sgla_row_reads_b(int K, bool backward) { return backward || K != 128; }
 
 constexpr int SGLA_NUM_CHUNK_CONFIGS = (int)(sizeof sgla_chunk_configs / sizeof sgla_chunk_configs[0]);
 

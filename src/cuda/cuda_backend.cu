@@ -688,8 +688,9 @@ static sgla_status plan_call(const sgla_forward_desc *d, const sgla_cuda_plan *f
     if ((rc = make_plan(d, f, force, pl)) != SGLA_OK) return rc;
     pl->sms = f->sms;
     /* the forward's gate g on a row that reads b: b's rows after the other workspace (the backward's
-     * passes and a state pool's prefills plan by make_plan alone and scan g in the kernel) */
-    if (d->g && d->T > 0 && pl->row >= 0 && !pl->portable && sgla_row_reads_b(sgla_chunk_configs[pl->row].K)) {
+     * passes plan theirs in bwd3_plan_of; a state pool's prefills plan by make_plan alone and scan g
+     * in the kernel) */
+    if (d->g && d->T > 0 && pl->row >= 0 && !pl->portable && sgla_row_reads_b(sgla_chunk_configs[pl->row].K, false)) {
         pl->gb_ld = (d->cu_seqlens ? 1 : d->B) * d->T;
         pl->gb_off = align256(pl->ws_bytes);
         pl->ws_bytes = pl->gb_off + (size_t)(d->H * pl->gb_ld) * sizeof(float);
@@ -1253,6 +1254,8 @@ typedef struct bwd3_plan {
     size_t off_dot, off_blob, off_xc, off_h0T, off_dht, off_dhtT, off_dh0p, off_dotw, off_seg, off_dg, bytes;
     int need_dg;
     int merged; /* dv in the dk pass (BW = 4): K = V, one column block holds the whole state */
+    size_t off_gb; int64_t gb_ld; /* gate g: b (gate_b.cu) for the three passes */
+    int sms;
     int qtile;  /* the dq pass takes q by TMA for q . dq (instance [4]) */
 } bwd3_plan;
 
@@ -1331,6 +1334,12 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     off += align256(seg);
     pl->off_dg = off;
     if (d->g_gamma && b->dg_gamma) off += align256((size_t)pl->rows * sizeof(float));
+    pl->off_gb = off; /* every backward row reads b (sgla_row_reads_b) */
+    if (d->g) {
+        pl->gb_ld = (d->cu_seqlens ? 1 : d->B) * d->T;
+        off += align256((size_t)(d->H * pl->gb_ld) * sizeof(float));
+    }
+    pl->sms = f->sms;
     pl->bytes = d->T > 0 ? off : 0;
     return 1;
 }
@@ -1384,6 +1393,12 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
     p.dot_ld = pl->rows;
     p.ht_mul = 1.f;
+    /* b once for the three passes, launched plainly: the dq pass as its programmatic dependent (as the
+     * forward's) ran 2 % slower at K = 64 (docs/perf.md, session 17, call 4) */
+    if (pl->gb_ld) {
+        p.gb = (const float *)(ws + pl->off_gb), p.gb_ld = pl->gb_ld;
+        if ((rc = sgla_gate_b_launch(&p, pl->sms, st)) != SGLA_OK) return rc;
+    }
     void *seg_ws = ws + pl->off_seg;
     float *dots = (float *)(ws + pl->off_dot);
     float *e = dots, *ei = e + pl->nyq * pl->rows, *u = ei + pl->nyq * pl->rows, *ui = u + pl->nyk * pl->rows;

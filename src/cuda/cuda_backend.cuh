@@ -27,7 +27,7 @@ size_t sgla_fwd_tf32_smem(int64_t K, int nst);
 cudaError_t sgla_fwd_tf32_setup(int optin); /* the shared-memory opt-in of every instance that fits optin */
 sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, int x3, int nst, cudaStream_t st);
 
-/* gate g at the rows that read b (sgla_row_reads_b): p->gb (gb_ld) from p->g for the chunked forward (gate_b.cu);
+/* gate g at the rows that read b (sgla_row_reads_b): p->gb (gb_ld) from p->g for the chunked kernel's forward and backward passes (gate_b.cu);
  * sms: the device's, for the grid */
 sgla_status sgla_gate_b_launch(const sgla_kparams *p, int sms, cudaStream_t st);
 

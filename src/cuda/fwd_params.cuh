@@ -76,7 +76,7 @@ typedef struct sgla_kparams {
      * tile of vt features a chunk, and dv, a second output of kt features (maps w and o2) */
     const void *kw;
     void *o2;
-    /* gate g, the forward at K = 64 and 256 (sgla_row_reads_b): b of token row r (b T + t) and head h at
+    /* gate g at the rows that read b (sgla_row_reads_b): b of token row r (b T + t) and head h at
      * gb[h gb_ld + r] (gate_b.cu), or NULL: the kernel scans g */
     const float *gb;
     int64_t gb_ld;

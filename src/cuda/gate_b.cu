@@ -1,4 +1,4 @@
-/* Gate g for the chunked forward's rows that read b (sgla_row_reads_b): b, the chunk-local inclusive
+/* Gate g for the chunked kernel's rows that read b (sgla_row_reads_b): b, the chunk-local inclusive
  * cumulative log2 gate (floored), of every token and head, into rows of the workspace, one per head
  * and token-contiguous (gb[h gb_ld + b T + t]).  Each block takes chunks of one sequence: their 64 x H
  * gates read whole lines (g is [B,T,H]), transposed through shared memory, each head's 64 scanned by a
@@ -14,7 +14,7 @@ constexpr int GB_WARPS = 8, GB_HEADS = 32; /* a block's warps; heads a pass of t
 __global__ void __launch_bounds__(GB_WARPS * 32) gate_b_kernel(const sgla_kparams p)
 {
     __shared__ float tile[64][GB_HEADS + 1]; /* + 1: a warp reads a column */
-    sgla_griddep_launch(); /* the chunked forward's blocks set up meanwhile; its producer waits for b */
+    sgla_griddep_launch(); /* the chunked kernel's blocks set up meanwhile; its producer waits for b */
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     int64_t bidx, t0, t1;
     sgla_seq_range(&p, p.n0 + blockIdx.x, &bidx, &t0, &t1); /* n0: a pool's first prefill */

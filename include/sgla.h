@@ -345,7 +345,8 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * with dg or dg_gamma one 16-bit K x V state per 64 tokens and head (about
  * B T H K V / 32 bytes), a few fp32 values per token and head (4 at
  * K = V = 128, 16 at 256) and, where K is rounded up, a copy of q (then k) on
- * the rounded K; with h0 or dht their fp32 copies (on the rounded sizes, and
+ * the rounded K; with gate g the chunk-local cumulative gate (4 bytes a token
+ * and head); with h0 or dht their fp32 copies (on the rounded sizes, and
  * dh0 through one); a long sequence
  * with few (sequence, head) pairs is split along time as the forward is (one
  * fp32 K x V state per segment and head).  Elsewhere bf16 / fp16 with K and V in {64, 128} run on the tensor

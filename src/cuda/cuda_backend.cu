@@ -1254,9 +1254,10 @@ typedef struct bwd3_plan {
     size_t off_dot, off_blob, off_xc, off_h0T, off_dht, off_dhtT, off_dh0p, off_dotw, off_seg, off_dg, bytes;
     int need_dg;
     int merged; /* dv in the dk pass (BW = 4): K = V, one column block holds the whole state */
-    size_t off_gb; int64_t gb_ld; /* gate g: b (gate_b.cu) for the three passes */
-    int sms;
     int qtile;  /* the dq pass takes q by TMA for q . dq (instance [4]) */
+    size_t off_gb; /* gate g: b (gate_b.cu) for the three passes, gb_ld token rows a head */
+    int64_t gb_ld;
+    int sms;       /* gate_b's grid */
 } bwd3_plan;
 
 /* A forward descriptor of pass i's head sizes (for its row and split). */
@@ -1334,7 +1335,7 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     off += align256(seg);
     pl->off_dg = off;
     if (d->g_gamma && b->dg_gamma) off += align256((size_t)pl->rows * sizeof(float));
-    pl->off_gb = off; /* every backward row reads b (sgla_row_reads_b) */
+    pl->off_gb = off; /* every backward row reads b (sgla_row_reads_b; GateB keeps one instance on its scan) */
     if (d->g) {
         pl->gb_ld = (d->cu_seqlens ? 1 : d->B) * d->T;
         off += align256((size_t)(d->H * pl->gb_ld) * sizeof(float));

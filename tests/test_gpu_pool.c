@@ -23,6 +23,7 @@ typedef struct gcase {
     int64_t len[NMAX], idx[NMAX][TM], accepted[NMAX];
     int fresh[NMAX];
     int host_cu; /* pass the host copy of cu_seqlens (the chunked grid covers the prefills only) */
+    int dense;   /* no cu_seqlens: B = nseq rows of len[0] tokens each (every len the same) */
 } gcase;
 
 /* a device copy of h; without h, n bytes of 0xFF (NaN in every float dtype) */
@@ -72,6 +73,7 @@ static void run(const gcase *c, tu_rng *r)
     sgla_forward_desc_init(&d);
     d.q = q, d.k = k, d.v = v, d.g = g, d.o = o, d.h0 = poolc, d.pool = &p, d.dtype = c->dt;
     d.B = 1, d.T = T, d.H = H, d.K = K, d.V = V, d.scale = 0.2f, d.cu_seqlens = cu, d.num_seqs = c->nseq;
+    if (c->dense) d.B = c->nseq, d.T = c->len[0], d.cu_seqlens = NULL, d.num_seqs = 0;
     sgla_status st = sgla_forward(&d, SGLA_BACKEND_CPU);
     TU_CHECK(st == SGLA_OK, "cpu pool: %s", sgla_last_error());
     /* the device copy of everything */
@@ -85,7 +87,8 @@ static void run(const gcase *c, tu_rng *r)
     void *od = dup_dev(NULL, nv * es);
     tu_poison(og, c->dt, (int64_t)nv);
     CK(cudaMemcpy(od, og, nv * es, cudaMemcpyHostToDevice));
-    e.o = od, e.h0 = dup_dev(pool, np * 4), e.cu_seqlens = dup_dev(cu, (size_t)(c->nseq + 1) * 8), e.pool = &pd;
+    e.o = od, e.h0 = dup_dev(pool, np * 4), e.cu_seqlens = c->dense ? NULL : dup_dev(cu, (size_t)(c->nseq + 1) * 8);
+    e.pool = &pd;
     st = sgla_forward(&e, SGLA_BACKEND_CUDA);
     CK(cudaDeviceSynchronize());
     TU_CHECK(st == SGLA_OK, "cuda pool: %s (%s)", sgla_status_string(st), sgla_last_error());
@@ -105,8 +108,9 @@ static void run(const gcase *c, tu_rng *r)
         chunked |= c->dt != SGLA_F32 && !c->t_max && !c->v_first && c->len[n] >= 4 &&
                    (K == 64 || K == 128 || K == 256) && (V == 64 || V == 128 || V == 256);
     const double bar = c->dt == SGLA_F32 ? 1e-5 : 8e-3, pbar = chunked ? 8e-3 : 1e-5;
-    printf("%s K=%d V=%d nseq=%d t_max=%d%s%s: o %.2e, pool %.2e against cpu\n", sgla_dtype_name(c->dt), K, V, c->nseq,
-           c->t_max, c->v_first ? " v-first" : "", c->host_cu ? " host cu" : "", eo, ep);
+    printf("%s K=%d V=%d nseq=%d t_max=%d%s%s%s: o %.2e, pool %.2e against cpu\n", sgla_dtype_name(c->dt), K, V,
+           c->nseq, c->t_max, c->v_first ? " v-first" : "", c->host_cu ? " host cu" : "", c->dense ? " dense" : "", eo,
+           ep);
     TU_CHECK(unwritten == 0 && eo <= bar && ep <= pbar, "cuda pool %s K=%d V=%d: o %.3e (%lld unwritten), pool %.3e",
              sgla_dtype_name(c->dt), K, V, eo, (long long)unwritten, ep);
     cudaFree((void *)pd.indices), cudaFree((void *)pd.num_accepted), cudaFree((void *)pd.has_initial_state);
@@ -188,6 +192,7 @@ int main(void)
         /* K = 64 prefills (the instance that scans g itself: a pool call has no workspace for gate_b's b) */
         {BF, 64, 64, 4, 0, 0, 0, {200, 1, 70, 3}, {{0}, {4}, {7}, {9}}, {0}, {0, 0, 1, 0}},
         {F16, 64, 128, 3, 0, 0, 1, {1, 129, 64}, {{2}, {6}, {10}}, {0}, {0, 1, 0}, 1},
+        {BF, 64, 64, 3, 0, 0, 0, {100, 100, 100}, {{0}, {4}, {7}}, {0}, {0, 1, 0}, 0, 1}, /* the dense instance */
         {BF, 64, 64, 3, 0, 1, 0, {130, 1, 2}, {{1}, {2}, {3}}, {0}, {0, 1, 0}}, /* [V][K]: the recurrence */
         /* head sizes only the recurrence takes */
         {F32, 96, 32, 3, 0, 0, 0, {1, 1, 5}, {{0}, {1}, {2}}, {0}, {0, 0, 0}},

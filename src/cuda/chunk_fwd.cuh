@@ -1113,10 +1113,9 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma, TMA, setmaxnreg: sm_90a */
     static_assert(ChunkSmemChecks<Sh>::ok, "shared-memory layout");
     /* gate g: who scans the chunk's gates into b.  The producer, once, in the forward at K = 128 (5-6 %
-     * faster there: docs/perf.md, session 9 call 8); at K = 64 and 256 gate_b.cu beforehand (GateB:
-     * the producer's loads of g, a line per token, were most of K = 64's cost over g_gamma: docs/perf.md,
-     * session 16); every consumer warp
-     * in the backward's passes (1 % there, not worth their registers) */
+     * faster there: docs/perf.md, session 9 call 8); elsewhere gate_b.cu beforehand (GateB: the
+     * producer's loads of g, a line per token, were most of K = 64's cost over g_gamma: docs/perf.md,
+     * sessions 16-17); every consumer warp in GateB's one exception and the pool's GS instances */
     constexpr bool PS = Sh::KD == 128 && BW == 0;
     extern __shared__ __align__(1024) unsigned char chunk_smem[];
     ChunkSmem<Sh> &sm = *reinterpret_cast<ChunkSmem<Sh> *>(chunk_smem);

@@ -220,6 +220,9 @@ static void find_tma_encoder(void)
 /* ---- the plan of a call ------------------------------------------------------------- */
 
 static size_t align256(size_t x) { return (x + 255) / 256 * 256; }
+/* gate g's b (gate_b.cu): token rows a head, and its bytes in a workspace */
+static int64_t gate_b_ld(const sgla_forward_desc *d) { return (d->cu_seqlens ? 1 : d->B) * d->T; }
+static size_t gate_b_bytes(const sgla_forward_desc *d) { return (size_t)(d->H * gate_b_ld(d)) * sizeof(float); }
 
 typedef struct plan {
     int row;            /* configuration row (-1: none, fp32) */
@@ -691,9 +694,9 @@ static sgla_status plan_call(const sgla_forward_desc *d, const sgla_cuda_plan *f
      * passes plan theirs in bwd3_plan_of; a state pool's prefills plan by make_plan alone and scan g
      * in the kernel) */
     if (d->g && d->T > 0 && pl->row >= 0 && !pl->portable && sgla_row_reads_b(sgla_chunk_configs[pl->row].K, false)) {
-        pl->gb_ld = (d->cu_seqlens ? 1 : d->B) * d->T;
+        pl->gb_ld = gate_b_ld(d);
         pl->gb_off = align256(pl->ws_bytes);
-        pl->ws_bytes = pl->gb_off + (size_t)(d->H * pl->gb_ld) * sizeof(float);
+        pl->ws_bytes = pl->gb_off + gate_b_bytes(d);
     }
     return SGLA_OK;
 }
@@ -1337,8 +1340,8 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     if (d->g_gamma && b->dg_gamma) off += align256((size_t)pl->rows * sizeof(float));
     pl->off_gb = off; /* every backward row reads b (sgla_row_reads_b; GateB keeps one instance on its scan) */
     if (d->g) {
-        pl->gb_ld = (d->cu_seqlens ? 1 : d->B) * d->T;
-        off += align256((size_t)(d->H * pl->gb_ld) * sizeof(float));
+        pl->gb_ld = gate_b_ld(d);
+        off += align256(gate_b_bytes(d));
     }
     pl->sms = f->sms;
     pl->bytes = d->T > 0 ? off : 0;

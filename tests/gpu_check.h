@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include "cuda/cuda_dev.h"
+#include "testutil.h"
 
 #define CK(call)                                                                                                     \
     do {                                                                                                             \
@@ -18,6 +19,28 @@
             exit(2);                                                                                                 \
         }                                                                                                            \
     } while (0)
+
+/* A call made while st is captured into a graph, instantiated: NULL (the failure recorded) where the
+ * call or the capture failed.  The caller launches it and destroys it. */
+typedef sgla_status (*gpu_call)(const void *desc);
+static inline cudaGraphExec_t gpu_capture(cudaStream_t st, gpu_call call, const void *desc)
+{
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+    const sgla_status s = call(desc);
+    const cudaError_t ce = cudaStreamEndCapture(st, &graph);
+    TU_CHECK(s == SGLA_OK && ce == cudaSuccess, "capture: %s (%s), %s", sgla_status_string(s), sgla_last_error(),
+             cudaGetErrorString(ce));
+    if (s == SGLA_OK && ce == cudaSuccess) CK(cudaGraphInstantiate(&exec, graph, 0));
+    if (graph) cudaGraphDestroy(graph); /* the instance keeps what it needs */
+    return exec;
+}
+static inline sgla_status gpu_cuda_forward(const void *d) { return sgla_forward((const sgla_forward_desc *)d, SGLA_BACKEND_CUDA); }
+static inline sgla_status gpu_cuda_backward(const void *b)
+{
+    return sgla_backward((const sgla_backward_desc *)b, SGLA_BACKEND_CUDA);
+}
 
 /* The GPUs users own whose facts the tests emulate on this one (sgla_cuda_dev_emulate): compute
  * capability 8.9 with 99 KB a block (RTX 4090, L40S; sm_86 alike), 8.0 with 163 KB (A100) */

@@ -88,22 +88,14 @@ static void repeats_workspace_graph(tu_rng *r)
     CK(cudaMemset(b.workspace, 0xff, need)); /* NaN: what a pass reads (gate g's b) is written first */
     CK(cudaMemset(dk, 0xff, (size_t)nqk * 2));
     CK(cudaDeviceSynchronize());
-    cudaGraph_t graph = NULL;
-    cudaGraphExec_t exec = NULL;
-    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-    sgla_status s = sgla_backward(&b, SGLA_BACKEND_CUDA);
-    cudaError_t ce = cudaStreamEndCapture(st, &graph);
-    TU_CHECK(s == SGLA_OK && ce == cudaSuccess, "capture: %s (%s), %s", sgla_status_string(s), sgla_last_error(),
-             cudaGetErrorString(ce));
-    if (s == SGLA_OK && ce == cudaSuccess) {
-        CK(cudaGraphInstantiate(&exec, graph, 0));
+    cudaGraphExec_t exec = gpu_capture(st, gpu_cuda_backward, &b);
+    if (exec) {
         CK(cudaGraphLaunch(exec, st));
         CK(cudaStreamSynchronize(st));
         CK(cudaMemcpy(r2, dk, (size_t)nqk * 2, cudaMemcpyDeviceToHost));
         TU_CHECK(!memcmp(r1, r2, (size_t)nqk * 2), "graph replay (workspace passed in) gave other bits");
         cudaGraphExecDestroy(exec);
     }
-    if (graph) cudaGraphDestroy(graph);
     cudaFree(b.workspace);
     cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(dout), cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(g),
         cudaFree(dg);

@@ -415,17 +415,10 @@ static void workspace_and_graphs(cudaStream_t stream, tu_rng *r)
         d.workspace_bytes = need;
     }
     /* captured into a graph and replayed twice */
-    cudaGraph_t graph = NULL;
-    cudaGraphExec_t exec = NULL;
     CK(cudaMemset(dout, 0xff, bytes));
     CK(cudaDeviceSynchronize());
-    CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    st = sgla_forward(&d, SGLA_BACKEND_CUDA);
-    cudaError_t ce = cudaStreamEndCapture(stream, &graph);
-    TU_CHECK(st == SGLA_OK && ce == cudaSuccess, "capture: %s (%s), %s", sgla_status_string(st), sgla_last_error(),
-             cudaGetErrorString(ce));
-    if (st == SGLA_OK && ce == cudaSuccess) {
-        CK(cudaGraphInstantiate(&exec, graph, 0));
+    cudaGraphExec_t exec = gpu_capture(stream, gpu_cuda_forward, &d);
+    if (exec) {
         for (int rep = 0; rep < 2; rep++) {
             CK(cudaMemset(dout, 0xff, bytes));
             CK(cudaDeviceSynchronize());
@@ -436,7 +429,6 @@ static void workspace_and_graphs(cudaStream_t stream, tu_rng *r)
         }
         cudaGraphExecDestroy(exec);
     }
-    if (graph) cudaGraphDestroy(graph);
     printf("workspace and graphs: done\n");
     cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(dout); cudaFree(dht); cudaFree(dgg); cudaFree(ws);
     free(o1); free(o2); free(h1); free(h2);
@@ -541,22 +533,14 @@ static void workspace_gate_b(cudaStream_t stream, tu_rng *r)
         CK(cudaMemset(ws, 0xff, need));
         CK(cudaMemset(dout, 0xff, (size_t)nv * 2));
         CK(cudaDeviceSynchronize());
-        cudaGraph_t graph = NULL;
-        cudaGraphExec_t exec = NULL;
-        CK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-        st = sgla_forward(&d, SGLA_BACKEND_CUDA);
-        const cudaError_t ce = cudaStreamEndCapture(stream, &graph);
-        TU_CHECK(st == SGLA_OK && ce == cudaSuccess, "capture: %s (%s), %s", sgla_status_string(st), sgla_last_error(),
-                 cudaGetErrorString(ce));
-        if (st == SGLA_OK && ce == cudaSuccess) {
-            CK(cudaGraphInstantiate(&exec, graph, 0));
+        cudaGraphExec_t exec = gpu_capture(stream, gpu_cuda_forward, &d);
+        if (exec) {
             CK(cudaGraphLaunch(exec, stream));
             CK(cudaStreamSynchronize(stream));
             CK(cudaMemcpy(o2, dout, (size_t)nv * 2, cudaMemcpyDeviceToHost));
             TU_CHECK(!memcmp(o1, o2, (size_t)nv * 2), "graph replay: other bits than the plain call");
             cudaGraphExecDestroy(exec);
         }
-        if (graph) cudaGraphDestroy(graph);
         cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(dout); cudaFree(dg); cudaFree(ws);
         free(o1); free(o2); free(hg);
         printf("gate b at %lldx%lldx%lldx%lld: workspace %zu bytes\n", (long long)B, (long long)T, (long long)H,

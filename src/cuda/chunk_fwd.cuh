@@ -339,10 +339,10 @@ static __device__ __forceinline__ void load_gate(const sgla_kparams &p, const Ch
 {
     const int64_t tk0 = (int64_t)c * 64;
     const int cl = chunk_rows(w.len, c);
-    if constexpr (GB) {
+    if constexpr (GB) { /* ld.global.cg, not .nc: gate_b may have written b while this grid was resident */
         const float *b = p.gb + w.h * p.gb_ld + w.bidx * p.T + w.t0 + tk0;
-        g0 = __ldg(b + (lane < cl ? lane : cl - 1));
-        g1 = __ldg(b + (lane + 32 < cl ? lane + 32 : cl - 1));
+        g0 = __ldcg(b + (lane < cl ? lane : cl - 1));
+        g1 = __ldcg(b + (lane + 32 < cl ? lane + 32 : cl - 1));
         return;
     }
     g0 = lane < cl ? __ldg(w.gg + (tk0 + lane) * p.H) : 0.f;

@@ -68,7 +68,9 @@ __global__ void __launch_bounds__(32 * DG_WARPS) dg3_kernel(const sgla_dg3params
         float X = 0.f;
         const float *xp = p.xc + ((slot0 + c) * p.H + h) * p.nyk * 4;
         for (int i = 0; i < 4 * p.nyk; i++) X += xp[i];
-        const int64_t r0 = (bidx * p.T + c0 + lane) * p.H + h, r1 = r0 + 32 * p.H;
+        /* the side outputs head-major (coalesced here), dg in the callers' token order */
+        const int64_t r0 = (bidx * p.H + h) * p.T + c0 + lane, r1 = r0 + 32;
+        const int64_t o0 = (bidx * p.T + c0 + lane) * p.H + h, o1 = o0 + 32 * p.H;
         float e0 = 0.f, e1 = 0.f, u0 = 0.f, u1 = 0.f, d0 = 0.f, d1 = 0.f;
         if (lane < L) {
             e0 = parts(p.e, p.nyq, p.ld, r0), u0 = parts(p.u, p.nyk, p.ld, r0);
@@ -81,8 +83,8 @@ __global__ void __launch_bounds__(32 * DG_WARPS) dg3_kernel(const sgla_dg3params
         sgla_warp_suffix64(e0, e1, lane);
         sgla_warp_suffix64(d0, d1, lane);
         sgla_warp_prefix64_excl(u0, u1, lane);
-        if (lane < L) p.dg[r0] = X + e0 + u0 + d0;
-        if (lane + 32 < L) p.dg[r1] = X + e1 + u1 + d1;
+        if (lane < L) p.dg[o0] = X + e0 + u0 + d0;
+        if (lane + 32 < L) p.dg[o1] = X + e1 + u1 + d1;
     }
 }
 

@@ -83,8 +83,17 @@ __global__ void __launch_bounds__(32 * DG_WARPS) dg3_kernel(const sgla_dg3params
         sgla_warp_suffix64(e0, e1, lane);
         sgla_warp_suffix64(d0, d1, lane);
         sgla_warp_prefix64_excl(u0, u1, lane);
-        if (lane < L) p.dg[o0] = X + e0 + u0 + d0;
-        if (lane + 32 < L) p.dg[o1] = X + e1 + u1 + d1;
+        const float g0 = lane < L ? X + e0 + u0 + d0 : 0.f, g1 = lane + 32 < L ? X + e1 + u1 + d1 : 0.f;
+        if (p.dg) {
+            if (lane < L) p.dg[o0] = g0;
+            if (lane + 32 < L) p.dg[o1] = g1;
+        }
+        if (p.dgc) { /* dg_gamma's share of this chunk, in a fixed order */
+            float x = g0 + g1;
+#pragma unroll
+            for (int m = 16; m > 0; m >>= 1) x += __shfl_xor_sync(0xffffffffu, x, m);
+            if (lane == 0) p.dgc[(slot0 + c) * p.H + h] = x;
+        }
     }
 }
 

@@ -1336,8 +1336,8 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     if (pl->need_dg && pl->Kp != d->K) off += align256((size_t)(pl->rows * pl->Kp) * sgla_dtype_size(d->dtype));
     pl->off_seg = off;
     off += align256(seg);
-    pl->off_dg = off;
-    if (d->g_gamma && b->dg_gamma) off += align256((size_t)pl->rows * sizeof(float));
+    pl->off_dg = off; /* g_gamma: dg summed per chunk (dg3), then over the chunks */
+    if (d->g_gamma && b->dg_gamma) off += align256((size_t)(slots * d->H) * sizeof(float));
     pl->off_gb = off; /* every backward row reads b (sgla_row_reads_b; GateB keeps one instance on its scan) */
     if (d->g) {
         pl->gb_ld = gate_b_ld(d);
@@ -1379,10 +1379,11 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
     if (rc == SGLA_OK && dhtS) rc = sgla_state_copy(dhtS, Kp, Vp, (const float *)b->dht, K, V, nhc, 0, 1.f / s, st);
     if (rc == SGLA_OK && dhtTS) rc = sgla_state_copy(dhtTS, Vp, Kp, (const float *)b->dht, K, V, nhc, 1, 1.f / s, st);
     if (rc != SGLA_OK) return rc;
-    float *dg = b->dg ? (float *)b->dg : d->g_gamma && b->dg_gamma ? (float *)(ws + pl->off_dg) : NULL;
-    if (pl->need_dg && !b->dg) { /* dg_gamma sums it: rows no sequence covers read 0 */
-        const cudaError_t e = cudaMemsetAsync(dg, 0, (size_t)pl->rows * sizeof(float), st);
-        if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "backward: cudaMemsetAsync of dg: %s", cudaGetErrorString(e));
+    const int64_t slots = sgla_bwd_tc_slots(d->B, d->T, N);
+    float *dgc = d->g_gamma && b->dg_gamma ? (float *)(ws + pl->off_dg) : NULL;
+    if (dgc) { /* dg_gamma sums it: slots no sequence covers read 0 */
+        const cudaError_t e = cudaMemsetAsync(dgc, 0, (size_t)(slots * d->H) * sizeof(float), st);
+        if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "backward: cudaMemsetAsync of dg's chunk sums: %s", cudaGetErrorString(e));
     }
     sgla_kparams p;
     memset(&p, 0, sizeof p);
@@ -1447,9 +1448,9 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
     g.ld = pl->rows;
     g.cu = d->cu_seqlens;
     g.T = d->T, g.H = d->H, g.N = N;
-    g.dg = dg;
+    g.dg = (float *)b->dg, g.dgc = dgc;
     if ((rc = sgla_dg3_launch(&g, st)) != SGLA_OK) return rc;
-    return d->g_gamma && b->dg_gamma ? sgla_dg_gamma_launch(dg, d->B * d->T, d->H, (float *)b->dg_gamma, st) : SGLA_OK;
+    return dgc ? sgla_dg_gamma_launch(dgc, slots, d->H, (float *)b->dg_gamma, st) : SGLA_OK;
 }
 
 /* The backward's plan: the three passes where they serve (force 0 or 3), else bwd_plan_of's path. */

@@ -89,7 +89,7 @@ const void *sgla_bwd_grads_kernel(sgla_dtype dt);
 /* Every launch of the backward on stream st; blocks = sgla_bwd_blocks(...). */
 sgla_status sgla_bwd_launch(const sgla_bparams *p, sgla_dtype dt, int64_t blocks, cudaStream_t st);
 
-/* dg_gamma[h] = the sum of dg [BT_all][H] over its rows, in a fixed order (chunk_bwd.cu) */
+/* dg_gamma[h] = the sum of dg [BT_all][H] over its rows (or of per-chunk sums [slots][H]), in a fixed order (chunk_bwd.cu) */
 sgla_status sgla_dg_gamma_launch(const float *dg, int64_t BT_all, int64_t H, float *dgg, cudaStream_t st);
 
 /* The backward as three passes of the chunked forward kernel (chunk_bwd3.cu): the pieces around
@@ -105,7 +105,8 @@ typedef struct sgla_dg3params {
     int64_t ld;
     const int64_t *cu;
     int64_t T, H, N;
-    float *dg;
+    float *dg;  /* dg [B T H], or NULL */
+    float *dgc; /* g_gamma: each chunk's sum of dg at [slot][H] (sgla_bwd_tc_slots), or NULL */
 } sgla_dg3params;
 sgla_status sgla_dg3_launch(const sgla_dg3params *p, cudaStream_t st);
 

@@ -33,7 +33,7 @@ __global__ void state_copy_kernel(float *dst, int64_t dr, int64_t dc, const floa
     dst[i] = a < sr && b < sc ? mul * src[(m * sr + a) * sc + b] : 0.f;
 }
 
-constexpr int DG_WARPS = 8;
+constexpr int DG_HEADS = 8; /* a block's heads, a warp each: a token's 8 values are one sector */
 
 __device__ __forceinline__ float parts(const float *a, int ny, int64_t ld, int64_t row)
 {
@@ -42,18 +42,25 @@ __device__ __forceinline__ float parts(const float *a, int ny, int64_t ld, int64
     return x;
 }
 
-/* One warp per chunk (no chunk waits for another: X_c carries what lies outside it).  For row r
- * of chunk c, the pairs (query u >= r, key s < r), each class a sum of terms of one sign:
+/* A block per (sequence, 8 heads) and chunk, a warp per head (no chunk waits for another: X_c
+ * carries what lies outside it).  For row r of chunk c, the pairs (query u >= r, key s < r), each
+ * class a sum of terms of one sign:
  *   dg_r = X_c                        u after the chunk, s before it (the dht and h0 terms too)
  *        + sum_{u >= r} e_u           s before the chunk: q.dq through the state
  *        + sum_{s < r} u_s            u after the chunk: k.dk through the state
  *        + sum_{u >= r} (qi_u - ki_u) both in the chunk: the chunk's own parts, whose difference
  *                                     leaves the pairs (u >= r, s < r) (their 16-bit products are
- *                                     the same in both passes, so it cancels to fp32 rounding) */
-__global__ void __launch_bounds__(32 * DG_WARPS) dg3_kernel(const sgla_dg3params p)
+ *                                     the same in both passes, so it cancels to fp32 rounding)
+ * The side outputs and dg are [B T H]: the block reads and writes them a token's 8 heads at a time
+ * through a transposing tile (a warp reading one head's 64 tokens touched 64 sectors for 256 bytes). */
+__global__ void __launch_bounds__(32 * DG_HEADS) dg3_kernel(const sgla_dg3params p)
 {
-    const int64_t nh = blockIdx.x, n = nh / p.H, h = nh - n * p.H;
+    __shared__ float tile[3][64][DG_HEADS + 1]; /* e, u, ei - ui; then dg in [0] */
+    const int64_t hb = (p.H + DG_HEADS - 1) / DG_HEADS, n = blockIdx.x / hb, h0 = (blockIdx.x - n * hb) * DG_HEADS;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int th = threadIdx.x % DG_HEADS, tr = threadIdx.x / DG_HEADS; /* the tile copies' head and row */
+    const int64_t h = h0 + warp;
+    const bool hin = h < p.H, thin = h0 + th < p.H;
     int64_t bidx = n, t0 = 0, t1 = p.T;
     if (p.cu) {
         int64_t a = p.cu[n], e = p.cu[n + 1];
@@ -62,37 +69,50 @@ __global__ void __launch_bounds__(32 * DG_WARPS) dg3_kernel(const sgla_dg3params
         bidx = 0, t0 = a, t1 = e;
     }
     const int64_t slot0 = sgla_chunk_slot(bidx, p.T, t0, n, 0);
-    for (int64_t c = (int64_t)blockIdx.y * DG_WARPS + warp; t0 + 64 * c < t1; c += (int64_t)gridDim.y * DG_WARPS) {
+    for (int64_t c = blockIdx.y; t0 + 64 * c < t1; c += gridDim.y) { /* the same trips in every warp */
         const int64_t c0 = t0 + 64 * c;
         const int L = (int)(t1 - c0 < 64 ? t1 - c0 : 64);
+        const int64_t rb = (bidx * p.T + c0) * p.H + h0 + th; /* row tr of the chunk, head h0 + th */
+        __syncthreads(); /* the last chunk's tile is read */
+#pragma unroll
+        for (int k = 0; k < 64; k += 32) { /* 32 rows a pass: 32 DG_HEADS threads, DG_HEADS a row */
+            const int i = tr + k;
+            float e = 0.f, u = 0.f, d = 0.f;
+            if (i < L && thin) {
+                const int64_t r = rb + (int64_t)i * p.H;
+                e = parts(p.e, p.nyq, p.ld, r), u = parts(p.u, p.nyk, p.ld, r);
+                d = parts(p.ei, p.nyq, p.ld, r) - parts(p.ui, p.nyk, p.ld, r);
+            }
+            tile[0][i][th] = e, tile[1][i][th] = u, tile[2][i][th] = d;
+        }
         float X = 0.f;
-        const float *xp = p.xc + ((slot0 + c) * p.H + h) * p.nyk * 4;
-        for (int i = 0; i < 4 * p.nyk; i++) X += xp[i];
-        /* the side outputs head-major (coalesced here), dg in the callers' token order */
-        const int64_t r0 = (bidx * p.H + h) * p.T + c0 + lane, r1 = r0 + 32;
-        const int64_t o0 = (bidx * p.T + c0 + lane) * p.H + h, o1 = o0 + 32 * p.H;
-        float e0 = 0.f, e1 = 0.f, u0 = 0.f, u1 = 0.f, d0 = 0.f, d1 = 0.f;
-        if (lane < L) {
-            e0 = parts(p.e, p.nyq, p.ld, r0), u0 = parts(p.u, p.nyk, p.ld, r0);
-            d0 = parts(p.ei, p.nyq, p.ld, r0) - parts(p.ui, p.nyk, p.ld, r0);
+        if (hin) {
+            const float *xp = p.xc + ((slot0 + c) * p.H + h) * p.nyk * 4;
+            for (int i = 0; i < 4 * p.nyk; i++) X += xp[i];
         }
-        if (lane + 32 < L) {
-            e1 = parts(p.e, p.nyq, p.ld, r1), u1 = parts(p.u, p.nyk, p.ld, r1);
-            d1 = parts(p.ei, p.nyq, p.ld, r1) - parts(p.ui, p.nyk, p.ld, r1);
-        }
+        __syncthreads();
+        float e0 = tile[0][lane][warp], e1 = tile[0][lane + 32][warp];
+        float u0 = tile[1][lane][warp], u1 = tile[1][lane + 32][warp];
+        float d0 = tile[2][lane][warp], d1 = tile[2][lane + 32][warp];
         sgla_warp_suffix64(e0, e1, lane);
         sgla_warp_suffix64(d0, d1, lane);
         sgla_warp_prefix64_excl(u0, u1, lane);
         const float g0 = lane < L ? X + e0 + u0 + d0 : 0.f, g1 = lane + 32 < L ? X + e1 + u1 + d1 : 0.f;
-        if (p.dg) {
-            if (lane < L) p.dg[o0] = g0;
-            if (lane + 32 < L) p.dg[o1] = g1;
-        }
         if (p.dgc) { /* dg_gamma's share of this chunk, in a fixed order */
             float x = g0 + g1;
 #pragma unroll
             for (int m = 16; m > 0; m >>= 1) x += __shfl_xor_sync(0xffffffffu, x, m);
-            if (lane == 0) p.dgc[(slot0 + c) * p.H + h] = x;
+            if (lane == 0 && hin) p.dgc[(slot0 + c) * p.H + h] = x;
+        }
+        if (p.dg) {
+            __syncthreads(); /* every warp has its column of [0] */
+            tile[0][lane][warp] = g0, tile[0][lane + 32][warp] = g1;
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < 64; k += 32) {
+                const int i = tr + k;
+                if (i < L && thin) p.dg[rb + (int64_t)i * p.H] = tile[0][i][th];
+            }
         }
     }
 }
@@ -113,11 +133,11 @@ sgla_status sgla_state_copy(float *dst, int64_t dr, int64_t dc, const float *src
 sgla_status sgla_dg3_launch(const sgla_dg3params *p, cudaStream_t st)
 {
     if (p->N * p->H == 0 || p->T == 0) return SGLA_OK;
-    /* enough blocks to fill the device for a few long sequences, one a sequence for many */
-    const int64_t chunks = (p->T + 63) / 64, per = (chunks + DG_WARPS - 1) / DG_WARPS;
-    int64_t gy = 2048 / (p->N * p->H);
-    gy = gy < 1 ? 1 : (gy > per ? per : gy);
-    dg3_kernel<<<dim3((unsigned)(p->N * p->H), (unsigned)gy), 32 * DG_WARPS, 0, st>>>(*p);
+    /* enough blocks to fill the device for a few long sequences, one a (sequence, 8 heads) for many */
+    const int64_t hb = (p->H + DG_HEADS - 1) / DG_HEADS, chunks = (p->T + 63) / 64;
+    int64_t gy = 4096 / (p->N * hb);
+    gy = gy < 1 ? 1 : (gy > chunks ? chunks : gy);
+    dg3_kernel<<<dim3((unsigned)(p->N * hb), (unsigned)gy), 32 * DG_HEADS, 0, st>>>(*p);
     const cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? SGLA_OK : sgla_fail(SGLA_ERR_CUDA, "launch of the backward's dg: %s", cudaGetErrorString(e));
 }

@@ -763,10 +763,9 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                 if (p.dotw) { /* the state's part and the chunk's own part (the total minus the first) */
                     float d0, d1;
                     row_dots<E, Sh::BV>(acc, dw, d0, d1);
-                    /* head-major rows: a warp's 8 rows are one sector, and dg3 reads them whole */
-                    const int64_t o = blockIdx.y * p.dot_ld + (w.bidx * p.H + w.h) * p.T + w.t0 + (int64_t)ci * 64;
-                    if (tig == 0 && i0 < cl) p.dot[o + i0] = di0, p.dot_in[o + i0] = d0 - di0;
-                    if (tig == 1 && i1 < cl) p.dot[o + i1] = di1, p.dot_in[o + i1] = d1 - di1;
+                    const int64_t o = blockIdx.y * p.dot_ld + w.row0 + (int64_t)ci * 64 * p.H;
+                    if (tig == 0 && i0 < cl) p.dot[o + (int64_t)i0 * p.H] = di0, p.dot_in[o + (int64_t)i0 * p.H] = d0 - di0;
+                    if (tig == 1 && i1 < cl) p.dot[o + (int64_t)i1 * p.H] = di1, p.dot_in[o + (int64_t)i1 * p.H] = d1 - di1;
                 }
             }
             if constexpr (BW == 1 || BW >= 3) { /* o_i += w_ii v_i, row i of the V tile at this thread's columns */

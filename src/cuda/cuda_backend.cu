@@ -1315,7 +1315,7 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     pl->merged = pl->Kp == pl->Vp && pl->nyk == 1 && sgla_chunk_bwd3_bf16[3][pl->row[B3_DK]].fn != NULL;
     pl->qtile = pl->need_dg && sgla_chunk_bwd3_bf16[4][pl->row[B3_DQ]].fn != NULL;
     const int64_t slots = sgla_bwd_tc_slots(d->B, d->T, N);
-    pl->off_dot = off; /* e, ei [nyq][rows]; u, ui [nyk][rows], rows head-major (B H T) */
+    pl->off_dot = off; /* e, ei [nyq][rows]; u, ui [nyk][rows] */
     if (pl->need_dg) off += align256((size_t)(2 * (pl->nyq + pl->nyk) * pl->rows) * sizeof(float));
     pl->off_blob = off; /* the dq pass's 16-bit state of every chunk */
     if (pl->need_dg) off += align256((size_t)(slots * d->H * kv) * 2);

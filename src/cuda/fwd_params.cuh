@@ -57,8 +57,7 @@ typedef struct sgla_kparams {
     int cu_pairs;
     /* the backward's passes (chunk_bwd3.cu): per token, o . dotw (dotw [rows][V] 16-bit, rows the token
      * rows (b T + t) H + h) in fp32, the part through the carried state into dot and the chunk's own
-     * part into dot_in, at [blockIdx.y * dot_ld + (b H + h) T + t] (head-major, unlike dotw); the end
-     * state times ht_mul.  sblob: the 16-bit
+     * part into dot_in, at [blockIdx.y * dot_ld + row]; the end state times ht_mul.  sblob: the 16-bit
      * state entering every chunk in the state warpgroup's fragment order (BlobLayout in chunk_fwd.cuh),
      * written by the time-order pass (BW = 1)
      * and read by the reverse one (BW = 2), which puts scale exp(b_L) <its state, that one> of every

@@ -349,6 +349,55 @@ static __device__ __forceinline__ void load_gate(const sgla_kparams &p, const Ch
     g1 = lane + 32 < cl ? __ldg(w.gg + (tk0 + lane + 32) * p.H) : 0.f;
 }
 
+/* A sequence's last chunk in a packed batch (the PK producer): the lanes copy the rows that exist
+ * and zero the rest (a box would read the next sequence), in the TMA layout, by cp.async: all of a
+ * lane's copies in flight at once and one wait.  Not inlined: in the loop its code changed the
+ * whole kernel's schedule (docs/perf.md, session 18 call 3: full chunks 6.5 % slower than dense). */
+template <class Sh>
+static __device__ __noinline__ void packed_tail(const uint16_t *qg, const uint16_t *kg, const uint16_t *vg,
+                                                const uint16_t *wg, int64_t tk0, int64_t sq, int64_t sv, int64_t kt,
+                                                int64_t vt, int v0, int cl, uint32_t qs, bool outputs, bool wt, int lane)
+{
+    const uint32_t ks = qs + Sh::QBYTES, vs = ks + Sh::QBYTES;
+    static_assert(Sh::KD / 8 <= 32 && Sh::BV / 8 <= 32, "a row's 16-byte units within a warp");
+    constexpr int UK = Sh::KD / 8, UV = Sh::BV / 8; /* a lane keeps one 16-byte unit of each row */
+    const uint4 z = make_uint4(0, 0, 0, 0);
+    {
+        const int u = lane % UK;
+        int r = lane / UK;
+        const uint16_t *qp = qg + (tk0 + r) * sq + u * 8, *kp = kg + (tk0 + r) * sq + u * 8;
+        const int ub = 8 * u < kt ? 16 : 0; /* features past kt: zeros (cp.async's fill) */
+        for (; r < cl; r += 32 / UK, qp += 32 / UK * sq, kp += 32 / UK * sq) {
+            if (outputs) sgla_cp_async16(qs + sw128_offset(r, u), ub ? qp : qg, ub);
+            sgla_cp_async16(ks + sw128_offset(r, u), ub ? kp : kg, ub);
+        }
+        for (; r < 64; r += 32 / UK) { /* rows past the sequence: zeros */
+            if (outputs) sgla_st_shared16(qs + sw128_offset(r, u), z);
+            sgla_st_shared16(ks + sw128_offset(r, u), z);
+        }
+    }
+    {
+        const int u = lane % UV;
+        int r = lane / UV;
+        const uint16_t *vp = vg + (tk0 + r) * sv + u * 8;
+        const int ub = v0 + 8 * u < vt ? 16 : 0;
+        for (; r < cl; r += 32 / UV, vp += 32 / UV * sv) sgla_cp_async16(vs + sw128_offset(r, u), ub ? vp : vg, ub);
+        for (; r < 64; r += 32 / UV) sgla_st_shared16(vs + sw128_offset(r, u), z);
+    }
+    if (wt) { /* the fourth tile as v's (k has v's feature size here) */
+        const uint32_t ws = vs + Sh::VBYTES;
+        const int u = lane % UV;
+        int r = lane / UV;
+        const uint16_t *wp = wg + (tk0 + r) * sv + u * 8;
+        const int ub = v0 + 8 * u < vt ? 16 : 0;
+        for (; r < cl; r += 32 / UV, wp += 32 / UV * sv) sgla_cp_async16(ws + sw128_offset(r, u), ub ? wp : wg, ub);
+        for (; r < 64; r += 32 / UV) sgla_st_shared16(ws + sw128_offset(r, u), z);
+    }
+    sgla_cp_async_commit();
+    sgla_cp_async_wait0();
+    sgla_fence_proxy_async(); /* read next by wgmma */
+}
+
 /* PK: the instance for packed batches (cu_seqlens), the only one with the tail copy below */
 template <class Sh, int BW, bool PK, bool PS, bool GB>
 static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
@@ -385,48 +434,10 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         const int64_t tk0 = (int64_t)ci * 64;
         const int cl = chunk_rows(w.len, ci);
         if (PK && cl < 64) {
-            /* a sequence's last chunk in a packed batch: the lanes copy the rows that exist and
-             * zero the rest (a box would read the next sequence), in the TMA layout, by cp.async:
-             * all of a lane's copies in flight at once (the producer's 40 registers would hold a
-             * few loads at a time) and one wait */
+            /* a sequence's last chunk in a packed batch: a call, so that the copy's registers and code
+             * stay out of the loop's schedule */
             if (lane == 0) sgla_mbar_arrive(full);
-            static_assert(Sh::KD / 8 <= 32 && Sh::BV / 8 <= 32, "a row's 16-byte units within a warp");
-            constexpr int UK = Sh::KD / 8, UV = Sh::BV / 8; /* a lane keeps one 16-byte unit of each row */
-            const uint4 z = make_uint4(0, 0, 0, 0);
-            {
-                const int u = lane % UK;
-                int r = lane / UK;
-                const uint16_t *qp = qg + (tk0 + r) * sq + u * 8, *kp = kg + (tk0 + r) * sq + u * 8;
-                const int ub = 8 * u < kt ? 16 : 0; /* features past kt: zeros (cp.async's fill) */
-                for (; r < cl; r += 32 / UK, qp += 32 / UK * sq, kp += 32 / UK * sq) {
-                    if (w.outputs) sgla_cp_async16(qs + sw128_offset(r, u), ub ? qp : qg, ub);
-                    sgla_cp_async16(ks + sw128_offset(r, u), ub ? kp : kg, ub);
-                }
-                for (; r < 64; r += 32 / UK) { /* rows past the sequence: zeros */
-                    if (w.outputs) sgla_st_shared16(qs + sw128_offset(r, u), z);
-                    sgla_st_shared16(ks + sw128_offset(r, u), z);
-                }
-            }
-            {
-                const int u = lane % UV;
-                int r = lane / UV;
-                const uint16_t *vp = vg + (tk0 + r) * sv + u * 8;
-                const int ub = w.v0 + 8 * u < vt ? 16 : 0;
-                for (; r < cl; r += 32 / UV, vp += 32 / UV * sv) sgla_cp_async16(vs + sw128_offset(r, u), ub ? vp : vg, ub);
-                for (; r < 64; r += 32 / UV) sgla_st_shared16(vs + sw128_offset(r, u), z);
-            }
-            if (wt) { /* the fourth tile as v's (k has v's feature size here) */
-                const uint32_t ws = vs + Sh::VBYTES;
-                const int u = lane % UV;
-                int r = lane / UV;
-                const uint16_t *wp = wg + (tk0 + r) * sv + u * 8;
-                const int ub = w.v0 + 8 * u < vt ? 16 : 0;
-                for (; r < cl; r += 32 / UV, wp += 32 / UV * sv) sgla_cp_async16(ws + sw128_offset(r, u), ub ? wp : wg, ub);
-                for (; r < 64; r += 32 / UV) sgla_st_shared16(ws + sw128_offset(r, u), z);
-            }
-            sgla_cp_async_commit();
-            sgla_cp_async_wait0();
-            sgla_fence_proxy_async(); /* read next by wgmma */
+            packed_tail<Sh>(qg, kg, vg, wg, tk0, sq, sv, kt, vt, w.v0, cl, qs, w.outputs, wt, lane);
         } else if (!PK && p.cu && cl < 64) {
             /* Never taken: the dense instance runs without cu_seqlens.  This is the copy's form before
              * the packed instance split off, kept because ptxas allocates the whole kernel's registers

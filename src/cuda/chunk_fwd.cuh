@@ -376,23 +376,17 @@ static __device__ __noinline__ void packed_tail(const uint16_t *qg, const uint16
             sgla_st_shared16(ks + sw128_offset(r, u), z);
         }
     }
-    {
+    /* v's rows, and the fourth tile's (k has v's feature size there) */
+    const auto copy_v = [&](uint32_t dst, const uint16_t *src) {
         const int u = lane % UV;
         int r = lane / UV;
-        const uint16_t *vp = vg + (tk0 + r) * sv + u * 8;
+        const uint16_t *sp = src + (tk0 + r) * sv + u * 8;
         const int ub = v0 + 8 * u < vt ? 16 : 0;
-        for (; r < cl; r += 32 / UV, vp += 32 / UV * sv) sgla_cp_async16(vs + sw128_offset(r, u), ub ? vp : vg, ub);
-        for (; r < 64; r += 32 / UV) sgla_st_shared16(vs + sw128_offset(r, u), z);
-    }
-    if (wt) { /* the fourth tile as v's (k has v's feature size here) */
-        const uint32_t ws = vs + Sh::VBYTES;
-        const int u = lane % UV;
-        int r = lane / UV;
-        const uint16_t *wp = wg + (tk0 + r) * sv + u * 8;
-        const int ub = v0 + 8 * u < vt ? 16 : 0;
-        for (; r < cl; r += 32 / UV, wp += 32 / UV * sv) sgla_cp_async16(ws + sw128_offset(r, u), ub ? wp : wg, ub);
-        for (; r < 64; r += 32 / UV) sgla_st_shared16(ws + sw128_offset(r, u), z);
-    }
+        for (; r < cl; r += 32 / UV, sp += 32 / UV * sv) sgla_cp_async16(dst + sw128_offset(r, u), ub ? sp : src, ub);
+        for (; r < 64; r += 32 / UV) sgla_st_shared16(dst + sw128_offset(r, u), z);
+    };
+    copy_v(vs, vg);
+    if (wt) copy_v(vs + Sh::VBYTES, wg);
     sgla_cp_async_commit();
     sgla_cp_async_wait0();
     sgla_fence_proxy_async(); /* read next by wgmma */

@@ -3,6 +3,8 @@
 # in interleaved rounds (A, B, A, B, ...), medians per (case, build) last (bench/ab_summary.py).
 #   SGLA_DEVBIN_A (default .devbinA), SGLA_DEVBIN_B (default .devbin); a folder with sgla alone is enough;
 #   SGLA_DEVBIN_C  a third build in the same rounds (A, B, C, ...), none by default
+#   SGLA_ENV_C    environment for C's runs, e.g. "SGLA_PERSIST=1" with SGLA_DEVBIN_C=.devbin (a switch
+#                 of one build timed beside itself)
 #   SGLA_CASES    "B,T,H,K,V:gate[:arg...]" separated by spaces; an arg's '=' becomes a space, e.g.
 #                 "8,4096,16,128,128:g 1,65536,16,128,128:g:--varlen=64 256,1,32,128,128:g:--pool
 #                  8,4096,16,128,128:gamma:--split=8 1,32768,16,128,128:g:--dtype=f16
@@ -28,8 +30,9 @@ for r in $(seq 1 "${SGLA_ROUNDS:-3}"); do
     case " $extra " in *" --dtype "*) dt= ;; esac
     for tag in $TAGS; do
       bin=$A; [ $tag = B ] && bin=$B; [ $tag = C ] && bin=$C
+      ev=; [ $tag = C ] && ev=${SGLA_ENV_C:-}
       # the build tag carries the case's gate and extras, so that ab_summary keeps them apart
-      timeout 120 "$bin/sgla" bench --backend cuda ${dt:+--dtype $dt} --gate "$gate" --iters "${SGLA_ITERS:-30}" \
+      env $ev timeout 120 "$bin/sgla" bench --backend cuda ${dt:+--dtype $dt} --gate "$gate" --iters "${SGLA_ITERS:-30}" \
         --warmup 3 --shape "$shape" $extra 2>&1 | tee -a "$RAW" | grep -E "^[0-9]+x[0-9]" \
         | sed "s/^/$tag-$gate${rest:+-${rest//[: =]/}} /" >> "$LOG"
     done

@@ -113,6 +113,12 @@ static void run_case(const conform_case *c, tu_rng *r, int all_plans)
             const sgla_cuda_plan p = {-1, 3};
             run_plan(&x, &p);
         }
+        if (usual.config == 0 && !c->nseq) { /* the persistent grid (K = 64): one block and three walk every pair */
+            const sgla_cuda_plan p1 = {-1, 1, 1}, p3 = {-1, 1, 3}, each = {-1, 0, -1};
+            run_plan(&x, &p1);
+            run_plan(&x, &p3);
+            if (usual.blocks > 0) run_plan(&x, &each); /* and a block a pair where it is the usual plan */
+        }
         if (c->T > 64 * 16 && c->T <= 4096 && !c->nseq) { /* a segment a chunk: more than the 8 the scan loads at once */
             const sgla_cuda_plan p = {-1, (int)((c->T + 63) / 64)};
             run_plan(&x, &p);
@@ -253,6 +259,49 @@ static void error_paths(cudaStream_t stream)
                  "fp32 K = 256 forced onto the chunked path: got %s (%s)", sgla_status_string(st), sgla_last_error());
         d.K = 64;
         d.dtype = SGLA_BF16;
+    }
+    {   /* the persistent grid: a count below -1, a row without one (K = 128), a split, the mma.sync path */
+        const sgla_cuda_plan minus2 = {-1, 0, -2}, one = {-1, 1, 1}, split = {-1, 2, 1},
+                             portable = {SGLA_CUDA_CONFIG_PORTABLE, 1, 1};
+        st = sgla_cuda_forward_forced(&d, &minus2);
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "-2 blocks forced: got %s", sgla_status_string(st));
+        st = sgla_cuda_forward_forced(&d, &split);
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "persistent"),
+                 "a persistent grid with a split: got %s (%s)", sgla_status_string(st), sgla_last_error());
+        st = sgla_cuda_forward_forced(&d, &portable);
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "persistent"),
+                 "a persistent grid on the mma.sync path: got %s (%s)", sgla_status_string(st), sgla_last_error());
+        d.K = 128;
+        st = sgla_cuda_forward_forced(&d, &one);
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "persistent"),
+                 "a persistent grid at K = 128: got %s (%s)", sgla_status_string(st), sgla_last_error());
+        d.K = 64;
+    }
+    {   /* ... chosen for many short pairs at K = 64 alone (plans only: addresses made up, far apart) */
+        sgla_forward_desc m = d;
+        m.g = NULL, m.g_gamma = NULL, m.h0 = NULL, m.ht = NULL;
+        m.q = (void *)(uintptr_t)(1ull << 40), m.k = (void *)(uintptr_t)(2ull << 40);
+        m.v = (void *)(uintptr_t)(3ull << 40), m.o = (void *)(uintptr_t)(4ull << 40);
+        m.B = 64, m.T = 256, m.H = 8;
+        sgla_cuda_plan pl = {0, 0, 0};
+        st = sgla_cuda_plan_of(&m, &pl);
+        TU_CHECK(st == SGLA_OK, "plan of 64x256x8x64: %s (%s)", sgla_status_string(st), sgla_last_error());
+        if (pl.config == 0) { /* Hopper */
+            TU_CHECK(pl.blocks > 0 && pl.blocks < 512, "64x256x8x64: %d blocks a column, not a persistent grid",
+                     pl.blocks);
+            m.T = 4096;
+            st = sgla_cuda_plan_of(&m, &pl);
+            TU_CHECK(st == SGLA_OK && pl.blocks == 0, "64x4096x8x64: %d blocks a column (%s)", pl.blocks,
+                     sgla_status_string(st));
+            m.T = 256, m.B = 2;
+            st = sgla_cuda_plan_of(&m, &pl);
+            TU_CHECK(st == SGLA_OK && pl.blocks == 0, "2x256x8x64: %d blocks a column (%s)", pl.blocks,
+                     sgla_status_string(st));
+            m.B = 64, m.K = m.V = 128;
+            st = sgla_cuda_plan_of(&m, &pl);
+            TU_CHECK(st == SGLA_OK && pl.blocks == 0, "64x256x8x128: %d blocks a column (%s)", pl.blocks,
+                     sgla_status_string(st));
+        }
     }
     sgla_cuda_plan usual;
     if (sgla_cuda_plan_of(&d, &usual) == SGLA_OK && mma_plan(usual.config)) {

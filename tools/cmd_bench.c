@@ -37,6 +37,7 @@ static void usage(FILE *f)
             "                  [--config ROW|portable|portable-one-stage|f32-chunked|f32-recurrent] [--split N]\n"
             "                  (CUDA: force a configuration row, the mma.sync path of GPUs before Hopper (with one\n"
             "                  stage: as on 99 KB blocks), an fp32 path, a split)\n"
+            "                  [--blocks N]  (CUDA: -1 a block a (sequence, head), N > 0 a persistent grid of N)\n"
             "                  [--tf32]  (CUDA, f32: products in TF32 alone, SGLA_FLAG_ALLOW_TF32)\n"
             "                  [--backward]  (also time sgla_backward: dq, dk, dv, dg or dg_gamma)\n"
             "                  [--no-gate-grad]  (the backward without dg or dg_gamma: a gate that is not learned)\n"
@@ -623,6 +624,14 @@ int sgla_cmd_bench(int argc, char **argv)
                 return 2;
             }
             a.bwd_path = (int)x;
+        } else if (!strcmp(s, "--blocks")) {
+            int64_t x;
+            if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_i64("bench", s, val, &x)) return 2;
+            if (x < -1 || x > 0x7fffffff) {
+                fprintf(stderr, "sgla bench: --blocks: %lld is not -1 or a count of blocks\n", (long long)x);
+                return 2;
+            }
+            a.blocks = (int)x;
         } else if (!strcmp(s, "--config") || !strcmp(s, "--split")) {
             int64_t x;
             if (!(val = cli_value("bench", argc, argv, &i))) return 2;

@@ -246,10 +246,11 @@ template <int BW> static __device__ __forceinline__ int64_t seg_unneeded(const s
 }
 
 /* 0 when the block has nothing to do (mode 1, the unneeded segment) */
-template <int BV, int BW> static __device__ __forceinline__ int chunk_work(const sgla_kparams &p, ChunkWork &w)
+template <int BV, int BW>
+static __device__ __forceinline__ int chunk_work(const sgla_kparams &p, ChunkWork &w, unsigned item = blockIdx.x)
 {
-    w.nh = blockIdx.x / p.nseg;
-    w.seg = blockIdx.x - w.nh * p.nseg;
+    w.nh = item / p.nseg;
+    w.seg = item - w.nh * p.nseg;
     w.nh += p.n0 * p.H;
     const int64_t n = w.nh / p.H;
     w.h = w.nh - n * p.H;
@@ -395,7 +396,7 @@ static __device__ __noinline__ void packed_tail(const uint16_t *qg, const uint16
 /* PK: the instance for packed batches (cu_seqlens), the only one with the tail copy below */
 template <class Sh, int BW, bool PK, bool PS, bool GB>
 static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
-                                                      ChunkSmem<Sh> &sm, const ChunkAddr &a, int lane)
+                                                      ChunkSmem<Sh> &sm, const ChunkAddr &a, int lane, int g0 = 0)
 {
     /* made here, after setmaxnreg, so that they are not live across it.  The packed instance's row
      * copies take the tensors' own feature sizes (kt, vt: zeros past them); the dense one's never run */
@@ -418,9 +419,10 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
     float gr0 = 0.f, gr1 = 0.f; /* g of rows lane, lane + 32 of the next chunk */
     if (GB && w.gg) sgla_griddep_wait(); /* b: gate_b's, this kernel launched while it ran */
     if (w.gg && w.nchunks > 0) load_gate<GB>(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
-    int s = 0;
+    int s = g0 % Sh::ST; /* g0: the chunks this block walked before this item (a persistent grid) */
     for (int c = 0; c < w.nchunks; c++) {
-        if (c >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((c / Sh::ST - 1) & 1));
+        const int gc = g0 + c;
+        if (gc >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((gc / Sh::ST - 1) & 1));
         const uint32_t qs = stage_q<Sh>(a, s), ks = qs + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint32_t full = a.full + 8 * s;
         const int ci = chunk_index<BW>(w, c);
@@ -500,10 +502,10 @@ static __device__ __forceinline__ void row_dots(const float *acc, const uint32_t
     d1 += __shfl_xor_sync(0xffffffffu, d1, 2);
 }
 
-template <class E, class Sh, int BW, bool PS, bool GB, bool PK>
+template <class E, class Sh, int BW, bool PS, bool GB, bool PK, bool PT = false>
 static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, const sgla_tmaps &tm, const ChunkWork &w,
                                                      ChunkSmem<Sh> &sm, const ChunkAddr &a, int tid, int wo, int lane,
-                                                     float *bw)
+                                                     float *bw, int g0 = 0)
 {
     const int wl = (tid >> 5) & 3, gid = lane >> 2, tig = lane & 3;
     const int64_t vt = PK && p.vt ? p.vt : p.V; /* o's feature size in memory (kparams: kt, vt) */
@@ -562,14 +564,19 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
     /* MV: dv's rows in memory (kt features: the pass's K is V) */
     const int64_t ktv = PK && p.kt ? p.kt : Sh::KD;
     uint16_t *ogv_t = MV ? (uint16_t *)p.o2 + w.row0 * ktv + (int64_t)o_r * p.H * ktv + o_u * 8 : (uint16_t *)0;
-    int s = wo; /* stage of chunk c */
+    /* PT (a persistent grid): the block's chunks are numbered on from g0 across its items, the output
+     * warpgroups take them by that number, and chunk_fwd_kernel makes the S_FREE arrivals before the
+     * first item */
+    const int c0 = PT ? (wo + Sh::NO - g0 % Sh::NO) % Sh::NO : wo;
+    int s = PT ? (g0 + c0) % Sh::ST : wo; /* stage of chunk c */
     /* S_FREE of the buffers the state warpgroup writes first (S_1 .. S_{NSB-1}): nobody read them */
+    if constexpr (!PT)
 #pragma unroll
-    for (int b = 1; b < Sh::NSB; b++)
-        if (b % Sh::NO == wo && w.outputs && b < w.nchunks) sgla_bar_arrive(bar_s_free<Sh>(b), 256);
-    for (int c = wo; c < w.nchunks; c += Sh::NO) {
+        for (int b = 1; b < Sh::NSB; b++)
+            if (b % Sh::NO == wo && w.outputs && b < w.nchunks) sgla_bar_arrive(bar_s_free<Sh>(b), 256);
+    for (int c = c0; c < w.nchunks; c += Sh::NO) {
         const int ci = chunk_index<BW>(w, c);
-        (void)chunk_top<Sh, PS, GB>(p, w, sm, a, s, c, ci, lane, bw);
+        (void)chunk_top<Sh, PS, GB>(p, w, sm, a, s, g0 + c, ci, lane, bw);
         const int cl = chunk_rows(w.len, ci);
         /* BW: this thread's columns of dotw in rows i0, i1, loaded now, used after the products */
         uint32_t dw[Sh::BV / 8][2];
@@ -586,7 +593,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
         const uint32_t qs = stage_q<Sh>(a, s), ks = qs + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint64_t dV = desc_nmajor(vs);
         if (w.outputs) {
-            const int sb = c & (Sh::NSB - 1);
+            const int sb = (g0 + c) & (Sh::NSB - 1);
             sgla_bar_sync(bar_s_ready<Sh>(sb), 256); /* S_c is in S_s[sb] */
             const uint64_t dQ = desc_kmajor(qs);
             const uint64_t dK = desc_kmajor(ks);
@@ -731,7 +738,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
 #pragma unroll
             for (int e = 0; e < Sh::NR; e++) sgla_pin(acc[e]);
             /* S_FREE: this buffer gets S_{c+NSB}, written in the state's chunk c + NSB - 1 */
-            if (c + Sh::NSB < w.nchunks) sgla_bar_arrive(bar_s_free<Sh>(sb), 256);
+            if (PT || c + Sh::NSB < w.nchunks) sgla_bar_arrive(bar_s_free<Sh>(sb), 256); /* PT: the state's end takes the last */
             {
                 const float bL = R ? bw[63] : 0.f, w0 = row_w(bL, bi0), w1 = row_w(bL, bi1);
 #pragma unroll
@@ -793,7 +800,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
         if (!w.outputs) release_stage(a, s);
         s = s + Sh::NO >= Sh::ST ? s + Sh::NO - Sh::ST : s + Sh::NO;
     }
-    if (tid == 128 * wo) sgla_bulk_wait0(); /* the last o stores are complete before the block ends */
+    if (!PT && tid == 128 * wo) sgla_bulk_wait0(); /* the last o stores are complete before the block ends (PT: its last item) */
 }
 
 /* ---- the state warpgroup -------------------------------------------------------------- */
@@ -860,9 +867,9 @@ static __device__ __forceinline__ void blob_out(const sgla_kparams &p, const Chu
 /* The state's recurrence over m-tiles M0 .. M0 + MW - 1 of S (rows 64 mt .. of K); the whole state but in a
  * split's first pass (Sh::L), where the output warpgroup has no outputs to make and takes half the m-tiles
  * (LocalHalves): each warpgroup's chain of products a chunk is then half as long. */
-template <class E, class Sh, int BW, bool PS, bool GB, int M0 = 0, int MW = Sh::MT>
+template <class E, class Sh, int BW, bool PS, bool GB, int M0 = 0, int MW = Sh::MT, bool PT = false>
 static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const ChunkWork &w, const ChunkSmem<Sh> &sm,
-                                                   const ChunkAddr &a, int tid, int lane, float *bw)
+                                                   const ChunkAddr &a, int tid, int lane, float *bw, int g0 = 0)
 {
     static_assert(M0 >= 0 && MW >= 1 && M0 + MW <= Sh::MT, "m-tiles of the state");
     static_assert(MW == Sh::MT || (Sh::L && BW == 0), "a part of the state only in a split's first pass");
@@ -898,8 +905,10 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     /* BW: the time-order pass writes every chunk's state copy; the reverse pass reads it */
     const bool blob_w = BW == 1 && p.sblob != nullptr && outs, blob_r = BW >= 3 && p.xc != nullptr && outs;
     if (outs && w.nchunks >= 1) {
-        store_state16<E, Sh>(S, a.S + st_off);
-        sgla_bar_arrive(bar_s_ready<Sh>(0), 256);
+        const int sb = g0 & (Sh::NSB - 1); /* 0 but in a persistent grid's later items */
+        if (PT && g0 > 0) sgla_bar_sync(bar_s_free<Sh>(sb), 256);
+        store_state16<E, Sh>(S, a.S + sb * Sh::SBYTES + st_off);
+        sgla_bar_arrive(bar_s_ready<Sh>(sb), 256);
         if (blob_w) blob_out<E, Sh>(p, w, chunk_index<BW>(w, 0), S, tid - 128 * Sh::NO);
     }
     /* K^T fragments: ldmatrix.trans of core matrices (keys 16 kk + 8 (j >> 1) .. + 7) x
@@ -909,10 +918,10 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     const int kmj = lane >> 3, k_key = (kmj >> 1) * 8 + (lane & 7), k_f = 16 * wl + (kmj & 1) * 8;
     const uint32_t k_off = (uint32_t)(k_key * 128 + (((k_f >> 3) ^ (lane & 7)) << 4));
     float ldsum = 0.f; /* total log2 decay of this block's tokens (mode 1) */
-    int s = 0;         /* stage of chunk c */
+    int s = g0 % Sh::ST; /* stage of chunk c */
     for (int c = 0; c < w.nchunks; c++) {
         const int ci = chunk_index<BW>(w, c);
-        const float bC = chunk_top<Sh, PS, GB>(p, w, sm, a, s, c, ci, lane, bw);
+        const float bC = chunk_top<Sh, PS, GB>(p, w, sm, a, s, g0 + c, ci, lane, bw);
         const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint64_t dV = desc_nmajor(vs);
         ldsum += bC;
@@ -1065,7 +1074,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         release_stage(a, s);
         /* S_{c+1} for the output warpgroup's chunk c + 1, once the Q.S of chunk c + 1 - NSB has read that buffer */
         if (outs && c + 1 < w.nchunks) {
-            const int sb = (c + 1) & (Sh::NSB - 1);
+            const int sb = (g0 + c + 1) & (Sh::NSB - 1);
             sgla_bar_sync(bar_s_free<Sh>(sb), 256);
             store_state16<E, Sh>(S, a.S + sb * Sh::SBYTES + st_off);
             sgla_bar_arrive(bar_s_ready<Sh>(sb), 256);
@@ -1112,7 +1121,7 @@ template <class Sh, int BW> struct LocalHalves {
 
 /* GS: gate g scanned in the kernel where the row reads b otherwise (a state pool's prefills: the pool
  * call takes no workspace) */
-template <class E, class Sh, int BW, bool PK, bool GS = false>
+template <class E, class Sh, int BW, bool PK, bool GS = false, bool PT = false>
 __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kparams p, const __grid_constant__ sgla_tmaps tm)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma, TMA, setmaxnreg: sm_90a */
@@ -1129,8 +1138,15 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
      * once: it touches other slots and outputs */
     if (p.pidx) sgla_griddep_launch();
     ChunkWork w;
-    if (!chunk_work<Sh::BV, BW>(p, w)) return;
-    if (Sh::L && w.outputs) __trap(); /* the first pass's instance has no room for outputs (the host's choice) */
+    if constexpr (PT) { /* a persistent grid: items blockIdx.x, + gridDim.x, ... (the forward alone: one segment,
+                         * outputs, no pool; the host's choice) */
+        static_assert(BW == 0 && !Sh::L && !GS && !PK, "a persistent grid runs the dense forward's instances");
+        static_assert(Sh::NSB == 2 * Sh::NO, "S_s buffer b is read by output warpgroup b % NO alone (the S_FREE counts)");
+        if (p.nseg != 1 || p.mode != 0 || p.pidx || p.cu || blockIdx.x >= p.items) __trap();
+    } else {
+        if (!chunk_work<Sh::BV, BW>(p, w)) return;
+        if (Sh::L && w.outputs) __trap(); /* the first pass's instance has no room for outputs (the host's choice) */
+    }
     constexpr bool GB = GateB<Sh, BW>::on && !GS;
     if (GB && p.gmode == SGLA_GATE_G && !p.gb) __trap(); /* the host's duty (cuda_backend.cu) */
     float *bw = sm.b[warp % Sh::NCW]; /* this consumer warp's b (the producer has none) */
@@ -1145,7 +1161,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
         for (int i = 0; i < Sh::ST; i++) {
             /* thread 0's arrival (with the TMA byte count) + the 32 lanes' (storing g, or the
              * tiles of a cu_seqlens sequence's last chunk) */
-            sgla_mbar_init(a.full + 8 * i, w.gg || p.cu ? 33 : 1);
+            sgla_mbar_init(a.full + 8 * i, (PT ? p.gmode == SGLA_GATE_G : w.gg != nullptr) || p.cu ? 33 : 1);
             sgla_mbar_init(a.empty + 8 * i, 256); /* every consumer thread of a stage */
         }
         sgla_mbar_init_fence();
@@ -1154,7 +1170,17 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
 
     if (wg > Sh::NO) {
         sgla_setmaxnreg_dec<Sh::REG_PRODUCER>();
-        if (warp == Sh::NCW) chunk_producer<Sh, BW, PK, PS, GB>(p, tm, w, sm, a, lane);
+        if (warp != Sh::NCW) return;
+        if constexpr (PT) {
+            int g0 = 0;
+            for (unsigned it = blockIdx.x; it < p.items; it += gridDim.x) {
+                (void)chunk_work<Sh::BV, BW>(p, w, it);
+                chunk_producer<Sh, BW, PK, PS, GB>(p, tm, w, sm, a, lane, g0);
+                g0 += w.nchunks;
+            }
+        } else {
+            chunk_producer<Sh, BW, PK, PS, GB>(p, tm, w, sm, a, lane);
+        }
         return;
     }
     if constexpr (Sh::REG_OUT == Sh::REG_STATE) {
@@ -1168,6 +1194,30 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
         constexpr int H = Sh::MT / 2;
         if (wg < Sh::NO) chunk_state<E, Sh, BW, PS, GB, H, H>(p, w, sm, a, tid, lane, bw);
         else chunk_state<E, Sh, BW, PS, GB, 0, H>(p, w, sm, a, tid, lane, bw);
+    } else if constexpr (PT) {
+        /* the S_s hand-over runs on across items: the output warpgroups free S_1 .. S_{NSB-1} once before
+         * the first, the state warpgroup takes the last arrival on every buffer after the last (every
+         * S_FREE arrival then has its sync) */
+        const int wo = Sh::NO == 1 ? 0 : wg;
+        int g0 = 0;
+        if (wg < Sh::NO) {
+#pragma unroll
+            for (int b = 1; b < Sh::NSB; b++)
+                if (b % Sh::NO == wo) sgla_bar_arrive(bar_s_free<Sh>(b), 256);
+        }
+        for (unsigned it = blockIdx.x; it < p.items; it += gridDim.x) {
+            (void)chunk_work<Sh::BV, BW>(p, w, it);
+            if (wg < Sh::NO) chunk_outputs<E, Sh, BW, PS, GB, PK, true>(p, tm, w, sm, a, tid, wo, lane, bw, g0);
+            else chunk_state<E, Sh, BW, PS, GB, 0, Sh::MT, true>(p, w, sm, a, tid, lane, bw, g0);
+            g0 += w.nchunks;
+        }
+        if (wg < Sh::NO) {
+            if (tid == 128 * wo) sgla_bulk_wait0(); /* the last o stores are complete before the block ends */
+        } else {
+#pragma unroll
+            for (int b = 0; b < Sh::NSB; b++)
+                if (b > 0 || g0 > 0) sgla_bar_sync(bar_s_free<Sh>(b), 256);
+        }
     } else {
         if (wg < Sh::NO) chunk_outputs<E, Sh, BW, PS, GB, PK>(p, tm, w, sm, a, tid, Sh::NO == 1 ? 0 : wg, lane, bw);
         else chunk_state<E, Sh, BW, PS, GB>(p, w, sm, a, tid, lane, bw);
@@ -1191,6 +1241,8 @@ typedef struct sgla_chunk_kernel {
     unsigned smem_local;
     sgla_chunk_fn fn_scan, fn_packed_scan; /* gate g without b (GS: a pool's prefills) where the row reads b;
                                             * NULL elsewhere (fn, fn_packed scan or are not given b) */
+    sgla_chunk_fn fn_persist; /* fn on a persistent grid (PT: blocks walk kparams.items), dense batches with one
+                               * segment; NULL where the row has none (sgla_row_persists) */
 } sgla_chunk_kernel;
 
 /* The instance of row I of sgla_chunk_configs for element type E (BW: the backward's passes). */
@@ -1217,6 +1269,10 @@ template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void
         using Sl = ChunkShape<c.K, c.bv, local_stages(c), c.out_wgs, 0, 1>;
         k.fn_local = chunk_fwd_kernel<E, Sl, 0, false>;
         k.smem_local = (unsigned)sizeof(ChunkSmem<Sl>);
+        if constexpr (sgla_row_persists(c.K)) {
+            using Sp = ChunkShape<c.K, c.bv, c.stages, c.out_wgs>;
+            k.fn_persist = chunk_fwd_kernel<E, Sp, 0, false, false, true>;
+        }
         if constexpr (sgla_row_reads_b(c.K, false)) {
             using S = ChunkShape<c.K, c.bv, c.stages, c.out_wgs>;
             k.fn_scan = chunk_fwd_kernel<E, S, 0, false, true>;

@@ -92,6 +92,9 @@ static void find_facts(int dev, device_facts *f)
                 (k->fn_local && /* (at most 227 KB, as every Hopper block holds: ChunkSmemChecks) */
                  (e = cudaFuncSetAttribute((const void *)k->fn_local, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                            (int)k->smem_local)) != cudaSuccess) ||
+                (k->fn_persist && (e = cudaFuncSetAttribute((const void *)k->fn_persist,
+                                                            cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                            (int)k->smem)) != cudaSuccess) ||
                 (k->fn_scan && /* the pool's instances where the row reads b (chunk_fwd.cuh: GS) */
                  ((e = cudaFuncSetAttribute((const void *)k->fn_scan, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             (int)k->smem)) != cudaSuccess ||
@@ -237,6 +240,7 @@ typedef struct plan {
     int sms;            /* the device's SMs (plan_call: gate_b's grid) */
     int portable;       /* the mma.sync path (GPUs before Hopper, or forced): its stages of q, k, v (2 or 1) */
     int order;          /* cu_seqlens: the blocks take the sequences longest first */
+    int persist;        /* blocks along x of a persistent grid (the row's fn_persist; 0: a block a pair) */
 } plan;
 
 static int row_serves(int r, const sgla_forward_desc *d)
@@ -298,6 +302,30 @@ static sgla_status split_plan(const sgla_forward_desc *d, const sgla_cuda_plan *
     return SGLA_OK;
 }
 
+/* A persistent grid for a Hopper row that has one: each block's set-up and drain (a few microseconds:
+ * barriers, the first TMA loads, the last o stores) is paid once an SM instead of once a (sequence, head)
+ * pair, which pays where the pairs are many and short.  Taken where there are more than two pairs a
+ * block slot and sequences of at most 1024 tokens; at 4096 tokens it was no faster (docs/perf.md,
+ * session 19).  Dense batches without a split only: the grid walks pairs in a fixed order, which
+ * suits pairs of one length. */
+static sgla_status persist_plan(const sgla_forward_desc *d, const device_facts *f, const sgla_cuda_plan *force, int bps,
+                                plan *pl)
+{
+    const int want = force ? force->blocks : 0;
+    const int can = sgla_row_persists(sgla_chunk_configs[pl->row].K) && !d->cu_seqlens && pl->nseg == 1;
+    if (want > 0 && !can)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: no persistent grid here (K = %lld, %s, %d "
+                         "segments)", (long long)d->K, d->cu_seqlens ? "cu_seqlens" : "dense", pl->nseg);
+    const int64_t pairs = sgla_num_sequences(d) * d->H;
+    const int64_t cols = d->V / sgla_chunk_configs[pl->row].bv;
+    int64_t n = (int64_t)f->sms * (bps > 0 ? bps : 1) / cols; /* the block slots of a column */
+    if (n < 1) n = 1;
+    if (want > 0) n = want;
+    else if (want < 0 || !can || d->T > 1024 || pairs <= 2 * n) return SGLA_OK;
+    pl->persist = (int)(n < pairs ? n : pairs);
+    return SGLA_OK;
+}
+
 static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, const sgla_cuda_plan *force, plan *pl)
 {
     memset(pl, 0, sizeof *pl);
@@ -315,6 +343,9 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
                                          force->config == SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE);
     if (force && d->dtype == SGLA_F32 && force->nseg > 1)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the fp32 path has no sequence split");
+    if (force && (force->blocks < -1 || (force->blocks > 0 && (d->dtype == SGLA_F32 || force_portable || !f->hopper))))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: no plan with %d blocks a column here (a persistent "
+                         "grid runs the Hopper rows that have one)", force->blocks);
     if (d->T == 0) return SGLA_OK;
     if (d->dtype == SGLA_F32) {
         /* the tensor cores where the kernel serves the shape; the token recurrence for the rest */
@@ -377,7 +408,9 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
         pl->order = 1;
         pl->ws_bytes = (size_t)d->num_seqs * 2 * sizeof(int64_t);
     }
-    return split_plan(d, force, auto_segments(d, f, pl->row), pl);
+    sgla_status rc = split_plan(d, force, auto_segments(d, f, pl->row), pl);
+    if (rc != SGLA_OK) return rc;
+    return persist_plan(d, f, force, bps, pl);
 }
 
 /* ---- checks of the CUDA contract ------------------------------------------------------ */
@@ -604,12 +637,22 @@ static __global__ void __launch_bounds__(1024) varlen_order(const int64_t *cu, i
     }
 }
 
-/* after_gb: launched as a programmatic dependent of gate_b, just launched on st (its producer waits for b) */
+/* after_gb: launched as a programmatic dependent of gate_b, just launched on st (its producer waits for b);
+ * persist: blocks along x of a persistent grid (plan.persist; 0: a block a pair) */
 static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_kparams *p, const sgla_tmaps *tm,
-                                cudaStream_t st, int after_gb = 0)
+                                cudaStream_t st, int after_gb = 0, int persist = 0)
 {
     dim3 grid((unsigned)(p->N * p->H * p->nseg), (unsigned)(p->V / sgla_chunk_configs[row].bv));
+    sgla_kparams pp;
     void *args[2] = {(void *)p, (void *)tm};
+    if (persist) {
+        if (!k->fn_persist || p->nseg != 1 || p->mode != 0 || p->cu || p->pidx)
+            return sgla_fail(SGLA_ERR_INTERNAL, "chunked forward, row %d: no persistent grid for this call", row);
+        pp = *p;
+        pp.items = grid.x;
+        grid.x = (unsigned)persist < grid.x ? (unsigned)persist : grid.x;
+        args[0] = (void *)&pp;
+    }
     const int scan = p->gmode == SGLA_GATE_G && !p->gb && k->fn_scan; /* a pool's prefills (no workspace) */
     if (scan && p->mode != 0)
         return sgla_fail(SGLA_ERR_INTERNAL, "chunked forward, row %d: a split with gate g needs b (gate_b)", row);
@@ -624,7 +667,8 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
     la[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     la[0].val.programmaticStreamSerializationAllowed = 1;
     cfg.attrs = la, cfg.numAttrs = after_gb ? 1 : 0;
-    const sgla_chunk_fn fn = local ? k->fn_local
+    const sgla_chunk_fn fn = persist ? k->fn_persist
+                             : local ? k->fn_local
                              : p->cu ? (scan ? k->fn_packed_scan : k->fn_packed)
                                      : (scan ? k->fn_scan : k->fn);
     cudaError_t e = cudaLaunchKernelExC(&cfg, (const void *)fn, args);
@@ -797,7 +841,7 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
                               : launch_chunk(k, pl.row, &p, &tm, st);
     } else if (rc == SGLA_OK) {
         const int after_gb = pl.gb_ld != 0;
-        rc = pl.nseg == 1 ? launch_chunk(k, pl.row, &p, &tm, st, after_gb)
+        rc = pl.nseg == 1 ? launch_chunk(k, pl.row, &p, &tm, st, after_gb, pl.persist)
                           : run_split(k, pl.row, &pl, p, &tm, ws, st, 0, after_gb);
     }
     return ws_release(d->workspace, ws, st, rc, "forward");
@@ -1694,6 +1738,7 @@ extern "C" sgla_status sgla_cuda_plan_of(const sgla_forward_desc *user, sgla_cud
                   : pl.f32 == 2 ? SGLA_CUDA_CONFIG_F32_RECURRENT
                                 : pl.row;
     out->nseg = pl.nseg;
+    out->blocks = pl.persist;
     return SGLA_OK;
 }
 

@@ -80,6 +80,9 @@ typedef struct sgla_kparams {
      * gb[h gb_ld + r] (gate_b.cu), or NULL: the kernel scans g */
     const float *gb;
     int64_t gb_ld;
+    /* a persistent grid's items, (sequence, head) pairs (the instances with PT walk items blockIdx.x,
+     * + gridDim.x, ...); 0 elsewhere */
+    int64_t items;
 } sgla_kparams;
 
 /* the most sequences one block sorts in shared memory (8 bytes each) */

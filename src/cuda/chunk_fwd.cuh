@@ -81,7 +81,10 @@ template <int KD_, int BV_, int ST_, int NO_, int X_ = 0, int L_ = 0> struct Chu
     static_assert(NO == 1 || NO == 2, "one or two output warpgroups");
     static_assert(X == 0 || X == 1 || (X == 2 && KD == BV), "the merged pass: one block holds the whole state (dv sums over it)");
     static_assert(L == 0 || (L == 1 && X == 0), "the first pass's instance is the forward's");
-    static_assert(128 * (REG_PRODUCER + NO * REG_OUT + REG_STATE) <= 65536, "registers of an SM");
+    /* setmaxnreg.inc takes from what the block was given at launch (__launch_bounds__(THREADS, 1): 64 K
+     * registers a block, a multiple of 8 a thread), not from the SM's whole file */
+    static_assert(128 * (REG_PRODUCER + NO * REG_OUT + REG_STATE) <= 65536 / THREADS / 8 * 8 * THREADS,
+                  "registers the block holds");
     static_assert(REG_OUT % 8 == 0 && REG_STATE % 8 == 0, "setmaxnreg counts are multiples of 8");
 };
 

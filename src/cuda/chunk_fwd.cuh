@@ -1208,15 +1208,19 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
             for (int b = 1; b < Sh::NSB; b++)
                 if (b % Sh::NO == wo) sgla_bar_arrive(bar_s_free<Sh>(b), 256);
         }
-        for (unsigned it = blockIdx.x; it < p.items; it += gridDim.x) {
-            (void)chunk_work<Sh::BV, BW>(p, w, it);
-            if (wg < Sh::NO) chunk_outputs<E, Sh, BW, PS, GB, PK, true>(p, tm, w, sm, a, tid, wo, lane, bw, g0);
-            else chunk_state<E, Sh, BW, PS, GB, 0, Sh::MT, true>(p, w, sm, a, tid, lane, bw, g0);
-            g0 += w.nchunks;
-        }
-        if (wg < Sh::NO) {
+        if (wg < Sh::NO) { /* each role its own loop over the items (as above: the state's registers) */
+            for (unsigned it = blockIdx.x; it < p.items; it += gridDim.x) {
+                (void)chunk_work<Sh::BV, BW>(p, w, it);
+                chunk_outputs<E, Sh, BW, PS, GB, PK, true>(p, tm, w, sm, a, tid, wo, lane, bw, g0);
+                g0 += w.nchunks;
+            }
             if (tid == 128 * wo) sgla_bulk_wait0(); /* the last o stores are complete before the block ends */
         } else {
+            for (unsigned it = blockIdx.x; it < p.items; it += gridDim.x) {
+                (void)chunk_work<Sh::BV, BW>(p, w, it);
+                chunk_state<E, Sh, BW, PS, GB, 0, Sh::MT, true>(p, w, sm, a, tid, lane, bw, g0);
+                g0 += w.nchunks;
+            }
 #pragma unroll
             for (int b = 0; b < Sh::NSB; b++)
                 if (b > 0 || g0 > 0) sgla_bar_sync(bar_s_free<Sh>(b), 256);

@@ -42,7 +42,7 @@ constexpr bool sgla_row_reads_b(int K, bool backward) { return backward || K != 
  * items, so that short sequences do not pay a block's set-up and drain each): K = 64, whose instance
  * keeps its registers.  At K = 128 and 256 the item loop spills the consumers' registers
  * (ptxas -v: 200-240 bytes at K = 128) and the forward ran 20-45% slower (docs/perf.md, session 19). */
-constexpr bool sgla_row_persists(int K) { return K == 64; }
+constexpr bool sgla_row_persists(int K) { return K > 0; }
 
 constexpr int SGLA_NUM_CHUNK_CONFIGS = (int)(sizeof sgla_chunk_configs / sizeof sgla_chunk_configs[0]);
 

@@ -113,7 +113,9 @@ static void run_case(const conform_case *c, tu_rng *r, int all_plans)
             const sgla_cuda_plan p = {-1, 3};
             run_plan(&x, &p);
         }
-        if (usual.config >= 0 && !c->nseq) { /* the persistent grid: one block and three walk every pair */
+        sgla_cuda_config_info ui;
+        if (usual.config >= 0 && sgla_cuda_config(usual.config, &ui) && ui.persists && !c->nseq) {
+            /* the persistent grid: one block and three walk every pair */
             const sgla_cuda_plan p1 = {-1, 1, 1}, p3 = {-1, 1, 3}, each = {-1, 0, -1};
             run_plan(&x, &p1);
             run_plan(&x, &p3);
@@ -269,8 +271,9 @@ static void error_paths(cudaStream_t stream)
         d.K = 64;
         d.dtype = SGLA_BF16;
     }
-    {   /* the persistent grid: a count below -1, a split, the mma.sync path */
-        const sgla_cuda_plan minus2 = {-1, 0, -2}, split = {-1, 2, 1}, portable = {SGLA_CUDA_CONFIG_PORTABLE, 1, 1};
+    {   /* the persistent grid: a count below -1, a split, the mma.sync path, a row without one */
+        const sgla_cuda_plan minus2 = {-1, 0, -2}, split = {-1, 2, 1}, portable = {SGLA_CUDA_CONFIG_PORTABLE, 1, 1},
+                             one = {-1, 1, 1};
         st = sgla_cuda_forward_forced(&d, &minus2);
         TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "-2 blocks forced: got %s", sgla_status_string(st));
         st = sgla_cuda_forward_forced(&d, &split);
@@ -279,6 +282,18 @@ static void error_paths(cudaStream_t stream)
         st = sgla_cuda_forward_forced(&d, &portable);
         TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "persistent"),
                  "a persistent grid on the mma.sync path: got %s (%s)", sgla_status_string(st), sgla_last_error());
+        int rows_without = 0;
+        for (int row = 0; row < sgla_cuda_num_configs(); row++) {
+            sgla_cuda_config_info info;
+            if (!sgla_cuda_config(row, &info) || info.persists || info.v_min > 64) continue;
+            d.K = info.K; /* V = 64: in the buffers' room (K = 576 probes above) */
+            st = sgla_cuda_forward_forced(&d, &one);
+            TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "persistent"),
+                     "a persistent grid at K = %d: got %s (%s)", info.K, sgla_status_string(st), sgla_last_error());
+            rows_without++;
+        }
+        TU_CHECK(rows_without > 0, "no row without a persistent grid was tried");
+        d.K = 64;
     }
     {   /* ... chosen for many short pairs (plans only: addresses made up, far apart) */
         sgla_forward_desc m = d;

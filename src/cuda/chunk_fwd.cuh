@@ -1202,13 +1202,11 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
          * the first, the state warpgroup takes the last arrival on every buffer after the last (every
          * S_FREE arrival then has its sync) */
         const int wo = Sh::NO == 1 ? 0 : wg;
-        int g0 = 0;
-        if (wg < Sh::NO) {
+        int g0 = 0; /* the chunks this block walked before the item */
+        if (wg < Sh::NO) { /* each role its own loop over the items (as above: the state's registers) */
 #pragma unroll
             for (int b = 1; b < Sh::NSB; b++)
                 if (b % Sh::NO == wo) sgla_bar_arrive(bar_s_free<Sh>(b), 256);
-        }
-        if (wg < Sh::NO) { /* each role its own loop over the items (as above: the state's registers) */
             for (unsigned it = blockIdx.x; it < p.items; it += gridDim.x) {
                 (void)chunk_work<Sh::BV, BW>(p, w, it);
                 chunk_outputs<E, Sh, BW, PS, GB, PK, true>(p, tm, w, sm, a, tid, wo, lane, bw, g0);

@@ -39,10 +39,11 @@ constexpr sgla_chunk_config sgla_chunk_configs[] = {
  * keeps one instance on its scan). */
 constexpr bool sgla_row_reads_b(int K, bool backward) { return backward || K != 128; }
 /* The rows with a persistent-grid instance (PT in chunk_fwd.cuh: a block an SM walks (sequence, head)
- * items, so that short sequences do not pay a block's set-up and drain each): K = 64, whose instance
- * keeps its registers.  At K = 128 and 256 the item loop spills the consumers' registers
- * (ptxas -v: 200-240 bytes at K = 128) and the forward ran 20-45% slower (docs/perf.md, session 19). */
-constexpr bool sgla_row_persists(int K) { return K > 0; }
+ * pairs, so that short sequences do not pay a block's set-up and drain each): K = 64 and 256.  At
+ * K = 128 the producer's loop spills at its 40 registers (the block's other 464 a thread are the two
+ * consumers') and the instance ran 5 % slower than a block a pair even with one pair a block, 8 % at
+ * 16x2048x32 (docs/perf.md, session 19). */
+constexpr bool sgla_row_persists(int K) { return K != 128; }
 
 constexpr int SGLA_NUM_CHUNK_CONFIGS = (int)(sizeof sgla_chunk_configs / sizeof sgla_chunk_configs[0]);
 

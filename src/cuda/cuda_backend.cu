@@ -305,9 +305,10 @@ static sgla_status split_plan(const sgla_forward_desc *d, const sgla_cuda_plan *
 /* A persistent grid for a Hopper row that has one: each block's set-up and drain (a few microseconds:
  * barriers, the first TMA loads, the last o stores) is paid once an SM instead of once a (sequence, head)
  * pair, which pays where the pairs are many and short.  Taken where there are more than two pairs a
- * block slot and sequences of at most 2048 tokens (-22 % at 256 tokens, -7 % at 1024, -2 % at 2048; at
- * 4096 +0.5 %: docs/perf.md, session 19).  Dense batches without a split only: the grid walks pairs in
- * a fixed order, which suits pairs of one length (packed batches of mixed lengths ran 19 % slower). */
+ * block slot and sequences of at most 2048 tokens (K = 64: -22 % at 256 tokens, -6 % at 1024, -2 % at
+ * 2048, +0.5 % at 4096; K = 256: -14 % at 1024: docs/perf.md, session 19).  Dense batches without a
+ * split only: the grid walks pairs in a fixed order, which suits pairs of one length (packed batches of
+ * mixed lengths ran 19 % slower). */
 static sgla_status persist_plan(const sgla_forward_desc *d, const device_facts *f, const sgla_cuda_plan *force, int bps,
                                 plan *pl)
 {
@@ -1712,6 +1713,7 @@ extern "C" int sgla_cuda_config(int row, sgla_cuda_config_info *out)
     out->smem = sgla_chunk_fwd_bf16[row].smem;
     out->threads = sgla_chunk_fwd_bf16[row].threads;
     out->why = c->why;
+    out->persists = sgla_row_persists(c->K);
     return 1;
 }
 

@@ -17,6 +17,7 @@ typedef struct sgla_cuda_config_info {
     unsigned smem;       /* dynamic shared memory of a block, bytes */
     int threads;
     const char *why;
+    int persists;        /* 1: the row has a persistent-grid instance (sgla_cuda_plan.blocks) */
 } sgla_cuda_config_info;
 
 int sgla_cuda_num_configs(void);

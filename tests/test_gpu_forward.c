@@ -315,6 +315,10 @@ static void error_paths(cudaStream_t stream)
             st = sgla_cuda_plan_of(&m, &pl);
             TU_CHECK(st == SGLA_OK && pl.blocks == 0, "2x256x8x64: %d blocks a column (%s)", pl.blocks,
                      sgla_status_string(st));
+            m.T = 4096, m.B = 16, m.K = m.V = 256; /* K = 256 at any length */
+            st = sgla_cuda_plan_of(&m, &pl);
+            TU_CHECK(st == SGLA_OK && pl.blocks > 0, "16x4096x8x256: %d blocks a column (%s)", pl.blocks,
+                     sgla_status_string(st));
         }
     }
     sgla_cuda_plan usual;

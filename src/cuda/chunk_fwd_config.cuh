@@ -4,12 +4,14 @@
  * (cuda_backend.cu), so this table is the only place a tile size is written.
  *
  * Every row: chunks of 64 tokens; one block per (sequence, head, BV columns
- * of V); a producer warpgroup that loads each chunk's Q, K, V by TMA into a
+ * of V), or a persistent grid that walks them (sgla_persist_tokens); a producer warpgroup that loads each chunk's Q, K, V by TMA into a
  * ring of `stages` buffers; `out_wgs` output warpgroups (alternate chunks)
  * and one state warpgroup.  Measured in docs/perf.md (v12 / v13 there).
  * CUDA C++ only (constexpr). */
 #ifndef SGLA_CUDA_CHUNK_FWD_CONFIG_H
 #define SGLA_CUDA_CHUNK_FWD_CONFIG_H
+
+#include <stdint.h>
 
 typedef struct sgla_chunk_config {
     int K;           /* head dimension of q and k */
@@ -38,12 +40,15 @@ constexpr sgla_chunk_config sgla_chunk_configs[] = {
  * pay.  The backward's passes read it at every K (three passes share one b; chunk_fwd.cuh's GateB
  * keeps one instance on its scan). */
 constexpr bool sgla_row_reads_b(int K, bool backward) { return backward || K != 128; }
-/* The rows with a persistent-grid instance (PT in chunk_fwd.cuh: a block an SM walks (sequence, head)
- * pairs, so that short sequences do not pay a block's set-up and drain each): K = 64 and 256.  At
- * K = 128 the producer's loop spills at its 40 registers (the block's other 464 a thread are the two
- * consumers') and the instance ran 5 % slower than a block a pair even with one pair a block, 8 % at
- * 16x2048x32 (docs/perf.md, session 19). */
-constexpr bool sgla_row_persists(int K) { return K != 128; }
+/* The rows with a persistent-grid instance (PT in chunk_fwd.cuh: a block an SM walks the (sequence, head)
+ * pairs of its V columns) and the longest sequences the plan gives it: 0 where the row has none.
+ * K = 64: a block's set-up and drain cost a few chunks, so short sequences gain (-25 % at 256 tokens,
+ * -8 % at 1024, -2 % at 2048) and at 4096 it lost 0.5-4.5 %.  K = 256: -12 to -14 % at every length
+ * measured (1024-8192 tokens).  K = 128: the producer's loop spills at its 40 registers (the block's
+ * other 464 a thread are the consumers') and the instance ran 5 % slower even with one pair a block,
+ * 8 % at 16x2048x32 (docs/perf.md, session 19). */
+constexpr int64_t sgla_persist_tokens(int K) { return K == 64 ? 2048 : K == 256 ? INT64_MAX : 0; }
+constexpr bool sgla_row_persists(int K) { return sgla_persist_tokens(K) > 0; }
 
 constexpr int SGLA_NUM_CHUNK_CONFIGS = (int)(sizeof sgla_chunk_configs / sizeof sgla_chunk_configs[0]);
 

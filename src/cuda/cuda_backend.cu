@@ -302,13 +302,12 @@ static sgla_status split_plan(const sgla_forward_desc *d, const sgla_cuda_plan *
     return SGLA_OK;
 }
 
-/* A persistent grid for a Hopper row that has one: each block's set-up and drain (a few microseconds:
- * barriers, the first TMA loads, the last o stores) is paid once an SM instead of once a (sequence, head)
- * pair, which pays where the pairs are many and short.  Taken where there are more than two pairs a
- * block slot and sequences of at most 2048 tokens (K = 64: -22 % at 256 tokens, -6 % at 1024, -2 % at
- * 2048, +0.5 % at 4096; K = 256: -14 % at 1024: docs/perf.md, session 19).  Dense batches without a
- * split only: the grid walks pairs in a fixed order, which suits pairs of one length (packed batches of
- * mixed lengths ran 19 % slower). */
+/* A persistent grid for a Hopper row that has one: each block's set-up and drain (barriers, the first
+ * TMA loads, the last o stores) is paid once an SM instead of once a (sequence, head) pair.  Taken where
+ * there are more than two pairs a block slot and the sequences are no longer than the row's
+ * sgla_persist_tokens (its measurements there).  Dense batches without a split only: the grid walks
+ * pairs in a fixed order, which suits pairs of one length (packed batches of mixed lengths ran 19 %
+ * slower). */
 static sgla_status persist_plan(const sgla_forward_desc *d, const device_facts *f, const sgla_cuda_plan *force, int bps,
                                 plan *pl)
 {
@@ -322,7 +321,8 @@ static sgla_status persist_plan(const sgla_forward_desc *d, const device_facts *
     int64_t n = (int64_t)f->sms * (bps > 0 ? bps : 1) / cols; /* the block slots of a column */
     if (n < 1) n = 1;
     if (want > 0) n = want;
-    else if (want < 0 || !can || d->T > 2048 || pairs <= 2 * n) return SGLA_OK;
+    else if (want < 0 || !can || d->T > sgla_persist_tokens(sgla_chunk_configs[pl->row].K) || pairs <= 2 * n)
+        return SGLA_OK;
     pl->persist = (int)(n < pairs ? n : pairs);
     return SGLA_OK;
 }

@@ -704,6 +704,9 @@ int main(void)
         {BF, G, MILD, 1, 4096, 2, 64, 128, 0, 1, 0, 0},
         /* more heads than gate_b's tile takes at once (32) */
         {BF, G, MILD, 1, 200, 40, 64, 64, 1, 1, 0, 0},
+        /* pairs enough for the persistent grid to be the usual plan (K = 64, K = 256; on an H200) */
+        {BF, G, MILD, 64, 130, 8, 64, 64, 1, 1, 0, 0},
+        {BF, GAMMA, MILD, 10, 130, 8, 256, 256, 0, 1, 0, 0},
         {HF, G, MIX30, 1, 500, 33, 256, 64, 0, 1, 0, 3},
         {BF, G, NEAR0, 2, 1000, 2, 128, 128, 1, 1, 0, 0},
         {BF, G, NEG30, 1, 1000, 2, 128, 256, 0, 1, 0, 0},

@@ -252,7 +252,12 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
         /* the plan on fresh inputs against fp64 (at most 2048 tokens, the same row, a split of
          * at most one segment per 256 tokens) */
         const int64_t tchk = T < 2048 ? T : 2048;
-        const sgla_cuda_plan chk = {plan.config, plan.nseg > tchk / 256 ? (int)(tchk / 256 > 1 ? tchk / 256 : 1) : plan.nseg};
+        /* (--blocks: the same grid form, persistent or a block a pair, on the check's shape) */
+        const sgla_cuda_plan chk = {plan.config,
+                                    a->blocks > 0 ? 1
+                                    : plan.nseg > tchk / 256 ? (int)(tchk / 256 > 1 ? tchk / 256 : 1)
+                                                             : plan.nseg,
+                                    a->blocks};
         const int bad = bench_check(a, sh, 64, tchk, dt == SGLA_F32 ? NULL : &chk);
         if (bad) rc = 1;
         const sgla_cuda_plan *fp = a->config != -1 || a->split > 0 || a->blocks ? &force : NULL;

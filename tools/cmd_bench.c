@@ -37,7 +37,7 @@ static void usage(FILE *f)
             "                  [--config ROW|portable|portable-one-stage|f32-chunked|f32-recurrent] [--split N]\n"
             "                  (CUDA: force a configuration row, the mma.sync path of GPUs before Hopper (with one\n"
             "                  stage: as on 99 KB blocks), an fp32 path, a split)\n"
-            "                  [--blocks N]  (CUDA: -1 a block a (sequence, head), N > 0 a persistent grid of N)\n"
+            "                  [--blocks N]  (CUDA: -1 a block a (sequence, head), N > 0 a persistent grid of N blocks a V column block)\n"
             "                  [--tf32]  (CUDA, f32: products in TF32 alone, SGLA_FLAG_ALLOW_TF32)\n"
             "                  [--backward]  (also time sgla_backward: dq, dk, dv, dg or dg_gamma)\n"
             "                  [--no-gate-grad]  (the backward without dg or dg_gamma: a gate that is not learned)\n"

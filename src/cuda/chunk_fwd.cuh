@@ -70,7 +70,7 @@ template <int KD_, int BV_, int ST_, int NO_, int X_ = 0, int L_ = 0> struct Chu
     static constexpr int QBYTES = 64 * KD * 2;     /* a 64-token tile of Q or K */
     static constexpr int VBYTES = 64 * BV * 2;     /* a 64-token tile of V or o */
     static constexpr int SBYTES = KD * BV * 2;     /* the state's 16-bit copy */
-    /* setmaxnreg shares (the producer needs few): 128 x (40 + NO x OUT + STATE) <= 64 K */
+    /* setmaxnreg shares (the producer needs few): 128 x (40 + NO x OUT + STATE) <= the block's registers */
     static constexpr int REG_PRODUCER = 40;
     static constexpr int REG_OUT = NO == 1 ? 232 : 160;
     static constexpr int REG_STATE = NO == 1 ? 232 : 136;
@@ -803,7 +803,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
         if (!w.outputs) release_stage(a, s);
         s = s + Sh::NO >= Sh::ST ? s + Sh::NO - Sh::ST : s + Sh::NO;
     }
-    if (!PT && tid == 128 * wo) sgla_bulk_wait0(); /* the last o stores are complete before the block ends (PT: its last item) */
+    if (!PT && tid == 128 * wo) sgla_bulk_wait0(); /* the last o stores are complete before the block ends (PT: chunk_fwd_kernel, after the last item) */
 }
 
 /* ---- the state warpgroup -------------------------------------------------------------- */

@@ -4,7 +4,8 @@
  * (cuda_backend.cu), so this table is the only place a tile size is written.
  *
  * Every row: chunks of 64 tokens; one block per (sequence, head, BV columns
- * of V), or a persistent grid that walks them (sgla_persist_tokens); a producer warpgroup that loads each chunk's Q, K, V by TMA into a
+ * of V), or a persistent grid that walks them (sgla_persist_tokens); a
+ * producer warpgroup that loads each chunk's Q, K, V by TMA into a
  * ring of `stages` buffers; `out_wgs` output warpgroups (alternate chunks)
  * and one state warpgroup.  Measured in docs/perf.md (v12 / v13 there).
  * CUDA C++ only (constexpr). */

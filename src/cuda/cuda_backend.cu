@@ -409,7 +409,8 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
         pl->order = 1;
         pl->ws_bytes = (size_t)d->num_seqs * 2 * sizeof(int64_t);
     }
-    sgla_status rc = split_plan(d, force, auto_segments(d, f, pl->row), pl);
+    /* a persistent grid forced: no split unless one is forced too (then refused) */
+    sgla_status rc = split_plan(d, force, force && force->blocks > 0 ? 1 : auto_segments(d, f, pl->row), pl);
     if (rc != SGLA_OK) return rc;
     return persist_plan(d, f, force, bps, pl);
 }
@@ -647,7 +648,7 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
     sgla_kparams pp;
     void *args[2] = {(void *)p, (void *)tm};
     if (persist) {
-        if (!k->fn_persist || p->nseg != 1 || p->mode != 0 || p->cu || p->pidx)
+        if (!k->fn_persist || p->nseg != 1 || p->mode != 0 || p->cu || p->pidx || (p->gmode == SGLA_GATE_G && !p->gb))
             return sgla_fail(SGLA_ERR_INTERNAL, "chunked forward, row %d: no persistent grid for this call", row);
         pp = *p;
         pp.items = grid.x;

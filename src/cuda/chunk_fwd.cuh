@@ -1122,6 +1122,21 @@ template <class Sh, int BW> struct LocalHalves {
     static_assert(!on || Sh::REG_OUT == Sh::REG_STATE, "the output warpgroup holds what the state warpgroup does");
 };
 
+/* A persistent grid's walk (PT): items blockIdx.x, + gridDim.x, ..., each with its ChunkWork and g0, the
+ * chunks the block walked before it (stage, phase and S_s buffer numbers run on from there); returns the
+ * block's chunks in all */
+template <int BV, int BW, class F>
+static __device__ __forceinline__ int walk_items(const sgla_kparams &p, ChunkWork &w, F &&body)
+{
+    int g0 = 0;
+    for (unsigned it = blockIdx.x; it < p.items; it += gridDim.x) {
+        (void)chunk_work<BV, BW>(p, w, it);
+        body(g0);
+        g0 += w.nchunks;
+    }
+    return g0;
+}
+
 /* GS: gate g scanned in the kernel where the row reads b otherwise (a state pool's prefills: the pool
  * call takes no workspace) */
 template <class E, class Sh, int BW, bool PK, bool GS = false, bool PT = false>
@@ -1175,12 +1190,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
         sgla_setmaxnreg_dec<Sh::REG_PRODUCER>();
         if (warp != Sh::NCW) return;
         if constexpr (PT) {
-            int g0 = 0;
-            for (unsigned it = blockIdx.x; it < p.items; it += gridDim.x) {
-                (void)chunk_work<Sh::BV, BW>(p, w, it);
-                chunk_producer<Sh, BW, PK, PS, GB>(p, tm, w, sm, a, lane, g0);
-                g0 += w.nchunks;
-            }
+            walk_items<Sh::BV, BW>(p, w, [&](int g0) { chunk_producer<Sh, BW, PK, PS, GB>(p, tm, w, sm, a, lane, g0); });
         } else {
             chunk_producer<Sh, BW, PK, PS, GB>(p, tm, w, sm, a, lane);
         }
@@ -1202,23 +1212,18 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
          * the first, the state warpgroup takes the last arrival on every buffer after the last (every
          * S_FREE arrival then has its sync) */
         const int wo = Sh::NO == 1 ? 0 : wg;
-        int g0 = 0; /* the chunks this block walked before the item */
-        if (wg < Sh::NO) { /* each role its own loop over the items (as above: the state's registers) */
+        if (wg < Sh::NO) { /* each role its own walk (as above: the state's registers) */
 #pragma unroll
             for (int b = 1; b < Sh::NSB; b++)
                 if (b % Sh::NO == wo) sgla_bar_arrive(bar_s_free<Sh>(b), 256);
-            for (unsigned it = blockIdx.x; it < p.items; it += gridDim.x) {
-                (void)chunk_work<Sh::BV, BW>(p, w, it);
+            walk_items<Sh::BV, BW>(p, w, [&](int g0) {
                 chunk_outputs<E, Sh, BW, PS, GB, PK, true>(p, tm, w, sm, a, tid, wo, lane, bw, g0);
-                g0 += w.nchunks;
-            }
+            });
             if (tid == 128 * wo) sgla_bulk_wait0(); /* the last o stores are complete before the block ends */
         } else {
-            for (unsigned it = blockIdx.x; it < p.items; it += gridDim.x) {
-                (void)chunk_work<Sh::BV, BW>(p, w, it);
-                chunk_state<E, Sh, BW, PS, GB, 0, Sh::MT, true>(p, w, sm, a, tid, lane, bw, g0);
-                g0 += w.nchunks;
-            }
+            const int g0 = walk_items<Sh::BV, BW>(p, w, [&](int g) {
+                chunk_state<E, Sh, BW, PS, GB, 0, Sh::MT, true>(p, w, sm, a, tid, lane, bw, g);
+            });
 #pragma unroll
             for (int b = 0; b < Sh::NSB; b++)
                 if (b > 0 || g0 > 0) sgla_bar_sync(bar_s_free<Sh>(b), 256);
@@ -1269,17 +1274,14 @@ constexpr int local_stages(const sgla_chunk_config c)
 template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void)
 {
     constexpr sgla_chunk_config c = sgla_chunk_configs[I];
-    sgla_chunk_kernel k = chunk_instance<E, ChunkShape<c.K, c.bv, c.stages, c.out_wgs>, BW>();
+    using S = ChunkShape<c.K, c.bv, c.stages, c.out_wgs>; /* the row's shape */
+    sgla_chunk_kernel k = chunk_instance<E, S, BW>();
     if constexpr (BW == 0) {
         using Sl = ChunkShape<c.K, c.bv, local_stages(c), c.out_wgs, 0, 1>;
         k.fn_local = chunk_fwd_kernel<E, Sl, 0, false>;
         k.smem_local = (unsigned)sizeof(ChunkSmem<Sl>);
-        if constexpr (sgla_row_persists(c.K)) {
-            using Sp = ChunkShape<c.K, c.bv, c.stages, c.out_wgs>;
-            k.fn_persist = chunk_fwd_kernel<E, Sp, 0, false, false, true>;
-        }
+        if constexpr (sgla_row_persists(c.K)) k.fn_persist = chunk_fwd_kernel<E, S, 0, false, false, true>;
         if constexpr (sgla_row_reads_b(c.K, false)) {
-            using S = ChunkShape<c.K, c.bv, c.stages, c.out_wgs>;
             k.fn_scan = chunk_fwd_kernel<E, S, 0, false, true>;
             k.fn_packed_scan = chunk_fwd_kernel<E, S, 0, true, true>;
         }

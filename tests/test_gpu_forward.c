@@ -159,6 +159,15 @@ static void *dupload(tu_rng *r, sgla_dtype dt, int64_t n, double sd)
     return p;
 }
 
+/* a forced plan refused before anything runs: SGLA_ERR_INVALID_ARGUMENT, its message holding `why` (NULL:
+ * any message) */
+static void forced_refused(const sgla_forward_desc *d, sgla_cuda_plan plan, const char *why, const char *what)
+{
+    const sgla_status st = sgla_cuda_forward_forced(d, &plan);
+    TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && (!why || strstr(sgla_last_error(), why)), "%s: got %s (%s)", what,
+             sgla_status_string(st), sgla_last_error());
+}
+
 /* Error paths: nothing written, clear statuses; T = 0; the backend's query
  * leaves the last error alone. */
 static void error_paths(cudaStream_t stream)
@@ -231,12 +240,9 @@ static void error_paths(cudaStream_t stream)
     TU_CHECK(st == SGLA_ERR_CU_SEQLENS_END, "cu_seqlens end: got %s", sgla_status_string(st));
     {   /* a valid packed batch: no persistent grid for it */
         const int64_t hcu2[3] = {0, 50, 70};
-        const sgla_cuda_plan one = {-1, 1, 1};
         CK(cudaMemcpy(dcu, hcu2, sizeof hcu2, cudaMemcpyHostToDevice));
         CK(cudaDeviceSynchronize());
-        st = sgla_cuda_forward_forced(&d, &one);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "persistent"),
-                 "a persistent grid with cu_seqlens: got %s (%s)", sgla_status_string(st), sgla_last_error());
+        forced_refused(&d, (sgla_cuda_plan){-1, 1, 1}, "persistent", "a persistent grid with cu_seqlens");
     }
     d.cu_seqlens = NULL; d.num_seqs = 0; d.flags = 0;
     d.o = (char *)dout + 2; /* misaligned */
@@ -244,52 +250,35 @@ static void error_paths(cudaStream_t stream)
     TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "misaligned o: got %s", sgla_status_string(st));
     d.o = dout;
     /* a plan that cannot serve the shape */
-    const sgla_cuda_plan bad_row = {2, 0}; /* K = 128; and on a GPU before Hopper no row runs at all */
-    st = sgla_cuda_forward_forced(&d, &bad_row);
-    TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "row 2 forced on K = 64: got %s", sgla_status_string(st));
+    /* K = 128; and on a GPU before Hopper no row runs at all */
+    forced_refused(&d, (sgla_cuda_plan){2, 0}, NULL, "row 2 forced on K = 64");
     {   /* plans that cannot apply: the mma.sync path split, a row below the named ones, fp32 on the mma.sync
          * path, bf16 on an fp32 path, the fp32 chunked path on a shape it does not take */
-        const sgla_cuda_plan split_f32 = {SGLA_CUDA_CONFIG_F32_CHUNKED, 2}, below = {-6, 0},
-                             portable = {SGLA_CUDA_CONFIG_PORTABLE, 1}, f32c = {SGLA_CUDA_CONFIG_F32_CHUNKED, 1},
-                             f32r = {SGLA_CUDA_CONFIG_F32_RECURRENT, 1};
-        st = sgla_cuda_forward_forced(&d, &below);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "row -6 forced: got %s", sgla_status_string(st));
-        st = sgla_cuda_forward_forced(&d, &f32r);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "not one for 16-bit"),
-                 "bf16 forced onto the fp32 recurrence: got %s (%s)", sgla_status_string(st), sgla_last_error());
+        forced_refused(&d, (sgla_cuda_plan){-6, 0}, NULL, "row -6 forced");
+        forced_refused(&d, (sgla_cuda_plan){SGLA_CUDA_CONFIG_F32_RECURRENT, 1}, "not one for 16-bit",
+                       "bf16 forced onto the fp32 recurrence");
         d.dtype = SGLA_F32; /* refused before anything is read: the bf16 buffers serve */
-        st = sgla_cuda_forward_forced(&d, &split_f32);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "no sequence split"),
-                 "the fp32 path forced with a split: got %s (%s)", sgla_status_string(st), sgla_last_error());
-        st = sgla_cuda_forward_forced(&d, &portable);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "not one for fp32"),
-                 "fp32 forced onto the mma.sync path: got %s (%s)", sgla_status_string(st), sgla_last_error());
+        forced_refused(&d, (sgla_cuda_plan){SGLA_CUDA_CONFIG_F32_CHUNKED, 2}, "no sequence split",
+                       "the fp32 path forced with a split");
+        forced_refused(&d, (sgla_cuda_plan){SGLA_CUDA_CONFIG_PORTABLE, 1}, "not one for fp32",
+                       "fp32 forced onto the mma.sync path");
         d.K = 256, d.V = 64; /* in the buffers' room (K = 576 probes above) */
-        st = sgla_cuda_forward_forced(&d, &f32c);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "fp32 chunked path takes"),
-                 "fp32 K = 256 forced onto the chunked path: got %s (%s)", sgla_status_string(st), sgla_last_error());
+        forced_refused(&d, (sgla_cuda_plan){SGLA_CUDA_CONFIG_F32_CHUNKED, 1}, "fp32 chunked path takes",
+                       "fp32 K = 256 forced onto the chunked path");
         d.K = 64;
         d.dtype = SGLA_BF16;
     }
     {   /* the persistent grid: a count below -1, a split, the mma.sync path, a row without one */
-        const sgla_cuda_plan minus2 = {-1, 0, -2}, split = {-1, 2, 1}, portable = {SGLA_CUDA_CONFIG_PORTABLE, 1, 1},
-                             one = {-1, 1, 1};
-        st = sgla_cuda_forward_forced(&d, &minus2);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "-2 blocks forced: got %s", sgla_status_string(st));
-        st = sgla_cuda_forward_forced(&d, &split);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "persistent"),
-                 "a persistent grid with a split: got %s (%s)", sgla_status_string(st), sgla_last_error());
-        st = sgla_cuda_forward_forced(&d, &portable);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "persistent"),
-                 "a persistent grid on the mma.sync path: got %s (%s)", sgla_status_string(st), sgla_last_error());
+        forced_refused(&d, (sgla_cuda_plan){-1, 0, -2}, NULL, "-2 blocks forced");
+        forced_refused(&d, (sgla_cuda_plan){-1, 2, 1}, "persistent", "a persistent grid with a split");
+        forced_refused(&d, (sgla_cuda_plan){SGLA_CUDA_CONFIG_PORTABLE, 1, 1}, "persistent",
+                       "a persistent grid on the mma.sync path");
         int rows_without = 0;
         for (int row = 0; row < sgla_cuda_num_configs(); row++) {
             sgla_cuda_config_info info;
             if (!sgla_cuda_config(row, &info) || info.persists || info.v_min > 64) continue;
             d.K = info.K; /* V = 64: in the buffers' room (K = 576 probes above) */
-            st = sgla_cuda_forward_forced(&d, &one);
-            TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "persistent"),
-                     "a persistent grid at K = %d: got %s (%s)", info.K, sgla_status_string(st), sgla_last_error());
+            forced_refused(&d, (sgla_cuda_plan){-1, 1, 1}, "persistent", "a persistent grid on a row without one");
             rows_without++;
         }
         TU_CHECK(rows_without > 0, "no row without a persistent grid was tried");
@@ -323,10 +312,8 @@ static void error_paths(cudaStream_t stream)
     }
     sgla_cuda_plan usual;
     if (sgla_cuda_plan_of(&d, &usual) == SGLA_OK && mma_plan(usual.config)) {
-        const sgla_cuda_plan row0 = {0, 0}; /* K = 64: serves the shape, but is a Hopper kernel */
-        st = sgla_cuda_forward_forced(&d, &row0);
-        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "sm_90a"),
-                 "row 0 forced without Hopper kernels: got %s (%s)", sgla_status_string(st), sgla_last_error());
+        /* K = 64: serves the shape, but is a Hopper kernel */
+        forced_refused(&d, (sgla_cuda_plan){0, 0}, "sm_90a", "row 0 forced without Hopper kernels");
     }
     /* T >= 2^31: refused before anything is read (addresses made up, far apart) */
     {

@@ -248,16 +248,25 @@ template <int BW> static __device__ __forceinline__ int64_t seg_unneeded(const s
     return BW >= 2 ? 0 : p.nseg - 1;
 }
 
+/* The grid of a block a (pair, V column block): columns in x, pairs in y (and z past 65535 pairs), so
+ * that a pair's column blocks are adjacent in the order blocks start, run together and read its q and
+ * k from HBM once (L2 serves the others).  With the columns in y each wave held one column of many pairs
+ * and q and k came from HBM once a column (K = 256: 4 times; the persistent grid, whose columns run
+ * together, was 12-14 % faster there: docs/perf.md, session 19).  Item and column come from blockIdx,
+ * which the compiler reads again rather than keeping in registers. */
+static __device__ __forceinline__ unsigned block_item(void) { return blockIdx.y + blockIdx.z * gridDim.y; }
+
 /* 0 when the block has nothing to do (mode 1, the unneeded segment) */
 template <int BV, int BW>
-static __device__ __forceinline__ int chunk_work(const sgla_kparams &p, ChunkWork &w, unsigned item = blockIdx.x)
+static __device__ __forceinline__ int chunk_work(const sgla_kparams &p, ChunkWork &w, unsigned item = block_item(),
+                                                 unsigned col = blockIdx.x)
 {
     w.nh = item / p.nseg;
     w.seg = item - w.nh * p.nseg;
     w.nh += p.n0 * p.H;
     const int64_t n = w.nh / p.H;
     w.h = w.nh - n * p.H;
-    w.v0 = blockIdx.y * BV;
+    w.v0 = col * BV;
     int64_t t1;
     sgla_seq_range(&p, n, &w.bidx, &w.t0, &t1);
     if (p.nseg > 1) {
@@ -778,7 +787,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                 if (p.dotw) { /* the state's part and the chunk's own part (the total minus the first) */
                     float d0, d1;
                     row_dots<E, Sh::BV>(acc, dw, d0, d1);
-                    const int64_t o = blockIdx.y * p.dot_ld + w.row0 + (int64_t)ci * 64 * p.H;
+                    const int64_t o = blockIdx.x * p.dot_ld + w.row0 + (int64_t)ci * 64 * p.H;
                     if (tig == 0 && i0 < cl) p.dot[o + (int64_t)i0 * p.H] = di0, p.dot_in[o + (int64_t)i0 * p.H] = d0 - di0;
                     if (tig == 1 && i1 < cl) p.dot[o + (int64_t)i1 * p.H] = di1, p.dot_in[o + (int64_t)i1 * p.H] = d1 - di1;
                 }
@@ -827,7 +836,7 @@ static __device__ __forceinline__ void store_state16(const float (&S)[Sh::MT][Sh
 /* chunk ci's (slot, head, column block) index in the BW passes' per-chunk arrays */
 static __device__ __forceinline__ int64_t chunk_item(const sgla_kparams &p, const ChunkWork &w, int ci)
 {
-    return (sgla_chunk_slot(w.bidx, p.T, w.t0, w.nh / p.H, ci) * p.H + w.h) * gridDim.y + blockIdx.y;
+    return (sgla_chunk_slot(w.bidx, p.T, w.t0, w.nh / p.H, ci) * p.H + w.h) * gridDim.x + blockIdx.x; /* (not in the persistent grid) */
 }
 /* where chunk ci's 16-bit state copy lives, and its X_c (one value per state warp) */
 template <class Sh>
@@ -1089,7 +1098,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                  : (p.nseg > 1 && w.seg != (BW >= 2 ? 0 : p.nseg - 1)) ? (float *)0
                  : p.ht                                ? p.ht + state_nh(p, w, 0) * Sh::KD * p.V + w.v0
                                                        : (float *)0;
-    if (p.mode == 1 && blockIdx.y == 0 && tid == 128 * Sh::NO) p.seg_ld[w.seg * p.N * p.H + w.nh] = ldsum;
+    if (p.mode == 1 && blockIdx.x == 0 && tid == 128 * Sh::NO) p.seg_ld[w.seg * p.N * p.H + w.nh] = ldsum;
     if (htp) {
         const float hm = BW != 0 && p.mode != 1 ? p.ht_mul : 1.f; /* the backward's dh0 = scale x the end state */
         const bool tr = BW == 4 && p.mode != 1; /* the merged pass's dh0 is dv's: T^T (one block, v0 = 0) */
@@ -1130,7 +1139,7 @@ static __device__ __forceinline__ int walk_items(const sgla_kparams &p, ChunkWor
 {
     int g0 = 0;
     for (unsigned it = blockIdx.x; it < p.items; it += gridDim.x) {
-        (void)chunk_work<BV, BW>(p, w, it);
+        (void)chunk_work<BV, BW>(p, w, it, blockIdx.y); /* V column block blockIdx.y */
         body(g0);
         g0 += w.nchunks;
     }
@@ -1156,12 +1165,14 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
      * once: it touches other slots and outputs */
     if (p.pidx) sgla_griddep_launch();
     ChunkWork w;
-    if constexpr (PT) { /* a persistent grid: items blockIdx.x, + gridDim.x, ... (the forward alone: one segment,
+    if constexpr (PT) { /* a persistent grid: items blockIdx.x, + gridDim.x, ... of V column block blockIdx.y (a
+                         * pair's column blocks run together); the forward alone: one segment,
                          * outputs, no pool; the host's choice) */
         static_assert(BW == 0 && !Sh::L && !GS && !PK, "a persistent grid runs the dense forward's instances");
         static_assert(Sh::NSB == 2 * Sh::NO, "S_s buffer b is read by output warpgroup b % NO alone (the S_FREE counts)");
         if (p.nseg != 1 || p.mode != 0 || p.pidx || p.cu || blockIdx.x >= p.items) __trap();
     } else {
+        if (blockIdx.z > 0 && block_item() >= p.N * p.H * p.nseg) return; /* the last z slice's spare blocks */
         if (!chunk_work<Sh::BV, BW>(p, w)) return;
         if (Sh::L && w.outputs) __trap(); /* the first pass's instance has no room for outputs (the host's choice) */
     }

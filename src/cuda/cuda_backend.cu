@@ -644,15 +644,19 @@ static __global__ void __launch_bounds__(1024) varlen_order(const int64_t *cu, i
 static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_kparams *p, const sgla_tmaps *tm,
                                 cudaStream_t st, int after_gb = 0, int persist = 0)
 {
-    dim3 grid((unsigned)(p->N * p->H * p->nseg), (unsigned)(p->V / sgla_chunk_configs[row].bv));
+    /* V column blocks in x, pairs x segments in y and z (chunk_fwd.cuh: block_item; < 2^31, plan checks) */
+    const int64_t items = p->N * p->H * p->nseg, cols = p->V / sgla_chunk_configs[row].bv;
+    if (items <= 0) return SGLA_OK;
+    const int64_t gy = items < 65535 ? items : 65535;
+    dim3 grid((unsigned)cols, (unsigned)gy, (unsigned)((items + gy - 1) / gy));
     sgla_kparams pp;
     void *args[2] = {(void *)p, (void *)tm};
-    if (persist) {
+    if (persist) { /* gx x cols blocks; each (x, column) walks pairs x, x + gx, ... */
         if (!k->fn_persist || p->nseg != 1 || p->mode != 0 || p->cu || p->pidx || (p->gmode == SGLA_GATE_G && !p->gb))
             return sgla_fail(SGLA_ERR_INTERNAL, "chunked forward, row %d: no persistent grid for this call", row);
         pp = *p;
-        pp.items = grid.x;
-        grid.x = (unsigned)persist < grid.x ? (unsigned)persist : grid.x;
+        pp.items = items;
+        grid = dim3((unsigned)(persist < items ? persist : items), (unsigned)cols);
         args[0] = (void *)&pp;
     }
     const int scan = p->gmode == SGLA_GATE_G && !p->gb && k->fn_scan; /* a pool's prefills (no workspace) */
@@ -675,8 +679,8 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
                                      : (scan ? k->fn_scan : k->fn);
     cudaError_t e = cudaLaunchKernelExC(&cfg, (const void *)fn, args);
     if (e != cudaSuccess)
-        return sgla_fail(SGLA_ERR_CUDA, "launch of the chunked forward (row %d, grid %u x %u, %u bytes of shared memory, mode %d): %s",
-                         row, grid.x, grid.y, smem, p->mode, cudaGetErrorString(e));
+        return sgla_fail(SGLA_ERR_CUDA, "launch of the chunked forward (row %d, grid %u x %u x %u, %u bytes of shared memory, mode %d): %s",
+                         row, grid.x, grid.y, grid.z, smem, p->mode, cudaGetErrorString(e));
     return SGLA_OK;
 }
 

@@ -691,6 +691,8 @@ int main(void)
         {BF, G, MILD, 1, 4096, 2, 64, 128, 0, 1, 0, 0},
         /* more heads than gate_b's tile takes at once (32) */
         {BF, G, MILD, 1, 200, 40, 64, 64, 1, 1, 0, 0},
+        /* more than 65535 pairs: the grid's z slices (one token each, no states) */
+        {BF, G, MILD, 4100, 1, 16, 128, 128, 0, 0, 0, 0},
         /* pairs enough for the persistent grid to be the usual plan (K = 64, K = 256; on an H200) */
         {BF, G, MILD, 64, 130, 8, 64, 64, 1, 1, 0, 0},
         {BF, GAMMA, MILD, 10, 130, 8, 256, 256, 0, 1, 0, 0},

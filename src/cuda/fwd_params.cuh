@@ -36,7 +36,7 @@ typedef struct sgla_kparams {
     float scale;
     int gmode;             /* SGLA_GATE_* */
     /* sequence split (long sequences, few blocks): segment s of nseg covers
-     * tokens [s*seg_len, (s+1)*seg_len) of each sequence; blockIdx.x = nh*nseg + s.
+     * tokens [s*seg_len, (s+1)*seg_len) of each sequence; the block's item is nh*nseg + s.
      * mode 0: plain; 1: local end state of each segment from zero into
      * seg_buf[s] and its total log2 decay into seg_ld[s] (no outputs);
      * 2: outputs, entering state read from seg_buf[s] (filled by the scan). */
@@ -57,7 +57,7 @@ typedef struct sgla_kparams {
     int cu_pairs;
     /* the backward's passes (chunk_bwd3.cu): per token, o . dotw (dotw [rows][V] 16-bit, rows the token
      * rows (b T + t) H + h) in fp32, the part through the carried state into dot and the chunk's own
-     * part into dot_in, at [blockIdx.y * dot_ld + row]; the end state times ht_mul.  sblob: the 16-bit
+     * part into dot_in, at [column block * dot_ld + row]; the end state times ht_mul.  sblob: the 16-bit
      * state entering every chunk in the state warpgroup's fragment order (BlobLayout in chunk_fwd.cuh),
      * written by the time-order pass (BW = 1)
      * and read by the reverse one (BW = 2), which puts scale exp(b_L) <its state, that one> of every

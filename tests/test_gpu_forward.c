@@ -304,9 +304,9 @@ static void error_paths(cudaStream_t stream)
             st = sgla_cuda_plan_of(&m, &pl);
             TU_CHECK(st == SGLA_OK && pl.blocks == 0, "2x256x8x64: %d blocks a column (%s)", pl.blocks,
                      sgla_status_string(st));
-            m.T = 4096, m.B = 16, m.K = m.V = 256; /* K = 256 at any length */
+            m.T = 1024, m.B = 16, m.K = m.V = 256; /* K = 256: a block a pair */
             st = sgla_cuda_plan_of(&m, &pl);
-            TU_CHECK(st == SGLA_OK && pl.blocks > 0, "16x4096x8x256: %d blocks a column (%s)", pl.blocks,
+            TU_CHECK(st == SGLA_OK && pl.blocks == 0, "16x1024x8x256: %d blocks a column (%s)", pl.blocks,
                      sgla_status_string(st));
         }
     }
@@ -693,7 +693,8 @@ int main(void)
         {BF, G, MILD, 1, 200, 40, 64, 64, 1, 1, 0, 0},
         /* more than 65535 pairs: the grid's z slices (one token each, no states) */
         {BF, G, MILD, 4100, 1, 16, 128, 128, 0, 0, 0, 0},
-        /* pairs enough for the persistent grid to be the usual plan (K = 64, K = 256; on an H200) */
+        /* pairs enough for the persistent grid to be the usual plan (K = 64, on an H200); K = 256 with as many
+         * pairs takes a block a pair */
         {BF, G, MILD, 64, 130, 8, 64, 64, 1, 1, 0, 0},
         {BF, GAMMA, MILD, 10, 130, 8, 256, 256, 0, 1, 0, 0},
         {HF, G, MIX30, 1, 500, 33, 256, 64, 0, 1, 0, 3},

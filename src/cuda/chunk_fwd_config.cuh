@@ -17,7 +17,7 @@
 typedef struct sgla_chunk_config {
     int K;           /* head dimension of q and k */
     int v_min, v_max; /* the V this row serves */
-    int bv;          /* V columns per block (grid.y = V / bv) */
+    int bv;          /* V columns per block (grid.x = V / bv) */
     int stages;      /* TMA stages in flight */
     int out_wgs;     /* output warpgroups (1 or 2) */
     const char *why;
@@ -44,11 +44,12 @@ constexpr bool sgla_row_reads_b(int K, bool backward) { return backward || K != 
 /* The rows with a persistent-grid instance (PT in chunk_fwd.cuh: a block an SM walks the (sequence, head)
  * pairs of its V columns) and the longest sequences the plan gives it: 0 where the row has none.
  * K = 64: a block's set-up and drain cost a few chunks, so short sequences gain (-25 % at 256 tokens,
- * -8 % at 1024, -2 % at 2048) and at 4096 it lost 0.5-4.5 %.  K = 256: -12 to -14 % at every length
- * measured (1024-8192 tokens).  K = 128: the producer's loop spills at its 40 registers (the block's
- * other 464 a thread are the consumers') and the instance ran 5 % slower even with one pair a block,
- * 8 % at 16x2048x32 (docs/perf.md, session 19). */
-constexpr int64_t sgla_persist_tokens(int K) { return K == 64 ? 2048 : K == 256 ? INT64_MAX : 0; }
+ * -8 % at 1024, -2 % at 2048) and at 4096 it lost 0.5-4.5 %.  K = 256: a block a pair with a pair's
+ * column blocks adjacent in the grid (block_item) was 1-9 % faster than the persistent grid at 512-8192
+ * tokens; the persistent grid's earlier -12 to -14 % had been that order of columns.  K = 128: the
+ * producer's loop spills at its 40 registers (the block's other 464 a thread are the consumers') and the
+ * instance ran 5 % slower even with one pair a block, 8 % at 16x2048x32 (docs/perf.md, sessions 19-20). */
+constexpr int64_t sgla_persist_tokens(int K) { return K == 64 ? 2048 : 0; }
 constexpr bool sgla_row_persists(int K) { return sgla_persist_tokens(K) > 0; }
 
 constexpr int SGLA_NUM_CHUNK_CONFIGS = (int)(sizeof sgla_chunk_configs / sizeof sgla_chunk_configs[0]);

@@ -110,7 +110,16 @@ static void run_case(const conform_case *c, tu_rng *r, int all_plans)
             run_plan(&x, &p);
         }
         if (c->T >= 256 && !c->nseq && usual.nseg == 1) {
-            const sgla_cuda_plan p = {-1, 3};
+            /* a split: its first pass in the usual pieces (few pairs: more than one a segment), in none, and
+             * in pieces of a chunk */
+            const int64_t seg_chunks = ((c->T + 2) / 3 + 63) / 64;
+            const sgla_cuda_plan p = {-1, 3}, whole = {-1, 3, 0, 1}, fine = {-1, 3, 0, (int)seg_chunks};
+            run_plan(&x, &p);
+            run_plan(&x, &whole);
+            run_plan(&x, &fine);
+        }
+        if (usual.nseg > 1 && usual.sub > 1) { /* the usual split without its pieces */
+            const sgla_cuda_plan p = {-1, usual.nseg, 0, 1};
             run_plan(&x, &p);
         }
         sgla_cuda_config_info ui;
@@ -268,6 +277,11 @@ static void error_paths(cudaStream_t stream)
         d.K = 64;
         d.dtype = SGLA_BF16;
     }
+    {   /* a split's first pass in pieces: fewer than 0, without a split, not dividing a segment's chunks */
+        forced_refused(&d, (sgla_cuda_plan){-1, 0, 0, -1}, "pieces", "-1 pieces a segment forced");
+        forced_refused(&d, (sgla_cuda_plan){-1, 1, 0, 2}, "no split", "pieces without a split");
+        forced_refused(&d, (sgla_cuda_plan){-1, 2, 0, 2}, "do not divide", "2 pieces of a one-chunk segment");
+    }
     {   /* the persistent grid: a count below -1, a split, the mma.sync path, a row without one */
         forced_refused(&d, (sgla_cuda_plan){-1, 0, -2}, NULL, "-2 blocks forced");
         forced_refused(&d, (sgla_cuda_plan){-1, 2, 1}, "persistent", "a persistent grid with a split");
@@ -308,6 +322,13 @@ static void error_paths(cudaStream_t stream)
             st = sgla_cuda_plan_of(&m, &pl);
             TU_CHECK(st == SGLA_OK && pl.blocks == 0, "16x1024x8x256: %d blocks a column (%s)", pl.blocks,
                      sgla_status_string(st));
+            int sms = 0;
+            CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+            m.T = 16384, m.B = 2; /* 64 blocks a segment: two segments, the first pass in two pieces each */
+            st = sgla_cuda_plan_of(&m, &pl);
+            if (sms >= 128 && sms < 192)
+                TU_CHECK(st == SGLA_OK && pl.nseg == 2 && pl.sub == 2, "2x16384x8x256 on %d SMs: %d segments, %d "
+                         "pieces a segment (%s)", sms, pl.nseg, pl.sub, sgla_status_string(st));
         }
     }
     sgla_cuda_plan usual;

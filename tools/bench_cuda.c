@@ -234,7 +234,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
             BC(cudaMemcpy(dcu, hcu, (size_t)(nseq + 1) * 8, cudaMemcpyHostToDevice));
             d.cu_seqlens = dcu, d.num_seqs = nseq;
         }
-        const sgla_cuda_plan force = {a->config, a->split, a->blocks};
+        const sgla_cuda_plan force = {a->config, a->split, a->blocks, a->sub};
         sgla_cuda_plan plan;
         sgla_status r = sgla_cuda_plan_of(&d, &plan);
         if (r == SGLA_OK && (a->config != -1 || a->split > 0)) {
@@ -257,10 +257,10 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
                                     a->blocks > 0 ? 1
                                     : plan.nseg > tchk / 256 ? (int)(tchk / 256 > 1 ? tchk / 256 : 1)
                                                              : plan.nseg,
-                                    a->blocks};
+                                    a->blocks, a->sub == 1 ? 1 : 0};
         const int bad = bench_check(a, sh, 64, tchk, dt == SGLA_F32 ? NULL : &chk);
         if (bad) rc = 1;
-        const sgla_cuda_plan *fp = a->config != -1 || a->split > 0 || a->blocks ? &force : NULL;
+        const sgla_cuda_plan *fp = a->config != -1 || a->split > 0 || a->blocks || a->sub ? &force : NULL;
         for (int i = 0; i < warm; i++) {
             int k = i % nsets;
             d.q = dq[k]; d.k = dk[k]; d.v = dv[k]; d.o = dout[k]; d.g = dg[k];

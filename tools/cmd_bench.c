@@ -38,6 +38,7 @@ static void usage(FILE *f)
             "                  (CUDA: force a configuration row, the mma.sync path of GPUs before Hopper (with one\n"
             "                  stage: as on 99 KB blocks), an fp32 path, a split)\n"
             "                  [--blocks N]  (CUDA: -1 a block a (sequence, head), N > 0 a persistent grid of N blocks a V column block)\n"
+            "                  [--sub N]  (CUDA: a split's first pass on segments cut in N pieces; 1 none)\n"
             "                  [--tf32]  (CUDA, f32: products in TF32 alone, SGLA_FLAG_ALLOW_TF32)\n"
             "                  [--backward]  (also time sgla_backward: dq, dk, dv, dg or dg_gamma)\n"
             "                  [--no-gate-grad]  (the backward without dg or dg_gamma: a gate that is not learned)\n"
@@ -632,6 +633,14 @@ int sgla_cmd_bench(int argc, char **argv)
                 return 2;
             }
             a.blocks = (int)x;
+        } else if (!strcmp(s, "--sub")) {
+            int64_t x;
+            if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_i64("bench", s, val, &x)) return 2;
+            if (x < 1 || x > 4096) {
+                fprintf(stderr, "sgla bench: --sub: %lld is not a count of pieces (1: none)\n", (long long)x);
+                return 2;
+            }
+            a.sub = (int)x;
         } else if (!strcmp(s, "--config") || !strcmp(s, "--split")) {
             int64_t x;
             if (!(val = cli_value("bench", argc, argv, &i))) return 2;

@@ -165,8 +165,9 @@ static void judge(const conform_data *x, const void *o, const float *ht, conform
 static void label(const conform_data *x, sgla_backend be, const sgla_cuda_plan *force, conform_result *res)
 {
     const conform_case *c = &x->c;
-    char plan[64] = "";
-    if (force) snprintf(plan, sizeof plan, " [row %d, nseg %d, blocks %d]", force->config, force->nseg, force->blocks);
+    char plan[80] = "";
+    if (force) snprintf(plan, sizeof plan, " [row %d, nseg %d, blocks %d, sub %d]", force->config, force->nseg, force->blocks,
+                        force->sub);
     snprintf(res->label, sizeof res->label,
              "%s %s gate=%s/%s B=%lld T=%lld H=%lld K=%lld V=%lld h0=%d ht=%d%s nseq=%d%s", sgla_backend_name(be),
              sgla_dtype_name(c->dtype), gate_name(c->gate), range_name(c->range), (long long)c->B, (long long)c->T,

@@ -894,7 +894,8 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     const uint32_t st_off = (uint32_t)(((st_k >> 3) * (Sh::BV / 8) + (lane >> 4)) * 128 + (st_k & 7) * 16);
     {
         const int64_t snh = p.mode == 0 && p.h0 ? state_nh(p, w, 1) : -1;
-        const float *h0p = p.mode == 2 ? p.seg_buf + (w.seg * p.N * p.H + w.nh) * Sh::KD * p.V + w.v0
+        const int64_t sub = p.seg_sub > 1 ? p.seg_sub : 1; /* the first pass's segments a segment */
+        const float *h0p = p.mode == 2 ? p.seg_buf + (w.seg * sub * p.N * p.H + w.nh) * Sh::KD * p.V + w.v0
                            : snh >= 0  ? p.h0 + snh * Sh::KD * p.V + w.v0
                                        : (const float *)0;
 #pragma unroll

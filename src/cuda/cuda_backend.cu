@@ -241,6 +241,7 @@ typedef struct plan {
     int portable;       /* the mma.sync path (GPUs before Hopper, or forced): its stages of q, k, v (2 or 1) */
     int order;          /* cu_seqlens: the blocks take the sequences longest first */
     int persist;        /* blocks along x of a persistent grid (the row's fn_persist; 0: a block a pair) */
+    int seg_sub;        /* a split's first pass on segments seg_sub times shorter (0, 1: the segments) */
 } plan;
 
 static int row_serves(int r, const sgla_forward_desc *d)
@@ -278,6 +279,9 @@ static int row_for(int64_t K, int64_t V)
 
 static int qkvo_aligned16(const sgla_forward_desc *d);
 
+/* a split's workspace: a state and a total decay a (segment, sequence x head) */
+static size_t split_ws(int64_t nseg, int64_t nhc, int64_t kv) { return (size_t)(nseg * nhc * kv + nseg * nhc) * sizeof(float); }
+
 /* The split: the segments forced, else auto_nseg; whole chunks each (fewer where T is short), and
  * their workspace: a state and a total decay a (segment, sequence x head) */
 static sgla_status split_plan(const sgla_forward_desc *d, const sgla_cuda_plan *force, int auto_nseg, plan *pl)
@@ -298,7 +302,42 @@ static sgla_status split_plan(const sgla_forward_desc *d, const sgla_cuda_plan *
     if ((int64_t)pl->nseg * nhc > 0x7fffffffLL)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: %d segments x N*H = %lld exceed the grid", pl->nseg,
                          (long long)nhc);
-    pl->ws_bytes = (size_t)(pl->nseg * nhc * d->K * d->V + pl->nseg * nhc) * sizeof(float);
+    pl->ws_bytes = split_ws(pl->nseg, nhc, d->K * d->V);
+    return SGLA_OK;
+}
+
+/* A split's first pass makes the local states of the segments before the last alone: N*H*(V/BV) x
+ * (nseg - 1) blocks, which leave SMs idle where there are few pairs (2x16384x8x256: 64 of 132 while
+ * the outputs' pass has 128).  Its segments are then cut in seg_sub pieces, as many as fill the SMs
+ * once (a divisor of a segment's chunks, so that the pieces meet the segments' starts); the scan
+ * runs over the pieces and the outputs' pass reads every seg_sub-th.  The Hopper rows' forward only
+ * (the mma.sync kernels and the backward's reverse passes read slot s). */
+static sgla_status split_sub(const sgla_forward_desc *d, const device_facts *f, const sgla_cuda_plan *force, plan *pl)
+{
+    const int want = force ? force->sub : 0;
+    if (want < 0) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: %d pieces a segment forced", want);
+    const int64_t chunks = pl->seg_len / 64;
+    if (pl->nseg < 2 || pl->row < 0 || pl->portable) {
+        if (want > 1)
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: %d pieces a segment forced where %s", want,
+                             pl->nseg < 2 ? "there is no split" : "the mma.sync path splits");
+        return SGLA_OK;
+    }
+    int64_t r = want;
+    if (want > 1 && chunks % want)
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: %d pieces a segment do not divide its %lld chunks",
+                         want, (long long)chunks);
+    if (want == 0) {
+        const int bps = f->blocks_per_sm[d->dtype == SGLA_BF16][pl->row];
+        const int64_t blocks = sgla_num_sequences(d) * d->H * (d->V / sgla_chunk_configs[pl->row].bv) * (pl->nseg - 1);
+        r = (int64_t)f->sms * (bps > 0 ? bps : 1) / blocks;
+        if (r > chunks) r = chunks;
+        while (r > 1 && chunks % r) r--;
+    }
+    if (r > 1) {
+        pl->seg_sub = (int)r;
+        pl->ws_bytes = split_ws((pl->nseg - 1) * r + 1, sgla_num_sequences(d) * d->H, d->K * d->V);
+    }
     return SGLA_OK;
 }
 
@@ -690,13 +729,21 @@ template <class Launch>
 static sgla_status split_steps(const plan *pl, sgla_kparams q, void *ws, int reverse, cudaStream_t st, Launch launch)
 {
     const int64_t nhc = q.N * q.H, kv = q.K * q.V;
-    q.nseg = pl->nseg;
-    q.seg_len = pl->seg_len;
+    const int sub = pl->seg_sub > 1 ? pl->seg_sub : 1;
+    if (sub > 1 && (reverse || pl->portable))
+        return sgla_fail(SGLA_ERR_INTERNAL, "a split's first pass in pieces (%d a segment) on a path without them", sub);
+    /* the first pass: the pieces up to the last segment's start (that one's local state is not needed) */
+    q.nseg = (pl->nseg - 1) * sub + 1;
+    q.seg_len = pl->seg_len / sub;
+    q.seg_sub = 0;
     q.seg_buf = (float *)ws;
-    q.seg_ld = q.seg_buf + pl->nseg * nhc * kv;
+    q.seg_ld = q.seg_buf + q.nseg * nhc * kv;
     q.mode = 1;
     sgla_status rc = launch(&q);
-    if (rc == SGLA_OK) rc = sgla_seg_scan(q.seg_buf, q.seg_ld, q.h0, pl->nseg, nhc, kv, reverse, st);
+    if (rc == SGLA_OK) rc = sgla_seg_scan(q.seg_buf, q.seg_ld, q.h0, q.nseg, nhc, kv, reverse, st);
+    q.nseg = pl->nseg;
+    q.seg_len = pl->seg_len;
+    q.seg_sub = sub;
     q.mode = 2;
     return rc == SGLA_OK ? launch(&q) : rc;
 }
@@ -738,7 +785,7 @@ static sgla_status plan_call(const sgla_forward_desc *d, const sgla_cuda_plan *f
     char why[192];
     const device_facts *f = current_device(why, sizeof why);
     if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
-    if ((rc = make_plan(d, f, force, pl)) != SGLA_OK) return rc;
+    if ((rc = make_plan(d, f, force, pl)) != SGLA_OK || (rc = split_sub(d, f, force, pl)) != SGLA_OK) return rc;
     pl->sms = f->sms;
     /* the forward's gate g on a row that reads b: b's rows after the other workspace (the backward's
      * passes plan theirs in bwd3_plan_of; a state pool's prefills plan by make_plan alone and scan g
@@ -1746,6 +1793,7 @@ extern "C" sgla_status sgla_cuda_plan_of(const sgla_forward_desc *user, sgla_cud
                                 : pl.row;
     out->nseg = pl.nseg;
     out->blocks = pl.persist;
+    out->sub = pl.seg_sub > 1 ? pl.seg_sub : 1;
     return SGLA_OK;
 }
 

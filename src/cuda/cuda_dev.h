@@ -36,6 +36,11 @@ typedef struct sgla_cuda_plan {
      * grid of n blocks that walk them (fewer where there are fewer pairs; a row with a persistent
      * instance, no cu_seqlens, no split).  sgla_cuda_plan_of gives 0 or the persistent grid's n. */
     int blocks;
+    /* a split's first pass (each segment's local state; only the segments before the last need one):
+     * its segments a segment, so that its blocks fill the SMs: 0 the usual choice, 1 the segments
+     * themselves, n > 1 forced (a divisor of a segment's 64-token chunks; the Hopper rows' forward).
+     * sgla_cuda_plan_of gives the usual one. */
+    int sub;
 } sgla_cuda_plan;
 
 /* The plan sgla_forward(d, SGLA_BACKEND_CUDA) would run on the current device. */

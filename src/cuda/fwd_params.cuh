@@ -39,8 +39,10 @@ typedef struct sgla_kparams {
      * tokens [s*seg_len, (s+1)*seg_len) of each sequence; the block's item is nh*nseg + s.
      * mode 0: plain; 1: local end state of each segment from zero into
      * seg_buf[s] and its total log2 decay into seg_ld[s] (no outputs);
-     * 2: outputs, entering state read from seg_buf[s] (filled by the scan). */
-    int nseg, mode;
+     * 2: outputs, entering state read from seg_buf[s * seg_sub] (filled by the scan).
+     * seg_sub > 1 (the Hopper rows' forward): the first pass ran on segments seg_sub
+     * times shorter (nseg, seg_len its own), so that it fills the SMs; 0 or 1 otherwise. */
+    int nseg, mode, seg_sub;
     int64_t seg_len;
     float *seg_buf;        /* [nseg][N*H][K][V] */
     float *seg_ld;         /* [nseg][N*H] */

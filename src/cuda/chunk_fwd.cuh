@@ -271,7 +271,7 @@ static __device__ __forceinline__ int chunk_work(const sgla_kparams &p, ChunkWor
     sgla_seq_range(&p, n, &w.bidx, &w.t0, &t1);
     if (p.nseg > 1) {
         if (p.mode == 1 && w.seg == seg_unneeded<BW>(p)) return 0;
-        const int64_t a = w.t0 + w.seg * p.seg_len;
+        const int64_t a = w.t0 + p.seg_off + w.seg * p.seg_len;
         w.t0 = a < t1 ? a : t1;
         t1 = w.t0 + p.seg_len < t1 ? w.t0 + p.seg_len : t1;
     }

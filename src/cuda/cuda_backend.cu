@@ -310,8 +310,8 @@ static sgla_status split_plan(const sgla_forward_desc *d, const sgla_cuda_plan *
  * (nseg - 1) blocks, which leave SMs idle where there are few pairs (2x16384x8x256: 64 of 132 while
  * the outputs' pass has 128).  Its segments are then cut in seg_sub pieces, as many as fill the SMs
  * once (a divisor of a segment's chunks, so that the pieces meet the segments' starts); the scan
- * runs over the pieces and the outputs' pass reads every seg_sub-th.  The Hopper rows' forward only
- * (the mma.sync kernels and the backward's reverse passes read slot s). */
+ * runs over the pieces and the outputs' pass reads every seg_sub-th (split_steps).  The Hopper rows,
+ * the forward and the backward's passes (the mma.sync kernels read slot s). */
 static sgla_status split_sub(const sgla_forward_desc *d, const device_facts *f, const sgla_cuda_plan *force, plan *pl)
 {
     const int want = force ? force->sub : 0;
@@ -730,11 +730,14 @@ static sgla_status split_steps(const plan *pl, sgla_kparams q, void *ws, int rev
 {
     const int64_t nhc = q.N * q.H, kv = q.K * q.V;
     const int sub = pl->seg_sub > 1 ? pl->seg_sub : 1;
-    if (sub > 1 && (reverse || pl->portable))
-        return sgla_fail(SGLA_ERR_INTERNAL, "a split's first pass in pieces (%d a segment) on a path without them", sub);
-    /* the first pass: the pieces up to the last segment's start (that one's local state is not needed) */
+    if (sub > 1 && pl->portable)
+        return sgla_fail(SGLA_ERR_INTERNAL, "a split's first pass in pieces (%d a segment) on the mma.sync path", sub);
+    /* the first pass: the pieces of every segment but the one whose local state is not needed (the last;
+     * reverse, the first), and one piece more, which it skips: forward, the last segment's first piece;
+     * reverse, segment 0's last one (seg_off) */
     q.nseg = (pl->nseg - 1) * sub + 1;
     q.seg_len = pl->seg_len / sub;
+    q.seg_off = reverse ? pl->seg_len - q.seg_len : 0;
     q.seg_sub = 0;
     q.seg_buf = (float *)ws;
     q.seg_ld = q.seg_buf + q.nseg * nhc * kv;
@@ -743,6 +746,7 @@ static sgla_status split_steps(const plan *pl, sgla_kparams q, void *ws, int rev
     if (rc == SGLA_OK) rc = sgla_seg_scan(q.seg_buf, q.seg_ld, q.h0, q.nseg, nhc, kv, reverse, st);
     q.nseg = pl->nseg;
     q.seg_len = pl->seg_len;
+    q.seg_off = 0;
     q.seg_sub = sub;
     q.mode = 2;
     return rc == SGLA_OK ? launch(&q) : rc;
@@ -1399,7 +1403,7 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
         pl->row[i] = row_for(x.K, x.V);
         if (pl->row[i] < 0) return 0;
         sgla_cuda_plan force = {pl->row[i], force_nseg};
-        if (make_plan(&x, f, &force, &pl->fp[i]) != SGLA_OK) {
+        if (make_plan(&x, f, &force, &pl->fp[i]) != SGLA_OK || split_sub(&x, f, NULL, &pl->fp[i]) != SGLA_OK) {
             sgla_clear_error();
             return 0;
         }

@@ -40,10 +40,13 @@ typedef struct sgla_kparams {
      * mode 0: plain; 1: local end state of each segment from zero into
      * seg_buf[s] and its total log2 decay into seg_ld[s] (no outputs);
      * 2: outputs, entering state read from seg_buf[s * seg_sub] (filled by the scan).
-     * seg_sub > 1 (the Hopper rows' forward): the first pass ran on segments seg_sub
-     * times shorter (nseg, seg_len its own), so that it fills the SMs; 0 or 1 otherwise. */
+     * seg_sub > 1 (the Hopper rows): the first pass ran on pieces seg_sub times shorter
+     * (nseg, seg_len its own), so that it fills the SMs; 0 or 1 otherwise.  seg_off: the
+     * first pass's pieces start that many tokens later (a reverse split in pieces: its
+     * piece 0, never needed, ends where segment 0 does, so that slot s seg_sub is the
+     * state at segment s's end either way). */
     int nseg, mode, seg_sub;
-    int64_t seg_len;
+    int64_t seg_len, seg_off;
     float *seg_buf;        /* [nseg][N*H][K][V] */
     float *seg_ld;         /* [nseg][N*H] */
     /* a state pool (sgla.h; h0 is the pool, ht the pool or NULL): sequence n's state is

@@ -9,12 +9,21 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 DB=${SGLA_DEVBIN:-.devbin}   # another folder stages a second build beside the first (e.g. the 80-virtual one)
 SNAP=${SNAP:-/tmp/sgla_snap}
-rm -rf "$SNAP" && mkdir -p "$SNAP"
+# The snapshot is updated in place, a changed file copied with the time of the copy, so that make
+# rebuilds what it touches: with the working tree's own mtimes, a file edited while an earlier stage
+# compiled from the older snapshot was older than that compile's objects, which were kept (session 20).
+NEW=$SNAP.new
+rm -rf "$NEW" && mkdir -p "$NEW" "$SNAP"
 if [ -n "${SGLA_STAGE_REV:-}" ]; then # a committed revision (a branch to time beside this tree)
-  git archive "$SGLA_STAGE_REV" | tar -x -C "$SNAP"
+  git archive "$SGLA_STAGE_REV" | tar -x -C "$NEW"
 else
-  git ls-files -co --exclude-standard -z | xargs -0 tar -cf - | tar -x -C "$SNAP"
+  git ls-files -co --exclude-standard -z | xargs -0 tar -cf - | tar -x -C "$NEW"
 fi
+(cd "$NEW" && find . -type f) | while IFS= read -r f; do
+  cmp -s "$NEW/$f" "$SNAP/$f" || { mkdir -p "$SNAP/${f%/*}" && cp "$NEW/$f" "$SNAP/$f"; }
+done
+(cd "$SNAP" && find . -type f) | while IFS= read -r f; do [ -e "$NEW/$f" ] || rm -f "$SNAP/$f"; done
+rm -rf "$NEW"
 # SGLA_STAGE_REV: build that committed revision (e.g. a branch) instead of the working tree.
 # SGLA_CMAKE_ARGS: more cmake arguments (e.g. -DCMAKE_CUDA_FLAGS=-DSGLA_POOL_PT=256 for a variant build).
 # the lent H200 needs sm_90a alone (a smaller upload); SGLA_CUDA_ARCHS=80-virtual stages a build whose only

@@ -9,7 +9,8 @@
 #      over rounds;
 #   3. (mode full) bench/fla_compare.py: sgla and fla in interleaved rounds.
 # Logs under $OUT; a short summary is printed last.
-#   run: bash bench/device_run.sh [full|nofla|bench|tests|testsfla]   (nofla: 1 and 2; testsfla: 1 and 3)
+#   run: bash bench/device_run.sh [full|nofla|bench|tests|testsfla|fla]   (nofla: 1 and 2; testsfla: 1 and 3;
+#        fla: 3 alone, where the build's tests ran in an earlier call)
 #   SGLA_BENCH_ARGS   extra `sgla bench` arguments (e.g. --shape 8,4096,16,128,128 ...)
 #   SGLA_ROUNDS       bench rounds (default 2)
 #   SGLA_BWD_SHAPES   shapes whose backward is timed too (default 8,4096,16,128,128; '' for none)
@@ -33,7 +34,7 @@ note "== $(date -u +%FT%TZ) build of $(cat $BD/COMMIT 2>/dev/null | tr "\n" " ")
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader 2>&1 | tee -a "$SUM"
 for z in $BD/*.xz $BD/tests/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
 if ldd $BD/sgla 2>/dev/null | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/$BD/lib:${LD_LIBRARY_PATH:-}; fi
-FLA=0; case $MODE in full|testsfla) FLA=1 ;; esac
+FLA=0; case $MODE in full|testsfla|fla) FLA=1 ;; esac
 if [ $FLA = 1 ] && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site || note "wheel install failed"
@@ -59,7 +60,7 @@ warm_done() {
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
 
 # 1. correctness
-if [ "$MODE" != bench ]; then
+if [ "$MODE" != bench ] && [ "$MODE" != fla ]; then
   t0=$(date +%s)
   rm -f /tmp/rc_*.txt
   for t in test_gpu_forward test_gpu_backward test_gpu_pool; do
@@ -93,7 +94,7 @@ if [ "$MODE" != bench ]; then
 fi
 
 # 2. sgla bench, this build and (when staged) the cuda-history build in interleaved rounds
-if [ "$MODE" != tests ] && [ "$MODE" != testsfla ]; then
+if [ "$MODE" != tests ] && [ "$MODE" != testsfla ] && [ "$MODE" != fla ]; then
   warm_done  # (its compiles and checks would share the GPU with the timings)
   t0=$(date +%s)
   for r in $(seq 1 ${SGLA_ROUNDS:-2}); do

@@ -7,7 +7,7 @@
 #   2. `sgla bench --backend cuda` on both gate forms, in interleaved rounds with
 #      the cuda-history build when one is staged (.devbin/history/sgla), medians
 #      over rounds;
-#   3. (mode full) bench/fla_compare.py: sgla and fla in interleaved rounds.
+#   3. (modes full, testsfla, fla) bench/fla_compare.py: sgla and fla in interleaved rounds.
 # Logs under $OUT; a short summary is printed last.
 #   run: bash bench/device_run.sh [full|nofla|bench|tests|testsfla|fla]   (nofla: 1 and 2; testsfla: 1 and 3;
 #        fla: 3 alone, where the build's tests ran in an earlier call)
@@ -34,6 +34,7 @@ note "== $(date -u +%FT%TZ) build of $(cat $BD/COMMIT 2>/dev/null | tr "\n" " ")
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader 2>&1 | tee -a "$SUM"
 for z in $BD/*.xz $BD/tests/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
 if ldd $BD/sgla 2>/dev/null | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/$BD/lib:${LD_LIBRARY_PATH:-}; fi
+case $MODE in full|nofla|bench|tests|testsfla|fla) ;; *) echo "device_run.sh: no mode $MODE" >&2; exit 2 ;; esac
 FLA=0; case $MODE in full|testsfla|fla) FLA=1 ;; esac
 if [ $FLA = 1 ] && ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \

@@ -8,7 +8,7 @@ set -e
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 DB=${SGLA_DEVBIN:-.devbin}   # another folder stages a second build beside the first (e.g. the 80-virtual one)
-SNAP=${SNAP:-/tmp/sgla_snap}
+SNAP=${SNAP:-/tmp/sgla_snap${SGLA_DEVBIN:+-$(basename "$DB")}}   # one a staged folder: two stages may run at once
 # The snapshot is updated in place, a changed file copied with the time of the copy, so that make
 # rebuilds what it touches: with the working tree's own mtimes, a file edited while an earlier stage
 # compiled from the older snapshot was older than that compile's objects, which were kept (session 20).
@@ -19,10 +19,12 @@ if [ -n "${SGLA_STAGE_REV:-}" ]; then # a committed revision (a branch to time b
 else
   git ls-files -co --exclude-standard -z | xargs -0 tar -cf - | tar -x -C "$NEW"
 fi
+# (files gone first, so that a path which became a folder can be made; a changed file is written anew,
+# taking the new one's mode)
+(cd "$SNAP" && find . -type f) | while IFS= read -r f; do [ -f "$NEW/$f" ] || rm -f "$SNAP/$f"; done
 (cd "$NEW" && find . -type f) | while IFS= read -r f; do
-  cmp -s "$NEW/$f" "$SNAP/$f" || { mkdir -p "$SNAP/${f%/*}" && cp "$NEW/$f" "$SNAP/$f"; }
+  cmp -s "$NEW/$f" "$SNAP/$f" || { mkdir -p "$SNAP/${f%/*}" && rm -f "$SNAP/$f" && cp "$NEW/$f" "$SNAP/$f"; }
 done
-(cd "$SNAP" && find . -type f) | while IFS= read -r f; do [ -e "$NEW/$f" ] || rm -f "$SNAP/$f"; done
 rm -rf "$NEW"
 # SGLA_STAGE_REV: build that committed revision (e.g. a branch) instead of the working tree.
 # SGLA_CMAKE_ARGS: more cmake arguments (e.g. -DCMAKE_CUDA_FLAGS=-DSGLA_POOL_PT=256 for a variant build).

@@ -280,7 +280,7 @@ static void error_paths(cudaStream_t stream)
     {   /* a split's first pass in pieces: fewer than 0, without a split, not dividing a segment's chunks */
         forced_refused(&d, (sgla_cuda_plan){-1, 0, 0, -1}, "pieces", "-1 pieces a segment forced");
         forced_refused(&d, (sgla_cuda_plan){-1, 1, 0, 2}, "no split", "pieces without a split");
-        forced_refused(&d, (sgla_cuda_plan){-1, 2, 0, 2}, "do not divide", "2 pieces of a one-chunk segment");
+        forced_refused(&d, (sgla_cuda_plan){-1, 2, 0, 2}, "pieces", "2 pieces of a one-chunk segment"); /* (or the mma.sync path's split) */
     }
     {   /* the persistent grid: a count below -1, a split, the mma.sync path, a row without one */
         forced_refused(&d, (sgla_cuda_plan){-1, 0, -2}, NULL, "-2 blocks forced");

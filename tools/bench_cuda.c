@@ -253,11 +253,13 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
          * at most one segment per 256 tokens) */
         const int64_t tchk = T < 2048 ? T : 2048;
         /* (--blocks: the same grid form, persistent or a block a pair, on the check's shape) */
-        const sgla_cuda_plan chk = {plan.config,
-                                    a->blocks > 0 ? 1
-                                    : plan.nseg > tchk / 256 ? (int)(tchk / 256 > 1 ? tchk / 256 : 1)
-                                                             : plan.nseg,
-                                    a->blocks, a->sub == 1 ? 1 : 0};
+        const int chk_nseg = a->blocks > 0 ? 1
+                             : plan.nseg > tchk / 256 ? (int)(tchk / 256 > 1 ? tchk / 256 : 1)
+                                                      : plan.nseg;
+        /* (--sub: the same pieces where they divide the check's segments, else the usual ones) */
+        const int64_t chk_chunks = chk_nseg > 1 ? ((tchk + chk_nseg - 1) / chk_nseg + 63) / 64 : 0;
+        const int chk_sub = a->sub == 1 || (a->sub > 1 && chk_chunks % a->sub == 0 && chk_chunks) ? a->sub : 0;
+        const sgla_cuda_plan chk = {plan.config, chk_nseg, a->blocks, chk_sub};
         const int bad = bench_check(a, sh, 64, tchk, dt == SGLA_F32 ? NULL : &chk);
         if (bad) rc = 1;
         const sgla_cuda_plan *fp = a->config != -1 || a->split > 0 || a->blocks || a->sub ? &force : NULL;

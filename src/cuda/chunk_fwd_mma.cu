@@ -277,6 +277,9 @@ sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, int nst, c
     if (blocks == 0) return SGLA_OK;
     if (p->mode < 0 || p->mode > 2 || (p->mode != 0) != (p->nseg > 1))
         return sgla_fail(SGLA_ERR_INTERNAL, "mma.sync forward: mode %d with %d segment(s)", p->mode, p->nseg);
+    if (p->seg_sub > 1 || p->seg_off) /* its blocks read slot s and start segments at s seg_len */
+        return sgla_fail(SGLA_ERR_INTERNAL, "mma.sync forward: a split in pieces (%d a segment, offset %lld)",
+                         p->seg_sub, (long long)p->seg_off);
     x->fn[p->mode]<<<blocks, NTH, x->smem, st>>>(*p);
     const cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? SGLA_OK

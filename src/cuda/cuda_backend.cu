@@ -260,11 +260,19 @@ static int fill_segments(const sgla_forward_desc *d, const device_facts *f, int6
     if (nseg > 64) nseg = 64;
     return nseg >= 2 ? (int)nseg : 1;
 }
-/* ... for a Hopper row: N*H*(V/BV) blocks a segment */
+/* a Hopper row's blocks a segment (N*H*(V/BV)) and the blocks an SM holds */
+static int64_t row_blocks(const sgla_forward_desc *d, int row)
+{
+    return sgla_num_sequences(d) * d->H * (d->V / sgla_chunk_configs[row].bv);
+}
+static int row_bps(const sgla_forward_desc *d, const device_facts *f, int row)
+{
+    return f->blocks_per_sm[d->dtype == SGLA_BF16][row];
+}
+/* ... for a Hopper row */
 static int auto_segments(const sgla_forward_desc *d, const device_facts *f, int row)
 {
-    return fill_segments(d, f, sgla_num_sequences(d) * d->H * (d->V / sgla_chunk_configs[row].bv),
-                         f->blocks_per_sm[d->dtype == SGLA_BF16][row]);
+    return fill_segments(d, f, row_blocks(d, row), row_bps(d, f, row));
 }
 
 /* The row a call with head sizes K, V takes (-1: none) */
@@ -283,7 +291,7 @@ static int qkvo_aligned16(const sgla_forward_desc *d);
 static size_t split_ws(int64_t nseg, int64_t nhc, int64_t kv) { return (size_t)(nseg * nhc * kv + nseg * nhc) * sizeof(float); }
 
 /* The split: the segments forced, else auto_nseg; whole chunks each (fewer where T is short), and
- * their workspace: a state and a total decay a (segment, sequence x head) */
+ * their workspace (split_sub may cut the first pass's segments in pieces and take more) */
 static sgla_status split_plan(const sgla_forward_desc *d, const sgla_cuda_plan *force, int auto_nseg, plan *pl)
 {
     int nseg = auto_nseg;
@@ -328,12 +336,14 @@ static sgla_status split_sub(const sgla_forward_desc *d, const device_facts *f, 
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: %d pieces a segment do not divide its %lld chunks",
                          want, (long long)chunks);
     if (want == 0) {
-        const int bps = f->blocks_per_sm[d->dtype == SGLA_BF16][pl->row];
-        const int64_t blocks = sgla_num_sequences(d) * d->H * (d->V / sgla_chunk_configs[pl->row].bv) * (pl->nseg - 1);
-        r = (int64_t)f->sms * (bps > 0 ? bps : 1) / blocks;
+        const int bps = row_bps(d, f, pl->row);
+        r = (int64_t)f->sms * (bps > 0 ? bps : 1) / (row_blocks(d, pl->row) * (pl->nseg - 1));
         if (r > chunks) r = chunks;
         while (r > 1 && chunks % r) r--;
     }
+    if (r > 1 && ((pl->nseg - 1) * r + 1) * sgla_num_sequences(d) * d->H > 0x7fffffffLL)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: %lld pieces x N*H exceed the grid",
+                         (long long)((pl->nseg - 1) * r + 1));
     if (r > 1) {
         pl->seg_sub = (int)r;
         pl->ws_bytes = split_ws((pl->nseg - 1) * r + 1, sgla_num_sequences(d) * d->H, d->K * d->V);
@@ -438,9 +448,9 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
         if (pl->row < 0) return sgla_fail(SGLA_ERR_INTERNAL, "CUDA backend: no configuration row for K = %lld, V = %lld",
                                           (long long)d->K, (long long)d->V);
     }
-    const int bps = f->blocks_per_sm[d->dtype == SGLA_BF16][pl->row];
+    const int bps = row_bps(d, f, pl->row);
     if (d->cu_seqlens && !d->h0 && !d->ht && d->num_seqs >= 2 && d->num_seqs <= SGLA_ORDER_MAX_SEQS &&
-        d->num_seqs * d->H * (d->V / sgla_chunk_configs[pl->row].bv) > (int64_t)f->sms * (bps > 0 ? bps : 1)) {
+        row_blocks(d, pl->row) > (int64_t)f->sms * (bps > 0 ? bps : 1)) {
         /* blocks start in grid order: the longest sequences first, the short ones fill the tail
          * (one block per sequence and head, so a long sequence started late sets the time); a
          * grid the SMs hold at once has no tail and takes no sort.  The blocks see a sorted list

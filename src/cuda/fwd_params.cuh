@@ -36,7 +36,7 @@ typedef struct sgla_kparams {
     float scale;
     int gmode;             /* SGLA_GATE_* */
     /* sequence split (long sequences, few blocks): segment s of nseg covers
-     * tokens [s*seg_len, (s+1)*seg_len) of each sequence; the block's item is nh*nseg + s.
+     * tokens [seg_off + s*seg_len, ... + seg_len) of each sequence; the block's item is nh*nseg + s.
      * mode 0: plain; 1: local end state of each segment from zero into
      * seg_buf[s] and its total log2 decay into seg_ld[s] (no outputs);
      * 2: outputs, entering state read from seg_buf[s * seg_sub] (filled by the scan).
@@ -47,8 +47,8 @@ typedef struct sgla_kparams {
      * state at segment s's end either way). */
     int nseg, mode, seg_sub;
     int64_t seg_len, seg_off;
-    float *seg_buf;        /* [nseg][N*H][K][V] */
-    float *seg_ld;         /* [nseg][N*H] */
+    float *seg_buf;        /* [the first pass's nseg][N*H][K][V] */
+    float *seg_ld;         /* [the first pass's nseg][N*H] */
     /* a state pool (sgla.h; h0 is the pool, ht the pool or NULL): sequence n's state is
      * slot pidx[n] (int32 or int64: pbits), a [K][V] state; the chunked kernel
      * takes the sequences of at least pmin tokens in a valid slot, pool_fwd.cu the rest */

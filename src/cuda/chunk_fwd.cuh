@@ -250,10 +250,9 @@ template <int BW> static __device__ __forceinline__ int64_t seg_unneeded(const s
 
 /* The grid of a block a (pair, V column block): columns in x, (pair, segment) items in y (and z past
  * 65535 items), so that a pair's column blocks are adjacent in the order blocks start, run together and
- * read its q and k from HBM once (L2 serves the others).  With the columns in y each wave held one column of many pairs
- * and q and k came from HBM once a column (K = 256: 4 times; the persistent grid, whose columns run
- * together, was 12-14 % faster there: docs/perf.md, session 19).  Item and column come from blockIdx,
- * which the compiler reads again rather than keeping in registers. */
+ * read its q and k from HBM once (L2 serves the others; with the columns in y a wave held one column of
+ * many pairs, and q and k came from HBM once a column).  Item and column come from blockIdx, which the
+ * compiler reads again rather than keeping in registers. */
 static __device__ __forceinline__ unsigned block_item(void) { return blockIdx.y + blockIdx.z * gridDim.y; }
 
 /* 0 when the block has nothing to do (mode 1, the unneeded segment) */

@@ -241,7 +241,7 @@ typedef struct plan {
     int portable;       /* the mma.sync path (GPUs before Hopper, or forced): its stages of q, k, v (2 or 1) */
     int order;          /* cu_seqlens: the blocks take the sequences longest first */
     int persist;        /* blocks along x of a persistent grid (the row's fn_persist; 0: a block a pair) */
-    int seg_sub;        /* a split's first pass on segments seg_sub times shorter (0, 1: the segments) */
+    int seg_sub;        /* a split's first pass on pieces seg_sub times shorter than its segments (1: none) */
 } plan;
 
 static int row_serves(int r, const sgla_forward_desc *d)
@@ -381,6 +381,7 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
     memset(pl, 0, sizeof *pl);
     pl->row = -1;
     pl->nseg = 1;
+    pl->seg_sub = 1;
     if (force && (force->config < SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE || force->nseg < 0))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: no plan (row %d, %d segments)", force->config,
                          force->nseg);
@@ -739,7 +740,7 @@ template <class Launch>
 static sgla_status split_steps(const plan *pl, sgla_kparams q, void *ws, int reverse, cudaStream_t st, Launch launch)
 {
     const int64_t nhc = q.N * q.H, kv = q.K * q.V;
-    const int sub = pl->seg_sub > 1 ? pl->seg_sub : 1;
+    const int sub = pl->seg_sub;
     if (sub > 1 && pl->portable)
         return sgla_fail(SGLA_ERR_INTERNAL, "a split's first pass in pieces (%d a segment) on the mma.sync path", sub);
     /* the first pass: the pieces of every segment but the one whose local state is not needed (the last;
@@ -1807,7 +1808,7 @@ extern "C" sgla_status sgla_cuda_plan_of(const sgla_forward_desc *user, sgla_cud
                                 : pl.row;
     out->nseg = pl.nseg;
     out->blocks = pl.persist;
-    out->sub = pl.seg_sub > 1 ? pl.seg_sub : 1;
+    out->sub = pl.seg_sub;
     return SGLA_OK;
 }
 

@@ -50,7 +50,7 @@ sgla_status sgla_cuda_plan_of(const sgla_forward_desc *d, sgla_cuda_plan *plan);
  * row (-1: the usual one) that serves d's K and V, or SGLA_CUDA_CONFIG_PORTABLE
  * (the mma.sync path of GPUs before Hopper: bf16 / fp16, K, V in {64, 128}),
  * force->nseg 0 (the usual split), 1 (none) or the number of segments (not
- * with cu_seqlens; not for fp32), force->blocks as above.  A plan that cannot serve d is
+ * with cu_seqlens; not for fp32), force->blocks and force->sub as above.  A plan that cannot serve d is
  * SGLA_ERR_INVALID_ARGUMENT. */
 #define SGLA_CUDA_CONFIG_PORTABLE (-2)
 #define SGLA_CUDA_CONFIG_F32_CHUNKED (-3)   /* fp32: K in {64, 128}, V a multiple of 64, 16-byte aligned */

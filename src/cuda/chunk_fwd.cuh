@@ -254,6 +254,23 @@ template <int BW> static __device__ __forceinline__ int64_t seg_unneeded(const s
  * many pairs, and q and k came from HBM once a column).  Item and column come from blockIdx, which the
  * compiler reads again rather than keeping in registers. */
 static __device__ __forceinline__ unsigned block_item(void) { return blockIdx.y + blockIdx.z * gridDim.y; }
+/* A diagnostic build's timeline (-DSGLA_TRACE, bench/trace_run.py): clock64 at mark ev of chunk c of role
+ * r (0, 1: the output warpgroups; 2: the state's; 3: the producer), in the blocks of V column block 0 and
+ * items below SGLA_TRACE_ITEMS, one thread a role.  Other builds have no marks. */
+constexpr int SGLA_TRACE_ITEMS = 8, SGLA_TRACE_CHUNKS = 512, SGLA_TRACE_EV = 8;
+template <int BW> static __device__ __forceinline__ void chunk_trace(const sgla_kparams &p, int r, int c, int ev)
+{
+#ifdef SGLA_TRACE
+    const unsigned it = block_item();
+    if (p.trace && p.trace_bw == BW && blockIdx.x == 0 && it < SGLA_TRACE_ITEMS && c < SGLA_TRACE_CHUNKS) {
+        unsigned long long t;
+        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
+        p.trace[((it * 4 + r) * SGLA_TRACE_CHUNKS + c) * SGLA_TRACE_EV + ev] = t;
+    }
+#else
+    (void)p, (void)r, (void)c, (void)ev;
+#endif
+}
 
 /* 0 when the block has nothing to do (mode 1, the unneeded segment) */
 template <int BV, int BW>
@@ -433,7 +450,9 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
     int s = g0 % Sh::ST; /* g0: the chunks this block walked before this item (a persistent grid) */
     for (int c = 0; c < w.nchunks; c++) {
         const int gc = g0 + c;
+        if (lane == 0) chunk_trace<BW>(p, 3, c, 0);
         if (gc >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((gc / Sh::ST - 1) & 1));
+        if (lane == 0) chunk_trace<BW>(p, 3, c, 1);
         const uint32_t qs = stage_q<Sh>(a, s), ks = qs + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint32_t full = a.full + 8 * s;
         const int ci = chunk_index<BW>(w, c);
@@ -587,7 +606,10 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
             if (b % Sh::NO == wo && w.outputs && b < w.nchunks) sgla_bar_arrive(bar_s_free<Sh>(b), 256);
     for (int c = c0; c < w.nchunks; c += Sh::NO) {
         const int ci = chunk_index<BW>(w, c);
+        const bool trc = (tid & 127) == 0; /* chunk_trace's thread */
+        if (trc) chunk_trace<BW>(p, wo, c, 0);
         (void)chunk_top<Sh, PS, GB>(p, w, sm, a, s, g0 + c, ci, lane, bw);
+        if (trc) chunk_trace<BW>(p, wo, c, 1);
         const int cl = chunk_rows(w.len, ci);
         /* BW: this thread's columns of dotw in rows i0, i1, loaded now, used after the products */
         uint32_t dw[Sh::BV / 8][2];
@@ -606,6 +628,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
         if (w.outputs) {
             const int sb = (g0 + c) & (Sh::NSB - 1);
             sgla_bar_sync(bar_s_ready<Sh>(sb), 256); /* S_c is in S_s[sb] */
+            if (trc) chunk_trace<BW>(p, wo, c, 2);
             const uint64_t dQ = desc_kmajor(qs);
             const uint64_t dK = desc_kmajor(ks);
             const uint64_t dS = sgla_wg_desc(a.S + sb * Sh::SBYTES, Sh::BV * 16, 128);
@@ -712,6 +735,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                 ed0 = __shfl_sync(0xffffffffu, ed0, hl);
                 ed1 = __shfl_sync(0xffffffffu, ed1, hl);
             }
+            if (trc) chunk_trace<BW>(p, wo, c, 3);
             /* the carried state reaches row i through exp2(b_i), or exp2(b_L - b_i) in reverse */
             const auto row_w = [&](float bL, float bi) { return p.gmode ? sgla_exp2(R ? bL - bi : bi) * scl : scl; };
             if constexpr (MV) {
@@ -744,8 +768,10 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
 #pragma unroll
                     for (int e = 0; e < 4; e++) sgla_pin(afv[kk][e]);
                 put(accv, Sh::NO + wo, &tm.o2, ogv_t, p.H * ktv, ktv, 0, ci, cl);
+                if (trc) chunk_trace<BW>(p, wo, c, 7);
             }
             sgla_wg_wait<0>(); /* Q.S done */
+            if (trc) chunk_trace<BW>(p, wo, c, 4);
 #pragma unroll
             for (int e = 0; e < Sh::NR; e++) sgla_pin(acc[e]);
             /* S_FREE: this buffer gets S_{c+NSB}, written in the state's chunk c + NSB - 1 */
@@ -805,8 +831,10 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
             }
 
             /* the stage's last reader is done; o goes through the o tile */
+            if (trc) chunk_trace<BW>(p, wo, c, 5);
             release_stage(a, s);
             put(acc, wo, &tm.o, og_t, sv, vt, w.v0, ci, cl);
+            if (trc) chunk_trace<BW>(p, wo, c, 6);
         }
         if (!w.outputs) release_stage(a, s);
         s = s + Sh::NO >= Sh::ST ? s + Sh::NO - Sh::ST : s + Sh::NO;
@@ -933,7 +961,10 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     int s = g0 % Sh::ST; /* stage of chunk c */
     for (int c = 0; c < w.nchunks; c++) {
         const int ci = chunk_index<BW>(w, c);
+        const bool trc = (tid & 127) == 0 && MW == Sh::MT; /* chunk_trace's thread (not a first pass's half) */
+        if (trc) chunk_trace<BW>(p, 2, c, 0);
         const float bC = chunk_top<Sh, PS, GB>(p, w, sm, a, s, g0 + c, ci, lane, bw);
+        if (trc) chunk_trace<BW>(p, 2, c, 1);
         const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint64_t dV = desc_nmajor(vs);
         ldsum += bC;
@@ -966,6 +997,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                 if (lane == 0) state_xc(p, w, ci)[wl] = part * p.scale * sgla_exp2(bC);
             }
         }
+        if (trc) chunk_trace<BW>(p, 2, c, 5);
         /* S = exp2(b_last) S + (K exp2(b_last - b))^T V (the carry by sgla_carry_mul).  In reverse
          * S = exp2(b_0) (exp2(b_last - b_0) S + (K exp2(b - b_0))^T V): the key weights exp2(b_j)
          * would underflow fp16 where the first, exp2(b_0), is already small; b_0 factored out, the
@@ -1083,13 +1115,16 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
 #pragma unroll
                 for (int e2 = 0; e2 < Sh::NR; e2++) S[mt][e2] = sgla_carry_mul(S[mt][e2], b0, dm1, d);
         }
+        if (trc) chunk_trace<BW>(p, 2, c, 2);
         release_stage(a, s);
         /* S_{c+1} for the output warpgroup's chunk c + 1, once the Q.S of chunk c + 1 - NSB has read that buffer */
         if (outs && c + 1 < w.nchunks) {
             const int sb = (g0 + c + 1) & (Sh::NSB - 1);
             sgla_bar_sync(bar_s_free<Sh>(sb), 256);
+            if (trc) chunk_trace<BW>(p, 2, c, 3);
             store_state16<E, Sh>(S, a.S + sb * Sh::SBYTES + st_off);
             sgla_bar_arrive(bar_s_ready<Sh>(sb), 256);
+            if (trc) chunk_trace<BW>(p, 2, c, 4);
             if (blob_w) blob_out<E, Sh>(p, w, chunk_index<BW>(w, c + 1), S, tid - 128 * Sh::NO);
         }
         s = s + 1 == Sh::ST ? 0 : s + 1;

@@ -689,6 +689,17 @@ static __global__ void __launch_bounds__(1024) varlen_order(const int64_t *cu, i
     }
 }
 
+#ifdef SGLA_TRACE
+/* a diagnostic build's timeline buffer (chunk_trace in chunk_fwd.cuh), for the chunked kernels of pass bw */
+static unsigned long long *trace_buf;
+static int trace_bw;
+extern "C" SGLA_API void sgla_trace_set(void *buf, int bw)
+{
+    trace_buf = (unsigned long long *)buf;
+    trace_bw = bw;
+}
+#endif
+
 /* after_gb: launched as a programmatic dependent of gate_b, just launched on st (its producer waits for b);
  * persist: blocks along x of a persistent grid (plan.persist; 0: a block a pair) */
 static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_kparams *p, const sgla_tmaps *tm,
@@ -727,6 +738,11 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
                              : local ? k->fn_local
                              : p->cu ? (scan ? k->fn_packed_scan : k->fn_packed)
                                      : (scan ? k->fn_scan : k->fn);
+#ifdef SGLA_TRACE
+    sgla_kparams tp = *(const sgla_kparams *)args[0];
+    tp.trace = trace_buf, tp.trace_bw = trace_bw;
+    args[0] = (void *)&tp;
+#endif
     cudaError_t e = cudaLaunchKernelExC(&cfg, (const void *)fn, args);
     if (e != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the chunked forward (row %d, grid %u x %u x %u, %u bytes of shared memory, mode %d): %s",

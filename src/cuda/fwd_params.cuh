@@ -88,6 +88,12 @@ typedef struct sgla_kparams {
     /* a persistent grid's items, (sequence, head) pairs (the instances with PT walk items blockIdx.x,
      * + gridDim.x, ...); 0 elsewhere */
     int64_t items;
+#ifdef SGLA_TRACE
+    /* a diagnostic build's timeline (chunk_trace in chunk_fwd.cuh; bench/trace_run.c): clock64 marks
+     * of the chunked kernels whose BW is trace_bw, NULL in every other call */
+    unsigned long long *trace;
+    int trace_bw;
+#endif
 } sgla_kparams;
 
 /* the most sequences one block sorts in shared memory (8 bytes each) */

@@ -256,7 +256,8 @@ template <int BW> static __device__ __forceinline__ int64_t seg_unneeded(const s
 static __device__ __forceinline__ unsigned block_item(void) { return blockIdx.y + blockIdx.z * gridDim.y; }
 /* A diagnostic build's timeline (-DSGLA_TRACE, bench/trace_run.py): clock64 at mark ev of chunk c of role
  * r (0, 1: the output warpgroups; 2: the state's; 3: the producer), in the blocks of V column block 0 and
- * items below SGLA_TRACE_ITEMS, one thread a role.  Other builds have no marks. */
+ * items below SGLA_TRACE_ITEMS, one thread a role; the dense grid's blocks (a persistent grid's columns
+ * sit in blockIdx.y).  Other builds have no marks. */
 constexpr int SGLA_TRACE_ITEMS = 8, SGLA_TRACE_CHUNKS = 512, SGLA_TRACE_EV = 8;
 template <int BW> static __device__ __forceinline__ void chunk_trace(const sgla_kparams &p, int r, int c, int ev)
 {

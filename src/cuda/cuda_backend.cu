@@ -690,7 +690,8 @@ static __global__ void __launch_bounds__(1024) varlen_order(const int64_t *cu, i
 }
 
 #ifdef SGLA_TRACE
-/* a diagnostic build's timeline buffer (chunk_trace in chunk_fwd.cuh), for the chunked kernels of pass bw */
+/* a diagnostic build's timeline buffer (chunk_trace in chunk_fwd.cuh), for the chunked kernels of pass bw
+ * (0 the forward, 1 the backward's dq pass, 4 its merged dv + dk pass); not API: no header declares it */
 static unsigned long long *trace_buf;
 static int trace_bw;
 extern "C" SGLA_API void sgla_trace_set(void *buf, int bw)

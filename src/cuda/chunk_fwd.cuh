@@ -980,19 +980,25 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                  * the copy read from global memory where they are used (staged in shared memory the copy cost
                  * a TMA stage at K = V = 128 and ran 3% slower: docs/perf.md) */
                 const uint4 *gsrc = (const uint4 *)state_blob<Sh>(p, w, ci) + (tid - 128 * Sh::NO);
-                float part = 0.f;
+                /* every load in flight before the first use, and four sums (one chain of 128 FMAs behind
+                 * loads issued as registers freed was half the state's chunk: docs/perf.md, session 21) */
+                constexpr int NU = BlobLayout<Sh>::NW / 4;
+                uint4 xs[NU];
 #pragma unroll
-                for (int u = 0; u < BlobLayout<Sh>::NW / 4; u++) {
+                for (int u = 0; u < NU; u++) xs[u] = __ldg(gsrc + u * 128);
+                float pt[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+                for (int u = 0; u < NU; u++) {
                     const float *y = BlobLayout<Sh>::frag(S, u);
-                    const uint4 x = __ldg(gsrc + u * 128);
-                    const uint32_t xw[4] = {x.x, x.y, x.z, x.w};
+                    const uint32_t xw[4] = {xs[u].x, xs[u].y, xs[u].z, xs[u].w};
 #pragma unroll
                     for (int h = 0; h < 4; h++) {
                         const float2 f = chunk_unpack<E>(xw[h]);
-                        part = fmaf(y[2 * h], f.x, part);
-                        part = fmaf(y[2 * h + 1], f.y, part);
+                        pt[h] = fmaf(y[2 * h], f.x, pt[h]);
+                        pt[h] = fmaf(y[2 * h + 1], f.y, pt[h]);
                     }
                 }
+                float part = (pt[0] + pt[1]) + (pt[2] + pt[3]);
 #pragma unroll
                 for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
                 if (lane == 0) state_xc(p, w, ci)[wl] = part * p.scale * sgla_exp2(bC);

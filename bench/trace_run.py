@@ -20,7 +20,7 @@ import torch
 import sgla
 from sgla import _lib
 
-ITEMS, CHUNKS, EV = 8, 512, 8
+ITEMS, CHUNKS, EV = 8, 512, 8  # chunk_fwd.cuh's SGLA_TRACE_ITEMS, _CHUNKS, _EV: the buffer's layout
 NAMES = {0: "out0", 1: "out1", 2: "state", 3: "producer"}
 PASS_BW = {"fwd": 0, "dq": 1, "merged": 4}
 

@@ -89,7 +89,7 @@ typedef struct sgla_kparams {
      * + gridDim.x, ...); 0 elsewhere */
     int64_t items;
 #ifdef SGLA_TRACE
-    /* a diagnostic build's timeline (chunk_trace in chunk_fwd.cuh; bench/trace_run.c): clock64 marks
+    /* a diagnostic build's timeline (chunk_trace in chunk_fwd.cuh; bench/trace_run.py): clock64 marks
      * of the chunked kernels whose BW is trace_bw, NULL in every other call */
     unsigned long long *trace;
     int trace_bw;

@@ -90,6 +90,15 @@ static void gmask_avx512(int n, const double *b, float scale, float *G, int ldg)
 #define STATE_CASES STATE_CASE(1, 1) STATE_CASE(1, 2) STATE_CASE(1, 3) STATE_CASE(1, 4) STATE_CASE(2, 1) STATE_CASE(2, 2) STATE_CASE(2, 3) STATE_CASE(2, 4) STATE_CASE(3, 1) STATE_CASE(3, 2) STATE_CASE(3, 3) STATE_CASE(3, 4) STATE_CASE(4, 1) STATE_CASE(4, 2) STATE_CASE(4, 3) STATE_CASE(4, 4) STATE_CASE(5, 1) STATE_CASE(5, 2) STATE_CASE(5, 3) STATE_CASE(5, 4) STATE_CASE(6, 1) STATE_CASE(6, 2) STATE_CASE(6, 3) STATE_CASE(6, 4)
 #include "kern_simd.inc"
 
+/* 16 f16 or bf16 values to fp32 (exact) */
+static inline __m512 half16(__m256i h, sgla_dtype dt)
+{
+    return dt == SGLA_F16 ? _mm512_cvtph_ps(h) : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* Masked loads and stores only for a row's tail: a masked 512-bit store is several times slower than a
+ * plain one on some cores (the gathers below ran 1.45x slower with a mask on every vector, AMD EPYC with
+ * AVX-512, docs/perf.md session 22). */
 static void load_avx512(const void *src, sgla_dtype dt, float *dst, int cnt)
 {
     if (dt == SGLA_F32) { /* inline: a libc call per short row costs more than the copy */
@@ -111,12 +120,10 @@ static void load_avx512(const void *src, sgla_dtype dt, float *dst, int cnt)
     }
     const uint16_t *s = src;
     int i = 0;
-    for (; i < cnt; i += 16) {
-        __mmask16 m = cnt - i >= 16 ? (__mmask16)0xFFFF : V_MASK(cnt - i);
-        __m256i h = _mm256_maskz_loadu_epi16(m, s + i);
-        __m512 x = dt == SGLA_F16 ? _mm512_cvtph_ps(h)
-                                  : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-        _mm512_mask_storeu_ps(dst + i, m, x);
+    for (; i + 16 <= cnt; i += 16) _mm512_storeu_ps(dst + i, half16(_mm256_loadu_si256((const __m256i *)(s + i)), dt));
+    if (i < cnt) {
+        const __mmask16 m = V_MASK(cnt - i);
+        _mm512_mask_storeu_ps(dst + i, m, half16(_mm256_maskz_loadu_epi16(m, s + i), dt));
     }
 }
 
@@ -127,6 +134,8 @@ static void load_avx512(const void *src, sgla_dtype dt, float *dst, int cnt)
 static void gather_avx512(const void *src, sgla_dtype dt, int64_t tld, int ntok, int rows, int cnt, float *dst,
                           int64_t dld, int64_t rld)
 {
+    const int full = cnt / 16 * 16;
+    const __mmask16 mt = V_MASK(cnt - full > 0 ? cnt - full : 16);
     if (dt != SGLA_F32) { /* f16 / bf16: the same order, converted on the way */
         const uint16_t *s = src;
         for (int i0 = 0; i0 < ntok; i0 += GATHER_IL) {
@@ -134,16 +143,15 @@ static void gather_avx512(const void *src, sgla_dtype dt, int64_t tld, int ntok,
             for (int r = 0; r < rows; r++) {
                 const uint16_t *sr = s + (size_t)r * (size_t)cnt;
                 float *dr = dst + (size_t)r * (size_t)rld;
-                for (int c = 0; c < cnt; c += 16) {
-                    const __mmask16 m = cnt - c >= 16 ? (__mmask16)0xFFFF : V_MASK(cnt - c);
-                    for (int i = i0; i < i1; i++) {
-                        const __m256i h = _mm256_maskz_loadu_epi16(m, sr + (size_t)i * (size_t)tld + c);
-                        const __m512 x = dt == SGLA_F16
-                                             ? _mm512_cvtph_ps(h)
-                                             : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-                        _mm512_mask_storeu_ps(dr + (size_t)i * (size_t)dld + c, m, x);
-                    }
-                }
+                int c = 0;
+                for (; c < full; c += 16)
+                    for (int i = i0; i < i1; i++)
+                        _mm512_storeu_ps(dr + (size_t)i * (size_t)dld + c,
+                                         half16(_mm256_loadu_si256((const __m256i *)(sr + (size_t)i * (size_t)tld + c)), dt));
+                if (c < cnt)
+                    for (int i = i0; i < i1; i++)
+                        _mm512_mask_storeu_ps(dr + (size_t)i * (size_t)dld + c, mt,
+                                              half16(_mm256_maskz_loadu_epi16(mt, sr + (size_t)i * (size_t)tld + c), dt));
             }
         }
         return;
@@ -154,14 +162,28 @@ static void gather_avx512(const void *src, sgla_dtype dt, int64_t tld, int ntok,
         for (int r = 0; r < rows; r++) {
             const float *sr = s + (size_t)r * (size_t)cnt;
             float *dr = dst + (size_t)r * (size_t)rld;
-            for (int c = 0; c < cnt; c += 16) {
-                const __mmask16 m = cnt - c >= 16 ? (__mmask16)0xFFFF : V_MASK(cnt - c);
+            int c = 0;
+            for (; c < full; c += 16)
                 for (int i = i0; i < i1; i++)
-                    _mm512_mask_storeu_ps(dr + (size_t)i * (size_t)dld + c, m,
-                                          _mm512_maskz_loadu_ps(m, sr + (size_t)i * (size_t)tld + c));
-            }
+                    _mm512_storeu_ps(dr + (size_t)i * (size_t)dld + c, _mm512_loadu_ps(sr + (size_t)i * (size_t)tld + c));
+            if (c < cnt)
+                for (int i = i0; i < i1; i++)
+                    _mm512_mask_storeu_ps(dr + (size_t)i * (size_t)dld + c, mt,
+                                          _mm512_maskz_loadu_ps(mt, sr + (size_t)i * (size_t)tld + c));
         }
     }
+}
+
+/* 16 fp32 values to f16 or bf16, round to nearest even; a NaN stays a (quiet) NaN in bf16 */
+static inline __m256i to_half16(__m512 x, sgla_dtype dt)
+{
+    if (dt == SGLA_F16) return _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512i u = _mm512_castps_si512(x);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+    const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7FFF))), 16);
+    const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+    const __m512i qn = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+    return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, r, qn));
 }
 
 static void store_avx512(const float *src, sgla_dtype dt, void *dst, int cnt)
@@ -179,21 +201,11 @@ static void store_avx512(const float *src, sgla_dtype dt, void *dst, int cnt)
         return;
     }
     uint16_t *d = dst;
-    for (int i = 0; i < cnt; i += 16) {
-        __mmask16 m = cnt - i >= 16 ? (__mmask16)0xFFFF : V_MASK(cnt - i);
-        __m512 x = _mm512_maskz_loadu_ps(m, src + i);
-        __m256i h;
-        if (dt == SGLA_F16) {
-            h = _mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-        } else { /* bf16: round to nearest even; NaN stays a (quiet) NaN */
-            __m512i u = _mm512_castps_si512(x);
-            __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-            __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7FFF))), 16);
-            __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
-            __m512i qn = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
-            h = _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, r, qn));
-        }
-        _mm256_mask_storeu_epi16(d + i, m, h);
+    int i = 0;
+    for (; i + 16 <= cnt; i += 16) _mm256_storeu_si256((__m256i *)(d + i), to_half16(_mm512_loadu_ps(src + i), dt));
+    if (i < cnt) {
+        const __mmask16 m = V_MASK(cnt - i);
+        _mm256_mask_storeu_epi16(d + i, m, to_half16(_mm512_maskz_loadu_ps(m, src + i), dt));
     }
 }
 

@@ -1586,20 +1586,21 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
 static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_nseg, bwd_plan *pl, bwd3_plan *p3,
                               int *three, size_t *bytes)
 {
-    /* a forced path 3 takes force_nseg for its own passes: the fallback plan is only sized */
-    sgla_status rc = bwd_plan_of(b, force == 3 ? 0 : force, force == 3 ? 0 : force_nseg, pl);
-    if (rc != SGLA_OK) return rc;
     *three = 0;
-    *bytes = pl->bytes;
-    if (force != 0 && force != 3) return SGLA_OK;
-    char why[192];
-    const device_facts *f = current_device(why, sizeof why);
-    if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
-    *three = bwd3_plan_of(b, f, force_nseg, p3);
-    if (force == 3 && !*three)
-        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the three-pass backward cannot serve this call (Hopper; bf16, or fp16 "
-                         "without dg; K and V up to 256, multiples of 8; 16-byte aligned tensors; scale != 0)");
-    if (*three) *bytes = p3->bytes;
+    if (force == 0 || force == 3) {
+        char why[192];
+        const device_facts *f = current_device(why, sizeof why);
+        if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
+        *three = bwd3_plan_of(b, f, force_nseg, p3);
+        if (force == 3 && !*three)
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the three-pass backward cannot serve this call (Hopper; bf16, or "
+                             "fp16 without dg; K and V up to 256, multiples of 8; 16-byte aligned tensors; scale != 0)");
+    }
+    /* where the three passes serve, a forced split is theirs and the fallback's plan is only sized (K = 256,
+     * whose fallback has no split, took a split for the passes too) */
+    const sgla_status rc = bwd_plan_of(b, force == 3 ? 0 : force, *three ? 0 : force_nseg, pl);
+    if (rc != SGLA_OK) return rc;
+    *bytes = *three ? p3->bytes : pl->bytes;
     return SGLA_OK;
 }
 

@@ -96,9 +96,8 @@ static inline __m512 half16(__m256i h, sgla_dtype dt)
     return dt == SGLA_F16 ? _mm512_cvtph_ps(h) : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/* Masked loads and stores only for a row's tail: a masked 512-bit store is several times slower than a
- * plain one on some cores (the gathers below ran 1.45x slower with a mask on every vector, AMD EPYC with
- * AVX-512, docs/perf.md session 22). */
+/* Masked loads and stores only for a row's tail, as in the AVX2 level (whole blocks by plain ones:
+ * docs/perf-cpu.md, session 22). */
 static void load_avx512(const void *src, sgla_dtype dt, float *dst, int cnt)
 {
     if (dt == SGLA_F32) { /* inline: a libc call per short row costs more than the copy */

@@ -1596,8 +1596,8 @@ static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the three-pass backward cannot serve this call (Hopper; bf16, or "
                              "fp16 without dg; K and V up to 256, multiples of 8; 16-byte aligned tensors; scale != 0)");
     }
-    /* where the three passes serve, a forced split is theirs and the fallback's plan is only sized (K = 256,
-     * whose fallback has no split, took a split for the passes too) */
+    /* where the three passes serve, a forced split is theirs and the fallback's plan is only sized (made
+     * with the split, K = 256's fallback, which has none, refused a split meant for the passes) */
     const sgla_status rc = bwd_plan_of(b, force == 3 ? 0 : force, *three ? 0 : force_nseg, pl);
     if (rc != SGLA_OK) return rc;
     *bytes = *three ? p3->bytes : pl->bytes;

@@ -1,0 +1,28 @@
+#!/bin/bash
+# Session 22 calls 5-6 (6: SGLA_NCU_CLOCK=base, clocks locked): where the K = 128 backward's g_gamma (+ dg_gamma) is slower than gate g's
+# (0.708 against 0.682 ms, call 1): every kernel's time in one backward call of main's CLI (.devbinM),
+# by Nsight Compute (gpu__time_duration, no clock control), both gates.
+OUT=${OUT:-/tmp/sgla_out}
+mkdir -p "$OUT"
+D=.devbinM
+for z in "$D"/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
+chmod +x "$D/sgla"
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+for gate in g gamma; do
+  for r in 1 2; do
+    timeout 200 "$NCU" --clock-control ${SGLA_NCU_CLOCK:-none} --metrics gpu__time_duration.sum --csv \
+      "$D/sgla" bench --backend cuda --dtype bf16 --gate $gate --shape 8,4096,16,128,128 --backward --iters 1 --warmup 1 \
+      > "$OUT/ncu_${gate}_$r.csv" 2> "$OUT/ncu_${gate}_$r.err"
+    echo "== $gate round $r rc=$?"
+  done
+done
+python3 /dev/stdin "$OUT"/ncu_*.csv <<'PY'
+import csv, sys, collections
+for f in sys.argv[1:]:
+    rows = [r for r in csv.reader(l for l in open(f) if l.startswith('"'))]
+    if not rows: print(f, "no rows"); continue
+    h = rows[0]; ki = h.index("Kernel Name"); vi = h.index("Metric Value"); ii = h.index("ID")
+    print("==", f.rsplit("/", 1)[-1])
+    for r in rows[1:]:
+        print("  %4s %10s  %s" % (r[ii], r[vi], r[ki][:110]))
+PY

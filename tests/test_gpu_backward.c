@@ -275,6 +275,15 @@ int main(void)
             run_case(&many, &r);
             conform_bwd_path = 0;
         }
+        {   /* K = 256 with a split forced on the usual path: the three passes take it (their fallback has
+             * no split at K = 256 and refused it before session 22) */
+            static const conform_case k256[] = {
+                {BF, G, MIX30, 1, 1000, 2, 256, 256, 1, 1, 0, 0},
+                {BF, GAMMA, MILD, 1, 700, 1, 256, 256, 1, 1, 1, 0},
+            };
+            conform_bwd_nseg = 3;
+            for (size_t i = 0; i < sizeof k256 / sizeof k256[0]; i++) run_case(&k256[i], &r);
+        }
         conform_bwd_nseg = 0;
         conform_bwd_path = 3;
         for (size_t i = 0; i < sizeof padded3 / sizeof padded3[0]; i++) run_case(&padded3[i], &r);

@@ -1,7 +1,8 @@
 #!/bin/bash
-# Session 22 calls 5-6 (6: SGLA_NCU_CLOCK=base, clocks locked): where the K = 128 backward's g_gamma (+ dg_gamma) is slower than gate g's
+# Session 22 calls 5-6: where the K = 128 backward's g_gamma (+ dg_gamma) is slower than gate g's
 # (0.708 against 0.682 ms, call 1): every kernel's time in one backward call of main's CLI (.devbinM),
-# by Nsight Compute (gpu__time_duration, no clock control), both gates.
+# by Nsight Compute (gpu__time_duration), both gates.  Clocks free (call 5), or as SGLA_NCU_CLOCK says
+# (call 6: SGLA_NCU_CLOCK=base, clocks locked).
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 D=.devbinM

@@ -303,7 +303,8 @@ SGLA_API sgla_status sgla_forward(const sgla_forward_desc *d, sgla_backend backe
 
 /* Bytes of workspace the backend needs for this call (the descriptor's
  * shape and, for CUDA, the current device); 0 when it needs none.  The
- * descriptor is validated as by sgla_forward, but no data is read. */
+ * descriptor is validated as by sgla_forward, except that no data is read
+ * (the values of g, g_gamma, cu_seqlens and the tensors are not checked). */
 SGLA_API sgla_status sgla_workspace_size(const sgla_forward_desc *d, sgla_backend backend, size_t *bytes);
 
 /* The CPU backend keeps a few scratch blocks between calls (a fresh block
@@ -380,7 +381,9 @@ SGLA_API void sgla_backward_desc_init(sgla_backward_desc *d);
  * and round into the outputs). */
 SGLA_API sgla_status sgla_backward(const sgla_backward_desc *d, sgla_backend backend);
 
-/* Bytes of workspace sgla_backward needs for this call; 0 when none. */
+/* Bytes of workspace sgla_backward needs for this call; 0 when none.  Validated
+ * as sgla_backward validates, except that no data is read (as
+ * sgla_workspace_size). */
 SGLA_API sgla_status sgla_backward_workspace_size(const sgla_backward_desc *d, sgla_backend backend,
                                                   size_t *bytes);
 

@@ -63,8 +63,10 @@ static sgla_backend resolve(sgla_backend b, const sgla_forward_desc *d)
 }
 
 /* Read and validate d for backend *b (AUTO resolved in place); the backend's own
- * checks come after. */
-static sgla_status prepare(const sgla_forward_desc *user, sgla_backend *bp, sgla_forward_desc *d)
+ * checks come after.  read_values: a call (the values of g, g_gamma, cu_seqlens
+ * checked where the backend reads them on the host); 0 for a workspace query,
+ * which reads no data (sgla.h). */
+static sgla_status prepare(const sgla_forward_desc *user, sgla_backend *bp, sgla_forward_desc *d, int read_values)
 {
     sgla_clear_error();
     if (!valid_backend(*bp))
@@ -76,7 +78,7 @@ static sgla_status prepare(const sgla_forward_desc *user, sgla_backend *bp, sgla
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE,
                          "the %s backend does not take a state pool (ref-a, cpu and cuda do)", backends[b].name);
     const sgla_backend_impl *be = backends[b].impl;
-    st = sgla_check_desc(d, be->values_on_host);
+    st = sgla_check_desc(d, read_values && be->values_on_host);
     if (st != SGLA_OK) return st;
     char why[256];
     if (be->probe && !be->probe(why, sizeof why))
@@ -87,7 +89,7 @@ static sgla_status prepare(const sgla_forward_desc *user, sgla_backend *bp, sgla
 sgla_status sgla_forward(const sgla_forward_desc *user, sgla_backend backend)
 {
     sgla_forward_desc d;
-    sgla_status st = prepare(user, &backend, &d);
+    sgla_status st = prepare(user, &backend, &d, 1);
     return st != SGLA_OK ? st : backends[backend].impl->forward(&d, backend);
 }
 
@@ -98,7 +100,7 @@ sgla_status sgla_workspace_size(const sgla_forward_desc *user, sgla_backend back
         sgla_clear_error();
         return sgla_fail(SGLA_ERR_NULL_POINTER, "bytes is NULL");
     }
-    sgla_status st = prepare(user, &backend, &d);
+    sgla_status st = prepare(user, &backend, &d, 0);
     if (st != SGLA_OK) return st;
     const sgla_backend_impl *be = backends[backend].impl;
     *bytes = 0;
@@ -112,9 +114,10 @@ void sgla_release_memory(void)
             backends[i].impl->release();
 }
 
-/* Read and validate a backward descriptor for backend *b (AUTO resolved in place). */
+/* Read and validate a backward descriptor for backend *b (AUTO resolved in place);
+ * read_values as for prepare. */
 static sgla_status prepare_backward(const sgla_backward_desc *user, sgla_backend *bp, sgla_backward_desc *bd,
-                                    sgla_forward_desc *fwd)
+                                    sgla_forward_desc *fwd, int read_values)
 {
     sgla_clear_error();
     if (!valid_backend(*bp))
@@ -123,12 +126,14 @@ static sgla_status prepare_backward(const sgla_backward_desc *user, sgla_backend
     if (st != SGLA_OK) return st;
     const sgla_backend b = *bp = resolve(*bp, fwd);
     const sgla_backend_impl *be = backends[b].impl;
-    if ((st = sgla_check_backward(bd, be->values_on_host)) != SGLA_OK) return st;
+    if ((st = sgla_check_backward(bd, read_values && be->values_on_host)) != SGLA_OK) return st;
     char why[256];
     if (be->probe && !be->probe(why, sizeof why))
         return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "%s backend: %s", backends[b].name, why);
-    if (!be->backward)
-        return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "the %s backend has no backward", backends[b].name);
+    /* the references share one entry; of them ref-a and ref-b have a backward */
+    if (!be->backward || b == SGLA_BACKEND_REF_C || b == SGLA_BACKEND_REF_D)
+        return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "%s has no backward: the backends with one are ref-a, ref-b, "
+                         "cpu and cuda", backends[b].name);
     return SGLA_OK;
 }
 
@@ -136,7 +141,7 @@ sgla_status sgla_backward(const sgla_backward_desc *user, sgla_backend backend)
 {
     sgla_backward_desc bd;
     sgla_forward_desc fwd;
-    sgla_status st = prepare_backward(user, &backend, &bd, &fwd);
+    sgla_status st = prepare_backward(user, &backend, &bd, &fwd, 1);
     return st != SGLA_OK ? st : backends[backend].impl->backward(&bd, backend);
 }
 
@@ -148,7 +153,7 @@ sgla_status sgla_backward_workspace_size(const sgla_backward_desc *user, sgla_ba
         sgla_clear_error();
         return sgla_fail(SGLA_ERR_NULL_POINTER, "bytes is NULL");
     }
-    sgla_status st = prepare_backward(user, &backend, &bd, &fwd);
+    sgla_status st = prepare_backward(user, &backend, &bd, &fwd, 0);
     if (st != SGLA_OK) return st;
     const sgla_backend_impl *be = backends[backend].impl;
     *bytes = 0;

@@ -11,6 +11,7 @@
  *   4. the backward's validation: every status, nothing written on error.
  * Seeded and printed (SGLA_SEED replays). */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -387,6 +388,12 @@ static void validation(tu_rng *r)
         b.size = 7;
         vexpect("backward descriptor size 7", &b, be, SGLA_ERR_INVALID_ARGUMENT);
         vbase(&f, &b);
+        b.size = sizeof b - 4; /* ends inside workspace_bytes */
+        vexpect("backward descriptor cut inside a field", &b, be, SGLA_ERR_INVALID_ARGUMENT);
+        vbase(&f, &b);
+        f.size = offsetof(sgla_forward_desc, pool) + 4; /* ends inside pool */
+        vexpect("forward descriptor cut inside a field", &b, be, SGLA_ERR_INVALID_ARGUMENT);
+        vbase(&f, &b);
         f.size = 7;
         vexpect("forward descriptor size 7", &b, be, SGLA_ERR_INVALID_ARGUMENT);
         vbase(&f, &b);
@@ -399,7 +406,13 @@ static void validation(tu_rng *r)
         vdo[5] = 0.25f;
     }
     vbase(&f, &b);
-    vexpect("ref-c has no backward", &b, SGLA_BACKEND_REF_C, SGLA_ERR_INVALID_BACKEND);
+    vexpect("ref-c has no backward", &b, SGLA_BACKEND_REF_C, SGLA_ERR_BACKEND_UNAVAILABLE);
+    vexpect("ref-d has no backward", &b, SGLA_BACKEND_REF_D, SGLA_ERR_BACKEND_UNAVAILABLE);
+    {
+        size_t wsc = 7;
+        TU_CHECK(sgla_backward_workspace_size(&b, SGLA_BACKEND_REF_C, &wsc) == SGLA_ERR_BACKEND_UNAVAILABLE,
+                 "ref-c's backward workspace query: the call's status");
+    }
     vexpect("backend 42", &b, (sgla_backend)42, SGLA_ERR_INVALID_BACKEND);
     f.dtype = SGLA_F64;
     {

@@ -276,6 +276,16 @@ static void check_grad(void)
              dp("run_q.npy"), dp("run_k.npy"), dp("run_v.npy"), dp("run_q.npy"));
     rc = run_sub("grad", args, err, sizeof err);
     TU_CHECK(rc == 1 && strstr(err, "--do"), "grad with do of q's shape: rc %d, '%s'", rc, err);
+    {   /* T = 0 with H K V past int64: refused by a count that cannot overflow (UBSan's build checks) */
+        const int64_t big[4] = {1, 0, (int64_t)1 << 21, (int64_t)1 << 21};
+        char e2[256];
+        TU_CHECK(!npy_write("big_t0.npy", NPY_F32, 4, big, NULL, e2, sizeof e2), "%s", e2);
+        snprintf(args, sizeof args, "--q big_t0.npy --k big_t0.npy --v big_t0.npy --do big_t0.npy --dq a.npy "
+                 "--dk b.npy --dv c.npy");
+        rc = run_sub("grad", args, err, sizeof err);
+        TU_CHECK(rc == 1 && strstr(err, "element counts overflow"), "grad with H K V past int64: rc %d, '%s'", rc, err);
+        remove("big_t0.npy");
+    }
     for (int i = 0; i < 5; i++) free(ref[i]);
     free(q64), free(k64), free(v64), free(g64), free(h064);
     npy_free(&q), npy_free(&k), npy_free(&v), npy_free(&g), npy_free(&h0);

@@ -225,6 +225,31 @@ int main(void)
                  "after sgla_release_memory: %d %d, same bits %d", (int)st1, (int)st2, !memcmp(o1, o2, sizeof o1));
     }
     concurrent_calls(&r);
+    /* a thread count far past the cores, with as many items: capped (the OpenMP runtime ends the process
+     * when it cannot create them), the forward's and the backward's bits unchanged */
+    {
+        enum { TT = 2, HH = 60000 };
+        float *q = malloc(sizeof(float) * TT * HH), *o1 = malloc(sizeof(float) * TT * HH);
+        float *o2 = malloc(sizeof(float) * TT * HH), *d1 = malloc(sizeof(float) * 3 * TT * HH);
+        float *d2 = malloc(sizeof(float) * 3 * TT * HH);
+        tu_fill(&r, q, SGLA_F32, TT * HH, 1.0);
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.q = q; d.k = q; d.v = q; d.o = o1; d.B = 1; d.T = TT; d.H = HH; d.K = 1; d.V = 1;
+        sgla_backward_desc b;
+        sgla_backward_desc_init(&b);
+        b.fwd = &d, b.dout = q, b.dq = d1, b.dk = d1 + TT * HH, b.dv = d1 + 2 * TT * HH;
+        d.threads = 100000;
+        sgla_status f1 = sgla_forward(&d, SGLA_BACKEND_CPU), b1 = sgla_backward(&b, SGLA_BACKEND_CPU);
+        d.threads = 1, d.o = o2;
+        b.dq = d2, b.dk = d2 + TT * HH, b.dv = d2 + 2 * TT * HH;
+        sgla_status f2 = sgla_forward(&d, SGLA_BACKEND_CPU), b2 = sgla_backward(&b, SGLA_BACKEND_CPU);
+        TU_CHECK(f1 == SGLA_OK && b1 == SGLA_OK && f2 == SGLA_OK && b2 == SGLA_OK,
+                 "100000 threads: forward %d backward %d (%s)", (int)f1, (int)b1, sgla_last_error());
+        TU_CHECK(!memcmp(o1, o2, sizeof(float) * TT * HH) && !memcmp(d1, d2, sizeof(float) * 3 * TT * HH),
+                 "100000 threads: other bits than one thread");
+        free(q), free(o1), free(o2), free(d1), free(d2);
+    }
     /* T = 0: nothing to write in o, ht = h0 */
     {
         float h0[2 * 3 * 4], ht[2 * 3 * 4];

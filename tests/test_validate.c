@@ -245,6 +245,8 @@ static void abi(void)
     expect("descriptor one field short of 0.2's layout", &d, SGLA_ERR_INVALID_ARGUMENT);
     d.size = offsetof(sgla_forward_desc, pool); /* a caller built against 0.2: no pool field, read as NULL */
     expect("descriptor of 0.2's layout", &d, SGLA_OK);
+    d.size = offsetof(sgla_forward_desc, pool) + 4; /* between the layouts: would read half of pool */
+    expect("descriptor size inside a field", &d, SGLA_ERR_INVALID_ARGUMENT);
     d.size = (size_t)-1;
     expect("descriptor size garbage", &d, SGLA_ERR_INVALID_ARGUMENT);
 
@@ -273,6 +275,11 @@ static void abi(void)
     TU_CHECK(sgla_workspace_size(&d, SGLA_BACKEND_CPU, NULL) == SGLA_ERR_NULL_POINTER, "workspace size into NULL");
     d.K = 0;
     TU_CHECK(sgla_workspace_size(&d, SGLA_BACKEND_CPU, &ws) == SGLA_ERR_INVALID_SIZE, "workspace size validates");
+    /* a query reads no data (sgla.h): bad gate values are the call's error, not the query's */
+    base(&d), d.g = g, g[0] = NAN;
+    TU_CHECK(sgla_workspace_size(&d, SGLA_BACKEND_CPU, &ws) == SGLA_OK, "workspace size read g: %s", sgla_last_error());
+    expect("NaN g, the call after the query", &d, SGLA_ERR_NONFINITE_GATE);
+    g[0] = -0.1f;
     TU_CHECK(sgla_workspace_size(&d, (sgla_backend)42, &ws) == SGLA_ERR_INVALID_BACKEND, "workspace size backend 42");
 
     /* sgla_backend_available keeps the last error */

@@ -294,7 +294,8 @@ int cli_inputs_load(const char *cmd, const cli_input_args *a, cli_inputs *r, sgl
     sgla_dtype dt = in_dt == NPY_F16 ? SGLA_F16 : SGLA_F32;
     if (in_dt == NPY_F64) {
         if (cli_npy_f32(cmd, "--q", a->q, &r->q, 0) || cli_npy_f32(cmd, "--k", a->k, &r->k, 0) || cli_npy_f32(cmd, "--v", a->v, &r->v, 0)) goto fail;
-        fprintf(stderr, "sgla %s: note: q, k, v are f8; computing with f32 inputs, o is written as f8\n", cmd);
+        fprintf(stderr, "sgla %s: note: q, k, v are f8; computing with f32 inputs, %s\n", cmd,
+                strcmp(cmd, "grad") == 0 ? "the gradients are written as f4" : "o is written as f8");
     }
 
     /* ---- varlen ---- */

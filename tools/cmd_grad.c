@@ -167,8 +167,16 @@ int sgla_cmd_grad(int argc, char **argv)
         }
     }
     const size_t es = sgla_dtype_size(r.dt);
-    const int64_t count[NOUT] = {B * T * H * K, B * T * H * K, B * T * H * V, B * T * H, H, N * H * K * V};
+    const int64_t shapes[NOUT][4] = {{B, T, H, K}, {B, T, H, K}, {B, T, H, V}, {B, T, H}, {H}, {N, H, K, V}};
+    const int ndims[NOUT] = {4, 4, 4, 3, 1, 4};
     const size_t esz[NOUT] = {es, es, es, 4, 4, 4};
+    int64_t count[NOUT];
+    for (int o = 0; o < NOUT; o++)
+        if (!npy_shape_count(ndims[o], shapes[o], &count[o]) || (uint64_t)count[o] > SIZE_MAX / esz[o]) {
+            err_out("the gradients' element counts overflow (B = %lld, T = %lld, H = %lld, K = %lld, V = %lld, "
+                    "N = %lld)", (long long)B, (long long)T, (long long)H, (long long)K, (long long)V, (long long)N);
+            goto out;
+        }
     for (int o = 0; o < NOUT; o++)
         if (a.out[o] && !(out[o] = malloc((size_t)(count[o] ? count[o] : 1) * esz[o]))) {
             err_out("out of memory for %s", out_flag[o]);
@@ -228,8 +236,6 @@ int sgla_cmd_grad(int argc, char **argv)
     }
     {
         const npy_dtype fdt = r.dt == SGLA_F16 ? NPY_F16 : NPY_F32;
-        const int64_t shapes[NOUT][4] = {{B, T, H, K}, {B, T, H, K}, {B, T, H, V}, {B, T, H}, {H}, {N, H, K, V}};
-        const int ndims[NOUT] = {4, 4, 4, 3, 1, 4};
         const npy_dtype dts[NOUT] = {fdt, fdt, fdt, NPY_F32, NPY_F32, NPY_F32};
         char err[512];
         npy_outputs files;

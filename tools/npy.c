@@ -563,6 +563,10 @@ int npy_outputs_add(npy_outputs *s, const char *path, npy_dtype dt, int ndim, co
                     const void *data, char *err, size_t errlen)
 {
     if (s->n >= NPY_MAX_OUTPUTS) return fail(err, errlen, "%s: more than %d outputs", path, NPY_MAX_OUTPUTS);
+    /* a target the commit's rename would refuse, found now: the commit renames one file after
+     * another, and one refused there would leave the earlier ones in place */
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return fail(err, errlen, "%s: is a directory", path);
     char *tmp;
     if (write_temp(path, dt, ndim, shape, data, &tmp, err, errlen)) return -1;
     s->tmp[s->n] = tmp;

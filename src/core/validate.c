@@ -27,11 +27,15 @@ static sgla_status check_cu(const char *name, const int64_t *cu, int64_t n, int6
 }
 
 /* The caller's struct of `n` bytes (its size field) into ours of `ours` bytes
- * (already holding the defaults): the smallest accepted is `min` (the first
- * published layout); a larger one must leave the fields we do not know zero. */
-static sgla_status read_sized(const void *user, size_t n, size_t min, void *out, size_t ours, const char *what)
+ * (already holding the defaults): below ours only the sizes of the published
+ * layouts (`older`, `nolder` of them; a size between them would end inside a
+ * field); a larger one must leave the fields we do not know zero. */
+static sgla_status read_sized(const void *user, size_t n, const size_t *older, int nolder, void *out, size_t ours,
+                              const char *what)
 {
-    if (n < min || n > DESC_MAX_SIZE)
+    int known = n >= ours && n <= DESC_MAX_SIZE;
+    for (int i = 0; i < nolder; i++) known |= n == older[i];
+    if (!known)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT,
                          "%s size = %zu, this library reads %zu: initialise it with %s_init()", what, n, ours, what);
     if (n <= ours) {
@@ -52,9 +56,9 @@ sgla_status sgla_desc_read(const sgla_forward_desc *user, sgla_forward_desc *out
 {
     if (!user) return sgla_fail(SGLA_ERR_NULL_POINTER, "the descriptor is NULL");
     sgla_forward_desc_init(out);
-    /* the layout of 0.2, the first with a size field; later fields go after it */
-    const size_t min = offsetof(sgla_forward_desc, workspace_bytes) + sizeof(size_t);
-    sgla_status st = read_sized(user, user->size, min, out, sizeof *out, "sgla_forward_desc");
+    /* the layout of 0.2, the first with a size field; later fields go after it (0.3: pool) */
+    const size_t older[] = {offsetof(sgla_forward_desc, workspace_bytes) + sizeof(size_t)};
+    sgla_status st = read_sized(user, user->size, older, 1, out, sizeof *out, "sgla_forward_desc");
     out->size = sizeof *out;
     return st;
 }
@@ -63,8 +67,7 @@ sgla_status sgla_backward_desc_read(const sgla_backward_desc *user, sgla_backwar
 {
     if (!user) return sgla_fail(SGLA_ERR_NULL_POINTER, "the backward descriptor is NULL");
     sgla_backward_desc_init(out);
-    const size_t min = offsetof(sgla_backward_desc, workspace_bytes) + sizeof(size_t);
-    sgla_status st = read_sized(user, user->size, min, out, sizeof *out, "sgla_backward_desc");
+    sgla_status st = read_sized(user, user->size, NULL, 0, out, sizeof *out, "sgla_backward_desc"); /* one layout */
     out->size = sizeof *out;
     if (st != SGLA_OK) return st;
     if (!out->fwd) return sgla_fail(SGLA_ERR_NULL_POINTER, "the backward descriptor's fwd is NULL");
@@ -107,8 +110,11 @@ static sgla_status check_shape(const sgla_forward_desc *d, counts *c)
     /* Element counts, then byte counts, must fit; 2^62 keeps index sums safe. */
     const int64_t lim = (int64_t)1 << 62;
     int64_t bt, hk, hkv, bytes;
+    if (!sgla_mul_ok(d->H, d->K, &hk) || !sgla_mul_ok(hk, d->V, &hkv) || hkv > lim)
+        return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "H*K*V (a state's elements a sequence) overflow (H=%lld K=%lld V=%lld)",
+                         (long long)d->H, (long long)d->K, (long long)d->V);
     if (!sgla_mul_ok(d->B, d->T, &bt) || !sgla_mul_ok(bt, d->H, &c->bth) || !sgla_mul_ok(c->bth, d->K, &c->nqk) ||
-        !sgla_mul_ok(c->bth, d->V, &c->nv) || !sgla_mul_ok(d->H, d->K, &hk) || !sgla_mul_ok(hk, d->V, &hkv) ||
+        !sgla_mul_ok(c->bth, d->V, &c->nv) ||
         !sgla_mul_ok(c->nqk > c->nv ? c->nqk : c->nv, (int64_t)es, &bytes) || bytes > lim ||
         (uint64_t)bytes > SIZE_MAX || !sgla_mul_ok(c->bth, (int64_t)aes, &bytes))
         return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "B*T*H*max(K,V) elements overflow (B=%lld T=%lld H=%lld K=%lld V=%lld)",

@@ -653,6 +653,19 @@ int sgla_cpu_default_threads(void)
 #endif
 }
 
+int sgla_cpu_threads(int requested, int64_t useful)
+{
+    int nth = requested > 0 ? requested : sgla_cpu_default_threads();
+    if (useful < 1) useful = 1;
+    if (nth > useful) nth = (int)useful;
+#ifdef _OPENMP
+    int cap = 4 * omp_get_num_procs();
+    if (cap < 1) cap = 1;
+    if (nth > cap) nth = cap;
+#endif
+    return nth < 1 ? 1 : nth;
+}
+
 static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, void *o_out, const int64_t *slot_in,
                                 const int64_t *slot_out, int v_first);
 
@@ -727,18 +740,7 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
      * sequences at small chunks) run sequentially instead; results are the
      * same either way, only slower. */
     if (split && (double)max_chunks * (double)p.K * (double)p.ldv * sizeof(float) > 256.0 * 1024 * 1024) split = 0;
-    /* More threads than there is work, or far more than cores, only costs
-     * (and a huge count overflows the OpenMP stacks). */
-    {
-        int64_t useful = split ? max_chunks : items;
-        if (useful < 1) useful = 1;
-        if (nth > useful) nth = (int)useful;
-#ifdef _OPENMP
-        int cap = 4 * omp_get_num_procs();
-        if (cap < 1) cap = 1;
-        if (nth > cap) nth = cap;
-#endif
-    }
+    nth = sgla_cpu_threads(nth, split ? max_chunks : items);
 
     float *Sbuf = NULL;
     sgla_carry *carry = NULL;

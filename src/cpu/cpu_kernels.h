@@ -149,6 +149,10 @@ float *sgla_cpu_scratch_take(size_t floats);
 void sgla_cpu_scratch_give(float *m, size_t floats);
 /* Threads of a call with threads = 0. */
 int sgla_cpu_default_threads(void);
+/* The threads a call runs on: `requested` (0: the default), at most `useful`
+ * (its items of work) and 4 x the processors: more only cost, and a huge count
+ * fails in the OpenMP runtime, which then ends the process. */
+int sgla_cpu_threads(int requested, int64_t useful);
 
 /* A chunk's weights from its cumulative log-gates b[0..n] (b[0] = 0): G (when
  * not NULL; rows 0..n-1, the part above the diagonal left alone), rs = scale

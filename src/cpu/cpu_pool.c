@@ -57,26 +57,20 @@ static void put_slot(const sgla_forward_desc *d, int64_t s, int64_t h, const flo
     else transpose(S, K, V, dst); /* [K][V] -> [V][K] */
 }
 
-/* speculative steps: the token recurrence (sequences of at most t_max tokens), every
+/* speculative steps: the token recurrence (sequences of at most t_max tokens) on the gathered
+ * states S0 (advanced in place: nothing to allocate, so nothing fails once o is being written), every
  * token's state kept in St [N][t_max][H][K][V] when the pool is written (St not NULL) */
-static sgla_status token_steps(const sgla_forward_desc *d, const float *S0, float *St)
+static void token_steps(const sgla_forward_desc *d, float *S0, float *St)
 {
     const int64_t N = sgla_num_sequences(d), H = d->H, K = d->K, V = d->V, kv = K * V, tm = d->pool->t_max;
     const sgla_dtype dt = d->dtype;
-    sgla_status st = SGLA_OK;
 #pragma omp parallel for schedule(dynamic) if (N * H > 1)
     for (int64_t nh = 0; nh < N * H; nh++) {
         const int64_t n = nh / H, h = nh - n * H;
         if (sgla_pool_read_slot(d->pool, n) < 0) continue;
         int64_t b, t0, t1;
         sgla_seq_bounds(d, n, &b, &t0, &t1);
-        float *S = malloc((size_t)kv * sizeof *S);
-        if (!S) {
-#pragma omp critical
-            st = sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU pool: a state");
-            continue;
-        }
-        memcpy(S, S0 + nh * kv, (size_t)kv * sizeof *S);
+        float *S = S0 + nh * kv;
         for (int64_t t = t0; t < t1; t++) {
             const int64_t row = (b * d->T + t) * H + h;
             double lg = d->g ? ((const float *)d->g)[row] : d->g_gamma ? ((const float *)d->g_gamma)[h] : 0.0;
@@ -93,9 +87,7 @@ static sgla_status token_steps(const sgla_forward_desc *d, const float *S0, floa
             }
             if (St) memcpy(St + ((n * tm + (t - t0)) * H + h) * kv, S, (size_t)kv * sizeof *S);
         }
-        free(S);
     }
-    return st;
 }
 
 /* o = 0 on the tokens of padded rows */
@@ -158,9 +150,9 @@ sgla_status sgla_cpu_pool_forward(const sgla_forward_desc *d)
         return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU pool: %zu floats of gathered states", ns);
     }
     gather(d, S0);
-    sgla_status st;
+    sgla_status st = SGLA_OK;
     if (p->t_max) {
-        st = token_steps(d, S0, St);
+        token_steps(d, S0, St);
     } else {
         sgla_forward_desc plain = *d;
         plain.pool = NULL, plain.h0 = S0, plain.ht = St;

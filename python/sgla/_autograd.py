@@ -88,9 +88,12 @@ def _backward_by(bwd, ctx, do, dht):
     q, k, v, g, g_gamma, h0, cu = ctx.saved_tensors
     scale, backend, threads, chunk = ctx.args
     need = ctx.needs_input_grad
+    want = (g is not None and bool(need[3]), g_gamma is not None and bool(need[4]), h0 is not None and bool(need[5]))
     dq, dk, dv, dg, dgg, dh0 = bwd(q, k, v, do, g, g_gamma, h0, _some(dht), cu, scale, backend, threads, chunk,
-                                   bool(need[3]), bool(need[4]), bool(need[5]))
-    return (dq, dk, dv, _some(dg), _some(dgg), _some(dh0)) + (None,) * 7
+                                   *want)
+    # absent by what was asked, not by size: at T = 0 dg is [B, 0, H], empty and present
+    dg, dgg, dh0 = (x if w else None for x, w in zip((dg, dgg, dh0), want))
+    return (dq, dk, dv, dg, dgg, dh0) + (None,) * 7
 
 
 def _backward(ctx, do, dht):

@@ -161,6 +161,19 @@ def _c_int(name, x, lo, hi):
     return int(x)
 
 
+def _integers(name, x):
+    """x unchanged, after refusing a floating-point (or bool) array: offsets and slot
+    indices are not rounded silently."""
+    dt = getattr(x, "dtype", None)
+    if dt is None and isinstance(x, (list, tuple)) and x:
+        dt = _np().asarray(x).dtype
+    if dt is not None:
+        s = str(dt)
+        if "float" in s or "complex" in s or "bool" in s:
+            raise TypeError(f"{name} must hold integers (int64 or int32), got dtype {s}")
+    return x
+
+
 def _call(d, backend):
     st = _lib.sgla_forward(ctypes.byref(d), int(backend))
     _lib.raise_for(st)
@@ -196,9 +209,16 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
             return x.data_ptr()
 
         q, k, v = (as_arr(n, x) for n, x in (("q", q), ("k", k), ("v", v)))
+        if torch.is_grad_enabled() and any(isinstance(x, torch.Tensor) and x.requires_grad
+                                           for x in (q, k, v, g, g_gamma, pool)):
+            raise ValueError("the state-pool path (ssm_state_indices) is for inference and records no "
+                             "gradient: call it under torch.no_grad() or torch.inference_mode(), or train "
+                             "through initial_state without ssm_state_indices")
         dt = {torch.float32: DType.F32, torch.float16: DType.F16, torch.bfloat16: DType.BF16}.get(q.dtype)
         f32, i64, i32, u8 = torch.float32, torch.int64, torch.int32, torch.uint8
-        o = torch.empty(q.shape[:3] + (v.shape[3],), dtype=q.dtype, device=dev)
+
+        def empty(shape, dtype):
+            return torch.empty(shape, dtype=dtype, device=dev)
         pool_ok = isinstance(pool, torch.Tensor) and pool.dtype == f32 and pool.is_contiguous() and pool.device == dev
     else:
         np = _np()
@@ -214,22 +234,26 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
             return x.ctypes.data
 
         f32, i64, i32, u8 = np.float32, np.int64, np.int32, np.uint8
-        o = np.empty(tuple(q.shape[:3]) + (v.shape[3],), dtype=q.dtype)
+        empty = np.empty
         pool_ok = isinstance(pool, np.ndarray) and pool.dtype == np.float32 and pool.flags.c_contiguous \
             and pool.flags.aligned and pool.flags.writeable
     if dt is None or dt == DType.F64:
         raise TypeError(f"q must be float32, float16 or bfloat16 with a state pool, got {q.dtype}")
+    for name, x in (("k", k), ("v", v)):
+        if x.dtype != q.dtype:
+            raise TypeError(f"{name} has dtype {x.dtype} but q has {q.dtype}; q, k and v must share one dtype")
     if not pool_ok:
         raise TypeError("initial_state (the pool) must be a C-contiguous, writable float32 array [S, H, K, V] "
                         "when ssm_state_indices is given: it is read and updated in place")
-    B, T, H, K = (int(x) for x in q.shape)
-    V = int(v.shape[3])
+    cu = as_arr("cu_seqlens", _integers("cu_seqlens", cu), i64)
+    g = as_arr("g", g, f32)
+    g_gamma = as_arr("g_gamma", g_gamma, f32)
+    B, T, H, K, V, N = (int(x) for x in _shape_checks(q, k, v, g, g_gamma, None, cu, state_v_first))
+    o = empty((B, T, H, V), q.dtype)
     want = (H, V, K) if state_v_first else (H, K, V)
     if len(pool.shape) != 4 or tuple(int(x) for x in pool.shape[1:]) != want:
         raise ValueError(f"the pool must be [S, {', '.join(str(x) for x in want)}], got {list(pool.shape)}")
-    cu = as_arr("cu_seqlens", cu, i64)
-    N = int(cu.shape[0]) - 1 if cu is not None else B
-    idx = indices
+    idx = _integers("ssm_state_indices", indices)
     bits = 64
     if fw == "torch":
         idx = idx if isinstance(idx, torch.Tensor) else torch.as_tensor(idx, device=q.device)
@@ -241,14 +265,12 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
     if len(idx.shape) not in (1, 2) or int(idx.shape[0]) != N:
         raise ValueError(f"ssm_state_indices must be [N] or [N, T_max] with N = {N}, got {list(idx.shape)}")
     t_max = int(idx.shape[1]) if len(idx.shape) == 2 else 0
-    acc = as_arr("num_accepted_tokens", num_accepted, i32 if bits == 32 else i64)
+    acc = as_arr("num_accepted_tokens", _integers("num_accepted_tokens", num_accepted), i32 if bits == 32 else i64)
     if acc is not None and tuple(int(x) for x in acc.shape) != (N,):
         raise ValueError(f"num_accepted_tokens must be [N] = [{N}], got {list(acc.shape)}")
     his = as_arr("has_initial_state", has_initial_state, u8)
     if his is not None and tuple(int(x) for x in his.shape) != (N,):
         raise ValueError(f"has_initial_state must be [N] = [{N}], got {list(his.shape)}")
-    g = as_arr("g", g, f32)
-    g_gamma = as_arr("g_gamma", g_gamma, f32)
     p = _lib.StatePool()
     p.slots, p.indices, p.index_bits, p.t_max = int(pool.shape[0]), ptr(idx), bits, t_max
     p.has_initial_state = ptr(his) if his is not None else None
@@ -486,14 +508,15 @@ def _torch_prepare(q, k, v, g, g_gamma, h0, cu, backend, state_v_first):
 
     k, v = take("k", k, None), take("v", v, None)
     cu = take("cu_seqlens", cu, None)
-    B, T, H, K, V, N = _shape_checks(q, k, v, g, g_gamma, h0, cu, state_v_first)
     dt = _torch_dtype_code("q", q)
+    aux = torch.float64 if dt == DType.F64 else torch.float32
+    # tensors before the shape checks: a float, a list or a DLPack producer has no .shape
+    g, g_gamma, h0 = take("g", g, aux), take("g_gamma", g_gamma, aux), take("initial_state", h0, aux)
+    B, T, H, K, V, N = _shape_checks(q, k, v, g, g_gamma, h0, cu, state_v_first)
     for name, x in (("k", k), ("v", v)):
         if x.dtype != q.dtype:
             raise TypeError(f"{name} has dtype {x.dtype} but q has {q.dtype}; "
                             "q, k and v must share one dtype")
-    aux = torch.float64 if dt == DType.F64 else torch.float32
-    g, g_gamma, h0 = take("g", g, aux), take("g_gamma", g_gamma, aux), take("initial_state", h0, aux)
     if cu is not None:
         if cu.is_floating_point() or cu.is_complex() or cu.dtype == torch.bool:
             raise TypeError(f"cu_seqlens must be an integer tensor (torch.long), got {cu.dtype}")
@@ -705,6 +728,11 @@ def chunk_simple_gla_backward(q, k, v, do, g=None, g_gamma=None, scale=None, ini
         do = do if isinstance(do, torch.Tensor) else torch.as_tensor(do, device=q.device)
         if tuple(do.shape) != (B, T, H, V):
             raise ValueError(f"do must be [B, T, H, V] = {[B, T, H, V]}, got {list(do.shape)}")
+        if do.dtype != q.dtype:
+            raise TypeError(f"do has dtype {do.dtype} but q has {q.dtype}; do must be in q's dtype")
+        for name, x in (("do", do), ("dht", dht)):
+            if isinstance(x, torch.Tensor) and x.device != q.device:
+                raise ValueError(f"{name} is on {x.device} but q is on {q.device}; all tensors must be on one device")
         if dht is not None:
             dht = dht if isinstance(dht, torch.Tensor) else torch.as_tensor(dht, device=q.device)
             want = (N, H, V, K) if state_v_first else (N, H, K, V)

@@ -73,6 +73,43 @@ def test_autograd_without_final_state_and_no_grad():
     assert not o2.requires_grad and torch.equal(o2, o.detach())
 
 
+def test_empty_sequence_gives_empty_gradients():
+    """T = 0: every input that requires grad gets a gradient of its own shape (empty where the
+    input is), not None."""
+    q, k, v, g, _, h0, _ = t_inputs(5, 1, 0, 2, 4, 4, torch.float32)
+    o, ht = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0, output_final_state=True)
+    (o.sum() + ht.sum()).backward()
+    for name, x in (("q", q), ("k", k), ("v", v), ("g", g), ("h0", h0)):
+        assert x.grad is not None and x.grad.shape == x.shape, name
+    assert torch.equal(h0.grad, torch.ones_like(h0))  # dh0 = dht when no token moves the state
+
+
+def test_explicit_backward_checks_do_and_dht():
+    """do in q's dtype and on q's device, dht on q's device: refused otherwise (a meta dht was
+    read as absent)."""
+    q, k, v, g, _, h0, _ = t_inputs(6, 1, 5, 2, 4, 4, torch.float32)
+    q, k, v, g, h0 = (x.detach() for x in (q, k, v, g, h0))
+    do = torch.randn(1, 5, 2, 4)
+    with pytest.raises(TypeError, match="do has dtype torch.float64"):
+        sgla.chunk_simple_gla_backward(q, k, v, do.double(), g=g)
+    with pytest.raises(ValueError, match="dht is on meta"):
+        sgla.chunk_simple_gla_backward(q, k, v, do, g=g, initial_state=h0,
+                                       dht=torch.randn(1, 2, 4, 4, device="meta"))
+    with pytest.raises(ValueError, match="do is on meta"):
+        sgla.chunk_simple_gla_backward(q, k, v, do.to("meta"), g=g)
+
+
+def test_scalar_and_list_gates_raise_value_errors():
+    """A g_gamma given as a float or a list is converted first, then shape-checked: a ValueError
+    naming it, not an AttributeError."""
+    q, k, v, _, _, _, _ = t_inputs(7, 1, 5, 2, 4, 4, torch.float32)
+    with pytest.raises(ValueError, match="g_gamma must be"):
+        sgla.chunk_simple_gla(q, k, v, g_gamma=-0.1)
+    o, _ = sgla.chunk_simple_gla(q.detach(), k.detach(), v.detach(), g_gamma=[-0.1, -0.2])
+    o2, _ = sgla.chunk_simple_gla(q.detach(), k.detach(), v.detach(), g_gamma=torch.tensor([-0.1, -0.2]))
+    assert torch.equal(o, o2)
+
+
 def compiled_and_eager_grads(f, xs, **compile_kw):
     """Pairs (gradient through torch.compile(f, fullgraph=True), eager gradient), one per x in xs."""
     torch.compile(f, fullgraph=True, **compile_kw)(*xs).backward()

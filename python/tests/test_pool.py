@@ -167,3 +167,56 @@ def test_cuda_mixed_batch_bf16(host_cu):
     assert rel(og.cpu(), oc) < 1e-2 and rel(pg.cpu(), pc) < 1e-2
     assert not og[0, int(cu[2]):int(cu[3])].any()  # the padded row
 
+
+
+def test_pool_inputs_checked_like_plain_calls():
+    """The pool path checks every input's shape and dtype before the library reads it (a short k
+    was read past its end), and refuses float offsets and slot indices rather than rounding them."""
+    rng = np.random.default_rng(9)
+    H, K, V, T = 2, 8, 8, 6
+    q, k = (rng.standard_normal((1, T, H, K), dtype=np.float32) for _ in range(2))
+    v = rng.standard_normal((1, T, H, V), dtype=np.float32)
+    pool = rng.standard_normal((4, H, K, V)).astype(np.float32)
+    p0 = pool.copy()
+    cu = np.array([0, 4, T])
+    idx = np.array([0, 2])
+
+    def call(**kw):
+        args = dict(q=q, k=k, v=v, initial_state=pool, cu_seqlens=cu, ssm_state_indices=idx)
+        args.update(kw)
+        return sgla.chunk_simple_gla(**args)
+
+    with pytest.raises(ValueError, match="k must have q's shape"):
+        call(k=k[:, :1])
+    with pytest.raises(ValueError, match="v must be"):
+        call(v=v[:, :2])
+    with pytest.raises(TypeError, match="k has dtype float16"):
+        call(k=k.astype(np.float16))
+    with pytest.raises(ValueError, match="g must be"):
+        call(g=np.zeros((1, 1, H), np.float32))
+    with pytest.raises(ValueError, match="g_gamma must be"):
+        call(g_gamma=np.zeros((1,), np.float32))
+    with pytest.raises(ValueError, match="q must be 4-D"):
+        call(q=q[0])
+    with pytest.raises(TypeError, match="ssm_state_indices must hold integers"):
+        call(ssm_state_indices=np.array([0.7, 2.2]))
+    with pytest.raises(TypeError, match="cu_seqlens must hold integers"):
+        call(cu_seqlens=cu.astype(np.float64))
+    np.testing.assert_array_equal(pool, p0)
+    o, _ = call()
+    assert o.shape == (1, T, H, V)
+
+
+def test_pool_refuses_inputs_that_require_grad():
+    """The pool path records no gradient: refused with grad enabled, run under no_grad."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(10)
+    q, k, v = (torch.from_numpy(rng.standard_normal((1, 3, 2, 4), dtype=np.float32)) for _ in range(3))
+    pool = torch.from_numpy(rng.standard_normal((3, 2, 4, 4)).astype(np.float32))
+    cu, idx = torch.tensor([0, 1, 3]), torch.tensor([0, 2])
+    qg = q.clone().requires_grad_()
+    with pytest.raises(ValueError, match="for inference"):
+        sgla.chunk_simple_gla(qg, k, v, initial_state=pool, cu_seqlens=cu, ssm_state_indices=idx)
+    with torch.no_grad():
+        o, _ = sgla.chunk_simple_gla(qg, k, v, initial_state=pool, cu_seqlens=cu, ssm_state_indices=idx)
+    assert o.shape == (1, 3, 2, 4) and not o.requires_grad

@@ -4,7 +4,8 @@
  * 32/64-bit indices, padded rows, fresh requests, speculative steps with every
  * acceptance count, a prefill through the pool), every o element written; a
  * bad slot never touches memory outside the pool; a decode step captured in a
- * CUDA graph and replayed gives the same bits. */
+ * CUDA graph and replayed gives the same bits; a chain of steps on one stream
+ * without host synchronisation gives the CPU's results. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +164,85 @@ static void graph_and_guard(tu_rng *r)
     free(q), free(v), free(pool), free(a1), free(a2);
 }
 
+/* steps issued back to back on one stream, no host synchronisation between them: a mixed step (the
+ * chunked kernel and the recurrence), then decodes that each read the slots the step before wrote in
+ * place (the launches may overlap the previous kernel's end: each must still see its writes) */
+static void chain(tu_rng *r)
+{
+    enum { N = 4, STEPS = 6, K = 128, V = 128 };
+    const int64_t len0[N] = {70, 1, 1, 5}; /* step 0: two prefills (the chunked kernel), two decodes */
+    const int64_t idx[N] = {3, 8, 0, 10};
+    const size_t np = (size_t)SLOTS * H * K * V;
+    float *pool = malloc(np * 4), *poolc = malloc(np * 4), *poolg = malloc(np * 4);
+    tu_fill(r, pool, SGLA_F32, (int64_t)np, 1.0);
+    memcpy(poolc, pool, np * 4);
+    void *dp = dup_dev(pool, np * 4), *didx = dup_dev(idx, sizeof idx);
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    void *hbuf[STEPS][5], *dbuf[STEPS][5]; /* q, k, v, g, o of each step */
+    int64_t Ts[STEPS];
+    int64_t cu0[N + 1] = {0};
+    for (int n = 0; n < N; n++) cu0[n + 1] = cu0[n] + len0[n];
+    void *dcu = dup_dev(cu0, sizeof cu0);
+    for (int s = 0; s < STEPS; s++) { /* every step's inputs on the device, and the CPU's chain */
+        const int64_t T = s == 0 ? cu0[N] : N; /* a decode step: N rows of one token */
+        Ts[s] = T;
+        const size_t nqk = (size_t)(T * H * K), nv = (size_t)(T * H * V), ng = (size_t)(T * H);
+        hbuf[s][0] = malloc(nqk * 2), hbuf[s][1] = malloc(nqk * 2), hbuf[s][2] = malloc(nv * 2);
+        hbuf[s][3] = malloc(ng * 4), hbuf[s][4] = malloc(nv * 2);
+        tu_fill(r, hbuf[s][0], SGLA_BF16, (int64_t)nqk, 1.0), tu_fill(r, hbuf[s][1], SGLA_BF16, (int64_t)nqk, 0.3);
+        tu_fill(r, hbuf[s][2], SGLA_BF16, (int64_t)nv, 1.0);
+        for (size_t i = 0; i < ng; i++) ((float *)hbuf[s][3])[i] = (float)-tu_uniform_range(r, 0, 0.4);
+        dbuf[s][0] = dup_dev(hbuf[s][0], nqk * 2), dbuf[s][1] = dup_dev(hbuf[s][1], nqk * 2);
+        dbuf[s][2] = dup_dev(hbuf[s][2], nv * 2), dbuf[s][3] = dup_dev(hbuf[s][3], ng * 4);
+        dbuf[s][4] = dup_dev(NULL, nv * 2);
+        sgla_state_pool p = {SLOTS, idx, 64, 0, NULL, NULL, SGLA_POOL_INPLACE};
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.q = hbuf[s][0], d.k = hbuf[s][1], d.v = hbuf[s][2], d.g = hbuf[s][3], d.o = hbuf[s][4];
+        d.h0 = poolc, d.pool = &p, d.dtype = SGLA_BF16, d.H = H, d.K = K, d.V = V, d.scale = 0.2f;
+        if (s == 0) d.B = 1, d.T = T, d.cu_seqlens = cu0, d.num_seqs = N;
+        else d.B = N, d.T = 1;
+        const sgla_status rc = sgla_forward(&d, SGLA_BACKEND_CPU);
+        TU_CHECK(rc == SGLA_OK, "chain step %d, cpu: %s", s, sgla_last_error());
+    }
+    CK(cudaDeviceSynchronize()); /* the uploads done before the non-blocking stream reads them */
+    int ok = 1;
+    sgla_state_pool pd = {SLOTS, didx, 64, 0, NULL, NULL, SGLA_POOL_INPLACE};
+    for (int s = 0; s < STEPS && ok; s++) { /* the steps back to back */
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.q = dbuf[s][0], d.k = dbuf[s][1], d.v = dbuf[s][2], d.g = dbuf[s][3], d.o = dbuf[s][4];
+        d.h0 = dp, d.pool = &pd, d.stream = st, d.dtype = SGLA_BF16, d.H = H, d.K = K, d.V = V, d.scale = 0.2f;
+        if (s == 0) d.B = 1, d.T = Ts[0], d.cu_seqlens = dcu, d.num_seqs = N;
+        else d.B = N, d.T = 1;
+        const sgla_status rc = sgla_forward(&d, SGLA_BACKEND_CUDA);
+        TU_CHECK(rc == SGLA_OK, "chain step %d, cuda: %s", s, sgla_last_error());
+        ok = rc == SGLA_OK;
+    }
+    CK(cudaStreamSynchronize(st));
+    CK(cudaMemcpy(poolg, dp, np * 4, cudaMemcpyDeviceToHost));
+    double worst = rel(poolg, poolc, (int64_t)np);
+    for (int s = 0; s < STEPS && ok; s++) {
+        const size_t nv = (size_t)(Ts[s] * H * V);
+        uint16_t *og = malloc(nv * 2);
+        float *a = malloc(nv * 4), *b = malloc(nv * 4);
+        CK(cudaMemcpy(og, dbuf[s][4], nv * 2, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < nv; i++)
+            a[i] = (float)sgla_load(og, SGLA_BF16, (int64_t)i), b[i] = (float)sgla_load(hbuf[s][4], SGLA_BF16, (int64_t)i);
+        const double e = rel(a, b, (int64_t)nv);
+        worst = e > worst || isnan(e) ? e : worst;
+        free(og), free(a), free(b);
+    }
+    printf("chain of %d steps on one stream: worst of o and the pool %.2e against cpu\n", STEPS, worst);
+    TU_CHECK(ok && worst <= 8e-3, "chain of steps on one stream: %.3e against cpu", worst);
+    for (int s = 0; s < STEPS; s++)
+        for (int i = 0; i < 5; i++) free(hbuf[s][i]), cudaFree(dbuf[s][i]);
+    cudaFree(dp), cudaFree(didx), cudaFree(dcu);
+    CK(cudaStreamDestroy(st));
+    free(pool), free(poolc), free(poolg);
+}
+
 int main(void)
 {
     if (!sgla_backend_available(SGLA_BACKEND_CUDA)) {
@@ -202,5 +282,6 @@ int main(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) run(&cases[i], &r);
     graph_and_guard(&r);
+    chain(&r);
     return tu_finish("test_gpu_pool");
 }

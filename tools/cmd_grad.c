@@ -4,8 +4,8 @@
  *   sgla grad <the inputs of sgla run> --do DO.npy [--dht DHT.npy]
  *             --dq DQ.npy --dk DK.npy --dv DV.npy [--dg DG.npy] [--dg-gamma DGG.npy] [--dh0 DH0.npy]
  *
- * Exit 0 on success, 2 on any usage, input or library error (one line on
- * stderr naming what is wrong).
+ * Exit 0 on success, 2 on a usage error, 1 on an input, library or output
+ * error (one line on stderr naming what is wrong; no output file written).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
  *            [--backend auto|ref-a|ref-b|ref-c|ref-d|cpu|cuda] [--threads N]
  *            --o o.npy [--ht ht.npy]
  *
- * Exit 0 on success, 2 on any usage, input or library error (one line on
- * stderr naming what is wrong).
+ * Exit 0 on success, 2 on a usage error, 1 on an input, library or output
+ * error (one line on stderr naming what is wrong; no output file written).
  */
 #include <math.h>
 #include <stdarg.h>

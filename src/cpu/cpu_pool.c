@@ -35,7 +35,7 @@ static void gather(const sgla_forward_desc *d, float *S0)
     const sgla_state_pool *p = d->pool;
     const int64_t N = sgla_num_sequences(d), H = d->H, K = d->K, V = d->V, kv = K * V;
     const int vf = (p->flags & SGLA_POOL_V_FIRST) != 0;
-#pragma omp parallel for schedule(static) if (N * H > 1)
+#pragma omp parallel for schedule(static) num_threads(sgla_cpu_threads(d->threads, N * H)) if (N * H > 1)
     for (int64_t nh = 0; nh < N * H; nh++) {
         const int64_t n = nh / H, h = nh - n * H;
         float *dst = S0 + nh * kv;
@@ -64,7 +64,7 @@ static void token_steps(const sgla_forward_desc *d, float *S0, float *St)
 {
     const int64_t N = sgla_num_sequences(d), H = d->H, K = d->K, V = d->V, kv = K * V, tm = d->pool->t_max;
     const sgla_dtype dt = d->dtype;
-#pragma omp parallel for schedule(dynamic) if (N * H > 1)
+#pragma omp parallel for schedule(dynamic) num_threads(sgla_cpu_threads(d->threads, N * H)) if (N * H > 1)
     for (int64_t nh = 0; nh < N * H; nh++) {
         const int64_t n = nh / H, h = nh - n * H;
         if (sgla_pool_read_slot(d->pool, n) < 0) continue;
@@ -161,7 +161,7 @@ sgla_status sgla_cpu_pool_forward(const sgla_forward_desc *d)
     if (st == SGLA_OK) {
         zero_padded(d);
         if (inplace)
-#pragma omp parallel for schedule(dynamic) if (N > 1)
+#pragma omp parallel for schedule(dynamic) num_threads(sgla_cpu_threads(d->threads, N)) if (N > 1)
             for (int64_t n = 0; n < N; n++) {
                 if (sgla_pool_read_slot(p, n) < 0) continue;
                 int64_t b, t0, t1;

@@ -223,7 +223,8 @@ typedef struct sgla_state_pool {
     const void *num_accepted;         /* [N], same integer type as indices, or NULL */
     unsigned flags;                   /* SGLA_POOL_* */
     /* [N + 1] host copy of cu_seqlens, or NULL (fla's cu_seqlens_cpu): checked like
-     * cu_seqlens; it must hold the same values.  CUDA launches the chunked kernel
+     * cu_seqlens; it must hold the same values (compared where cu_seqlens is on the
+     * host too: ref-a and the CPU backend; trusted on CUDA).  CUDA launches the chunked kernel
      * over the sequences long enough for it only (none in a decode-only step). */
     const int64_t *host_cu_seqlens;
 } sgla_state_pool;

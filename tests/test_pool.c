@@ -222,6 +222,9 @@ int main(void)
         refused("host_cu_seqlens decreasing", bes[b], &h, 4, cu2, 2, 0, SGLA_ERR_CU_SEQLENS_DECREASING);
         h.host_cu_seqlens = hc_start;
         refused("host_cu_seqlens not from 0", bes[b], &h, 4, cu2, 2, 0, SGLA_ERR_CU_SEQLENS_START);
+        const int64_t hc_other[3] = {0, 1, 4}; /* valid offsets, but not cu_seqlens' */
+        h.host_cu_seqlens = hc_other;
+        refused("host_cu_seqlens other than cu_seqlens", bes[b], &h, 4, cu2, 2, 0, SGLA_ERR_INVALID_ARGUMENT);
         h.host_cu_seqlens = cu2;
         refused("host_cu_seqlens without cu_seqlens", bes[b], &h, 2, NULL, 2, 0, SGLA_ERR_INVALID_ARGUMENT);
     }

@@ -309,6 +309,14 @@ static sgla_status check_values(const sgla_forward_desc *d, const counts *c)
     sgla_status st;
     if (!(d->flags & SGLA_FLAG_SKIP_VALUE_CHECK)) {
         if (d->cu_seqlens && (st = check_cu("cu_seqlens", d->cu_seqlens, d->num_seqs, d->T)) != SGLA_OK) return st;
+        /* both on the host here: the copy must be the same offsets (sgla.h) */
+        if (d->cu_seqlens && d->pool && d->pool->host_cu_seqlens)
+            for (int64_t n = 0; n <= d->num_seqs; n++)
+                if (d->pool->host_cu_seqlens[n] != d->cu_seqlens[n])
+                    return sgla_fail(SGLA_ERR_INVALID_ARGUMENT,
+                                     "pool: host_cu_seqlens[%lld] = %lld but cu_seqlens[%lld] = %lld (a copy of it)",
+                                     (long long)n, (long long)d->pool->host_cu_seqlens[n], (long long)n,
+                                     (long long)d->cu_seqlens[n]);
         if (d->g && (st = check_gate_values("g", d->g, adt, c->bth)) != SGLA_OK) return st;
         if (d->g_gamma && (st = check_gate_values("g_gamma", d->g_gamma, adt, d->H)) != SGLA_OK) return st;
     }

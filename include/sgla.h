@@ -273,8 +273,8 @@ typedef struct sgla_state_pool {
  *   device workspace (sgla_workspace_size says how much; 0 otherwise).  With
  *   workspace == NULL the call takes it from the stream-ordered allocator
  *   (cudaMallocAsync / cudaFreeAsync on `stream`); a workspace passed in is
- *   used instead (it must be at least the size returned, else
- *   SGLA_ERR_INVALID_ARGUMENT).  Nothing else is allocated per call.  Per
+ *   used instead (it must be at least the size returned and 16-byte aligned,
+ *   the backward's 256-byte aligned, else SGLA_ERR_INVALID_ARGUMENT).  Nothing else is allocated per call.  Per
  *   device the library keeps a few attributes (SM count, kernel limits),
  *   filled on first use.
  * - CUDA graphs.  A call with its workspace passed in does nothing that
@@ -305,7 +305,9 @@ SGLA_API sgla_status sgla_forward(const sgla_forward_desc *d, sgla_backend backe
 /* Bytes of workspace the backend needs for this call (the descriptor's
  * shape and, for CUDA, the current device); 0 when it needs none.  The
  * descriptor is validated as by sgla_forward, except that no data is read
- * (the values of g, g_gamma, cu_seqlens and the tensors are not checked). */
+ * (the values of g, g_gamma, cu_seqlens and the tensors are not checked) and
+ * q, k, v, o may be NULL (a call's size before its tensors exist; on CUDA the
+ * padded copies are then counted, see Shapes). */
 SGLA_API sgla_status sgla_workspace_size(const sgla_forward_desc *d, sgla_backend backend, size_t *bytes);
 
 /* The CPU backend keeps a few scratch blocks between calls (a fresh block

@@ -78,7 +78,7 @@ static sgla_status prepare(const sgla_forward_desc *user, sgla_backend *bp, sgla
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE,
                          "the %s backend does not take a state pool (ref-a, cpu and cuda do)", backends[b].name);
     const sgla_backend_impl *be = backends[b].impl;
-    st = sgla_check_desc(d, read_values && be->values_on_host);
+    st = read_values ? sgla_check_desc(d, be->values_on_host) : sgla_check_query(d);
     if (st != SGLA_OK) return st;
     char why[256];
     if (be->probe && !be->probe(why, sizeof why))

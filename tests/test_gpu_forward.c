@@ -504,6 +504,33 @@ static void workspace_and_graphs(cudaStream_t stream, tu_rng *r)
         }
         cudaGraphExecDestroy(exec);
     }
+    {   /* a head size run on padded copies (h0 is copied), a workspace 4 bytes off: refused by its name before
+         * anything is enqueued (the padded path planned with its own NULL workspace and named h0) */
+        const int64_t K2 = 96, T2 = 256, nq2 = T2 * H * K2, nv2 = T2 * H * V, ns2 = H * K2 * V;
+        void *q2 = dupload(r, SGLA_BF16, nq2, 1.0), *k2 = dupload(r, SGLA_BF16, nq2, 1.0);
+        void *v2 = dupload(r, SGLA_BF16, nv2, 1.0), *h02 = dupload(r, SGLA_F32, ns2, 1.0), *o2d = dalloc((size_t)nv2 * 2);
+        CK(cudaMemset(o2d, 0xff, (size_t)nv2 * 2));
+        CK(cudaDeviceSynchronize());
+        sgla_forward_desc e;
+        sgla_forward_desc_init(&e);
+        e.q = q2, e.k = k2, e.v = v2, e.o = o2d, e.h0 = h02, e.dtype = SGLA_BF16, e.stream = stream;
+        e.B = 1, e.T = T2, e.H = H, e.K = K2, e.V = V, e.scale = 0.1f;
+        size_t need2 = 0;
+        st = sgla_workspace_size(&e, SGLA_BACKEND_CUDA, &need2);
+        char *ws2 = dalloc(need2 + 64);
+        e.workspace = ws2 + 4, e.workspace_bytes = need2 + 32;
+        st = sgla_forward(&e, SGLA_BACKEND_CUDA);
+        CK(cudaStreamSynchronize(stream));
+        uint16_t *oh = malloc((size_t)nv2 * 2);
+        CK(cudaMemcpy(oh, o2d, (size_t)nv2 * 2, cudaMemcpyDeviceToHost));
+        int untouched = 1;
+        for (int64_t i = 0; i < nv2; i++) untouched &= oh[i] == 0xffff;
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT && strstr(sgla_last_error(), "workspace") && untouched,
+                 "a misaligned workspace (K = 96, h0 copied): %s (%s), o %s", sgla_status_string(st), sgla_last_error(),
+                 untouched ? "untouched" : "written");
+        free(oh);
+        cudaFree(q2), cudaFree(k2), cudaFree(v2), cudaFree(h02), cudaFree(o2d), cudaFree(ws2);
+    }
     printf("workspace and graphs: done\n");
     cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(dout); cudaFree(dht); cudaFree(dgg); cudaFree(ws);
     free(o1); free(o2); free(h1); free(h2);

@@ -159,6 +159,18 @@ static void graph_and_guard(tu_rng *r)
     CK(cudaDeviceSynchronize());
     TU_CHECK(sgla_forward(&d, SGLA_BACKEND_CUDA) == SGLA_OK, "bad slots on the device: %s", sgla_last_error());
     CK(cudaStreamSynchronize(st));
+    /* SGLA_FLAG_CHECK_DEVICE_VALUES: the device's indices copied to the host and checked there (they were
+     * read through the device pointer on the host) */
+    d.flags = SGLA_FLAG_CHECK_DEVICE_VALUES;
+    sgla_status cs = sgla_forward(&d, SGLA_BACKEND_CUDA);
+    TU_CHECK(cs == SGLA_ERR_POOL_INDEX, "bad slots with CHECK_DEVICE_VALUES: %s (%s)", sgla_status_string(cs),
+             sgla_last_error());
+    CK(cudaMemcpy((void *)p.indices, idx, sizeof idx, cudaMemcpyHostToDevice));
+    CK(cudaDeviceSynchronize());
+    cs = sgla_forward(&d, SGLA_BACKEND_CUDA);
+    CK(cudaStreamSynchronize(st));
+    TU_CHECK(cs == SGLA_OK, "good slots with CHECK_DEVICE_VALUES: %s (%s)", sgla_status_string(cs), sgla_last_error());
+    d.flags = 0;
     cudaFree((void *)p.indices), cudaFree(dq), cudaFree(dv), cudaFree(dout), cudaFree(dp);
     CK(cudaStreamDestroy(st));
     free(q), free(v), free(pool), free(a1), free(a2);

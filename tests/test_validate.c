@@ -280,6 +280,11 @@ static void abi(void)
     TU_CHECK(sgla_workspace_size(&d, SGLA_BACKEND_CPU, &ws) == SGLA_OK, "workspace size read g: %s", sgla_last_error());
     expect("NaN g, the call after the query", &d, SGLA_ERR_NONFINITE_GATE);
     g[0] = -0.1f;
+    /* a query may size a call before its tensors exist; the call itself needs them */
+    base(&d), d.q = d.k = d.v = NULL, d.o = NULL;
+    TU_CHECK(sgla_workspace_size(&d, SGLA_BACKEND_CPU, &ws) == SGLA_OK && ws == 0, "query without tensors: %s",
+             sgla_last_error());
+    expect("the call without tensors", &d, SGLA_ERR_NULL_POINTER);
     TU_CHECK(sgla_workspace_size(&d, (sgla_backend)42, &ws) == SGLA_ERR_INVALID_BACKEND, "workspace size backend 42");
 
     /* sgla_backend_available keeps the last error */

@@ -2,15 +2,23 @@
 # The first device call of the next session with a device (written in session 23, not yet run):
 # both patches of this folder in one build, its GPU tests and sanitizers, then A/B against main.
 # Stage here first (about 10 minutes on two cores):
-#   mkdir -p .devbinA && sh bench/stage_devbin.sh && cp .devbin/sgla.xz .devbinA/   # main's CLI
+#   sh bench/stage_devbin.sh && mkdir -p .devbinA/tests && cp .devbin/sgla.xz .devbinA/ \
+#     && cp .devbin/tests/test_gpu_pool.xz .devbinA/tests/                       # main's CLI and pool test
 #   git apply bench/wip/gamma-stage.patch bench/wip/pool-pdl.patch && sh bench/stage_devbin.sh
 #   git checkout -- src                                                          # main again
-# then: run(command="bash bench/wip/next_call.sh", carry=[".devbin", ".devbinA"])  (~45 MB)
+# then: run(command="bash bench/wip/next_call.sh", carry=[".devbin", ".devbinA"])  (~52 MB)
+# Main's test_gpu_pool runs first, alone: its chain case asks whether main's mixed step (the decode grid a
+# programmatic dependent of the chunked kernel that never waits for it) ends before the chunked kernel
+# does, so that the next step could read slots the chunked kernel has not written yet (a reading of the
+# code in session 23; pool-pdl.patch makes block 0 of the decode grid wait for it).
 # A = main, B = both patches.  The backward's rows test gamma-stage (prediction: g_gamma at K = 128
 # -3 to -4 %, gate g unchanged); the pool rows test pool-pdl (prediction: a one-sequence decode step
 # 3.5 -> 3.0 us, 256 sequences unchanged).
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
+unxz -f .devbinA/tests/test_gpu_pool.xz 2>/dev/null; chmod +x .devbinA/tests/test_gpu_pool
+export LD_LIBRARY_PATH=$PWD/.devbin/lib:${LD_LIBRARY_PATH:-} # libgomp, staged with the full build
+echo "== main's test_gpu_pool =="; .devbinA/tests/test_gpu_pool 2>&1 | tail -4 | tee "$OUT/main_pool.log"
 bash bench/device_run.sh tests > "$OUT/tests_out.log" 2>&1
 tail -14 "$OUT/summary.txt"
 SGLA_ROUNDS=3 SGLA_CASES="8,4096,16,128,128:gamma:--backward 8,4096,16,128,128:g:--backward \

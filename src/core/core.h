@@ -90,6 +90,8 @@ sgla_status sgla_backward_desc_read(const sgla_backward_desc *user, sgla_backwar
 
 /* sgla_validate on a descriptor already read by sgla_desc_read. */
 sgla_status sgla_check_desc(const sgla_forward_desc *d, int values_on_host);
+/* The same for a workspace query: no data read, and q, k, v, o may be NULL (sgla.h). */
+sgla_status sgla_check_query(const sgla_forward_desc *d);
 /* The value checks alone (gates, cu_seqlens) on a descriptor whose shape is already valid and
  * whose g, g_gamma, cu_seqlens point at host copies; used by device backends. */
 sgla_status sgla_check_host_values(const sgla_forward_desc *d);

@@ -92,7 +92,9 @@ typedef struct counts {
 } counts;
 
 /* Everything of d that does not depend on which outputs it has. */
-static sgla_status check_shape(const sgla_forward_desc *d, counts *c)
+/* need_tensors: q, k, v given when T > 0 (0: a workspace query, which may size a call
+ * before its tensors exist) */
+static sgla_status check_shape_of(const sgla_forward_desc *d, counts *c, int need_tensors)
 {
     if (d->B < 1) return sgla_fail(SGLA_ERR_INVALID_SIZE, "B = %lld, must be >= 1", (long long)d->B);
     if (d->T < 0) return sgla_fail(SGLA_ERR_INVALID_SIZE, "T = %lld, must be >= 0", (long long)d->T);
@@ -162,7 +164,7 @@ static sgla_status check_shape(const sgla_forward_desc *d, counts *c)
             return st;
     }
 
-    if (d->T > 0) {
+    if (d->T > 0 && need_tensors) {
         if (!d->q) return sgla_fail(SGLA_ERR_NULL_POINTER, "q is NULL");
         if (!d->k) return sgla_fail(SGLA_ERR_NULL_POINTER, "k is NULL");
         if (!d->v) return sgla_fail(SGLA_ERR_NULL_POINTER, "v is NULL");
@@ -180,6 +182,8 @@ static sgla_status check_shape(const sgla_forward_desc *d, counts *c)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "g, g_gamma and h0 must be %zu-byte and cu_seqlens 8-byte aligned", aes);
     return SGLA_OK;
 }
+
+static sgla_status check_shape(const sgla_forward_desc *d, counts *c) { return check_shape_of(d, c, 1); }
 
 /* A tensor of a call: where, how many bytes, its name. */
 typedef struct span {
@@ -331,12 +335,12 @@ static sgla_status check_values(const sgla_forward_desc *d, const counts *c)
     return SGLA_OK;
 }
 
-sgla_status sgla_check_desc(const sgla_forward_desc *d, int values_on_host)
+static sgla_status check_desc_of(const sgla_forward_desc *d, int values_on_host, int need_tensors)
 {
     counts c;
-    sgla_status st = check_shape(d, &c);
+    sgla_status st = check_shape_of(d, &c, need_tensors);
     if (st != SGLA_OK) return st;
-    if (d->T > 0 && !d->o) return sgla_fail(SGLA_ERR_NULL_POINTER, "o is NULL");
+    if (d->T > 0 && need_tensors && !d->o) return sgla_fail(SGLA_ERR_NULL_POINTER, "o is NULL");
     if (d->o && !is_aligned(d->o, c.es))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "o must be aligned to its element size (%zu bytes)", c.es);
     if (!is_aligned(d->ht, c.aes)) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "ht must be %zu-byte aligned", c.aes);
@@ -346,6 +350,10 @@ sgla_status sgla_check_desc(const sgla_forward_desc *d, int values_on_host)
     if ((st = check_spans(in, nin, out, 2, d->h0, d->ht)) != SGLA_OK) return st;
     return values_on_host ? check_values(d, &c) : SGLA_OK;
 }
+
+sgla_status sgla_check_desc(const sgla_forward_desc *d, int values_on_host) { return check_desc_of(d, values_on_host, 1); }
+
+sgla_status sgla_check_query(const sgla_forward_desc *d) { return check_desc_of(d, 0, 0); }
 
 sgla_status sgla_check_backward(const sgla_backward_desc *b, int values_on_host)
 {

@@ -41,8 +41,8 @@ static const sgla_chunk_kernel *chunk_kernels(sgla_dtype dt)
     return dt == SGLA_BF16 ? sgla_chunk_fwd_bf16 : sgla_chunk_fwd_f16;
 }
 
-/* Attributes, the shared-memory opt-in of every instance and its occupancy. */
-static void find_facts(int dev, device_facts *f)
+/* Attributes, the shared-memory opt-in of every instance and its occupancy (find_facts). */
+static void find_facts_of(int dev, device_facts *f)
 {
     int major = 0, minor = 0, optin = 0;
     cudaError_t e;
@@ -142,6 +142,14 @@ static void find_facts(int dev, device_facts *f)
         return;
     }
     f->state = 1;
+}
+
+/* The facts of device dev; whichever way find_facts_of ends (a refused attribute is a fact about the
+ * device, not an error of the caller's), the runtime's last error is left clean. */
+static void find_facts(int dev, device_facts *f)
+{
+    find_facts_of(dev, f);
+    (void)cudaGetLastError();
 }
 
 /* The facts of the calling thread's current device (state 1 or -1), or NULL
@@ -505,13 +513,16 @@ static sgla_status check_shape(const sgla_forward_desc *d)
     return SGLA_OK;
 }
 
-/* SGLA_FLAG_CHECK_DEVICE_VALUES: copy g, g_gamma, cu_seqlens to the host and run
- * the library's own value checks on the copies (synchronises the stream). */
+/* SGLA_FLAG_CHECK_DEVICE_VALUES: copy g, g_gamma, cu_seqlens and a pool's index arrays to the
+ * host and run the library's own value checks on the copies (synchronises the stream). */
 static sgla_status check_device_values(const sgla_forward_desc *d, cudaStream_t st)
 {
     sgla_status rc = SGLA_OK;
     float *hg = NULL, *hgg = NULL;
     int64_t *hcu = NULL;
+    void *hidx = NULL, *hacc = NULL;
+    unsigned char *hhis = NULL;
+    sgla_state_pool hp;
     size_t ng = (size_t)(d->B * d->T * d->H);
     cudaError_t e = cudaSuccess;
     if (d->g && ng) {
@@ -532,6 +543,33 @@ static sgla_status check_device_values(const sgla_forward_desc *d, cudaStream_t 
         e = cudaMemcpyAsync(hcu, d->cu_seqlens, (size_t)(d->num_seqs + 1) * sizeof(int64_t), cudaMemcpyDeviceToHost, st);
         if (e != cudaSuccess) { rc = sgla_fail(SGLA_ERR_CUDA, "cudaMemcpyAsync(cu_seqlens to host): %s", cudaGetErrorString(e)); goto done; }
     }
+    if (d->pool) { /* its indices, accepted counts and flags live on the device too */
+        const sgla_state_pool *p = d->pool;
+        const size_t n = (size_t)sgla_num_sequences(d), ib = (size_t)p->index_bits / 8;
+        const size_t ni = n * (size_t)(p->t_max ? p->t_max : 1);
+        hp = *p;
+        const struct {
+            const void *src;
+            void **dst;
+            size_t bytes;
+            const char *what;
+        } arrays[3] = {{p->indices, &hidx, ni * ib, "pool indices"},
+                       {p->num_accepted, &hacc, n * ib, "pool num_accepted"},
+                       {p->has_initial_state, (void **)&hhis, n, "pool has_initial_state"}};
+        for (int i = 0; i < 3; i++) {
+            if (!arrays[i].src) continue;
+            if (!(*arrays[i].dst = malloc(arrays[i].bytes ? arrays[i].bytes : 1))) {
+                rc = sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "host copy of the %s", arrays[i].what);
+                goto done;
+            }
+            e = cudaMemcpyAsync(*arrays[i].dst, arrays[i].src, arrays[i].bytes, cudaMemcpyDeviceToHost, st);
+            if (e != cudaSuccess) {
+                rc = sgla_fail(SGLA_ERR_CUDA, "cudaMemcpyAsync(%s to host): %s", arrays[i].what, cudaGetErrorString(e));
+                goto done;
+            }
+        }
+        hp.indices = hidx, hp.num_accepted = hacc, hp.has_initial_state = hhis;
+    }
     e = cudaStreamSynchronize(st);
     if (e != cudaSuccess) { rc = sgla_fail(SGLA_ERR_CUDA, "cudaStreamSynchronize (device value check): %s", cudaGetErrorString(e)); goto done; }
     {
@@ -539,6 +577,7 @@ static sgla_status check_device_values(const sgla_forward_desc *d, cudaStream_t 
         hd.g = d->g ? (hg ? (const void *)hg : d->g) : NULL;
         hd.g_gamma = hgg;
         hd.cu_seqlens = hcu;
+        hd.pool = d->pool ? &hp : NULL;
         hd.flags &= ~(SGLA_FLAG_CHECK_FINITE | SGLA_FLAG_SKIP_VALUE_CHECK);
         rc = sgla_check_host_values(&hd);
     }
@@ -546,6 +585,9 @@ done:
     free(hg);
     free(hgg);
     free(hcu);
+    free(hidx);
+    free(hacc);
+    free(hhis);
     return rc;
 }
 
@@ -850,9 +892,11 @@ static sgla_status ws_acquire(void *given, size_t bytes, cudaStream_t st, const 
     *ws = given;
     if (given || !bytes) return SGLA_OK;
     const cudaError_t e = cudaMallocAsync(ws, bytes, st);
-    if (e != cudaSuccess)
-        return sgla_fail(SGLA_ERR_CUDA, "cudaMallocAsync(%zu bytes of %s workspace): %s", bytes, what,
-                         cudaGetErrorString(e));
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError(); /* the refusal is reported here, not left for the caller's next check */
+        return sgla_fail(e == cudaErrorMemoryAllocation ? SGLA_ERR_OUT_OF_MEMORY : SGLA_ERR_CUDA,
+                         "cudaMallocAsync(%zu bytes of %s workspace): %s", bytes, what, cudaGetErrorString(e));
+    }
     return SGLA_OK;
 }
 
@@ -1243,6 +1287,10 @@ static sgla_status cuda_run_ksplit(const sgla_forward_desc *d, const sgla_cuda_p
  * when K is above 256. */
 static sgla_status cuda_run(const sgla_forward_desc *d, const sgla_cuda_plan *force)
 {
+    /* here, before the padded and K-split paths plan on their own descriptors (workspace NULL) and
+     * launch their copies: a misaligned workspace is named as such, and nothing is enqueued */
+    if (d->workspace && !is_aligned(d->workspace, 16))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the workspace must be 16-byte aligned");
     if (needs_ksplit(d)) return cuda_run_ksplit(d, force);
     return needs_padding(d) ? cuda_run_padded(d, force) : run_native(d, force);
 }
@@ -1709,9 +1757,12 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
                          "K <= 512)", (long long)d->K, (long long)d->V);
     if (!is_aligned(d->h0, 16))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA state pool: the pool (h0) must be 16-byte aligned");
-    if (d->T > 0x7fffffffLL || sgla_num_sequences(d) * d->H > 0x7fffffffLL)
-        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA state pool: T = %lld, N*H = %lld (each must be < 2^31)",
-                         (long long)d->T, (long long)(sgla_num_sequences(d) * d->H));
+    /* the recurrence's grid (at most N*H*ceil(V/32) blocks) checked here, before the chunked kernel of a
+     * mixed batch writes anything */
+    if (d->T > 0x7fffffffLL || sgla_num_sequences(d) * d->H * ((d->V + 31) / 32) > 0x7fffffffLL)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE,
+                         "CUDA state pool: T = %lld, N*H*ceil(V/32) = %lld (each must be < 2^31)", (long long)d->T,
+                         (long long)(sgla_num_sequences(d) * d->H * ((d->V + 31) / 32)));
     sgla_status rc = check_call(d, d->workspace, d->workspace_bytes, 0, "CUDA backend");
     if (rc != SGLA_OK) return rc;
     char why[192];

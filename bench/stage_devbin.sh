@@ -2,7 +2,7 @@
 # Build the CUDA backend here and stage what the device needs in .devbin/
 # (ignored; carried by the device call).  Builds a snapshot of the working
 # tree (tracked and new files), so the build matches what travels.
-#   SGLA_STAGE_HISTORY=1 also builds the tag cuda-history (the kernel versions
+#   SGLA_STAGE_HISTORY=1 also builds the tag cuda-history = 2ae8137 (the kernel versions
 #   before the one-family rewrite) into .devbin/history/ for side-by-side timing.
 set -e
 cd "$(dirname "$0")/.."
@@ -41,7 +41,8 @@ cp -L /lib/x86_64-linux-gnu/libgomp.so.1 "$DB/lib/" 2>/dev/null || true
 if [ "${SGLA_STAGE_HISTORY:-0}" = 1 ]; then
   H=/tmp/sgla_history
   rm -rf "$H" && mkdir -p "$H/src"
-  git archive cuda-history | tar -x -C "$H/src"
+  # the tag where the checkout has it, else its commit (tags did not travel with every clone)
+  git archive "$(git rev-parse -q --verify cuda-history || echo 2ae8137)" | tar -x -C "$H/src"
   cmake -S "$H/src" -B "$H/build" -DCMAKE_BUILD_TYPE=Release > /tmp/sgla_cmake_history.log
   cmake --build "$H/build" -j"$(nproc)" --target sgla_cli > /dev/null 2>&1
   mkdir -p "$DB/history" && cp -L "$H/build/sgla" "$DB/history/"

@@ -75,7 +75,8 @@ typedef enum sgla_status {
     SGLA_ERR_NONFINITE_INPUT = 15,    /* NaN/inf in q, k, v or h0 (only with SGLA_FLAG_CHECK_FINITE) */
     SGLA_ERR_UNSUPPORTED_SHAPE = 16,  /* the backend cannot do this shape (CUDA: K, V <= 512
                                          (the backward K, V <= 256), T < 2^31; CPU: K, V <= 65536) */
-    SGLA_ERR_BACKEND_UNAVAILABLE = 17,/* backend not compiled in, or no device present */
+    SGLA_ERR_BACKEND_UNAVAILABLE = 17,/* backend not compiled in, no device present, or (the
+                                         backward on ref-c / ref-d) no such pass */
     SGLA_ERR_INVALID_BACKEND = 18,    /* not a value of sgla_backend */
     SGLA_ERR_INVALID_ARGUMENT = 19,   /* threads < 0, unknown flag bits, a pointer not aligned to its
                                          element, a descriptor size the library cannot place, a
@@ -130,7 +131,9 @@ SGLA_API int sgla_backend_available(sgla_backend b);
 
 /* Flags for sgla_forward_desc.flags. */
 #define SGLA_FLAG_CHECK_FINITE 0x1u  /* scan q, k, v, h0 for NaN/inf first (host pointers) */
-#define SGLA_FLAG_SKIP_VALUE_CHECK 0x2u /* trust g, g_gamma, cu_seqlens values (hot paths) */
+#define SGLA_FLAG_SKIP_VALUE_CHECK 0x2u /* trust g, g_gamma, cu_seqlens values and a pool's
+                                           indices and accepted counts (hot paths: a bad value
+                                           is then undefined behaviour) */
 #define SGLA_FLAG_CHECK_DEVICE_VALUES 0x4u /* CUDA: copy g/g_gamma/cu_seqlens to the host and
                                               check them (synchronises the stream) */
 #define SGLA_FLAG_ALLOW_TF32 0x8u  /* CUDA, fp32 inputs: products in TF32 alone (relative error
@@ -208,7 +211,8 @@ typedef struct sgla_forward_desc {
  * (a mixed batch), else the recurrence (correct, not fast for long prompts).
  * chunk = 1 asks for the recurrence alone (a decode-only step: no chunked
  * launch whose blocks would all find their sequence too short).
- * A slot outside [0, slots) is taken as a padded row, never touched; a slot
+ * On CUDA a slot outside [0, slots) is taken as a padded row, never touched
+ * (the host backends refuse it, or with SGLA_FLAG_SKIP_VALUE_CHECK trust it); a slot
  * one sequence reads and another writes in one call is a race (keep them
  * apart); no allocation, so a step can be graph-captured.
  */
@@ -257,7 +261,8 @@ typedef struct sgla_state_pool {
  *   in chunks of 64: the same function, rounded differently), T < 2^31,
  *   q/k/v/o 16-byte and h0/ht 8-byte aligned at the native sizes (else
  *   SGLA_ERR_UNSUPPORTED_SHAPE / _CHUNK / SGLA_ERR_INVALID_ARGUMENT).  fp32
- *   inputs run an exact CUDA-core path.
+ *   inputs run on TF32 tensor cores as 3xTF32 where K is 64 or 128 (TF32
+ *   alone with SGLA_FLAG_ALLOW_TF32), else the CUDA-core token recurrence.
  * - Asynchrony.  The call only enqueues work on `stream` and returns; it never
  *   synchronises the host (except with SGLA_FLAG_CHECK_DEVICE_VALUES).  Every
  *   buffer (inputs, outputs, workspace) must stay allocated and unchanged
@@ -380,8 +385,9 @@ typedef struct sgla_backward_desc {
 /* Zero everything, then size = sizeof *d. */
 SGLA_API void sgla_backward_desc_init(sgla_backward_desc *d);
 
-/* The gradients with the chosen backend (the reference kinds compute in fp64
- * and round into the outputs). */
+/* The gradients with the chosen backend: ref-a, ref-b (both in fp64, rounded
+ * into the outputs), cpu or cuda; ref-c and ref-d have none
+ * (SGLA_ERR_BACKEND_UNAVAILABLE). */
 SGLA_API sgla_status sgla_backward(const sgla_backward_desc *d, sgla_backend backend);
 
 /* Bytes of workspace sgla_backward needs for this call; 0 when none.  Validated

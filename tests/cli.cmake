@@ -127,6 +127,8 @@ sgla_cli_test(cli_run_bad_chunk "run|${_qkv}|--chunk|0|--backend|ref-a|--o|${_ou
 sgla_cli_test(cli_run_bad_backend "run|${_qkv}|--backend|gpu|--o|${_out}/x.npy" RC 2 RE "--backend: 'gpu'")
 sgla_cli_test(cli_run_cu_batch "run|${_qkv}|--cu-seqlens|${_data}/var_cu.npy|--o|${_out}/x.npy" RC 1 RE "needs B = 1")
 sgla_cli_test(cli_run_same_output "run|${_qkv}|--o|${_out}/same.npy|--ht|${_out}/same.npy" RC 2 RE "name the same file")
+sgla_cli_test(cli_grad_ref_c "grad|${_qkv}|--do|${_data}/run_v.npy|--dq|${_out}/a.npy|--dk|${_out}/b.npy|--dv|${_out}/c.npy|--backend|ref-c"
+  RC 2 RE "--backend ref-c: it has no backward")
 # an output that cannot be written (a directory) leaves no other output behind
 file(MAKE_DIRECTORY ${_out}/a_dir)
 sgla_cli_test(cli_run_output_dir "run|${_qkv}|--g|${_data}/run_g.npy|--o|${_out}/o_dir_case.npy|--ht|${_out}/a_dir"

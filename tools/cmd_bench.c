@@ -31,7 +31,7 @@ double bench_flops(int64_t B, int64_t T, int64_t H, int64_t K, int64_t V, int64_
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: sgla bench [--backend cpu|cuda] [--shape B,T,H,K,V]... [--dtype f32|f16|bf16]\n"
+            "usage: sgla bench [--backend cpu|cuda|auto] [--shape B,T,H,K,V]... [--dtype f32|f16|bf16]\n"
             "                  [--gate none|gamma|g] [--threads N] [--iters N] [--warmup N]\n"
             "                  [--chunk C] [--seed N] [--isa scalar|avx2|avx512] [--no-peak] [--check]\n"
             "                  [--config ROW|portable|portable-one-stage|f32-chunked|f32-recurrent] [--split N]\n"
@@ -82,7 +82,8 @@ static void usage(FILE *f)
             "prints the rows alone on stdout, with the fields backend, B, T, H, K, V, nseq, dtype, gate,\n"
             "pass (fwd, bwd, decode-warm, decode-cold, decode-pool, pool), ms, min_ms, cpu_ms, gflops,\n"
             "peak_pct, row, nseg, gbs, floor_ms, x_floor, workspace_mb, check (empty / null where they\n"
-            "do not apply); everything else goes to stderr.\n"
+            "do not apply; check is filled on CUDA rows only, the CPU's --check prints to stderr);\n"
+            "everything else goes to stderr.\n"
             "\n"
             "--check also runs the backend on fresh inputs of each shape's K, V, dtype and gate\n"
             "(B = 1, at most 2 heads and 256 tokens; CUDA: 2048 tokens and the timed plan) against\n"

@@ -73,6 +73,9 @@ static int parse_args(int argc, char **argv, grad_args *a, int *help)
     if (a->out[O_DG] && !a->in.g) return err_out("--dg needs --g (the gate it is the gradient of)");
     if (a->out[O_DGG] && !a->in.gg && !a->in.have_alpha) return err_out("--dg-gamma needs --g-gamma or --alpha");
     if (a->out[O_DH0] && !a->in.h0) return err_out("--dh0 needs --h0");
+    if (a->in.backend == SGLA_BACKEND_REF_C || a->in.backend == SGLA_BACKEND_REF_D)
+        return err_out("--backend %s: it has no backward (ref-a, ref-b, cpu and cuda have)",
+                       sgla_backend_name(a->in.backend));
     const char *const xflags[2] = {"--do", "--dht"}, *const xpaths[2] = {a->dout, a->dht};
     if (cli_outputs_check(CMD, &a->in, NOUT, out_flag, (const char *const *)a->out, 2, xflags, xpaths)) return 2;
     return 0;

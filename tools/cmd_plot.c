@@ -39,7 +39,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: sgla plot --out DIR [--alpha A] [--chunk C] [--seed N] [--trials N]\n"
             "\n"
-            "Write three self-contained SVG figures into DIR (created if missing):\n"
+            "Write three self-contained SVG figures into DIR (created if missing; its parent must exist):\n"
             "  decay.svg           the decay matrix Gamma_ij = alpha^(i-j) for j <= i, 0 above\n"
             "                      (--alpha, default 0.9; --chunk, default 16, at most 256)\n"
             "  error_vs_alpha.svg  rel L2 error of the ratio form and the factorised form of one\n"

@@ -26,8 +26,8 @@ def backends():
     """Names of the backends usable in this process (compiled in and, for
     "cuda", a device present), e.g. ["auto", "ref-a", ..., "cpu", "cuda"].
 
-    chunk_simple_gla picks "cpu" for host arrays (NumPy, CPU tensors) and
-    "cuda" for CUDA tensors unless ``backend=`` says otherwise.
+    chunk_simple_gla picks "cpu" for host arrays (NumPy, CPU tensors; "ref-b"
+    for float64) and "cuda" for CUDA tensors unless ``backend=`` says otherwise.
     """
     return [n for n, b in _BACKEND_NAMES.items() if _lib.backend_available(b)]
 
@@ -174,6 +174,18 @@ def _integers(name, x):
     return x
 
 
+def _floating(name, x):
+    """x unchanged, after refusing an integer (or bool) array, as a plain call does: gates
+    are converted to fp32 from any floating dtype."""
+    if x is None or isinstance(x, float):
+        return x
+    dt = getattr(x, "dtype", None)
+    s = str(dt if dt is not None else _np().asarray(x).dtype)
+    if "float" not in s:
+        raise TypeError(f"{name} must be a floating-point array (it is used as fp32), got dtype {s}")
+    return x
+
+
 def _call(d, backend):
     st = _lib.sgla_forward(ctypes.byref(d), int(backend))
     _lib.raise_for(st)
@@ -246,8 +258,8 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
         raise TypeError("initial_state (the pool) must be a C-contiguous, writable float32 array [S, H, K, V] "
                         "when ssm_state_indices is given: it is read and updated in place")
     cu = as_arr("cu_seqlens", _integers("cu_seqlens", cu), i64)
-    g = as_arr("g", g, f32)
-    g_gamma = as_arr("g_gamma", g_gamma, f32)
+    g = as_arr("g", _floating("g", g), f32)
+    g_gamma = as_arr("g_gamma", _floating("g_gamma", g_gamma), f32)
     B, T, H, K, V, N = (int(x) for x in _shape_checks(q, k, v, g, g_gamma, None, cu, state_v_first))
     o = empty((B, T, H, V), q.dtype)
     want = (H, V, K) if state_v_first else (H, K, V)
@@ -778,7 +790,8 @@ def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=No
 
     Keyword-only extras:
         state_v_first: states are ``[N, H, V, K]`` (as in fla).
-        backend: None picks "cpu" for host arrays and "cuda" for CUDA tensors;
+        backend: None picks "cpu" for host arrays ("ref-b" for float64) and
+            "cuda" for CUDA tensors;
             "ref-a" .. "ref-d" run the fp64 references (host only); see
             :func:`sgla.backends`.
         threads: CPU threads, 0 = all cores.

@@ -198,6 +198,8 @@ def test_pool_inputs_checked_like_plain_calls():
         call(g_gamma=np.zeros((1,), np.float32))
     with pytest.raises(ValueError, match="q must be 4-D"):
         call(q=q[0])
+    with pytest.raises(TypeError, match="g must be a floating-point array"):
+        call(g=np.zeros((1, T, H), np.int32))
     with pytest.raises(TypeError, match="ssm_state_indices must hold integers"):
         call(ssm_state_indices=np.array([0.7, 2.2]))
     with pytest.raises(TypeError, match="cu_seqlens must hold integers"):

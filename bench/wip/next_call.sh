@@ -16,12 +16,14 @@
 # 3.5 -> 3.0 us, 256 sequences unchanged).
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
+B=${SGLA_DEVBIN:-.devbin} # the patched build (another folder: SGLA_DEVBIN=.devbinB, carried instead of .devbin)
+export SGLA_DEVBIN=$B
 unxz -f .devbinA/tests/test_gpu_pool.xz 2>/dev/null; chmod +x .devbinA/tests/test_gpu_pool
-export LD_LIBRARY_PATH=$PWD/.devbin/lib:${LD_LIBRARY_PATH:-} # libgomp, staged with the full build
+export LD_LIBRARY_PATH=$PWD/$B/lib:${LD_LIBRARY_PATH:-} # libgomp, staged with the full build
 echo "== main's test_gpu_pool =="; .devbinA/tests/test_gpu_pool 2>&1 | tail -4 | tee "$OUT/main_pool.log"
 bash bench/device_run.sh tests > "$OUT/tests_out.log" 2>&1
 tail -14 "$OUT/summary.txt"
 SGLA_ROUNDS=3 SGLA_CASES="8,4096,16,128,128:gamma:--backward 8,4096,16,128,128:g:--backward \
 4,8192,32,64,64:gamma:--backward 2,16384,8,256,256:gamma:--backward 8,4096,16,128,128:gamma \
-4,8192,32,64,64:gamma 1,1,16,128,128:g:--pool 256,1,32,128,128:g:--pool" bash bench/ab.sh
+4,8192,32,64,64:gamma 1,1,16,128,128:g:--pool 256,1,32,128,128:g:--pool" SGLA_DEVBIN_B=$B bash bench/ab.sh
 tail -20 "$OUT/ab.log"

@@ -161,28 +161,23 @@ def _c_int(name, x, lo, hi):
     return int(x)
 
 
-def _integers(name, x):
-    """x unchanged, after refusing a floating-point (or bool) array: offsets and slot
-    indices are not rounded silently."""
-    dt = getattr(x, "dtype", None)
-    if dt is None and isinstance(x, (list, tuple)) and x:
-        dt = _np().asarray(x).dtype
-    if dt is not None:
-        s = str(dt)
-        if "float" in s or "complex" in s or "bool" in s:
-            raise TypeError(f"{name} must hold integers (int64 or int32), got dtype {s}")
-    return x
-
-
-def _floating(name, x):
-    """x unchanged, after refusing an integer (or bool) array, as a plain call does: gates
-    are converted to fp32 from any floating dtype."""
-    if x is None or isinstance(x, float):
+def _of_kind(name, x, floating):
+    """x unchanged, after refusing the wrong kind of array as a plain call does: gates are
+    floating (any float dtype is converted to fp32), offsets and slot indices integers (never
+    rounded silently)."""
+    if x is None or (floating and isinstance(x, float)):
         return x
     dt = getattr(x, "dtype", None)
-    s = str(dt if dt is not None else _np().asarray(x).dtype)
-    if "float" not in s:
+    if dt is None and not (isinstance(x, (list, tuple)) and not x):
+        dt = _np().asarray(x).dtype
+    if dt is None:
+        return x
+    s = str(dt)
+    is_float = "float" in s
+    if floating and not is_float:
         raise TypeError(f"{name} must be a floating-point array (it is used as fp32), got dtype {s}")
+    if not floating and (is_float or "complex" in s or "bool" in s):
+        raise TypeError(f"{name} must hold integers (int64 or int32), got dtype {s}")
     return x
 
 
@@ -257,15 +252,15 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
     if not pool_ok:
         raise TypeError("initial_state (the pool) must be a C-contiguous, writable float32 array [S, H, K, V] "
                         "when ssm_state_indices is given: it is read and updated in place")
-    cu = as_arr("cu_seqlens", _integers("cu_seqlens", cu), i64)
-    g = as_arr("g", _floating("g", g), f32)
-    g_gamma = as_arr("g_gamma", _floating("g_gamma", g_gamma), f32)
+    cu = as_arr("cu_seqlens", _of_kind("cu_seqlens", cu, False), i64)
+    g = as_arr("g", _of_kind("g", g, True), f32)
+    g_gamma = as_arr("g_gamma", _of_kind("g_gamma", g_gamma, True), f32)
     B, T, H, K, V, N = (int(x) for x in _shape_checks(q, k, v, g, g_gamma, None, cu, state_v_first))
     o = empty((B, T, H, V), q.dtype)
     want = (H, V, K) if state_v_first else (H, K, V)
     if len(pool.shape) != 4 or tuple(int(x) for x in pool.shape[1:]) != want:
         raise ValueError(f"the pool must be [S, {', '.join(str(x) for x in want)}], got {list(pool.shape)}")
-    idx = _integers("ssm_state_indices", indices)
+    idx = _of_kind("ssm_state_indices", indices, False)
     bits = 64
     if fw == "torch":
         idx = idx if isinstance(idx, torch.Tensor) else torch.as_tensor(idx, device=q.device)
@@ -277,7 +272,7 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
     if len(idx.shape) not in (1, 2) or int(idx.shape[0]) != N:
         raise ValueError(f"ssm_state_indices must be [N] or [N, T_max] with N = {N}, got {list(idx.shape)}")
     t_max = int(idx.shape[1]) if len(idx.shape) == 2 else 0
-    acc = as_arr("num_accepted_tokens", _integers("num_accepted_tokens", num_accepted), i32 if bits == 32 else i64)
+    acc = as_arr("num_accepted_tokens", _of_kind("num_accepted_tokens", num_accepted, False), i32 if bits == 32 else i64)
     if acc is not None and tuple(int(x) for x in acc.shape) != (N,):
         raise ValueError(f"num_accepted_tokens must be [N] = [{N}], got {list(acc.shape)}")
     his = as_arr("has_initial_state", has_initial_state, u8)

@@ -16,17 +16,20 @@ static int cuda_absent(char *why, size_t n)
 static const sgla_backend_impl sgla_backend_cuda = {.probe = cuda_absent};
 #endif
 
+/* backward: the kind has one (the references share one entry, and only ref-a and ref-b
+ * have a backward form) */
 static const struct {
     const char *name;
     const sgla_backend_impl *impl;
+    int backward;
 } backends[] = {
-    [SGLA_BACKEND_AUTO] = {"auto", &sgla_backend_cpu},
-    [SGLA_BACKEND_REF_A] = {"ref-a", &sgla_backend_ref},
-    [SGLA_BACKEND_REF_B] = {"ref-b", &sgla_backend_ref},
-    [SGLA_BACKEND_REF_C] = {"ref-c", &sgla_backend_ref},
-    [SGLA_BACKEND_REF_D] = {"ref-d", &sgla_backend_ref},
-    [SGLA_BACKEND_CPU] = {"cpu", &sgla_backend_cpu},
-    [SGLA_BACKEND_CUDA] = {"cuda", &sgla_backend_cuda},
+    [SGLA_BACKEND_AUTO] = {"auto", &sgla_backend_cpu, 1},
+    [SGLA_BACKEND_REF_A] = {"ref-a", &sgla_backend_ref, 1},
+    [SGLA_BACKEND_REF_B] = {"ref-b", &sgla_backend_ref, 1},
+    [SGLA_BACKEND_REF_C] = {"ref-c", &sgla_backend_ref, 0},
+    [SGLA_BACKEND_REF_D] = {"ref-d", &sgla_backend_ref, 0},
+    [SGLA_BACKEND_CPU] = {"cpu", &sgla_backend_cpu, 1},
+    [SGLA_BACKEND_CUDA] = {"cuda", &sgla_backend_cuda, 1},
 };
 enum { NUM_BACKENDS = (int)(sizeof backends / sizeof backends[0]) };
 
@@ -130,8 +133,7 @@ static sgla_status prepare_backward(const sgla_backward_desc *user, sgla_backend
     char why[256];
     if (be->probe && !be->probe(why, sizeof why))
         return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "%s backend: %s", backends[b].name, why);
-    /* the references share one entry; of them ref-a and ref-b have a backward */
-    if (!be->backward || b == SGLA_BACKEND_REF_C || b == SGLA_BACKEND_REF_D)
+    if (!be->backward || !backends[b].backward)
         return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "%s has no backward: the backends with one are ref-a, ref-b, "
                          "cpu and cuda", backends[b].name);
     return SGLA_OK;

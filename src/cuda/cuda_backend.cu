@@ -134,7 +134,6 @@ static void find_facts_of(int dev, device_facts *f)
     for (int i = 0; f->bwd_cc && i < 3; i++)
         f->bwd_cc = cudaFuncSetAttribute(sgla_bwd_grads_kernel(bdt[i]), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)bsm) == cudaSuccess;
-    (void)cudaGetLastError();
     if (!f->hopper && !f->mma_fwd) {
         snprintf(f->why, sizeof f->why, "device %d (compute capability %d.%d, %d bytes of shared memory a block): "
                  "no forward kernel of this build runs on it", dev, major, minor, optin);

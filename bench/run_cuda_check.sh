@@ -29,6 +29,10 @@ done
 row=$("$SGLA" bench --backend cuda --shape 1,256,1,64,64 --iters 3 --format csv 2>/dev/null | grep "^cuda," | head -1)
 echo "sgla bench --backend cuda (no --dtype): $row"
 case "$row" in *,bf16,*) ;; *) echo "run_cuda_check: FAIL (the CUDA bench's default dtype is not bf16)"; exit 1 ;; esac
+# a shape the CUDA backend refuses is named before the bench allocates for it (70000^2 x 2 bytes would be 9.8 GB)
+rc=0; msg=$("$SGLA" bench --backend cuda --shape 1,1,1,70000,70000 --iters 1 2>&1) || rc=$?
+echo "sgla bench --backend cuda --shape 1,1,1,70000,70000: rc=$rc: $(echo "$msg" | head -1)"
+case "$rc:$msg" in 1:*"shape 1,1,1,70000,70000: "*) ;; *) echo "run_cuda_check: FAIL (the refused shape)"; exit 1 ;; esac
 python3 - "$D" <<'PY'
 import sys, numpy as np
 d = sys.argv[1]

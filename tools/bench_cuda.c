@@ -153,6 +153,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
 {
     int rc = 0;
     const int64_t B = sh[0], T = sh[1], H = sh[2], K = sh[3], V = sh[4];
+    if (bench_shape_refused(a, sh, 0, SGLA_BACKEND_CUDA)) return 1;
     const sgla_dtype dt = a->dtype;
     const size_t es = sgla_dtype_size(dt);
     const int64_t nqk = B * T * H * K, nv = B * T * H * V, ng = B * T * H;

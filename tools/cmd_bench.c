@@ -279,23 +279,26 @@ int bench_varlen(const bench_args *a, const int64_t sh[5], int64_t *cu, int *n)
     return 0;
 }
 
+/* A shape the backend refuses (K, V past its limits), found before gigabytes are allocated for it: the
+ * same call with no tokens, which reads no data; 1 after a message when it is refused. */
+int bench_shape_refused(const bench_args *a, const int64_t sh[5], int64_t chunk, sgla_backend be)
+{
+    sgla_forward_desc sd;
+    sgla_forward_desc_init(&sd);
+    sd.B = sh[0], sd.T = 0, sd.H = sh[2], sd.K = sh[3], sd.V = sh[4], sd.dtype = a->dtype, sd.chunk = chunk;
+    const sgla_status st = sgla_forward(&sd, be);
+    if (st == SGLA_OK) return 0;
+    fprintf(stderr, "sgla bench: shape %lld,%lld,%lld,%lld,%lld: %s (%s)\n", (long long)sh[0], (long long)sh[1],
+            (long long)sh[2], (long long)sh[3], (long long)sh[4], sgla_status_string(st), sgla_last_error());
+    return 1;
+}
+
 static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk, double peak, double copy_bw,
                            int nth)
 {
     const int64_t B = sh[0], T = sh[1], H = sh[2], K = sh[3], V = sh[4];
     const int decode = T == 1;
-    {   /* a shape the backend refuses (K, V past its limits), found before gigabytes are allocated for it:
-         * the same call with no tokens, which reads no data */
-        sgla_forward_desc sd;
-        sgla_forward_desc_init(&sd);
-        sd.B = B, sd.T = 0, sd.H = H, sd.K = K, sd.V = V, sd.dtype = a->dtype, sd.chunk = chunk;
-        const sgla_status sst = sgla_forward(&sd, SGLA_BACKEND_CPU);
-        if (sst != SGLA_OK) {
-            fprintf(stderr, "sgla bench: shape %lld,%lld,%lld,%lld,%lld: %s (%s)\n", (long long)B, (long long)T,
-                    (long long)H, (long long)K, (long long)V, sgla_status_string(sst), sgla_last_error());
-            return 1;
-        }
-    }
+    if (bench_shape_refused(a, sh, chunk, SGLA_BACKEND_CPU)) return 1;
     size_t es = sgla_dtype_size(a->dtype);
     int64_t nqk = B * T * H * K, nv = B * T * H * V, ns = B * H * K * V;
     /* 64-byte aligned, as ML frameworks allocate tensors */

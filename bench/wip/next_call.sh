@@ -23,8 +23,8 @@ export LD_LIBRARY_PATH=$PWD/$B/lib:${LD_LIBRARY_PATH:-} # libgomp, staged with t
 echo "== main's test_gpu_pool =="; .devbinA/tests/test_gpu_pool 2>&1 | tail -4 | tee "$OUT/main_pool.log"
 bash bench/device_run.sh tests > "$OUT/tests_out.log" 2>&1
 tail -14 "$OUT/summary.txt"
-[ -x .devbinB/wgtf32 ] && .devbinB/wgtf32 2>&1 | tee "$OUT/wgtf32.log"   # bench/wgmma_tf32_probe.cu, built here
-python3 bench/tensor_rates.py 2>&1 | tee "$OUT/tensor_rates.log"   # the 3xTF32 floor (session 24's question)
+[ -x .devbinB/wgtf32 ] && timeout 60 .devbinB/wgtf32 2>&1 | tee "$OUT/wgtf32.log"   # bench/wgmma_tf32_probe.cu, built here
+timeout 90 python3 bench/tensor_rates.py 2>&1 | tee "$OUT/tensor_rates.log"   # the 3xTF32 floor (session 24's question)
 timeout 120 $B/sgla bench --backend cuda --dtype f32 --gate g --shape 8,4096,16,128,128 --iters 20 2>&1 | tail -3 | tee "$OUT/f32.log"
 SGLA_ROUNDS=3 SGLA_CASES="8,4096,16,128,128:gamma:--backward 8,4096,16,128,128:g:--backward \
 4,8192,32,64,64:gamma:--backward 2,16384,8,256,256:gamma:--backward 8,4096,16,128,128:gamma \

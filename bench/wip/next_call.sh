@@ -1,12 +1,14 @@
 #!/bin/bash
-# The first device call of the next session with a device (written in session 23, not yet run):
+# The first device call of the next session with a device (written in session 23, not yet run; sessions 23 and 24 got no machine):
 # both patches of this folder in one build, its GPU tests and sanitizers, then A/B against main.
 # Stage here first (about 10 minutes on two cores):
 #   sh bench/stage_devbin.sh && mkdir -p .devbinA/tests && cp .devbin/sgla.xz .devbinA/ \
 #     && cp .devbin/tests/test_gpu_pool.xz .devbinA/tests/                       # main's CLI and pool test
-#   git apply bench/wip/gamma-stage.patch bench/wip/pool-pdl.patch && sh bench/stage_devbin.sh
+#   git apply bench/wip/gamma-stage.patch bench/wip/pool-pdl.patch && SGLA_DEVBIN=.devbinB sh bench/stage_devbin.sh
 #   git checkout -- src                                                          # main again
-# then: run(command="bash bench/wip/next_call.sh", carry=[".devbin", ".devbinA"])  (~52 MB)
+#   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Isrc/cuda -Iinclude -Isrc \
+#     -o .devbinB/wgtf32 bench/wgmma_tf32_probe.cu                           # the TF32 probe (session 24)
+# then: run(command="SGLA_DEVBIN=.devbinB bash bench/wip/next_call.sh", carry=[".devbinA", ".devbinB"])  (~53 MB)
 # Main's test_gpu_pool runs first, alone: its chain case asks whether main's mixed step (the decode grid a
 # programmatic dependent of the chunked kernel that never waits for it) ends before the chunked kernel
 # does, so that the next step could read slots the chunked kernel has not written yet (a reading of the

@@ -63,7 +63,8 @@ FILE *bench_info(const bench_args *a);
  * computed), A.V (C*C*V), Q.S (C*K*V), K^T.V (C*K*V). */
 double bench_flops(int64_t B, int64_t T, int64_t H, int64_t K, int64_t V, int64_t C);
 
-/* 1 after a message when the backend refuses the shape (a call with T = 0, before any allocation) */
+/* 1 after a message when the backend refuses the shape (a call with T = 0, before any allocation; chunk 0:
+ * the default) */
 int bench_shape_refused(const bench_args *a, const int64_t sh[5], int64_t chunk, sgla_backend be);
 int bench_cuda_run(const bench_args *a); /* tools/bench_cuda.c */
 

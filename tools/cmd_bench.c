@@ -285,7 +285,8 @@ int bench_shape_refused(const bench_args *a, const int64_t sh[5], int64_t chunk,
 {
     sgla_forward_desc sd;
     sgla_forward_desc_init(&sd);
-    sd.B = sh[0], sd.T = 0, sd.H = sh[2], sd.K = sh[3], sd.V = sh[4], sd.dtype = a->dtype, sd.chunk = chunk;
+    sd.B = sh[0], sd.T = 0, sd.H = sh[2], sd.K = sh[3], sd.V = sh[4], sd.dtype = a->dtype;
+    if (chunk > 0) sd.chunk = chunk; /* 0: the descriptor's default (the CUDA bench sets none) */
     const sgla_status st = sgla_forward(&sd, be);
     if (st == SGLA_OK) return 0;
     fprintf(stderr, "sgla bench: shape %lld,%lld,%lld,%lld,%lld: %s (%s)\n", (long long)sh[0], (long long)sh[1],

@@ -1,6 +1,7 @@
 #!/bin/bash
-# The first device call of the next session with a device (written in session 23, not yet run; sessions 23 and 24 got no machine):
+# Session 25 call 1 (bench/wip/next_call.sh until it ran; written in session 23, sessions 23-24 got no machine):
 # both patches of this folder in one build, its GPU tests and sanitizers, then A/B against main.
+# The two patches are in git at 6e27bea (bench/wip/, deleted after they ran).
 # Stage here first (about 10 minutes on two cores):
 #   sh bench/stage_devbin.sh && mkdir -p .devbinA/tests && cp .devbin/sgla.xz .devbinA/ \
 #     && cp .devbin/tests/test_gpu_pool.xz .devbinA/tests/                       # main's CLI and pool test

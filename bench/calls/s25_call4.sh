@@ -1,0 +1,26 @@
+#!/bin/bash
+# Session 25 call 4: issue 14's table and issue 11's backward rows beside fla 0.6, main's build (.devbin),
+# fla's wheel in .whl (carry [".devbin", ".whl"]).  Two runs of bench/fla_compare.py, each compiling fla's
+# kernels first in parallel processes: the forward table (gate g), then the backward at three shapes with
+# both gates (fla's gated backward timed with its Triton check bypassed: fla issue 640).
+OUT=${OUT:-/tmp/sgla_out}
+mkdir -p "$OUT"
+BD=.devbin
+for z in $BD/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
+if ldd $BD/libsgla.so 2>/dev/null | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/$BD/lib:${LD_LIBRARY_PATH:-}; fi
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+export TRITON_CACHE_DIR=/tmp/triton_cache PYTHONUNBUFFERED=1 SGLA_LIBRARY=$PWD/$BD/libsgla.so
+mkdir -p $TRITON_CACHE_DIR
+t0=$(date +%s)
+timeout ${SGLA_T1:-230} python3 bench/fla_compare.py --shapes issue14 --gates g --bwd-shapes= --warm-jobs 14 --rounds 3 \
+  > "$OUT/fla_fwd.log" 2>&1
+echo "forward table rc=$? $(( $(date +%s) - t0 )) s"
+sed -n '/^device\|^ceilings\|^fla \|^warmed/p;/^shape /,$p' "$OUT/fla_fwd.log"
+t0=$(date +%s)
+S=8x4096x16x128,4x8192x32x64,2x16384x8x256
+timeout ${SGLA_T2:-300} python3 bench/fla_compare.py --shapes $S --gates gamma,g --bwd-shapes $S --warm-jobs 6 --rounds 3 \
+  --no-ceilings > "$OUT/fla_bwd.log" 2>&1
+echo "backward rows rc=$? $(( $(date +%s) - t0 )) s"
+sed -n '/^warmed/p;/^shape /,$p' "$OUT/fla_bwd.log"
+tar czf /tmp/tc.tgz -C $TRITON_CACHE_DIR . && [ $(stat -c %s /tmp/tc.tgz) -lt 16000000 ] && cp /tmp/tc.tgz "$OUT/triton_cache.tgz"
+ls -la "$OUT"

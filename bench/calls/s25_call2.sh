@@ -2,20 +2,20 @@
 # Session 25 call 2: where K = 64's gate g forward loses to g_gamma (1.16x against 1.05x the floor), and
 # what binds the portable (mma.sync) forward on the H200 (2.15-2.46x, issue 14 asks 2x).  Main's CLI
 # (.devbinA), Nsight Compute, clocks free: every kernel's time of one forward call, both gates, two K = 64
-# shapes; then the sections of one launch of each kernel in question.
+# shapes; then the sections of one launch of each kernel in question.  (Ran inside call 3 with commas in
+# the CSV names, which the device does not return; the names now have x.)
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 D=.devbinA
 for z in "$D"/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
 chmod +x "$D/sgla"
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
-bench() { "$D/sgla" bench --backend cuda --dtype bf16 --iters 1 --warmup 1 "$@"; }
 for sh in 4,8192,32,64,64 8,4096,16,64,64; do
   for gate in g gamma; do
     for r in 1 2; do
       timeout 100 "$NCU" --clock-control none --metrics gpu__time_duration.sum --csv \
         "$D/sgla" bench --backend cuda --dtype bf16 --gate $gate --shape $sh --iters 1 --warmup 1 \
-        > "$OUT/dur_${sh}_${gate}_$r.csv" 2> "$OUT/dur_${sh}_${gate}_$r.err"
+        > "$OUT/dur_${sh//,/x}_${gate}_$r.csv" 2> "$OUT/dur_${sh//,/x}_${gate}_$r.err"
     done
   done
 done

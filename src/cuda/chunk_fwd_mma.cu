@@ -68,6 +68,15 @@ __device__ __forceinline__ void mgate_scan(const sgla_kparams &p, const MWork &w
     chunk_gate_scan(p.gmode, g0, g1, p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f, chunk_rows(w.len, c), bdst, lane);
 }
 
+/* the key weights w_j = exp2(b_L - b_j) of the chunk whose b this warp has just scanned into b */
+__device__ __forceinline__ void mkey_weights(const float *b, float *wt, int lane)
+{
+    __syncwarp(); /* every lane's b is in shared memory */
+    const float bL = b[63];
+    wt[lane] = sgla_exp2(bL - b[lane]);
+    wt[lane + 32] = sgla_exp2(bL - b[lane + 32]);
+}
+
 /* The split's first pass (mode 1): a segment's end state from zero over its chunks (k and v only) into
  * its slot, and its total log2 decay; the last segment's is never read (mwork skips it). */
 template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) chunk_seg_mma(const sgla_kparams p)
@@ -138,6 +147,7 @@ __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
     if (warp == 0) {
         mgate_load(p, w, 0, lane, g0, g1);
         mgate_scan(p, w, 0, g0, g1, sm.b[0], lane);
+        if (NST == 1) mkey_weights(sm.b[0], sm.wt, lane);
     }
     const float scale = p.scale;
     uint16_t *o = (uint16_t *)p.o;
@@ -145,7 +155,7 @@ __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
     for (int c = 0; c < w.nc; c++) {
         const int s = NST == 2 ? c & 1 : 0, L = chunk_rows(w.len, c);
         sgla_cp_async_wait0();
-        __syncthreads(); /* chunk c's tiles, its b and S_c's copy are complete */
+        __syncthreads(); /* chunk c's tiles, its b (one stage: and key weights) and S_c's copy are complete */
         if (NST == 2 && c + 1 < w.nc) mload<Sh, NST>(p, w, sm, c + 1, s ^ 1, tid);
         if (warp == 0) mgate_load(p, w, c + 1, lane, g0, g1);
         const float *bb = sm.b[c & 1];
@@ -177,6 +187,11 @@ __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
                     mma16816<E>(sc[2 * np + 1], a, bf[2], bf[3]);
                 }
         }
+        /* One stage: S_{c+1} = exp(b_L) S_c + (K ⊙ w)^T V here, beside the outputs' products (it reads k, v
+         * and the weights, they S_c's 16-bit copy), so that chunk c + 1 loads whole after the barrier below
+         * and the loop has one barrier less; with two stages the same order was 2-6 % slower (more registers
+         * live; docs/perf.md, session 25 call 3).  After the last chunk too: a branch would part the two. */
+        if constexpr (NST == 1) state_update<E, Sh>(S, bC, 0.f, sm.wt, ks, vs, m, hf, tig, lane);
         const int i0 = 16 * m + gid, i1 = i0 + 8;
         {
             float d0, d1; /* unused: no dot products here */
@@ -199,20 +214,27 @@ __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
                         mma16816<E>(acc[2 * np + 1], af[kk], bf[2], bf[3]);
                     }
         }
-        __syncthreads(); /* every warp is done with S_c's copy (the staging tiles take its place) and with q */
-        if (NST == 1 && c + 1 < w.nc) mload<Sh, NST>(p, w, sm, c + 1, 0, tid, 1);
+        __syncthreads(); /* every warp is done with S_c's copy (the staging tiles take its place) and with q (one
+                          * stage: and with k, v and the weights) */
+        if (NST == 1 && c + 1 < w.nc) mload<Sh, NST>(p, w, sm, c + 1, 0, tid);
         rows_store<E, VH / 8>(acc, sm.stg[warp], o + (w.row0 + (int64_t)c * 64 * p.H) * Sh::VD, rso, VH * hf, m, L,
                               gid, tig, lane);
+        if constexpr (NST == 1) {
+            if (c + 1 == w.nc) break;
+            __syncthreads(); /* every warp is done with its staging tile (S's place) */
+            state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
+            if (warp == 0) {
+                mgate_scan(p, w, c + 1, g0, g1, sm.b[(c + 1) & 1], lane);
+                mkey_weights(sm.b[(c + 1) & 1], sm.wt, lane);
+            }
+            continue;
+        }
         if (c + 1 == w.nc && !want_ht) break;
         /* S_{c+1} = exp(b_L) S_c + (K ⊙ w)^T V, w_j = exp(b_L - b_j) */
         if (tid < 64) sm.wt[tid] = sgla_exp2(bC - bb[tid]);
         __syncthreads(); /* the weights are written; every warp is done with its staging tile (S's place: this
                           * barrier must stay unconditional wherever S is rewritten after it) */
         state_update<E, Sh>(S, bC, 0.f, sm.wt, ks, vs, m, hf, tig, lane);
-        if (NST == 1 && c + 1 < w.nc) {
-            __syncthreads(); /* every warp is done with k and v */
-            mload<Sh, NST>(p, w, sm, c + 1, 0, tid, 2);
-        }
         if (c + 1 < w.nc) {
             state_store16<E, Sh>(S, sm.S, m, hf, gid, tig);
             if (warp == 0) mgate_scan(p, w, c + 1, g0, g1, sm.b[(c + 1) & 1], lane);

@@ -12,13 +12,13 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --tar
 export TRITON_CACHE_DIR=/tmp/triton_cache PYTHONUNBUFFERED=1 SGLA_LIBRARY=$PWD/$BD/libsgla.so
 mkdir -p $TRITON_CACHE_DIR
 t0=$(date +%s)
-timeout ${SGLA_T1:-200} python3 bench/fla_compare.py --shapes issue14 --gates g --bwd-shapes= --warm-jobs 14 --rounds 3 \
+timeout ${SGLA_T1:-180} python3 bench/fla_compare.py --shapes issue14 --gates g --bwd-shapes= --warm-jobs 14 --rounds 3 \
   > "$OUT/fla_fwd.log" 2>&1
 echo "forward table rc=$? $(( $(date +%s) - t0 )) s"
 sed -n '/^device\|^ceilings\|^fla \|^warmed/p;/^shape /,$p' "$OUT/fla_fwd.log"
 t0=$(date +%s)
 S=8x4096x16x128,4x8192x32x64,2x16384x8x256
-timeout ${SGLA_T2:-330} python3 bench/fla_compare.py --shapes $S --gates gamma,g --bwd-shapes $S --warm-jobs 6 --rounds 3 \
+timeout ${SGLA_T2:-290} python3 bench/fla_compare.py --shapes $S --gates gamma,g --bwd-shapes $S --warm-jobs 6 --rounds 3 \
   --no-ceilings > "$OUT/fla_bwd.log" 2>&1
 echo "backward rows rc=$? $(( $(date +%s) - t0 )) s"
 sed -n '/^warmed/p;/^shape /,$p' "$OUT/fla_bwd.log"

@@ -41,23 +41,20 @@ template <class Sh, int NST> struct FwdMmaSmem {
 static_assert(sizeof(FwdMmaSmem<MmaShape<128, 128>, 2>) <= 163 * 1024, "fits the shared memory of an sm_80 block");
 static_assert(sizeof(FwdMmaSmem<MmaShape<128, 128>, 1>) <= 99 * 1024, "fits the shared memory of an sm_86 block");
 
-/* rows of chunk c into stage s (rows past the chunk are zeros): what 1 q, 2 k and v, 3 all three */
+/* rows of chunk c into stage s (rows past the chunk are zeros): q, k and v, or (with_q false) k and v */
 template <class Sh, int NST>
 __device__ __forceinline__ void mload(const sgla_kparams &p, const MWork &w, FwdMmaSmem<Sh, NST> &sm, int c, int s,
-                                      int tid, int what = 3)
+                                      int tid, bool with_q = true)
 {
     const int L = chunk_rows(w.len, c);
     const int64_t r0 = w.row0 + (int64_t)c * 64 * p.H;
     const uint16_t *q = (const uint16_t *)p.q + r0 * Sh::KD, *k = (const uint16_t *)p.k + r0 * Sh::KD;
     const uint16_t *v = (const uint16_t *)p.v + r0 * Sh::VD;
-    if (what == 3) {
+    if (with_q)
         load_rows<Sh::KD, Sh::LK>(sgla_smem_u32(sm.q[s]), q, p.H * Sh::KD, L, tid, sgla_smem_u32(sm.k[s]), k);
-    } else if (what == 1) {
-        load_rows<Sh::KD, Sh::LK>(sgla_smem_u32(sm.q[s]), q, p.H * Sh::KD, L, tid);
-    } else {
+    else
         load_rows<Sh::KD, Sh::LK>(sgla_smem_u32(sm.k[s]), k, p.H * Sh::KD, L, tid);
-    }
-    if (what != 1) load_rows<Sh::VD, Sh::LV>(sgla_smem_u32(sm.v[s]), v, p.H * Sh::VD, L, tid);
+    load_rows<Sh::VD, Sh::LV>(sgla_smem_u32(sm.v[s]), v, p.H * Sh::VD, L, tid);
     sgla_cp_async_commit();
 }
 
@@ -92,7 +89,7 @@ template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) 
     float S[Sh::MS][Sh::NS][4];
     state_load<Sh>(S, (const float *)0, p.V, m, hf, gid, tig);
     float ld = 0.f;
-    if (w.nc > 0) mload<Sh, NST>(p, w, sm, 0, 0, tid, 2);
+    if (w.nc > 0) mload<Sh, NST>(p, w, sm, 0, 0, tid, false);
     float g0 = 0.f, g1 = 0.f;
     if (warp == 0) {
         mgate_load(p, w, 0, lane, g0, g1);
@@ -102,7 +99,7 @@ template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) 
         const int s = NST == 2 ? c & 1 : 0;
         sgla_cp_async_wait0();
         __syncthreads(); /* chunk c's k, v and b are complete; chunk c - 1 is done with wt */
-        if (NST == 2 && c + 1 < w.nc) mload<Sh, NST>(p, w, sm, c + 1, s ^ 1, tid, 2);
+        if (NST == 2 && c + 1 < w.nc) mload<Sh, NST>(p, w, sm, c + 1, s ^ 1, tid, false);
         if (warp == 0) mgate_load(p, w, c + 1, lane, g0, g1);
         const float *bb = sm.b[c & 1];
         const float bC = bb[63];
@@ -112,7 +109,7 @@ template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) 
         ld += bC;
         if (NST == 1 && c + 1 < w.nc) {
             __syncthreads(); /* every warp is done with k and v */
-            mload<Sh, NST>(p, w, sm, c + 1, 0, tid, 2);
+            mload<Sh, NST>(p, w, sm, c + 1, 0, tid, false);
         }
         if (warp == 0 && c + 1 < w.nc) mgate_scan(p, w, c + 1, g0, g1, sm.b[(c + 1) & 1], lane);
     }

@@ -2,7 +2,8 @@
 # Session 22 calls 5-6: where the K = 128 backward's g_gamma (+ dg_gamma) is slower than gate g's
 # (0.708 against 0.682 ms, call 1): every kernel's time in one backward call of main's CLI (.devbinM),
 # by Nsight Compute (gpu__time_duration), both gates.  Clocks free (call 5), or as SGLA_NCU_CLOCK says
-# (call 6: SGLA_NCU_CLOCK=base, clocks locked).
+# (call 6: SGLA_NCU_CLOCK=base, clocks locked).  The summary at the end is bench/ncu_durations.py
+# (session 25; the call ran the same lines inline).
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 D=.devbinM
@@ -17,13 +18,4 @@ for gate in g gamma; do
     echo "== $gate round $r rc=$?"
   done
 done
-python3 /dev/stdin "$OUT"/ncu_*.csv <<'PY'
-import csv, sys, collections
-for f in sys.argv[1:]:
-    rows = [r for r in csv.reader(l for l in open(f) if l.startswith('"'))]
-    if not rows: print(f, "no rows"); continue
-    h = rows[0]; ki = h.index("Kernel Name"); vi = h.index("Metric Value"); ii = h.index("ID")
-    print("==", f.rsplit("/", 1)[-1])
-    for r in rows[1:]:
-        print("  %4s %10s  %s" % (r[ii], r[vi], r[ki][:110]))
-PY
+python3 bench/ncu_durations.py "$OUT"/ncu_*.csv

@@ -3,7 +3,8 @@
 # what binds the portable (mma.sync) forward on the H200 (2.15-2.46x, issue 14 asks 2x).  Main's CLI
 # (.devbinA), Nsight Compute, clocks free: every kernel's time of one forward call, both gates, two K = 64
 # shapes; then the sections of one launch of each kernel in question.  (Ran inside call 3 with commas in
-# the CSV names, which the device does not return; the names now have x.)
+# the CSV names, which the device does not return; the names now have x.  Its summary is now
+# bench/ncu_durations.py, which s22_call5.sh shares.)
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 D=.devbinA
@@ -19,14 +20,7 @@ for sh in 4,8192,32,64,64 8,4096,16,64,64; do
     done
   done
 done
-python3 /dev/stdin "$OUT"/dur_*.csv <<'PY'
-import csv, sys
-for f in sys.argv[1:]:
-    rows = [r for r in csv.reader(l for l in open(f) if l.startswith('"'))]
-    if not rows: print(f, "no rows"); continue
-    h = rows[0]; ki = h.index("Kernel Name"); vi = h.index("Metric Value")
-    print("==", f.rsplit("/", 1)[-1], " ".join("%s:%s" % (r[ki].split("(")[0].split("<")[0][-22:], r[vi]) for r in rows[1:]))
-PY
+python3 bench/ncu_durations.py "$OUT"/dur_*.csv
 SEC="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis"
 sec() { # name, kernel regex, bench args...
   local n=$1 k=$2; shift 2

@@ -13,7 +13,8 @@
  * the state tile of rows K/4 (w % 4) .. and that column half (mma_tiles.cuh);
  * the state is fp32 in registers, its 16-bit copy in shared memory is the
  * operand of Q S.  The next chunk's q, k, v arrive by cp.async while this one
- * is computed. */
+ * is computed (two stages), or while its o is stored and the state's copy
+ * rewritten (one stage). */
 #include <stdint.h>
 
 #include "chunk_fwd.cuh"

@@ -401,6 +401,19 @@ __device__ __forceinline__ void core_rows(float *dst, const float *src, int64_t 
 /* the hi that the tensor cores read from a raw fp32 value, and what is left */
 __device__ __forceinline__ float trunc_lo(float x) { return x - __uint_as_float(__float_as_uint(x) & 0xffffe000u); }
 
+/* row i % 64 of chunk c's q, k or v (i / 64) into L2 (nothing past the sequence) */
+template <int KD>
+__device__ __forceinline__ void prefetch_row(const sgla_kparams &p, const MWork &w, int c, int i, const float *q,
+                                             const float *k, const float *v)
+{
+    const int r = i & 63, t = i >> 6;
+    if (r >= chunk_rows(w.len, c)) return;
+    const int64_t row = w.row0 + ((int64_t)c * 64 + r) * p.H;
+    if (t == 0) sgla_prefetch_l2(q + row * KD, KD * 4);
+    else if (t == 1) sgla_prefetch_l2(k + row * KD, KD * 4);
+    else sgla_prefetch_l2(v + row * p.V, WBV * 4);
+}
+
 template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const sgla_kparams p)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma: sm_90a */
@@ -460,6 +473,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
     if (w.nc > 0) {
         if (wg > 0) put_state();
         load(0, wg == 0 ? 5 : 6);
+        if (w.nc > 1 && tid < 3 * 64) prefetch_row<KD>(p, w, 1, tid, q, k, v);
     }
     const float scale = p.scale;
     for (int c = 0; c < w.nc; c++) {
@@ -467,7 +481,12 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
         sgla_cp_async_wait0();
         sgla_fence_proxy_async();
         __syncthreads(); /* chunk c's q, k, v, its b and S_c^T are in place; chunk c - 1 is done with all */
-        for (int i = tid; i < 64 * KD; i += NT) sm.blo[i] = trunc_lo(sm.bhi[i]); /* K's lo: rows 0 .. 63 */
+        if (c + 2 < w.nc && tid < 3 * 64) /* chunk c + 2 into L2: its shared tiles load from there */
+            prefetch_row<KD>(p, w, c + 2, tid, q, k, v);
+        for (int i = tid; i < 16 * KD; i += NT) { /* K's lo: rows 0 .. 63 */
+            const float4 x = reinterpret_cast<const float4 *>(sm.bhi)[i];
+            reinterpret_cast<float4 *>(sm.blo)[i] = make_float4(trunc_lo(x.x), trunc_lo(x.y), trunc_lo(x.z), trunc_lo(x.w));
+        }
         for (int i = tid; i < 64 * 64; i += NT) { /* V^T: a warp's 32 writes in one core matrix's rows */
             const int rest = i >> 5, cl = 8 * (rest & 7) + (i & 7), pk = 4 * (rest >> 3) + ((i >> 3) & 3);
             const int key = (pk & ~7) + 2 * (pk & 3) + ((pk >> 2) & 1);

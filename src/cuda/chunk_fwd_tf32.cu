@@ -417,8 +417,11 @@ __device__ __forceinline__ void prefetch_row(const sgla_kparams &p, const MWork 
 template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const sgla_kparams p)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma: sm_90a */
-    constexpr int NT = 128 * (1 + KD / 64), LV = WgSmem<KD>::LV;
+    constexpr int NT = 128 * (1 + KD / 64), NS = NT - 128, LV = WgSmem<KD>::LV;
     constexpr int QB = KD == 128 ? 4 : 8; /* k-steps of Q a batch of products: 8 spill at K = 128 */
+    /* named barriers between the roles (the state's warpgroups arrive at the first two, warpgroup 0 at the
+     * next two), and one within each role */
+    enum { B_READY = 1, LO_READY, B_FREE, VT_FREE, STATE_BAR, OUT_BAR };
     extern __shared__ __align__(128) unsigned char smraw[];
     WgSmem<KD> &sm = *reinterpret_cast<WgSmem<KD> *>(smraw);
     const int tid = threadIdx.x, wg = tid >> 7, wi = (tid >> 5) & 3, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
@@ -430,115 +433,65 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
     const float *q = (const float *)p.q, *k = (const float *)p.k, *v = (const float *)p.v + col0;
     float *o = (float *)p.o + col0;
     const int64_t sk = p.H * KD, sv = p.H * p.V;
-    const float gamma = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f;
+    const auto rows = [&](int c) { return w.row0 + (int64_t)c * 64 * p.H; };
 
-    /* the state (warpgroups 1 ..): U's layout, rows kr (+ 8), columns 8 j + 2 tig (+ 1) */
-    const int kr = 64 * (wg - 1) + 16 * wi + gid;
-    float S[32];
-    if (wg > 0) {
-        const float *h0 = p.h0 ? p.h0 + w.nh * KD * p.V + col0 : (const float *)0;
-#pragma unroll
-        for (int e = 0; e < 32; e++) {
-            const int r = kr + 8 * ((e >> 1) & 1), cl = 8 * (e >> 2) + 2 * tig + (e & 1);
-            S[e] = h0 ? h0[(int64_t)r * p.V + cl] : 0.f;
+    if (wg == 0) { /* ---- the outputs ---- */
+        const float scale = p.scale;
+        const int i0 = 16 * wi + gid, i1 = i0 + 8;
+        if (w.nc > 0) {
+            core_rows<KD, 128>(sm.q, q + rows(0) * KD, sk, chunk_rows(w.len, 0), tid);
+            sgla_cp_async_commit();
         }
-    }
-    /* S^T's hi and lo into rows 64 .. of [K ; S^T] */
-    const auto put_state = [&]() {
-#pragma unroll
-        for (int e = 0; e < 32; e++) {
-            const int r = kr + 8 * ((e >> 1) & 1), cl = 8 * (e >> 2) + 2 * tig + (e & 1), at = core_at<KD>(64 + cl, r);
-            uint32_t hi, lo;
-            tf32_split(S[e], hi, lo);
-            sm.bhi[at] = __uint_as_float(hi);
-            sm.blo[at] = __uint_as_float(lo);
-        }
-        sgla_fence_proxy_async();
-    };
-    /* chunk c's rows: 1 q (warpgroup 0's threads), 2 k (the state's), 4 v (every thread) */
-    const auto load = [&](int c, int what) {
-        const int L = chunk_rows(w.len, c);
-        const int64_t r0 = w.row0 + (int64_t)c * 64 * p.H;
-        if (what & 1) core_rows<KD, 128>(sm.q, q + r0 * KD, sk, L, tid);
-        if (what & 2) core_rows<KD, NT - 128>(sm.bhi, k + r0 * KD, sk, L, tid - 128);
-        if (what & 4) f32_rows<WBV, LV, NT>(sm.v, v + r0 * p.V, sv, L, tid);
-        sgla_cp_async_commit();
-    };
-
-    float g0 = 0.f, g1 = 0.f;
-    if (scanner) {
-        mgate_load(p, w, 0, lane, g0, g1);
-        tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, 0), sm.bh[0], sm.bl[0], lane);
-    }
-    if (w.nc > 0) {
-        if (wg > 0) put_state();
-        load(0, wg == 0 ? 5 : 6);
-        if (w.nc > 1 && tid < 3 * 64) prefetch_row<KD>(p, w, 1, tid, q, k, v);
-    }
-    const float scale = p.scale;
-    for (int c = 0; c < w.nc; c++) {
-        const int s = c & 1, L = chunk_rows(w.len, c);
-        sgla_cp_async_wait0();
-        sgla_fence_proxy_async();
-        __syncthreads(); /* chunk c's q, k, v, its b and S_c^T are in place; chunk c - 1 is done with all */
-        if (c + 2 < w.nc && tid < 3 * 64) /* chunk c + 2 into L2: its shared tiles load from there */
-            prefetch_row<KD>(p, w, c + 2, tid, q, k, v);
-        for (int i = tid; i < 16 * KD; i += NT) { /* K's lo: rows 0 .. 63 */
-            const float4 x = reinterpret_cast<const float4 *>(sm.bhi)[i];
-            reinterpret_cast<float4 *>(sm.blo)[i] = make_float4(trunc_lo(x.x), trunc_lo(x.y), trunc_lo(x.z), trunc_lo(x.w));
-        }
-        for (int i = tid; i < 64 * 64; i += NT) { /* V^T: a warp's 32 writes in one core matrix's rows */
-            const int rest = i >> 5, cl = 8 * (rest & 7) + (i & 7), pk = 4 * (rest >> 3) + ((i >> 3) & 3);
-            const int key = (pk & ~7) + 2 * (pk & 3) + ((pk >> 2) & 1);
-            uint32_t hi, lo;
-            tf32_split(sm.v[key * LV + cl], hi, lo);
-            const int at = core_at<64>(cl, pk);
-            sm.vt[0][at] = __uint_as_float(hi);
-            sm.vt[1][at] = __uint_as_float(lo);
-        }
-        if (tid < 64) sm.wt[tid] = sgla_exp2(bdiff(sm.bh[s], sm.bl[s], 63, tid));
-        sgla_fence_proxy_async();
-        __syncthreads(); /* K's lo, V^T and the key weights in place; v is free */
-        if (c + 1 < w.nc) load(c + 1, 4);
-
-        if (wg == 0) {
-            /* [Q K^T | Q S_c] in one accumulator, k-steps in batches of 8 (A's registers) */
+        for (int c = 0; c < w.nc; c++) {
+            const int s = c & 1, L = chunk_rows(w.len, c);
+            sgla_cp_async_wait0();
+            sgla_bar_sync(OUT_BAR, 128); /* q of chunk c */
+            sgla_bar_sync(B_READY, NT);  /* k, S_c^T and b of chunk c */
+            /* [Q K^T | Q S_c] in one accumulator: first the products with B's hi, then (3xTF32) with its lo */
             float acc[64];
 #pragma unroll
             for (int e = 0; e < 64; e++) acc[e] = 0.f;
-            const int i0 = 16 * wi + gid, i1 = i0 + 8;
 #pragma unroll
-            for (int b0 = 0; b0 < KD / 8; b0 += QB) {
-                uint32_t ah[QB][4], al[QB][4];
+            for (int pass = 0; pass < (X3 ? 2 : 1); pass++) {
+                if (pass == 1) sgla_bar_sync(LO_READY, NT);
 #pragma unroll
-                for (int x = 0; x < QB; x++) {
-                    const int kc = 8 * (b0 + x) + tig;
-                    tf32_split(sm.q[core_at<KD>(i0, kc)], ah[x][0], al[x][0]);
-                    tf32_split(sm.q[core_at<KD>(i1, kc)], ah[x][1], al[x][1]);
-                    tf32_split(sm.q[core_at<KD>(i0, kc + 4)], ah[x][2], al[x][2]);
-                    tf32_split(sm.q[core_at<KD>(i1, kc + 4)], ah[x][3], al[x][3]);
-                }
-                sgla_wg_fence();
+                for (int b0 = 0; b0 < KD / 8; b0 += QB) {
+                    uint32_t ah[QB][4], al[QB][4];
 #pragma unroll
-                for (int x = 0; x < QB; x++) {
-                    const uint64_t dh = core_desc<KD>(sm.bhi, b0 + x), dl = core_desc<KD>(sm.blo, b0 + x);
-                    if constexpr (X3) {
-                        sgla_wg_rs_n128_tf32(acc, al[x], dh);
-                        sgla_wg_rs_n128_tf32(acc, ah[x], dl);
+                    for (int x = 0; x < QB; x++) {
+                        const int kc = 8 * (b0 + x) + tig;
+                        tf32_split(sm.q[core_at<KD>(i0, kc)], ah[x][0], al[x][0]);
+                        tf32_split(sm.q[core_at<KD>(i1, kc)], ah[x][1], al[x][1]);
+                        tf32_split(sm.q[core_at<KD>(i0, kc + 4)], ah[x][2], al[x][2]);
+                        tf32_split(sm.q[core_at<KD>(i1, kc + 4)], ah[x][3], al[x][3]);
                     }
-                    sgla_wg_rs_n128_tf32(acc, ah[x], dh);
+                    sgla_wg_fence();
+#pragma unroll
+                    for (int x = 0; x < QB; x++) {
+                        if (pass == 0) {
+                            const uint64_t dh = core_desc<KD>(sm.bhi, b0 + x);
+                            if constexpr (X3) sgla_wg_rs_n128_tf32(acc, al[x], dh);
+                            sgla_wg_rs_n128_tf32(acc, ah[x], dh);
+                        } else {
+                            sgla_wg_rs_n128_tf32(acc, ah[x], core_desc<KD>(sm.blo, b0 + x));
+                        }
+                    }
+                    sgla_wg_commit();
+                    sgla_wg_wait<0>();
+#pragma unroll
+                    for (int x = 0; x < QB; x++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++) sgla_pin(ah[x][e]), sgla_pin(al[x][e]);
                 }
-                sgla_wg_commit();
-                sgla_wg_wait<0>();
-#pragma unroll
-                for (int x = 0; x < QB; x++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) sgla_pin(ah[x][e]), sgla_pin(al[x][e]);
             }
 #pragma unroll
             for (int e = 0; e < 64; e++) sgla_pin(acc[e]);
-            sgla_bar_arrive(1, NT); /* done with q, k and S_c^T */
-            if (c + 1 < w.nc) load(c + 1, 1);
+            sgla_bar_arrive(B_FREE, NT); /* done with k and S_c^T */
+            if (c + 1 < w.nc) {
+                sgla_bar_sync(OUT_BAR, 128); /* every warp is done with q */
+                core_rows<KD, 128>(sm.q, q + rows(c + 1) * KD, sk, chunk_rows(w.len, c + 1), tid);
+                sgla_cp_async_commit();
+            }
 
             /* o = rs ⊙ (Q S_c) + A V, A = scale exp2(b_i - b_j) (q_i . k_j) for j <= i, split as A's fragments:
              * the accumulator's (row, key 2t + e) is A's k index t + 4 e */
@@ -556,6 +509,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
                     const float a = key <= i ? acc[4 * j + e] * scale * sgla_exp2(bdiff(bh, bl, i, key)) : 0.f;
                     tf32_split(a, ph[j][slot], pl[j][slot]);
                 }
+            if constexpr (!X3) sgla_bar_sync(LO_READY, NT); /* V^T */
             sgla_wg_fence();
 #pragma unroll
             for (int j = 0; j < 8; j++) {
@@ -574,15 +528,86 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
             for (int j = 0; j < 8; j++)
 #pragma unroll
                 for (int e = 0; e < 4; e++) sgla_pin(ph[j][e]), sgla_pin(pl[j][e]);
-            float *orow = o + (w.row0 + (int64_t)c * 64 * p.H) * p.V + 2 * tig;
+            sgla_bar_arrive(VT_FREE, NT); /* done with V^T */
+            float *orow = o + rows(c) * p.V + 2 * tig;
             const int64_t rs = p.H * p.V;
 #pragma unroll
             for (int j = 0; j < 8; j++) {
                 if (i0 < L) *(float2 *)(orow + i0 * rs + 8 * j) = make_float2(ov[4 * j], ov[4 * j + 1]);
                 if (i1 < L) *(float2 *)(orow + i1 * rs + 8 * j) = make_float2(ov[4 * j + 2], ov[4 * j + 3]);
             }
-        } else {
-            if (scanner) mgate_load(p, w, c + 1, lane, g0, g1);
+        }
+        return;
+    }
+
+    /* ---- the state: warpgroup 1 + s holds rows 64 s .. + 63 in U's layout, rows kr (+ 8), columns
+     * 8 j + 2 tig (+ 1); its warpgroups load k and v and write what B needs ---- */
+    const int st = tid - 128, kr = 64 * (wg - 1) + 16 * wi + gid;
+    const float gamma = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f;
+    float S[32];
+    {
+        const float *h0 = p.h0 ? p.h0 + w.nh * KD * p.V + col0 : (const float *)0;
+#pragma unroll
+        for (int e = 0; e < 32; e++) {
+            const int r = kr + 8 * ((e >> 1) & 1), cl = 8 * (e >> 2) + 2 * tig + (e & 1);
+            S[e] = h0 ? h0[(int64_t)r * p.V + cl] : 0.f;
+        }
+    }
+    /* S^T's hi and lo into rows 64 .. of [K ; S^T] */
+    const auto put_state = [&]() {
+#pragma unroll
+        for (int e = 0; e < 32; e++) {
+            const int r = kr + 8 * ((e >> 1) & 1), cl = 8 * (e >> 2) + 2 * tig + (e & 1), at = core_at<KD>(64 + cl, r);
+            uint32_t hi, lo;
+            tf32_split(S[e], hi, lo);
+            sm.bhi[at] = __uint_as_float(hi);
+            sm.blo[at] = __uint_as_float(lo);
+        }
+    };
+    float g0 = 0.f, g1 = 0.f;
+    if (w.nc > 0) {
+        put_state();
+        if (scanner) {
+            mgate_load(p, w, 0, lane, g0, g1);
+            tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, 0), sm.bh[0], sm.bl[0], lane);
+        }
+        core_rows<KD, NS>(sm.bhi, k + rows(0) * KD, sk, chunk_rows(w.len, 0), st);
+        f32_rows<WBV, LV, NS>(sm.v, v + rows(0) * p.V, sv, chunk_rows(w.len, 0), st);
+        sgla_cp_async_commit();
+        if (w.nc > 1 && st < 3 * 64) prefetch_row<KD>(p, w, 1, st, q, k, v);
+    }
+    for (int c = 0; c < w.nc; c++) {
+        const int s = c & 1;
+        sgla_cp_async_wait0();
+        sgla_fence_proxy_async(); /* k (and S^T) to wgmma's proxy */
+        sgla_bar_sync(STATE_BAR, NS);
+        sgla_bar_arrive(B_READY, NT); /* k, S_c^T and b of chunk c */
+        if (c + 2 < w.nc && st < 3 * 64) /* chunk c + 2 into L2: its shared tiles load from there */
+            prefetch_row<KD>(p, w, c + 2, st, q, k, v);
+        if (c > 0) sgla_bar_sync(VT_FREE, NT); /* warpgroup 0 is done with chunk c - 1's V^T */
+        for (int i = st; i < 16 * KD; i += NS) { /* K's lo: rows 0 .. 63 */
+            const float4 x = reinterpret_cast<const float4 *>(sm.bhi)[i];
+            reinterpret_cast<float4 *>(sm.blo)[i] = make_float4(trunc_lo(x.x), trunc_lo(x.y), trunc_lo(x.z), trunc_lo(x.w));
+        }
+        for (int i = st; i < 64 * 64; i += NS) { /* V^T: a warp's 32 writes in one core matrix's rows */
+            const int rest = i >> 5, cl = 8 * (rest & 7) + (i & 7), pk = 4 * (rest >> 3) + ((i >> 3) & 3);
+            const int key = (pk & ~7) + 2 * (pk & 3) + ((pk >> 2) & 1);
+            uint32_t hi, lo;
+            tf32_split(sm.v[key * LV + cl], hi, lo);
+            const int at = core_at<64>(cl, pk);
+            sm.vt[0][at] = __uint_as_float(hi);
+            sm.vt[1][at] = __uint_as_float(lo);
+        }
+        if (st < 64) sm.wt[st] = sgla_exp2(bdiff(sm.bh[s], sm.bl[s], 63, st));
+        sgla_fence_proxy_async();
+        sgla_bar_sync(STATE_BAR, NS); /* K's lo, V^T and the key weights; v is free */
+        sgla_bar_arrive(LO_READY, NT);
+        if (c + 1 < w.nc) {
+            f32_rows<WBV, LV, NS>(sm.v, v + rows(c + 1) * p.V, sv, chunk_rows(w.len, c + 1), st);
+            sgla_cp_async_commit();
+        }
+        if (scanner) mgate_load(p, w, c + 1, lane, g0, g1);
+        if (c + 1 < w.nc || p.ht) {
             /* U = (K ⊙ w)^T V: A's k index t, t + 4 of k-step j are keys 8 j + 2 t, + 1 */
             float U[32];
 #pragma unroll
@@ -618,16 +643,18 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
             const float bC = sm.bh[s][63], em1 = expm1f(bC * SGLA_LN2), ex = sgla_exp2(bC);
 #pragma unroll
             for (int e = 0; e < 32; e++) S[e] = sgla_carry_mul(S[e], bC, em1, ex) + U[e];
-            sgla_bar_sync(1, NT); /* warpgroup 0 is done with k and S_c^T */
-            if (c + 1 < w.nc) {
-                load(c + 1, 2);
-                put_state();
-                if (scanner)
-                    tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, c + 1), sm.bh[s ^ 1], sm.bl[s ^ 1], lane);
-            }
+        }
+        sgla_bar_sync(B_FREE, NT); /* warpgroup 0 is done with k and S_c^T */
+        if (c + 1 < w.nc) {
+            core_rows<KD, NS>(sm.bhi, k + rows(c + 1) * KD, sk, chunk_rows(w.len, c + 1), st);
+            sgla_cp_async_commit();
+            put_state();
+            if (scanner)
+                tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, c + 1), sm.bh[s ^ 1], sm.bl[s ^ 1], lane);
         }
     }
-    if (p.ht && wg > 0) { /* (h0, or zeros, for an empty sequence) */
+    if (w.nc > 0) sgla_bar_sync(VT_FREE, NT); /* the last chunk's (warpgroup 0 arrives once a chunk) */
+    if (p.ht) { /* (h0, or zeros, for an empty sequence) */
         float *ht = p.ht + w.nh * KD * p.V + col0;
 #pragma unroll
         for (int e = 0; e < 32; e += 2) {

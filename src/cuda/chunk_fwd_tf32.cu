@@ -30,8 +30,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <type_traits>
-
 #include "cuda_backend.cuh"
 #include "mma_tiles.cuh"
 #include "ptx.cuh"
@@ -371,20 +369,18 @@ template <int C> __device__ __forceinline__ uint64_t core_desc(const float *tile
     return sgla_wg_desc(sgla_smem_u32(tile) + (uint32_t)ks * 256u, 128, C * 32);
 }
 
-/* [K ; S^T] as B for both parities of chunk: hi[0] = K of even chunks, hi[1] = S^T, hi[2] = K of odd
- * chunks, so that an even chunk's B starts at hi[0] (keys, then S^T's rows) and an odd chunk's at hi[1]
- * (S^T's rows, then the keys): k loads one chunk ahead into the stage the next chunk reads, with no
- * second copy of S^T */
 template <int KD> struct WgSmem {
-    float q[64 * KD];          /* q (core matrices) */
-    float hi[3][64 * KD];      /* k of even chunks, S_c^T's hi, k of odd chunks */
-    float lo[2][64 * KD];      /* K's lo, S_c^T's lo */
-    float vt[2][64 * 64];      /* V^T's hi and lo: keys of each 8 in the order 0 2 4 6 1 3 5 7 */
-    float bh[2][64], bl[2][64]; /* log2 b of chunk c (stage c % 2) as bh + bl (tf32_gate_scan) */
-    float wt[64];              /* the chunk's key weights */
+    static constexpr int LV = WBV + 4; /* v's rows padded: the transposition reads it conflict-free */
+    float q[64 * KD];                  /* q (core matrices) */
+    float bhi[128 * KD];               /* [K ; S_c^T]: k as loaded, then S_c^T's hi */
+    float blo[128 * KD];               /* their lo */
+    float v[64 * LV];                  /* v as loaded */
+    float vt[2][64 * 64];              /* V^T's hi and lo: keys of each 8 in the order 0 2 4 6 1 3 5 7 */
+    float bh[2][64], bl[2][64];        /* log2 b of chunk c (stage c % 2) as bh + bl (tf32_gate_scan) */
+    float wt[64];                      /* the chunk's key weights */
 };
 static_assert(sizeof(WgSmem<128>) <= 227 * 1024, "fits the shared memory of a Hopper block");
-static_assert(offsetof(WgSmem<128>, hi) % 128 == 0 && offsetof(WgSmem<128>, lo) % 128 == 0 &&
+static_assert(offsetof(WgSmem<128>, bhi) % 128 == 0 && offsetof(WgSmem<128>, blo) % 128 == 0 &&
                   offsetof(WgSmem<128>, vt) % 128 == 0 && offsetof(WgSmem<64>, vt) % 128 == 0,
               "wgmma's tiles on 128-byte boundaries");
 
@@ -408,8 +404,14 @@ __device__ __forceinline__ float trunc_lo(float x) { return x - __uint_as_float(
 template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const sgla_kparams p)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma: sm_90a */
-    constexpr int NT = 128 * (1 + KD / 64), NS = NT - 128, NV = 64 * WBV / NS;
-    constexpr int QB = KD == 128 ? 4 : 8; /* k-steps of Q a batch of products: 8 spill at K = 128 */
+    constexpr int NT = 128 * (1 + KD / 64), NS = NT - 128, LV = WgSmem<KD>::LV;
+    /* Q's k-steps in batches of 4, two batches' fragments in registers: a batch's loads and splits run
+     * while the one before it is on the tensor cores */
+    constexpr int QB = 4, NB = (X3 ? 2 : 1) * KD / 8 / QB;
+    /* registers: warpgroup 0 holds the accumulator and two batches of Q; the state's warpgroups S, U and
+     * half of (K ⊙ w)^T */
+    constexpr int REG_OUT = KD == 128 ? 184 : 240, REG_STATE = KD == 128 ? 160 : 240;
+    static_assert(128 * REG_OUT + NS * REG_STATE <= 65536 / NT / 8 * 8 * NT, "setmaxnreg's shares");
     /* named barriers between the roles (the state's warpgroups arrive at the first two, warpgroup 0 at the
      * next two), and one within each role */
     enum { B_READY = 1, LO_READY, B_FREE, VT_FREE, STATE_BAR, OUT_BAR };
@@ -426,65 +428,73 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
     const int64_t sk = p.H * KD, sv = p.H * p.V;
     const auto rows = [&](int c) { return w.row0 + (int64_t)c * 64 * p.H; };
 
-    /* registers: the state's warpgroups hold S, U, their share of the next v and A's fragments */
-    constexpr int REG_OUT = KD == 128 ? 136 : 232, REG_STATE = KD == 128 ? 184 : 232;
-    static_assert(128 * REG_OUT + NS * REG_STATE <= 65536 / NT / 8 * 8 * NT, "setmaxnreg's shares");
     if (wg == 0) { /* ---- the outputs ---- */
-        if constexpr (KD == 128) sgla_setmaxnreg_dec<REG_OUT>();
+        if constexpr (KD == 128) sgla_setmaxnreg_inc<REG_OUT>();
         const float scale = p.scale;
         const int i0 = 16 * wi + gid, i1 = i0 + 8;
         if (w.nc > 0) {
             core_rows<KD, 128>(sm.q, q + rows(0) * KD, sk, chunk_rows(w.len, 0), tid);
             sgla_cp_async_commit();
         }
-        /* chunk c of parity ODD: B = [K ; S^T] (even) or [S^T ; K] (odd), so the scores are the
-         * accumulator's first or second half */
-        const auto chunk = [&](int c, auto odd) {
-            constexpr bool ODD = decltype(odd)::value;
-            const int L = chunk_rows(w.len, c);
+        for (int c = 0; c < w.nc; c++) {
+            const int s = c & 1, L = chunk_rows(w.len, c);
             sgla_cp_async_wait0();
             sgla_bar_sync(OUT_BAR, 128); /* q of chunk c */
             sgla_bar_sync(B_READY, NT);  /* k, S_c^T and b of chunk c */
+            /* [Q K^T | Q S_c] in one accumulator: batches 0 .. NB / 2 - 1 with B's hi (Q's lo and hi), then
+             * (3xTF32) the rest with B's lo (Q's hi) */
             float acc[64];
 #pragma unroll
             for (int e = 0; e < 64; e++) acc[e] = 0.f;
-            float *sc = ODD ? acc + 32 : acc, *ov = ODD ? acc : acc + 32;
+            uint32_t ah[2][QB][4], al[2][QB][4];
+            const auto pin_q = [&](int r) {
 #pragma unroll
-            for (int pass = 0; pass < (X3 ? 2 : 1); pass++) { /* B's hi, then (3xTF32) its lo */
-                if (pass == 1) sgla_bar_sync(LO_READY, NT);
+                for (int x = 0; x < QB; x++)
 #pragma unroll
-                for (int b0 = 0; b0 < KD / 8; b0 += QB) {
-                    uint32_t ah[QB][4], al[QB][4];
-#pragma unroll
-                    for (int x = 0; x < QB; x++) {
-                        const int kc = 8 * (b0 + x) + tig;
-                        tf32_split(sm.q[core_at<KD>(i0, kc)], ah[x][0], al[x][0]);
-                        tf32_split(sm.q[core_at<KD>(i1, kc)], ah[x][1], al[x][1]);
-                        tf32_split(sm.q[core_at<KD>(i0, kc + 4)], ah[x][2], al[x][2]);
-                        tf32_split(sm.q[core_at<KD>(i1, kc + 4)], ah[x][3], al[x][3]);
+                    for (int e = 0; e < 4; e++) {
+                        sgla_pin(ah[r][x][e]);
+                        if constexpr (X3) sgla_pin(al[r][x][e]);
                     }
-                    sgla_wg_fence();
+            };
 #pragma unroll
-                    for (int x = 0; x < QB; x++) {
-                        if (pass == 0) {
-                            const uint64_t dh = core_desc<KD>(sm.hi[ODD ? 1 : 0], b0 + x);
-                            if constexpr (X3) sgla_wg_rs_n128_tf32(acc, al[x], dh);
-                            sgla_wg_rs_n128_tf32(acc, ah[x], dh);
-                        } else {
-                            sgla_wg_rs_n64_tf32(sc, ah[x], core_desc<KD>(sm.lo[0], b0 + x));
-                            sgla_wg_rs_n64_tf32(ov, ah[x], core_desc<KD>(sm.lo[1], b0 + x));
-                        }
-                    }
-                    sgla_wg_commit();
-                    sgla_wg_wait<0>();
-#pragma unroll
-                    for (int x = 0; x < QB; x++)
-#pragma unroll
-                        for (int e = 0; e < 4; e++) sgla_pin(ah[x][e]), sgla_pin(al[x][e]);
+            for (int b = 0; b < NB; b++) {
+                const int r = b & 1, b0 = (b % (KD / 8 / QB)) * QB;
+                const bool blo = X3 && b >= NB / 2;
+                if (b >= 2) { /* batch b - 2's fragments are free once batch b - 1 is all that may run */
+                    sgla_wg_wait<1>();
+                    pin_q(r);
                 }
+#pragma unroll
+                for (int x = 0; x < QB; x++) {
+                    const int kc = 8 * (b0 + x) + tig;
+                    const float f[4] = {sm.q[core_at<KD>(i0, kc)], sm.q[core_at<KD>(i1, kc)], sm.q[core_at<KD>(i0, kc + 4)],
+                                        sm.q[core_at<KD>(i1, kc + 4)]};
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        if (X3 && !blo) tf32_split(f[e], ah[r][x][e], al[r][x][e]);
+                        else if (X3) ah[r][x][e] = (__float_as_uint(f[e]) + 0x1000u) & 0xffffe000u;
+                        else ah[r][x][e] = __float_as_uint(f[e]); /* TF32 alone: the tensor cores truncate */
+                    }
+                }
+                if (blo && b == NB / 2) sgla_bar_sync(LO_READY, NT); /* K's lo */
+                sgla_wg_fence();
+#pragma unroll
+                for (int x = 0; x < QB; x++) {
+                    if (!blo) {
+                        const uint64_t dh = core_desc<KD>(sm.bhi, b0 + x);
+                        if constexpr (X3) sgla_wg_rs_n128_tf32(acc, al[r][x], dh);
+                        sgla_wg_rs_n128_tf32(acc, ah[r][x], dh);
+                    } else {
+                        sgla_wg_rs_n128_tf32(acc, ah[r][x], core_desc<KD>(sm.blo, b0 + x));
+                    }
+                }
+                sgla_wg_commit();
             }
+            sgla_wg_wait<0>();
 #pragma unroll
             for (int e = 0; e < 64; e++) sgla_pin(acc[e]);
+            pin_q(0);
+            pin_q(1);
             sgla_bar_arrive(B_FREE, NT); /* done with k and S_c^T */
             if (c + 1 < w.nc) {
                 sgla_bar_sync(OUT_BAR, 128); /* every warp is done with q */
@@ -492,29 +502,30 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
                 sgla_cp_async_commit();
             }
 
-            /* o = rs ⊙ (Q S_c) + A V, A = scale exp2(b_i - b_j) (q_i . k_j) for j <= i, split as A's fragments:
-             * the accumulator's (row, key 2t + e) is A's k index t + 4 e */
-            const float *bh = sm.bh[c & 1], *bl = sm.bl[c & 1];
+            /* o = rs ⊙ (Q S_c) + A V, A = scale exp2(b_i - b_j) (q_i . k_j) for j <= i, split as A's fragments
+             * (the accumulator's (row, key 2t + e) is A's k index t + 4 e), each k-step's products issued as
+             * soon as its fragments are made */
+            const float *bh = sm.bh[s], *bl = sm.bl[s];
             const float r0 = scale * sgla_exp2(bh[i0]), r1 = scale * sgla_exp2(bh[i1]);
+            float *ov = acc + 32;
 #pragma unroll
             for (int j = 0; j < 8; j++) ov[4 * j] *= r0, ov[4 * j + 1] *= r0, ov[4 * j + 2] *= r1, ov[4 * j + 3] *= r1;
+            if constexpr (!X3) sgla_bar_sync(LO_READY, NT); /* V^T */
             uint32_t ph[8][4], pl[8][4];
 #pragma unroll
-            for (int j = 0; j < 8; j++)
+            for (int j = 0; j < 8; j++) {
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     const int i = e < 2 ? i0 : i1, key = 8 * j + 2 * tig + (e & 1), slot = (e >> 1) + 2 * (e & 1);
-                    const float a = key <= i ? sc[4 * j + e] * scale * sgla_exp2(bdiff(bh, bl, i, key)) : 0.f;
-                    tf32_split(a, ph[j][slot], pl[j][slot]);
+                    const float a = key <= i ? acc[4 * j + e] * scale * sgla_exp2(bdiff(bh, bl, i, key)) : 0.f;
+                    if constexpr (X3) tf32_split(a, ph[j][slot], pl[j][slot]);
+                    else ph[j][slot] = __float_as_uint(a);
                 }
-            if constexpr (!X3) sgla_bar_sync(LO_READY, NT); /* V^T */
-            sgla_wg_fence();
-#pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const uint64_t dh = core_desc<64>(sm.vt[0], j), dl = core_desc<64>(sm.vt[1], j);
+                sgla_wg_fence();
+                const uint64_t dh = core_desc<64>(sm.vt[0], j);
                 if constexpr (X3) {
                     sgla_wg_rs_n64_tf32(ov, pl[j], dh);
-                    sgla_wg_rs_n64_tf32(ov, ph[j], dl);
+                    sgla_wg_rs_n64_tf32(ov, ph[j], core_desc<64>(sm.vt[1], j));
                 }
                 sgla_wg_rs_n64_tf32(ov, ph[j], dh);
             }
@@ -525,7 +536,10 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
 #pragma unroll
             for (int j = 0; j < 8; j++)
 #pragma unroll
-                for (int e = 0; e < 4; e++) sgla_pin(ph[j][e]), sgla_pin(pl[j][e]);
+                for (int e = 0; e < 4; e++) {
+                    sgla_pin(ph[j][e]);
+                    if constexpr (X3) sgla_pin(pl[j][e]);
+                }
             sgla_bar_arrive(VT_FREE, NT); /* done with V^T */
             float *orow = o + rows(c) * p.V + 2 * tig;
             const int64_t rs = p.H * p.V;
@@ -534,18 +548,13 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
                 if (i0 < L) *(float2 *)(orow + i0 * rs + 8 * j) = make_float2(ov[4 * j], ov[4 * j + 1]);
                 if (i1 < L) *(float2 *)(orow + i1 * rs + 8 * j) = make_float2(ov[4 * j + 2], ov[4 * j + 3]);
             }
-        };
-        for (int c = 0; c < w.nc; c += 2) {
-            chunk(c, std::false_type());
-            if (c + 1 < w.nc) chunk(c + 1, std::true_type());
         }
         return;
     }
 
     /* ---- the state: warpgroup 1 + s holds rows 64 s .. + 63 in U's layout, rows kr (+ 8), columns
-     * 8 j + 2 tig (+ 1); its warpgroups load k (a chunk ahead) and v (into registers, a chunk ahead) and
-     * write what B needs ---- */
-    if constexpr (KD == 128) sgla_setmaxnreg_inc<REG_STATE>();
+     * 8 j + 2 tig (+ 1); its warpgroups load k and v and write what B needs ---- */
+    if constexpr (KD == 128) sgla_setmaxnreg_dec<REG_STATE>();
     const int st = tid - 128, kr = 64 * (wg - 1) + 16 * wi + gid;
     const float gamma = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f;
     float S[32];
@@ -557,38 +566,16 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
             S[e] = h0 ? h0[(int64_t)r * p.V + cl] : 0.f;
         }
     }
-    /* S^T's hi and lo: hi[1], lo[1] */
+    /* S^T's hi and lo into rows 64 .. of [K ; S^T] */
     const auto put_state = [&]() {
 #pragma unroll
         for (int e = 0; e < 32; e++) {
-            const int r = kr + 8 * ((e >> 1) & 1), cl = 8 * (e >> 2) + 2 * tig + (e & 1), at = core_at<KD>(cl, r);
+            const int r = kr + 8 * ((e >> 1) & 1), cl = 8 * (e >> 2) + 2 * tig + (e & 1), at = core_at<KD>(64 + cl, r);
             uint32_t hi, lo;
             tf32_split(S[e], hi, lo);
-            sm.hi[1][at] = __uint_as_float(hi);
-            sm.lo[1][at] = __uint_as_float(lo);
+            sm.bhi[at] = __uint_as_float(hi);
+            if constexpr (X3) sm.blo[at] = __uint_as_float(lo);
         }
-    };
-    /* element n of this thread's share of V^T: key (in V^T's order pk) and column (a warp's 32 writes
-     * fall in one core matrix's rows; its reads of v are 4 rows x 32 bytes) */
-    const auto vt_at = [&](int n, int &key, int &cl, int &pk) {
-        const int i = st + n * NS, rest = i >> 5;
-        cl = 8 * (rest & 7) + (i & 7), pk = 4 * (rest >> 3) + ((i >> 3) & 3);
-        key = (pk & ~7) + 2 * (pk & 3) + ((pk >> 2) & 1);
-    };
-    float vr[NV]; /* v of the next chunk, this thread's share */
-    const auto load_v = [&](int c) {
-        const int L = chunk_rows(w.len, c);
-        const float *src = v + rows(c) * p.V;
-#pragma unroll
-        for (int n = 0; n < NV; n++) {
-            int key, cl, pk;
-            vt_at(n, key, cl, pk);
-            vr[n] = key < L ? __ldg(src + (int64_t)key * sv + cl) : 0.f;
-        }
-    };
-    const auto load_k = [&](int c) {
-        core_rows<KD, NS>(sm.hi[2 * (c & 1)], k + rows(c) * KD, sk, chunk_rows(w.len, c), st);
-        sgla_cp_async_commit();
     };
     float g0 = 0.f, g1 = 0.f;
     if (w.nc > 0) {
@@ -597,36 +584,38 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
             mgate_load(p, w, 0, lane, g0, g1);
             tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, 0), sm.bh[0], sm.bl[0], lane);
         }
-        load_k(0);
-        load_v(0);
+        core_rows<KD, NS>(sm.bhi, k + rows(0) * KD, sk, chunk_rows(w.len, 0), st);
+        f32_rows<WBV, LV, NS>(sm.v, v + rows(0) * p.V, sv, chunk_rows(w.len, 0), st);
+        sgla_cp_async_commit();
     }
     for (int c = 0; c < w.nc; c++) {
         const int s = c & 1;
-        const float *ks = sm.hi[2 * s]; /* chunk c's k */
         sgla_cp_async_wait0();
         sgla_fence_proxy_async(); /* k (and S^T) to wgmma's proxy */
         sgla_bar_sync(STATE_BAR, NS);
         sgla_bar_arrive(B_READY, NT); /* k, S_c^T and b of chunk c */
-        if (c + 1 < w.nc) load_k(c + 1); /* into the stage chunk c - 1 used: its readers are done (B_FREE) */
         if (c > 0) sgla_bar_sync(VT_FREE, NT); /* warpgroup 0 is done with chunk c - 1's V^T */
-        for (int i = st; i < 16 * KD; i += NS) { /* K's lo */
-            const float4 x = reinterpret_cast<const float4 *>(ks)[i];
-            reinterpret_cast<float4 *>(sm.lo[0])[i] = make_float4(trunc_lo(x.x), trunc_lo(x.y), trunc_lo(x.z), trunc_lo(x.w));
+        for (int i = st; X3 && i < 16 * KD; i += NS) { /* K's lo: rows 0 .. 63 */
+            const float4 x = reinterpret_cast<const float4 *>(sm.bhi)[i];
+            reinterpret_cast<float4 *>(sm.blo)[i] = make_float4(trunc_lo(x.x), trunc_lo(x.y), trunc_lo(x.z), trunc_lo(x.w));
         }
-#pragma unroll
-        for (int n = 0; n < NV; n++) {
-            int key, cl, pk;
-            vt_at(n, key, cl, pk);
+        for (int i = st; i < 64 * 64; i += NS) { /* V^T: a warp's 32 writes in one core matrix's rows */
+            const int rest = i >> 5, cl = 8 * (rest & 7) + (i & 7), pk = 4 * (rest >> 3) + ((i >> 3) & 3);
+            const int key = (pk & ~7) + 2 * (pk & 3) + ((pk >> 2) & 1);
             uint32_t hi, lo;
-            tf32_split(vr[n], hi, lo);
+            tf32_split(sm.v[key * LV + cl], hi, lo);
             const int at = core_at<64>(cl, pk);
             sm.vt[0][at] = __uint_as_float(hi);
-            sm.vt[1][at] = __uint_as_float(lo);
+            if constexpr (X3) sm.vt[1][at] = __uint_as_float(lo);
         }
         if (st < 64) sm.wt[st] = sgla_exp2(bdiff(sm.bh[s], sm.bl[s], 63, st));
         sgla_fence_proxy_async();
-        sgla_bar_sync(STATE_BAR, NS); /* K's lo, V^T and the key weights */
+        sgla_bar_sync(STATE_BAR, NS); /* K's lo, V^T and the key weights; v is free */
         sgla_bar_arrive(LO_READY, NT);
+        if (c + 1 < w.nc) {
+            f32_rows<WBV, LV, NS>(sm.v, v + rows(c + 1) * p.V, sv, chunk_rows(w.len, c + 1), st);
+            sgla_cp_async_commit();
+        }
         if (scanner) mgate_load(p, w, c + 1, lane, g0, g1);
         if (c + 1 < w.nc || p.ht) {
             /* U = (K ⊙ w)^T V: A's k index t, t + 4 of k-step j are keys 8 j + 2 t, + 1; two batches */
@@ -640,18 +629,18 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
                 for (int x = 0; x < 4; x++) {
                     const int key = 8 * (j0 + x) + 2 * tig;
                     const float w0 = sm.wt[key], w1 = sm.wt[key + 1];
-                    tf32_split(ks[core_at<KD>(key, kr)] * w0, kh[x][0], kl[x][0]);
-                    tf32_split(ks[core_at<KD>(key, kr + 8)] * w0, kh[x][1], kl[x][1]);
-                    tf32_split(ks[core_at<KD>(key + 1, kr)] * w1, kh[x][2], kl[x][2]);
-                    tf32_split(ks[core_at<KD>(key + 1, kr + 8)] * w1, kh[x][3], kl[x][3]);
+                    tf32_split(sm.bhi[core_at<KD>(key, kr)] * w0, kh[x][0], kl[x][0]);
+                    tf32_split(sm.bhi[core_at<KD>(key, kr + 8)] * w0, kh[x][1], kl[x][1]);
+                    tf32_split(sm.bhi[core_at<KD>(key + 1, kr)] * w1, kh[x][2], kl[x][2]);
+                    tf32_split(sm.bhi[core_at<KD>(key + 1, kr + 8)] * w1, kh[x][3], kl[x][3]);
                 }
                 sgla_wg_fence();
 #pragma unroll
                 for (int x = 0; x < 4; x++) {
-                    const uint64_t dh = core_desc<64>(sm.vt[0], j0 + x), dl = core_desc<64>(sm.vt[1], j0 + x);
+                    const uint64_t dh = core_desc<64>(sm.vt[0], j0 + x);
                     if constexpr (X3) {
                         sgla_wg_rs_n64_tf32(U, kl[x], dh);
-                        sgla_wg_rs_n64_tf32(U, kh[x], dl);
+                        sgla_wg_rs_n64_tf32(U, kh[x], core_desc<64>(sm.vt[1], j0 + x));
                     }
                     sgla_wg_rs_n64_tf32(U, kh[x], dh);
                 }
@@ -668,9 +657,10 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
 #pragma unroll
             for (int e = 0; e < 32; e++) S[e] = sgla_carry_mul(S[e], bC, em1, ex) + U[e];
         }
-        if (c + 1 < w.nc) load_v(c + 1); /* (after U: fewer registers live there) */
-        sgla_bar_sync(B_FREE, NT); /* warpgroup 0 is done with k, S_c^T and their lo */
+        sgla_bar_sync(B_FREE, NT); /* warpgroup 0 is done with k and S_c^T */
         if (c + 1 < w.nc) {
+            core_rows<KD, NS>(sm.bhi, k + rows(c + 1) * KD, sk, chunk_rows(w.len, c + 1), st);
+            sgla_cp_async_commit();
             put_state();
             if (scanner)
                 tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, c + 1), sm.bh[s ^ 1], sm.bl[s ^ 1], lane);

@@ -1,4 +1,5 @@
-/* fp32 inputs on the tensor cores: the chunked forward on TF32 mma.sync.
+/* fp32 inputs on the tensor cores: the chunked forward on TF32 mma.sync, and its Hopper member on wgmma
+ * (below, from "the Hopper member").
  *
  * TF32 keeps 10 bits of the mantissa (relative error ~5e-4 a product), far from
  * fp32's bar of 1e-5.  So every operand is split into two TF32 halves,
@@ -354,7 +355,11 @@ template <int KD, bool X3, int NST> __global__ void __launch_bounds__(TTHREADS, 
  * read the top 19 bits of an fp32 operand, truncating: bench/wgmma_tf32_probe.cu), so its lo is
  * x - trunc(x).  The keys of a k-step are reduced in the order of the accumulators' columns: A's k index
  * t, t + 4 are keys 2t, 2t + 1, so the scores feed A V as they are, and V^T keeps its keys in that order.
- * Shared tiles are K-major 8 x 4 core matrices (128 bytes) without swizzle. */
+ * Shared tiles are K-major 8 x 4 core matrices (128 bytes) without swizzle; at K = 128 they take the whole
+ * block (one stage of each tile).
+ * The roles meet at named barriers: the state's warpgroups load k and v, write K's lo, V^T and S_c^T and
+ * say so (B_READY, LO_READY); warpgroup 0 loads q and says when it is done with [K ; S_c^T] and V^T (B_FREE,
+ * VT_FREE).  With TF32 alone no lo is made or read. */
 constexpr int WBV = 64; /* columns of V a block */
 
 /* float offset of (r, c) in a tile of C columns: core matrix (r / 8, c / 4) at (r / 8) (C / 4) + c / 4 */
@@ -408,8 +413,9 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
     /* Q's k-steps in batches of 4, two batches' fragments in registers: a batch's loads and splits run
      * while the one before it is on the tensor cores */
     constexpr int QB = 4, NB = (X3 ? 2 : 1) * KD / 8 / QB;
-    /* registers: warpgroup 0 holds the accumulator and two batches of Q; the state's warpgroups S, U and
-     * half of (K ⊙ w)^T */
+    /* registers at K = 128 (setmaxnreg; K = 64's 256 threads have 255 each): warpgroup 0 holds the
+     * accumulator and two batches of Q, the state's warpgroups S, U and half of (K ⊙ w)^T (these shares
+     * spill least: docs/perf.md, session 26) */
     constexpr int REG_OUT = KD == 128 ? 184 : 240, REG_STATE = KD == 128 ? 160 : 240;
     static_assert(128 * REG_OUT + NS * REG_STATE <= 65536 / NT / 8 * 8 * NT, "setmaxnreg's shares");
     /* named barriers between the roles (the state's warpgroups arrive at the first two, warpgroup 0 at the

@@ -261,8 +261,9 @@ typedef struct sgla_state_pool {
  *   in chunks of 64: the same function, rounded differently), T < 2^31,
  *   q/k/v/o 16-byte and h0/ht 8-byte aligned at the native sizes (else
  *   SGLA_ERR_UNSUPPORTED_SHAPE / _CHUNK / SGLA_ERR_INVALID_ARGUMENT).  fp32
- *   inputs run on TF32 tensor cores as 3xTF32 where K is 64 or 128 (TF32
- *   alone with SGLA_FLAG_ALLOW_TF32), else the CUDA-core token recurrence.
+ *   inputs run on TF32 tensor cores as 3xTF32 where K is 64 or 128 (wgmma
+ *   on Hopper, mma.sync before it; TF32 alone with SGLA_FLAG_ALLOW_TF32),
+ *   else the CUDA-core token recurrence.
  * - Asynchrony.  The call only enqueues work on `stream` and returns; it never
  *   synchronises the host (except with SGLA_FLAG_CHECK_DEVICE_VALUES).  Every
  *   buffer (inputs, outputs, workspace) must stay allocated and unchanged

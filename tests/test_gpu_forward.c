@@ -42,9 +42,9 @@ static void run_plan(const conform_data *x, const sgla_cuda_plan *force)
 }
 
 /* fp32: the usual plan is the chunked TF32 kernel wherever it serves (K up to 128 after padding, a
- * device whose blocks hold its shared memory); then the token recurrence forced on the same inputs,
- * and TF32 alone (SGLA_FLAG_ALLOW_TF32), judged at its own bar and required to differ from 3xTF32
- * (else the flag did nothing) */
+ * device whose blocks hold its shared memory), on wgmma on a Hopper device; then the mma.sync kernel
+ * (there) and the token recurrence forced on the same inputs, and TF32 alone (SGLA_FLAG_ALLOW_TF32),
+ * judged at its own bar and required to differ from 3xTF32 (else the flag did nothing) */
 static void f32_plans(const conform_data *x, int all_plans)
 {
     sgla_forward_desc d = x->d;
@@ -55,13 +55,15 @@ static void f32_plans(const conform_data *x, int all_plans)
     if (st != SGLA_OK) return;
     int optin = 0;
     CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
-    const int chunked = usual.config == SGLA_CUDA_CONFIG_F32_CHUNKED;
-    if (x->c.K <= 128 && x->c.T > 0 && optin >= 210 * 1024)
-        TU_CHECK(chunked, "fp32 K=%lld V=%lld: plan %d, not the chunked TF32 kernel", (long long)x->c.K,
+    const int hopper = usual.config == SGLA_CUDA_CONFIG_F32_HOPPER;
+    const int chunked = hopper || usual.config == SGLA_CUDA_CONFIG_F32_CHUNKED;
+    if (x->c.K <= 128 && x->c.T > 0 && optin >= 210 * 1024) /* (only Hopper's blocks hold 210 KB) */
+        TU_CHECK(hopper, "fp32 K=%lld V=%lld: plan %d, not the chunked TF32 kernel on wgmma", (long long)x->c.K,
                  (long long)x->c.V, usual.config);
     if (!all_plans || !chunked) return;
-    const sgla_cuda_plan rec = {SGLA_CUDA_CONFIG_F32_RECURRENT, 1};
+    const sgla_cuda_plan rec = {SGLA_CUDA_CONFIG_F32_RECURRENT, 1}, mma = {SGLA_CUDA_CONFIG_F32_CHUNKED, 1};
     run_plan(x, &rec);
+    if (hopper) run_plan(x, &mma);
     conform_data y = *x;
     y.d.flags |= SGLA_FLAG_ALLOW_TF32; /* judged at TF32's bar (tools/conform.c) */
     conform_result res;
@@ -263,7 +265,7 @@ static void error_paths(cudaStream_t stream)
     forced_refused(&d, (sgla_cuda_plan){2, 0}, NULL, "row 2 forced on K = 64");
     {   /* plans that cannot apply: the mma.sync path split, a row below the named ones, fp32 on the mma.sync
          * path, bf16 on an fp32 path, the fp32 chunked path on a shape it does not take */
-        forced_refused(&d, (sgla_cuda_plan){-6, 0}, NULL, "row -6 forced");
+        forced_refused(&d, (sgla_cuda_plan){-7, 0}, NULL, "row -7 forced");
         forced_refused(&d, (sgla_cuda_plan){SGLA_CUDA_CONFIG_F32_RECURRENT, 1}, "not one for 16-bit",
                        "bf16 forced onto the fp32 recurrence");
         d.dtype = SGLA_F32; /* refused before anything is read: the bf16 buffers serve */
@@ -274,6 +276,8 @@ static void error_paths(cudaStream_t stream)
         d.K = 256, d.V = 64; /* in the buffers' room (K = 576 probes above) */
         forced_refused(&d, (sgla_cuda_plan){SGLA_CUDA_CONFIG_F32_CHUNKED, 1}, "fp32 chunked path takes",
                        "fp32 K = 256 forced onto the chunked path");
+        forced_refused(&d, (sgla_cuda_plan){SGLA_CUDA_CONFIG_F32_HOPPER, 1}, "fp32 Hopper path takes",
+                       "fp32 K = 256 forced onto the Hopper path");
         d.K = 64;
         d.dtype = SGLA_BF16;
     }

@@ -34,7 +34,7 @@ static void usage(FILE *f)
             "usage: sgla bench [--backend cpu|cuda|auto] [--shape B,T,H,K,V]... [--dtype f32|f16|bf16]\n"
             "                  [--gate none|gamma|g] [--threads N] [--iters N] [--warmup N]\n"
             "                  [--chunk C] [--seed N] [--isa scalar|avx2|avx512] [--no-peak] [--check]\n"
-            "                  [--config ROW|portable|portable-one-stage|f32-chunked|f32-recurrent] [--split N]\n"
+            "                  [--config ROW|portable|portable-one-stage|f32-hopper|f32-chunked|f32-recurrent] [--split N]\n"
             "                  (CUDA: force a configuration row, the mma.sync path of GPUs before Hopper (with one\n"
             "                  stage: as on 99 KB blocks), an fp32 path, a split)\n"
             "                  [--blocks N]  (CUDA: -1 a block a (sequence, head), N > 0 a persistent grid of N blocks a V column block)\n"
@@ -667,6 +667,7 @@ int sgla_cmd_bench(int argc, char **argv)
             } named[] = {{"portable", SGLA_CUDA_CONFIG_PORTABLE},
                          {"portable-one-stage", SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE},
                          {"f32-chunked", SGLA_CUDA_CONFIG_F32_CHUNKED},
+                         {"f32-hopper", SGLA_CUDA_CONFIG_F32_HOPPER},
                          {"f32-recurrent", SGLA_CUDA_CONFIG_F32_RECURRENT}};
             const int nnamed = (int)(sizeof named / sizeof named[0]);
             int k = 0;

@@ -1,4 +1,5 @@
-/* fp32 inputs on the tensor cores: the chunked forward on TF32 mma.sync.
+/* fp32 inputs on the tensor cores: the chunked forward on TF32 mma.sync, and its Hopper member on wgmma
+ * (below, from "the Hopper member").
  *
  * TF32 keeps 10 bits of the mantissa (relative error ~5e-4 a product), far from
  * fp32's bar of 1e-5.  So every operand is split into two TF32 halves,
@@ -27,6 +28,7 @@
  * K^T . V reduce over keys in the order
  * (2t, 2t + 1) for the k index (t, t + 4) of the instruction, so that the loads
  * of v and k stay conflict-free; the score tile is stored in that order. */
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cuda_backend.cuh"
@@ -104,12 +106,12 @@ template <bool X3> __device__ __forceinline__ void mma3(float c[4], const FragA 
 }
 
 /* 64 rows of D floats (row stride LD in shared memory) by cp.async, rows from L on zeros */
-template <int D, int LD>
+template <int D, int LD, int NT = TTHREADS>
 __device__ __forceinline__ void f32_rows(float *dst, const float *src, int64_t stride, int L, int tid)
 {
     constexpr int U = D / 4;
     const uint32_t d0 = sgla_smem_u32(dst);
-    for (int i = tid; i < 64 * U; i += TTHREADS) {
+    for (int i = tid; i < 64 * U; i += NT) {
         const int r = i / U, u = i - r * U;
         const int64_t g = (r < L ? (int64_t)r * stride : 0) + u * 4;
         sgla_cp_async16(d0 + (uint32_t)((r * LD + u * 4) * 4), src + g, r < L ? 16 : 0);
@@ -341,6 +343,347 @@ template <int KD, bool X3, int NST> __global__ void __launch_bounds__(TTHREADS, 
     }
 }
 
+/* ---- the Hopper member: the same chunked form on wgmma ------------------------------------------------
+ * Block = (sequence x head, 64 columns of V), 1 + K/64 warpgroups: warpgroup 0 the chunk's outputs, warpgroup
+ * 1 + s the state's rows 64 s .. + 63.  TF32 wgmma takes B K-major only (its rows contiguous along the
+ * reduction), so the B operands are
+ *   [K ; S_c^T]: the keys, then the block's columns of the state, each by the feature index: one m64n128
+ *       product a k-step gives Q K^T and Q S_c together;
+ *   V^T: the block's columns of v by the keys, B of A V and of (K ⊙ w)^T V alike, written by the block.
+ * A comes from registers (Q; the weighted scores in their accumulators' layout; (K ⊙ w)^T), split into
+ * hi + lo there.  A B tile's lo sits in a copy beside it; the hi of k is k as loaded (the tensor cores
+ * read the top 19 bits of an fp32 operand, truncating: bench/wgmma_tf32_probe.cu), so its lo is
+ * x - trunc(x).  The keys of a k-step are reduced in the order of the accumulators' columns: A's k index
+ * t, t + 4 are keys 2t, 2t + 1, so the scores feed A V as they are, and V^T keeps its keys in that order.
+ * Shared tiles are K-major 8 x 4 core matrices (128 bytes) without swizzle; at K = 128 they take the whole
+ * block (one stage of each tile).
+ * The roles meet at named barriers: the state's warpgroups load k and v, write K's lo, V^T and S_c^T and
+ * say so (B_READY, LO_READY); warpgroup 0 loads q and says when it is done with [K ; S_c^T] and V^T (B_FREE,
+ * VT_FREE).  With TF32 alone no lo is made or read. */
+constexpr int WBV = 64; /* columns of V a block */
+
+/* float offset of (r, c) in a tile of C columns: core matrix (r / 8, c / 4) at (r / 8) (C / 4) + c / 4 */
+template <int C> __device__ __forceinline__ int core_at(int r, int c)
+{
+    return ((r >> 3) * (C / 4) + (c >> 2)) * 32 + (r & 7) * 4 + (c & 3);
+}
+/* a core-matrix tile of C columns from its k-step ks (8 columns) on: the next 4 columns 128 bytes on
+ * (leading byte offset), the next 8 rows 32 C (stride byte offset) */
+template <int C> __device__ __forceinline__ uint64_t core_desc(const float *tile, int ks)
+{
+    return sgla_wg_desc(sgla_smem_u32(tile) + (uint32_t)ks * 256u, 128, C * 32);
+}
+
+template <int KD> struct WgSmem {
+    static constexpr int LV = WBV + 4; /* v's rows padded: the transposition reads it conflict-free */
+    float q[64 * KD];                  /* q (core matrices) */
+    float bhi[128 * KD];               /* [K ; S_c^T]: k as loaded, then S_c^T's hi */
+    float blo[128 * KD];               /* their lo */
+    float v[64 * LV];                  /* v as loaded */
+    float vt[2][64 * 64];              /* V^T's hi and lo: keys of each 8 in the order 0 2 4 6 1 3 5 7 */
+    float bh[2][64], bl[2][64];        /* log2 b of chunk c (stage c % 2) as bh + bl (tf32_gate_scan) */
+    float wt[64];                      /* the chunk's key weights */
+};
+static_assert(sizeof(WgSmem<128>) <= 227 * 1024, "fits the shared memory of a Hopper block");
+static_assert(offsetof(WgSmem<128>, bhi) % 128 == 0 && offsetof(WgSmem<128>, blo) % 128 == 0 &&
+                  offsetof(WgSmem<128>, vt) % 128 == 0 && offsetof(WgSmem<64>, vt) % 128 == 0,
+              "wgmma's tiles on 128-byte boundaries");
+
+/* rows 0 .. L - 1 of a 64 x C tile by cp.async into core matrices, zeros past L; a thread's 16 bytes go
+ * to byte 16 i, and the eight threads of a core matrix's row block take its eight rows (conflict-free) */
+template <int C, int NT>
+__device__ __forceinline__ void core_rows(float *dst, const float *src, int64_t stride, int L, int tid)
+{
+    constexpr int U = C / 4;
+    const uint32_t d0 = sgla_smem_u32(dst);
+    for (int i = tid; i < 64 * U; i += NT) {
+        const int rest = i >> 3, r = 8 * (rest / U) + (i & 7), u = rest % U;
+        const int64_t g = (r < L ? (int64_t)r * stride : 0) + u * 4;
+        sgla_cp_async16(d0 + (uint32_t)i * 16u, src + g, r < L ? 16 : 0);
+    }
+}
+
+/* the hi that the tensor cores read from a raw fp32 value, and what is left */
+__device__ __forceinline__ float trunc_lo(float x) { return x - __uint_as_float(__float_as_uint(x) & 0xffffe000u); }
+
+template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const sgla_kparams p)
+{
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma: sm_90a */
+    constexpr int NT = 128 * (1 + KD / 64), NS = NT - 128, LV = WgSmem<KD>::LV;
+    /* Q's k-steps in batches of 4, two batches' fragments in registers: a batch's loads and splits run
+     * while the one before it is on the tensor cores */
+    constexpr int QB = 4, NB = (X3 ? 2 : 1) * KD / 8 / QB;
+    /* registers at K = 128 (setmaxnreg; K = 64's 256 threads have 255 each): warpgroup 0 holds the
+     * accumulator and two batches of Q, the state's warpgroups S, U and half of (K ⊙ w)^T (these shares
+     * spill least: docs/perf.md, session 26) */
+    constexpr int REG_OUT = KD == 128 ? 184 : 240, REG_STATE = KD == 128 ? 160 : 240;
+    static_assert(128 * REG_OUT + NS * REG_STATE <= 65536 / NT / 8 * 8 * NT, "setmaxnreg's shares");
+    /* named barriers between the roles (the state's warpgroups arrive at the first two, warpgroup 0 at the
+     * next two), and one within each role */
+    enum { B_READY = 1, LO_READY, B_FREE, VT_FREE, STATE_BAR, OUT_BAR };
+    extern __shared__ __align__(128) unsigned char smraw[];
+    WgSmem<KD> &sm = *reinterpret_cast<WgSmem<KD> *>(smraw);
+    const int tid = threadIdx.x, wg = tid >> 7, wi = (tid >> 5) & 3, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
+    const bool scanner = tid >> 5 == 4; /* warp 0 of warpgroup 1 scans the gates */
+
+    MWork w;
+    if (!mwork<false>(p, w)) return;
+    const int col0 = (int)blockIdx.y * WBV;
+    const float *q = (const float *)p.q, *k = (const float *)p.k, *v = (const float *)p.v + col0;
+    float *o = (float *)p.o + col0;
+    const int64_t sk = p.H * KD, sv = p.H * p.V;
+    const auto rows = [&](int c) { return w.row0 + (int64_t)c * 64 * p.H; };
+
+    if (wg == 0) { /* ---- the outputs ---- */
+        if constexpr (KD == 128) sgla_setmaxnreg_inc<REG_OUT>();
+        const float scale = p.scale;
+        const int i0 = 16 * wi + gid, i1 = i0 + 8;
+        if (w.nc > 0) {
+            core_rows<KD, 128>(sm.q, q + rows(0) * KD, sk, chunk_rows(w.len, 0), tid);
+            sgla_cp_async_commit();
+        }
+        for (int c = 0; c < w.nc; c++) {
+            const int s = c & 1, L = chunk_rows(w.len, c);
+            sgla_cp_async_wait0();
+            sgla_bar_sync(OUT_BAR, 128); /* q of chunk c */
+            sgla_bar_sync(B_READY, NT);  /* k, S_c^T and b of chunk c */
+            /* [Q K^T | Q S_c] in one accumulator: batches 0 .. NB / 2 - 1 with B's hi (Q's lo and hi), then
+             * (3xTF32) the rest with B's lo (Q's hi) */
+            float acc[64];
+#pragma unroll
+            for (int e = 0; e < 64; e++) acc[e] = 0.f;
+            uint32_t ah[2][QB][4], al[2][QB][4];
+            const auto pin_q = [&](int r) {
+#pragma unroll
+                for (int x = 0; x < QB; x++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        sgla_pin(ah[r][x][e]);
+                        if constexpr (X3) sgla_pin(al[r][x][e]);
+                    }
+            };
+#pragma unroll
+            for (int b = 0; b < NB; b++) {
+                const int r = b & 1, b0 = (b % (KD / 8 / QB)) * QB;
+                const bool blo = X3 && b >= NB / 2;
+                if (b >= 2) { /* batch b - 2's fragments are free once batch b - 1 is all that may run */
+                    sgla_wg_wait<1>();
+                    pin_q(r);
+                }
+#pragma unroll
+                for (int x = 0; x < QB; x++) {
+                    const int kc = 8 * (b0 + x) + tig;
+                    const float f[4] = {sm.q[core_at<KD>(i0, kc)], sm.q[core_at<KD>(i1, kc)], sm.q[core_at<KD>(i0, kc + 4)],
+                                        sm.q[core_at<KD>(i1, kc + 4)]};
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        if (X3 && !blo) tf32_split(f[e], ah[r][x][e], al[r][x][e]);
+                        else if (X3) ah[r][x][e] = (__float_as_uint(f[e]) + 0x1000u) & 0xffffe000u;
+                        else ah[r][x][e] = __float_as_uint(f[e]); /* TF32 alone: the tensor cores truncate */
+                    }
+                }
+                if (blo && b == NB / 2) sgla_bar_sync(LO_READY, NT); /* K's lo */
+                sgla_wg_fence();
+#pragma unroll
+                for (int x = 0; x < QB; x++) {
+                    if (!blo) {
+                        const uint64_t dh = core_desc<KD>(sm.bhi, b0 + x);
+                        if constexpr (X3) sgla_wg_rs_n128_tf32(acc, al[r][x], dh);
+                        sgla_wg_rs_n128_tf32(acc, ah[r][x], dh);
+                    } else {
+                        sgla_wg_rs_n128_tf32(acc, ah[r][x], core_desc<KD>(sm.blo, b0 + x));
+                    }
+                }
+                sgla_wg_commit();
+            }
+            sgla_wg_wait<0>();
+#pragma unroll
+            for (int e = 0; e < 64; e++) sgla_pin(acc[e]);
+            pin_q(0);
+            pin_q(1);
+            sgla_bar_arrive(B_FREE, NT); /* done with k and S_c^T */
+            if (c + 1 < w.nc) {
+                sgla_bar_sync(OUT_BAR, 128); /* every warp is done with q */
+                core_rows<KD, 128>(sm.q, q + rows(c + 1) * KD, sk, chunk_rows(w.len, c + 1), tid);
+                sgla_cp_async_commit();
+            }
+
+            /* o = rs ⊙ (Q S_c) + A V, A = scale exp2(b_i - b_j) (q_i . k_j) for j <= i, split as A's fragments
+             * (the accumulator's (row, key 2t + e) is A's k index t + 4 e), each k-step's products issued as
+             * soon as its fragments are made */
+            const float *bh = sm.bh[s], *bl = sm.bl[s];
+            const float r0 = scale * sgla_exp2(bh[i0]), r1 = scale * sgla_exp2(bh[i1]);
+            float *ov = acc + 32;
+#pragma unroll
+            for (int j = 0; j < 8; j++) ov[4 * j] *= r0, ov[4 * j + 1] *= r0, ov[4 * j + 2] *= r1, ov[4 * j + 3] *= r1;
+            if constexpr (!X3) sgla_bar_sync(LO_READY, NT); /* V^T */
+            uint32_t ph[8][4], pl[8][4];
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int i = e < 2 ? i0 : i1, key = 8 * j + 2 * tig + (e & 1), slot = (e >> 1) + 2 * (e & 1);
+                    const float a = key <= i ? acc[4 * j + e] * scale * sgla_exp2(bdiff(bh, bl, i, key)) : 0.f;
+                    if constexpr (X3) tf32_split(a, ph[j][slot], pl[j][slot]);
+                    else ph[j][slot] = __float_as_uint(a);
+                }
+                sgla_wg_fence();
+                const uint64_t dh = core_desc<64>(sm.vt[0], j);
+                if constexpr (X3) {
+                    sgla_wg_rs_n64_tf32(ov, pl[j], dh);
+                    sgla_wg_rs_n64_tf32(ov, ph[j], core_desc<64>(sm.vt[1], j));
+                }
+                sgla_wg_rs_n64_tf32(ov, ph[j], dh);
+            }
+            sgla_wg_commit();
+            sgla_wg_wait<0>();
+#pragma unroll
+            for (int e = 0; e < 32; e++) sgla_pin(ov[e]);
+#pragma unroll
+            for (int j = 0; j < 8; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    sgla_pin(ph[j][e]);
+                    if constexpr (X3) sgla_pin(pl[j][e]);
+                }
+            sgla_bar_arrive(VT_FREE, NT); /* done with V^T */
+            float *orow = o + rows(c) * p.V + 2 * tig;
+            const int64_t rs = p.H * p.V;
+#pragma unroll
+            for (int j = 0; j < 8; j++) {
+                if (i0 < L) *(float2 *)(orow + i0 * rs + 8 * j) = make_float2(ov[4 * j], ov[4 * j + 1]);
+                if (i1 < L) *(float2 *)(orow + i1 * rs + 8 * j) = make_float2(ov[4 * j + 2], ov[4 * j + 3]);
+            }
+        }
+        return;
+    }
+
+    /* ---- the state: warpgroup 1 + s holds rows 64 s .. + 63 in U's layout, rows kr (+ 8), columns
+     * 8 j + 2 tig (+ 1); its warpgroups load k and v and write what B needs ---- */
+    if constexpr (KD == 128) sgla_setmaxnreg_dec<REG_STATE>();
+    const int st = tid - 128, kr = 64 * (wg - 1) + 16 * wi + gid;
+    const float gamma = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f;
+    float S[32];
+    {
+        const float *h0 = p.h0 ? p.h0 + w.nh * KD * p.V + col0 : (const float *)0;
+#pragma unroll
+        for (int e = 0; e < 32; e++) {
+            const int r = kr + 8 * ((e >> 1) & 1), cl = 8 * (e >> 2) + 2 * tig + (e & 1);
+            S[e] = h0 ? h0[(int64_t)r * p.V + cl] : 0.f;
+        }
+    }
+    /* S^T's hi and lo into rows 64 .. of [K ; S^T] */
+    const auto put_state = [&]() {
+#pragma unroll
+        for (int e = 0; e < 32; e++) {
+            const int r = kr + 8 * ((e >> 1) & 1), cl = 8 * (e >> 2) + 2 * tig + (e & 1), at = core_at<KD>(64 + cl, r);
+            uint32_t hi, lo;
+            tf32_split(S[e], hi, lo);
+            sm.bhi[at] = __uint_as_float(hi);
+            if constexpr (X3) sm.blo[at] = __uint_as_float(lo);
+        }
+    };
+    float g0 = 0.f, g1 = 0.f;
+    if (w.nc > 0) {
+        put_state();
+        if (scanner) {
+            mgate_load(p, w, 0, lane, g0, g1);
+            tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, 0), sm.bh[0], sm.bl[0], lane);
+        }
+        core_rows<KD, NS>(sm.bhi, k + rows(0) * KD, sk, chunk_rows(w.len, 0), st);
+        f32_rows<WBV, LV, NS>(sm.v, v + rows(0) * p.V, sv, chunk_rows(w.len, 0), st);
+        sgla_cp_async_commit();
+    }
+    for (int c = 0; c < w.nc; c++) {
+        const int s = c & 1;
+        sgla_cp_async_wait0();
+        sgla_fence_proxy_async(); /* k (and S^T) to wgmma's proxy */
+        sgla_bar_sync(STATE_BAR, NS);
+        sgla_bar_arrive(B_READY, NT); /* k, S_c^T and b of chunk c */
+        if (c > 0) sgla_bar_sync(VT_FREE, NT); /* warpgroup 0 is done with chunk c - 1's V^T */
+        for (int i = st; X3 && i < 16 * KD; i += NS) { /* K's lo: rows 0 .. 63 */
+            const float4 x = reinterpret_cast<const float4 *>(sm.bhi)[i];
+            reinterpret_cast<float4 *>(sm.blo)[i] = make_float4(trunc_lo(x.x), trunc_lo(x.y), trunc_lo(x.z), trunc_lo(x.w));
+        }
+        for (int i = st; i < 64 * 64; i += NS) { /* V^T: a warp's 32 writes in one core matrix's rows */
+            const int rest = i >> 5, cl = 8 * (rest & 7) + (i & 7), pk = 4 * (rest >> 3) + ((i >> 3) & 3);
+            const int key = (pk & ~7) + 2 * (pk & 3) + ((pk >> 2) & 1);
+            uint32_t hi, lo;
+            tf32_split(sm.v[key * LV + cl], hi, lo);
+            const int at = core_at<64>(cl, pk);
+            sm.vt[0][at] = __uint_as_float(hi);
+            if constexpr (X3) sm.vt[1][at] = __uint_as_float(lo);
+        }
+        if (st < 64) sm.wt[st] = sgla_exp2(bdiff(sm.bh[s], sm.bl[s], 63, st));
+        sgla_fence_proxy_async();
+        sgla_bar_sync(STATE_BAR, NS); /* K's lo, V^T and the key weights; v is free */
+        sgla_bar_arrive(LO_READY, NT);
+        if (c + 1 < w.nc) {
+            f32_rows<WBV, LV, NS>(sm.v, v + rows(c + 1) * p.V, sv, chunk_rows(w.len, c + 1), st);
+            sgla_cp_async_commit();
+        }
+        if (scanner) mgate_load(p, w, c + 1, lane, g0, g1);
+        if (c + 1 < w.nc || p.ht) {
+            /* U = (K ⊙ w)^T V: A's k index t, t + 4 of k-step j are keys 8 j + 2 t, + 1; two batches */
+            float U[32];
+#pragma unroll
+            for (int e = 0; e < 32; e++) U[e] = 0.f;
+#pragma unroll
+            for (int j0 = 0; j0 < 8; j0 += 4) {
+                uint32_t kh[4][4], kl[4][4];
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    const int key = 8 * (j0 + x) + 2 * tig;
+                    const float w0 = sm.wt[key], w1 = sm.wt[key + 1];
+                    tf32_split(sm.bhi[core_at<KD>(key, kr)] * w0, kh[x][0], kl[x][0]);
+                    tf32_split(sm.bhi[core_at<KD>(key, kr + 8)] * w0, kh[x][1], kl[x][1]);
+                    tf32_split(sm.bhi[core_at<KD>(key + 1, kr)] * w1, kh[x][2], kl[x][2]);
+                    tf32_split(sm.bhi[core_at<KD>(key + 1, kr + 8)] * w1, kh[x][3], kl[x][3]);
+                }
+                sgla_wg_fence();
+#pragma unroll
+                for (int x = 0; x < 4; x++) {
+                    const uint64_t dh = core_desc<64>(sm.vt[0], j0 + x);
+                    if constexpr (X3) {
+                        sgla_wg_rs_n64_tf32(U, kl[x], dh);
+                        sgla_wg_rs_n64_tf32(U, kh[x], core_desc<64>(sm.vt[1], j0 + x));
+                    }
+                    sgla_wg_rs_n64_tf32(U, kh[x], dh);
+                }
+                sgla_wg_commit();
+                sgla_wg_wait<0>();
+#pragma unroll
+                for (int e = 0; e < 32; e++) sgla_pin(U[e]);
+#pragma unroll
+                for (int x = 0; x < 4; x++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) sgla_pin(kh[x][e]), sgla_pin(kl[x][e]);
+            }
+            const float bC = sm.bh[s][63], em1 = expm1f(bC * SGLA_LN2), ex = sgla_exp2(bC);
+#pragma unroll
+            for (int e = 0; e < 32; e++) S[e] = sgla_carry_mul(S[e], bC, em1, ex) + U[e];
+        }
+        sgla_bar_sync(B_FREE, NT); /* warpgroup 0 is done with k and S_c^T */
+        if (c + 1 < w.nc) {
+            core_rows<KD, NS>(sm.bhi, k + rows(c + 1) * KD, sk, chunk_rows(w.len, c + 1), st);
+            sgla_cp_async_commit();
+            put_state();
+            if (scanner)
+                tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, c + 1), sm.bh[s ^ 1], sm.bl[s ^ 1], lane);
+        }
+    }
+    if (w.nc > 0) sgla_bar_sync(VT_FREE, NT); /* the last chunk's (warpgroup 0 arrives once a chunk) */
+    if (p.ht) { /* (h0, or zeros, for an empty sequence) */
+        float *ht = p.ht + w.nh * KD * p.V + col0;
+#pragma unroll
+        for (int e = 0; e < 32; e += 2) {
+            const int r = kr + 8 * ((e >> 1) & 1), cl = 8 * (e >> 2) + 2 * tig;
+            *(float2 *)&ht[(int64_t)r * p.V + cl] = make_float2(S[e], S[e + 1]);
+        }
+    }
+#endif
+}
+
 typedef void (*tf32_fn)(const sgla_kparams);
 struct TInst {
     tf32_fn fn;
@@ -354,6 +697,13 @@ template <int KD, bool X3, int NST> constexpr TInst tinst(void)
 const TInst tinsts[2][2][2] = {
     {{tinst<64, false, 1>(), tinst<64, false, 2>()}, {tinst<64, true, 1>(), tinst<64, true, 2>()}},
     {{tinst<128, false, 1>(), tinst<128, false, 2>()}, {tinst<128, true, 1>(), tinst<128, true, 2>()}}};
+
+/* [K = 64, 128][TF32 alone, 3xTF32] */
+template <int KD, bool X3> constexpr TInst winst(void)
+{
+    return {chunk_fwd_wgtf32<KD, X3>, (unsigned)sizeof(WgSmem<KD>)};
+}
+const TInst winsts[2][2] = {{winst<64, false>(), winst<64, true>()}, {winst<128, false>(), winst<128, true>()}};
 
 } /* namespace */
 
@@ -373,8 +723,18 @@ cudaError_t sgla_fwd_tf32_setup(int optin)
                                                                       (int)x.smem)) != cudaSuccess)
                     return e;
             }
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) {
+            const TInst &x = winsts[a][b];
+            if ((int)x.smem <= optin &&
+                (e = cudaFuncSetAttribute((const void *)x.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)x.smem)) !=
+                    cudaSuccess)
+                return e;
+        }
     return e;
 }
+
+size_t sgla_fwd_wgtf32_smem(int64_t K) { return winsts[K == 128][0].smem; }
 
 sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, int x3, int nst, cudaStream_t st)
 {
@@ -383,9 +743,10 @@ sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, int x3, int nst, cudaStr
                          (long long)p->V);
     if (p->nseg != 1 || p->mode != 0)
         return sgla_fail(SGLA_ERR_INTERNAL, "TF32 forward: no sequence split (%d segments, mode %d)", p->nseg, p->mode);
-    const TInst *x = &tinsts[p->K == 128][x3 ? 1 : 0][nst == 2];
+    const TInst *x = nst == 0 ? &winsts[p->K == 128][x3 ? 1 : 0] : &tinsts[p->K == 128][x3 ? 1 : 0][nst == 2];
+    const unsigned threads = nst == 0 ? 128 * (1 + (unsigned)p->K / 64) : TTHREADS;
     if (p->N * p->H == 0) return SGLA_OK;
-    x->fn<<<dim3((unsigned)(p->N * p->H), (unsigned)(p->V / BVT)), TTHREADS, x->smem, st>>>(*p);
+    x->fn<<<dim3((unsigned)(p->N * p->H), (unsigned)(p->V / BVT)), threads, x->smem, st>>>(*p);
     const cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? SGLA_OK
                             : sgla_fail(SGLA_ERR_CUDA, "launch of the TF32 forward: %s", cudaGetErrorString(e));

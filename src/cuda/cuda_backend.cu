@@ -236,7 +236,7 @@ static size_t gate_b_bytes(const sgla_forward_desc *d) { return (size_t)(d->H * 
 
 typedef struct plan {
     int row;            /* configuration row (-1: none, fp32) */
-    int f32;            /* fp32: 1 the chunked TF32 kernel, 2 the token recurrence */
+    int f32;            /* fp32: 1 the chunked TF32 kernel on mma.sync, 3 on wgmma, 2 the token recurrence */
     int f32_nst;        /* the TF32 kernel's stages of q, k, v (2, or 1 where a block cannot hold two) */
     int nseg;           /* time segments (1: no split) */
     int64_t seg_len;    /* tokens per segment, a multiple of 64 */
@@ -389,10 +389,11 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
     pl->row = -1;
     pl->nseg = 1;
     pl->seg_sub = 1;
-    if (force && (force->config < SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE || force->nseg < 0))
+    if (force && (force->config < SGLA_CUDA_CONFIG_F32_HOPPER || force->nseg < 0))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: no plan (row %d, %d segments)", force->config,
                          force->nseg);
     const int f32_plan = force && (force->config == SGLA_CUDA_CONFIG_F32_CHUNKED ||
+                                   force->config == SGLA_CUDA_CONFIG_F32_HOPPER ||
                                    force->config == SGLA_CUDA_CONFIG_F32_RECURRENT);
     if (force && force->config != -1 && (d->dtype == SGLA_F32) != f32_plan)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: plan %d is not one for %s inputs", force->config,
@@ -408,17 +409,23 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
     if (d->dtype == SGLA_F32) {
         /* the tensor cores where the kernel serves the shape; the token recurrence for the rest */
         const int nst = (int)sgla_fwd_tf32_smem(d->K, 2) <= f->optin ? 2 : 1;
-        const int chunked = f->tf32_fwd && sgla_fwd_tf32_supported(d->K, d->V) && qkvo_aligned16(d) &&
-                            (int)sgla_fwd_tf32_smem(d->K, nst) <= f->optin;
+        const int shape_ok = f->tf32_fwd && sgla_fwd_tf32_supported(d->K, d->V) && qkvo_aligned16(d);
+        const int chunked = shape_ok && (int)sgla_fwd_tf32_smem(d->K, nst) <= f->optin;
+        const int wg = shape_ok && f->hopper && (int)sgla_fwd_wgtf32_smem(d->K) <= f->optin;
         const int want = force && force->config != -1 ? force->config
+                         : wg                         ? SGLA_CUDA_CONFIG_F32_HOPPER
                          : chunked                    ? SGLA_CUDA_CONFIG_F32_CHUNKED
                                                       : SGLA_CUDA_CONFIG_F32_RECURRENT;
+        if (want == SGLA_CUDA_CONFIG_F32_HOPPER && !wg)
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the fp32 Hopper path takes K in {64, 128}, V a "
+                             "multiple of 64, 16-byte aligned tensors and an sm_90a device (K = %lld, V = %lld)",
+                             (long long)d->K, (long long)d->V);
         if (want == SGLA_CUDA_CONFIG_F32_CHUNKED && !chunked)
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the fp32 chunked path takes K in {64, 128}, V a "
                              "multiple of 64, 16-byte aligned tensors and a GPU whose blocks hold %zu bytes of shared "
                              "memory (K = %lld, V = %lld; %d bytes here)",
                              sgla_fwd_tf32_smem(d->K, 1), (long long)d->K, (long long)d->V, f->optin);
-        pl->f32 = want == SGLA_CUDA_CONFIG_F32_CHUNKED ? 1 : 2;
+        pl->f32 = want == SGLA_CUDA_CONFIG_F32_CHUNKED ? 1 : want == SGLA_CUDA_CONFIG_F32_HOPPER ? 3 : 2;
         pl->f32_nst = nst;
         return SGLA_OK;
     }
@@ -941,8 +948,8 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
     p.nseg = 1;
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
     if (d->dtype == SGLA_F32)
-        return pl.f32 == 1 ? sgla_fwd_tf32_launch(&p, !(d->flags & SGLA_FLAG_ALLOW_TF32), pl.f32_nst, st)
-                           : sgla_recurrent_fwd_f32(&p, st);
+        return pl.f32 == 2 ? sgla_recurrent_fwd_f32(&p, st)
+                           : sgla_fwd_tf32_launch(&p, !(d->flags & SGLA_FLAG_ALLOW_TF32), pl.f32 == 3 ? 0 : pl.f32_nst, st);
     if (pl.portable && pl.nseg == 1) return sgla_fwd_mma_launch(&p, d->dtype, pl.portable, st);
     if (pl.portable) {
         void *ws;
@@ -1872,6 +1879,7 @@ extern "C" sgla_status sgla_cuda_plan_of(const sgla_forward_desc *user, sgla_cud
     out->config = pl.portable == 1 ? SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE
                   : pl.portable   ? SGLA_CUDA_CONFIG_PORTABLE
                   : pl.f32 == 1   ? SGLA_CUDA_CONFIG_F32_CHUNKED
+                  : pl.f32 == 3   ? SGLA_CUDA_CONFIG_F32_HOPPER
                   : pl.f32 == 2 ? SGLA_CUDA_CONFIG_F32_RECURRENT
                                 : pl.row;
     out->nseg = pl.nseg;

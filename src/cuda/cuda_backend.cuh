@@ -24,7 +24,9 @@ int sgla_fwd_tf32_supported(int64_t K, int64_t V);
 /* a block's shared memory with nst stages of q, k, v (two: K = 64 on sm_80, K = 128 on Hopper; one: K = 128
  * on sm_80, K = 64 on sm_86 / sm_89) */
 size_t sgla_fwd_tf32_smem(int64_t K, int nst);
+size_t sgla_fwd_wgtf32_smem(int64_t K); /* the Hopper (wgmma) kernel's block */
 cudaError_t sgla_fwd_tf32_setup(int optin); /* the shared-memory opt-in of every instance that fits optin */
+/* nst 0: the Hopper kernel (sm_90a); 1, 2: the mma.sync one with that many stages */
 sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, int x3, int nst, cudaStream_t st);
 
 /* gate g at the rows that read b (sgla_row_reads_b): p->gb (gb_ld) from p->g for the chunked kernel's forward and backward passes (gate_b.cu);

@@ -26,8 +26,8 @@ int sgla_cuda_config(int row, sgla_cuda_config_info *out);
 
 /* What a call chooses, or is forced to: the configuration row
  * (SGLA_CUDA_CONFIG_PORTABLE for the mma.sync path of GPUs before Hopper; with
- * fp32 inputs SGLA_CUDA_CONFIG_F32_CHUNKED, the chunked form on TF32 tensor
- * cores, or SGLA_CUDA_CONFIG_F32_RECURRENT, the token recurrence on CUDA cores)
+ * fp32 inputs SGLA_CUDA_CONFIG_F32_HOPPER or SGLA_CUDA_CONFIG_F32_CHUNKED, the chunked form on TF32 tensor
+ * cores by wgmma (Hopper) or mma.sync, or SGLA_CUDA_CONFIG_F32_RECURRENT, the token recurrence on CUDA cores)
  * and the number of time segments (1: no split). */
 typedef struct sgla_cuda_plan {
     int config;
@@ -56,6 +56,7 @@ sgla_status sgla_cuda_plan_of(const sgla_forward_desc *d, sgla_cuda_plan *plan);
 #define SGLA_CUDA_CONFIG_F32_CHUNKED (-3)   /* fp32: K in {64, 128}, V a multiple of 64, 16-byte aligned */
 #define SGLA_CUDA_CONFIG_F32_RECURRENT (-4) /* fp32: every shape */
 #define SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE (-5) /* the mma.sync path with one stage of q, k, v (small blocks) */
+#define SGLA_CUDA_CONFIG_F32_HOPPER (-6) /* fp32 on wgmma (sm_90a): the shapes of SGLA_CUDA_CONFIG_F32_CHUNKED */
 sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *d, const sgla_cuda_plan *force);
 
 /* sgla_backward(b, SGLA_BACKEND_CUDA) on a chosen path: 0 the usual one, 1

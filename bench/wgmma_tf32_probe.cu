@@ -32,15 +32,6 @@ static __device__ __forceinline__ void wg_ss_n64_tf32(float d[32], uint64_t da, 
                  : "l"(da), "l"(db)
                  : "memory");
 }
-/* the same with A from registers (four per thread) */
-static __device__ __forceinline__ void wg_rs_n64_tf32(float d[32], const uint32_t a[4], uint64_t db)
-{
-    asm volatile("wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
-                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, 1, 1, 1;\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db)
-                 : "memory");
-}
 static __device__ __forceinline__ void wg_ss_n128_tf32(float d[64], uint64_t da, uint64_t db)
 {
     asm volatile("wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
@@ -74,7 +65,7 @@ __global__ void layout_kernel(const float *A, const float *B, float *Dss, float 
                      __float_as_uint(A[r0 * 8 + c + 4]), __float_as_uint(A[(r0 + 8) * 8 + c + 4])};
     sgla_wg_fence();
     wg_ss_n64_tf32(d, da, db);
-    wg_rs_n64_tf32(e, a, db);
+    sgla_wg_rs_n64_tf32(e, a, db);
     sgla_wg_commit();
     sgla_wg_wait<0>();
     for (int j = 0; j < 8; j++)
@@ -102,7 +93,7 @@ template <int MODE> __global__ void __launch_bounds__(256, 1) rate_kernel(float 
     sgla_wg_fence();
     for (int i = 0; i < n; i++) {
         if (MODE == 0) wg_ss_n64_tf32(d, da, db);
-        if (MODE == 1) wg_rs_n64_tf32(d, a, db);
+        if (MODE == 1) sgla_wg_rs_n64_tf32(d, a, db);
         if (MODE == 2) wg_ss_n128_tf32(d, da, db);
         if (MODE == 3) sgla_wg_ss_n64_bf16<0>(d, da, db);
         if ((i & 7) == 7) sgla_wg_commit();

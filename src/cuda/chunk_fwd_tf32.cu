@@ -406,6 +406,20 @@ __device__ __forceinline__ void core_rows(float *dst, const float *src, int64_t 
 /* the hi that the tensor cores read from a raw fp32 value, and what is left */
 __device__ __forceinline__ float trunc_lo(float x) { return x - __uint_as_float(__float_as_uint(x) & 0xffffe000u); }
 
+/* d += A . V^T's k-step j, A split as (hi, lo): lo.hi + hi.lo + hi.hi, or hi.hi alone (the A V and the state's
+ * products) */
+template <bool X3>
+__device__ __forceinline__ void wg_vt3(float d[32], const uint32_t hi[4], const uint32_t lo[4], const float *vt_hi,
+                                       const float *vt_lo, int j)
+{
+    const uint64_t dh = core_desc<64>(vt_hi, j);
+    if constexpr (X3) {
+        sgla_wg_rs_n64_tf32(d, lo, dh);
+        sgla_wg_rs_n64_tf32(d, hi, core_desc<64>(vt_lo, j));
+    }
+    sgla_wg_rs_n64_tf32(d, hi, dh);
+}
+
 template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const sgla_kparams p)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma: sm_90a */
@@ -528,12 +542,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
                     else ph[j][slot] = __float_as_uint(a);
                 }
                 sgla_wg_fence();
-                const uint64_t dh = core_desc<64>(sm.vt[0], j);
-                if constexpr (X3) {
-                    sgla_wg_rs_n64_tf32(ov, pl[j], dh);
-                    sgla_wg_rs_n64_tf32(ov, ph[j], core_desc<64>(sm.vt[1], j));
-                }
-                sgla_wg_rs_n64_tf32(ov, ph[j], dh);
+                wg_vt3<X3>(ov, ph[j], pl[j], sm.vt[0], sm.vt[1], j);
             }
             sgla_wg_commit();
             sgla_wg_wait<0>();
@@ -642,14 +651,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
                 }
                 sgla_wg_fence();
 #pragma unroll
-                for (int x = 0; x < 4; x++) {
-                    const uint64_t dh = core_desc<64>(sm.vt[0], j0 + x);
-                    if constexpr (X3) {
-                        sgla_wg_rs_n64_tf32(U, kl[x], dh);
-                        sgla_wg_rs_n64_tf32(U, kh[x], core_desc<64>(sm.vt[1], j0 + x));
-                    }
-                    sgla_wg_rs_n64_tf32(U, kh[x], dh);
-                }
+                for (int x = 0; x < 4; x++) wg_vt3<X3>(U, kh[x], kl[x], sm.vt[0], sm.vt[1], j0 + x);
                 sgla_wg_commit();
                 sgla_wg_wait<0>();
 #pragma unroll

@@ -403,8 +403,10 @@ __device__ __forceinline__ void core_rows(float *dst, const float *src, int64_t 
     }
 }
 
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* (used by the sm_90a kernel alone) */
 /* the hi that the tensor cores read from a raw fp32 value, and what is left */
 __device__ __forceinline__ float trunc_lo(float x) { return x - __uint_as_float(__float_as_uint(x) & 0xffffe000u); }
+#endif
 
 /* d += A . V^T's k-step j, A split as (hi, lo): lo.hi + hi.lo + hi.hi, or hi.hi alone (the A V and the state's
  * products) */

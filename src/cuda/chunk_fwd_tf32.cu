@@ -422,6 +422,24 @@ __device__ __forceinline__ void wg_vt3(float d[32], const uint32_t hi[4], const 
     sgla_wg_rs_n64_tf32(d, hi, dh);
 }
 
+/* A diagnostic build's timeline (-DSGLA_TRACE, bench/trace_run.py --pass f32): clock64 at mark ev of chunk c
+ * of role r (0 the outputs, 2 the state), by thread 0 of each role in the blocks of V column block 0 and
+ * (sequence, head) pairs below 8; chunk_trace's buffer and layout (chunk_fwd.cuh), pass 8.  Other builds
+ * have no marks. */
+__device__ __forceinline__ void wg_trace(const sgla_kparams &p, int r, int c, int ev)
+{
+#ifdef SGLA_TRACE
+    constexpr int ITEMS = 8, CHUNKS = 512, EV = 8;
+    if (p.trace && p.trace_bw == 8 && blockIdx.y == 0 && blockIdx.x < ITEMS && c < CHUNKS) {
+        unsigned long long t;
+        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
+        p.trace[((blockIdx.x * 4 + r) * CHUNKS + c) * EV + ev] = t;
+    }
+#else
+    (void)p, (void)r, (void)c, (void)ev;
+#endif
+}
+
 template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const sgla_kparams p)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma: sm_90a */
@@ -458,11 +476,14 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
             core_rows<KD, 128>(sm.q, q + rows(0) * KD, sk, chunk_rows(w.len, 0), tid);
             sgla_cp_async_commit();
         }
+        const bool trc = tid == 0; /* wg_trace's thread */
         for (int c = 0; c < w.nc; c++) {
             const int s = c & 1, L = chunk_rows(w.len, c);
+            if (trc) wg_trace(p, 0, c, 0);
             sgla_cp_async_wait0();
             sgla_bar_sync(OUT_BAR, 128); /* q of chunk c */
             sgla_bar_sync(B_READY, NT);  /* k, S_c^T and b of chunk c */
+            if (trc) wg_trace(p, 0, c, 1);
             /* [Q K^T | Q S_c] in one accumulator: batches 0 .. NB / 2 - 1 with B's hi (Q's lo and hi), then
              * (3xTF32) the rest with B's lo (Q's hi) */
             float acc[64];
@@ -498,7 +519,10 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
                         else ah[r][x][e] = __float_as_uint(f[e]); /* TF32 alone: the tensor cores truncate */
                     }
                 }
-                if (blo && b == NB / 2) sgla_bar_sync(LO_READY, NT); /* K's lo */
+                if (blo && b == NB / 2) {
+                    sgla_bar_sync(LO_READY, NT); /* K's lo */
+                    if (trc) wg_trace(p, 0, c, 3);
+                }
                 sgla_wg_fence();
 #pragma unroll
                 for (int x = 0; x < QB; x++) {
@@ -517,6 +541,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
             for (int e = 0; e < 64; e++) sgla_pin(acc[e]);
             pin_q(0);
             pin_q(1);
+            if (trc) wg_trace(p, 0, c, 2);
             sgla_bar_arrive(B_FREE, NT); /* done with k and S_c^T */
             if (c + 1 < w.nc) {
                 sgla_bar_sync(OUT_BAR, 128); /* every warp is done with q */
@@ -532,7 +557,10 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
             float *ov = acc + 32;
 #pragma unroll
             for (int j = 0; j < 8; j++) ov[4 * j] *= r0, ov[4 * j + 1] *= r0, ov[4 * j + 2] *= r1, ov[4 * j + 3] *= r1;
-            if constexpr (!X3) sgla_bar_sync(LO_READY, NT); /* V^T */
+            if constexpr (!X3) {
+                sgla_bar_sync(LO_READY, NT); /* V^T */
+                if (trc) wg_trace(p, 0, c, 3);
+            }
             uint32_t ph[8][4], pl[8][4];
 #pragma unroll
             for (int j = 0; j < 8; j++) {
@@ -546,8 +574,10 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
                 sgla_wg_fence();
                 wg_vt3<X3>(ov, ph[j], pl[j], sm.vt[0], sm.vt[1], j);
             }
+            if (trc) wg_trace(p, 0, c, 4);
             sgla_wg_commit();
             sgla_wg_wait<0>();
+            if (trc) wg_trace(p, 0, c, 5);
 #pragma unroll
             for (int e = 0; e < 32; e++) sgla_pin(ov[e]);
 #pragma unroll
@@ -565,6 +595,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
                 if (i0 < L) *(float2 *)(orow + i0 * rs + 8 * j) = make_float2(ov[4 * j], ov[4 * j + 1]);
                 if (i1 < L) *(float2 *)(orow + i1 * rs + 8 * j) = make_float2(ov[4 * j + 2], ov[4 * j + 3]);
             }
+            if (trc) wg_trace(p, 0, c, 6);
         }
         return;
     }
@@ -605,13 +636,17 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
         f32_rows<WBV, LV, NS>(sm.v, v + rows(0) * p.V, sv, chunk_rows(w.len, 0), st);
         sgla_cp_async_commit();
     }
+    const bool trc = st == 0; /* wg_trace's thread */
     for (int c = 0; c < w.nc; c++) {
         const int s = c & 1;
+        if (trc) wg_trace(p, 2, c, 0);
         sgla_cp_async_wait0();
         sgla_fence_proxy_async(); /* k (and S^T) to wgmma's proxy */
         sgla_bar_sync(STATE_BAR, NS);
+        if (trc) wg_trace(p, 2, c, 1);
         sgla_bar_arrive(B_READY, NT); /* k, S_c^T and b of chunk c */
         if (c > 0) sgla_bar_sync(VT_FREE, NT); /* warpgroup 0 is done with chunk c - 1's V^T */
+        if (trc) wg_trace(p, 2, c, 2);
         for (int i = st; X3 && i < 16 * KD; i += NS) { /* K's lo: rows 0 .. 63 */
             const float4 x = reinterpret_cast<const float4 *>(sm.bhi)[i];
             reinterpret_cast<float4 *>(sm.blo)[i] = make_float4(trunc_lo(x.x), trunc_lo(x.y), trunc_lo(x.z), trunc_lo(x.w));
@@ -629,6 +664,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
         sgla_fence_proxy_async();
         sgla_bar_sync(STATE_BAR, NS); /* K's lo, V^T and the key weights; v is free */
         sgla_bar_arrive(LO_READY, NT);
+        if (trc) wg_trace(p, 2, c, 3);
         if (c + 1 < w.nc) {
             f32_rows<WBV, LV, NS>(sm.v, v + rows(c + 1) * p.V, sv, chunk_rows(w.len, c + 1), st);
             sgla_cp_async_commit();
@@ -667,7 +703,9 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
 #pragma unroll
             for (int e = 0; e < 32; e++) S[e] = sgla_carry_mul(S[e], bC, em1, ex) + U[e];
         }
+        if (trc) wg_trace(p, 2, c, 4);
         sgla_bar_sync(B_FREE, NT); /* warpgroup 0 is done with k and S_c^T */
+        if (trc) wg_trace(p, 2, c, 5);
         if (c + 1 < w.nc) {
             core_rows<KD, NS>(sm.bhi, k + rows(c + 1) * KD, sk, chunk_rows(w.len, c + 1), st);
             sgla_cp_async_commit();
@@ -675,6 +713,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
             if (scanner)
                 tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, c + 1), sm.bh[s ^ 1], sm.bl[s ^ 1], lane);
         }
+        if (trc) wg_trace(p, 2, c, 6);
     }
     if (w.nc > 0) sgla_bar_sync(VT_FREE, NT); /* the last chunk's (warpgroup 0 arrives once a chunk) */
     if (p.ht) { /* (h0, or zeros, for an empty sequence) */

@@ -739,7 +739,8 @@ static __global__ void __launch_bounds__(1024) varlen_order(const int64_t *cu, i
 
 #ifdef SGLA_TRACE
 /* a diagnostic build's timeline buffer (chunk_trace in chunk_fwd.cuh), for the chunked kernels of pass bw
- * (0 the forward, 1 the backward's dq pass, 4 its merged dv + dk pass); not API: no header declares it */
+ * (0 the forward, 1 the backward's dq pass, 4 its merged dv + dk pass, 8 the fp32 forward on wgmma:
+ * wg_trace in chunk_fwd_tf32.cu); not API: no header declares it */
 static unsigned long long *trace_buf;
 static int trace_bw;
 extern "C" SGLA_API void sgla_trace_set(void *buf, int bw)
@@ -947,6 +948,9 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
     p.scale = d->scale;
     p.nseg = 1;
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
+#ifdef SGLA_TRACE
+    if (d->dtype == SGLA_F32) p.trace = trace_buf, p.trace_bw = trace_bw; /* (the wgmma kernel's marks, bw 8) */
+#endif
     if (d->dtype == SGLA_F32)
         return pl.f32 == 2 ? sgla_recurrent_fwd_f32(&p, st)
                            : sgla_fwd_tf32_launch(&p, !(d->flags & SGLA_FLAG_ALLOW_TF32), pl.f32 == 3 ? 0 : pl.f32_nst, st);

@@ -43,8 +43,9 @@ static void run_plan(const conform_data *x, const sgla_cuda_plan *force)
 
 /* fp32: the usual plan is the chunked TF32 kernel wherever it serves (K up to 128 after padding, a
  * device whose blocks hold its shared memory), on wgmma on a Hopper device; then the mma.sync kernel
- * (there) and the token recurrence forced on the same inputs, and TF32 alone (SGLA_FLAG_ALLOW_TF32),
- * judged at its own bar and required to differ from 3xTF32 (else the flag did nothing) */
+ * (there) and the token recurrence forced on the same inputs, and TF32 alone (SGLA_FLAG_ALLOW_TF32) on
+ * the usual plan and the mma.sync one, judged at its own bar and required to differ from 3xTF32 (else
+ * the flag did nothing) */
 static void f32_plans(const conform_data *x, int all_plans)
 {
     sgla_forward_desc d = x->d;
@@ -66,13 +67,15 @@ static void f32_plans(const conform_data *x, int all_plans)
     if (hopper) run_plan(x, &mma);
     conform_data y = *x;
     y.d.flags |= SGLA_FLAG_ALLOW_TF32; /* judged at TF32's bar (tools/conform.c) */
-    conform_result res;
-    conform_check(&y, SGLA_BACKEND_CUDA, NULL, &res);
-    conform_print(stdout, &res);
-    TU_CHECK(res.pass, "%s", res.label);
-    TU_CHECK(res.o_rel > 1e-6 || x->nv == 0, "%s: o rel %.2e, as exact as 3xTF32 (the flag did not reach the kernel?)",
-             res.label, res.o_rel);
-    n_run++;
+    for (int i = 0; i < (hopper ? 2 : 1); i++) { /* the usual plan, and on Hopper the mma.sync kernel too */
+        conform_result res;
+        conform_check(&y, SGLA_BACKEND_CUDA, i ? &mma : NULL, &res);
+        conform_print(stdout, &res);
+        TU_CHECK(res.pass, "%s", res.label);
+        TU_CHECK(res.o_rel > 1e-6 || x->nv == 0,
+                 "%s: o rel %.2e, as exact as 3xTF32 (the flag did not reach the kernel?)", res.label, res.o_rel);
+        n_run++;
+    }
 }
 
 static void run_case(const conform_case *c, tu_rng *r, int all_plans)

@@ -406,21 +406,6 @@ __device__ __forceinline__ void core_rows(float *dst, const float *src, int64_t 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* (used by the sm_90a kernel alone) */
 /* the hi that the tensor cores read from a raw fp32 value, and what is left */
 __device__ __forceinline__ float trunc_lo(float x) { return x - __uint_as_float(__float_as_uint(x) & 0xffffe000u); }
-#endif
-
-/* d += A . V^T's k-step j, A split as (hi, lo): lo.hi + hi.lo + hi.hi, or hi.hi alone (the A V and the state's
- * products) */
-template <bool X3>
-__device__ __forceinline__ void wg_vt3(float d[32], const uint32_t hi[4], const uint32_t lo[4], const float *vt_hi,
-                                       const float *vt_lo, int j)
-{
-    const uint64_t dh = core_desc<64>(vt_hi, j);
-    if constexpr (X3) {
-        sgla_wg_rs_n64_tf32(d, lo, dh);
-        sgla_wg_rs_n64_tf32(d, hi, core_desc<64>(vt_lo, j));
-    }
-    sgla_wg_rs_n64_tf32(d, hi, dh);
-}
 
 /* A diagnostic build's timeline (-DSGLA_TRACE, bench/trace_run.py --pass f32): clock64 at mark ev of chunk c
  * of role r (0 the outputs, 2 the state), by thread 0 of each role in the blocks of V column block 0 and
@@ -438,6 +423,21 @@ __device__ __forceinline__ void wg_trace(const sgla_kparams &p, int r, int c, in
 #else
     (void)p, (void)r, (void)c, (void)ev;
 #endif
+}
+#endif
+
+/* d += A . V^T's k-step j, A split as (hi, lo): lo.hi + hi.lo + hi.hi, or hi.hi alone (the A V and the state's
+ * products) */
+template <bool X3>
+__device__ __forceinline__ void wg_vt3(float d[32], const uint32_t hi[4], const uint32_t lo[4], const float *vt_hi,
+                                       const float *vt_lo, int j)
+{
+    const uint64_t dh = core_desc<64>(vt_hi, j);
+    if constexpr (X3) {
+        sgla_wg_rs_n64_tf32(d, lo, dh);
+        sgla_wg_rs_n64_tf32(d, hi, core_desc<64>(vt_lo, j));
+    }
+    sgla_wg_rs_n64_tf32(d, hi, dh);
 }
 
 template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const sgla_kparams p)

@@ -120,3 +120,4 @@ for c in range(nc):
     put_state()
 err = np.linalg.norm(o - o_ref) / np.linalg.norm(o_ref)
 print("KD", KD, "rel L2", err, "nan", np.isnan(o).sum())
+sys.exit(0 if err <= 1e-5 and not np.isnan(o).any() else 1)  # fp32's bar; every output written

@@ -10,8 +10,9 @@
 #   SGLA_DEVBIN=.devbinT SGLA_CMAKE_ARGS=-DCMAKE_CUDA_FLAGS=-DSGLA_TRACE=1 sh bench/stage_devbin.sh
 #   rm -rf .devbinT/tests .devbinT/sgla.xz && cp bench/trace_run.py .devbinT/
 #   sh bench/stage_devbin.sh && mkdir -p .devbinA && cp .devbin/sgla.xz .devbinA/
-#   for x in B:kfree C:unroll; do git apply bench/wip/${x#*:}.patch && SGLA_DEVBIN=.devbin${x%%:*} sh bench/stage_devbin.sh \
-#     && rm -f .devbin${x%%:*}/libsgla.so.xz .devbin${x%%:*}/tests/test_gpu_{backward,pool}.xz; git checkout src; done
+#   git apply bench/wip/kfree.patch && SGLA_DEVBIN=.devbinB sh bench/stage_devbin.sh; git checkout src
+#   git apply bench/wip/unroll.patch && SGLA_DEVBIN=.devbinC sh bench/stage_devbin.sh; git checkout src
+#   for b in B C; do rm -f .devbin$b/libsgla.so.xz .devbin$b/tests/test_gpu_backward.xz .devbin$b/tests/test_gpu_pool.xz; done
 # then run with carry [".devbinT", ".devbinA", ".devbinB", ".devbinC"] (~45 MB), ~300 s.
 # Questions: which role's marks hold the chunk step (outputs' 2 -> 3 is the wait for K's lo; state's
 # 1 -> 2 the wait for the outputs' A V, 4 -> 5 the wait for Q [K ; S^T], 0 -> 1 for k); does either patch

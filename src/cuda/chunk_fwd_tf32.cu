@@ -344,7 +344,7 @@ template <int KD, bool X3, int NST> __global__ void __launch_bounds__(TTHREADS, 
 }
 
 /* ---- the Hopper member: the same chunked form on wgmma ------------------------------------------------
- * Block = (sequence x head, 64 columns of V), 1 + K/64 warpgroups: warpgroup 0 the chunk's outputs, warpgroup
+ * Block = (sequence x head, BVT = 64 columns of V, as above), 1 + K/64 warpgroups: warpgroup 0 the chunk's outputs, warpgroup
  * 1 + s the state's rows 64 s .. + 63.  TF32 wgmma takes B K-major only (its rows contiguous along the
  * reduction), so the B operands are
  *   [K ; S_c^T]: the keys, then the block's columns of the state, each by the feature index: one m64n128
@@ -360,8 +360,6 @@ template <int KD, bool X3, int NST> __global__ void __launch_bounds__(TTHREADS, 
  * The roles meet at named barriers: the state's warpgroups load k and v, write K's lo, V^T and S_c^T and
  * say so (B_READY, LO_READY); warpgroup 0 loads q and says when it is done with [K ; S_c^T] and V^T (B_FREE,
  * VT_FREE).  With TF32 alone no lo is made or read. */
-constexpr int WBV = 64; /* columns of V a block */
-
 /* float offset of (r, c) in a tile of C columns: core matrix (r / 8, c / 4) at (r / 8) (C / 4) + c / 4 */
 template <int C> __device__ __forceinline__ int core_at(int r, int c)
 {
@@ -375,7 +373,7 @@ template <int C> __device__ __forceinline__ uint64_t core_desc(const float *tile
 }
 
 template <int KD> struct WgSmem {
-    static constexpr int LV = WBV + 4; /* v's rows padded: the transposition reads it conflict-free */
+    static constexpr int LV = BVT + 4; /* v's rows padded: the transposition reads it conflict-free */
     float q[64 * KD];                  /* q (core matrices) */
     float bhi[128 * KD];               /* [K ; S_c^T]: k as loaded, then S_c^T's hi */
     float blo[128 * KD];               /* their lo */
@@ -462,7 +460,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
 
     MWork w;
     if (!mwork<false>(p, w)) return;
-    const int col0 = (int)blockIdx.y * WBV;
+    const int col0 = (int)blockIdx.y * BVT;
     const float *q = (const float *)p.q, *k = (const float *)p.k, *v = (const float *)p.v + col0;
     float *o = (float *)p.o + col0;
     const int64_t sk = p.H * KD, sv = p.H * p.V;
@@ -605,20 +603,20 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
     if constexpr (KD == 128) sgla_setmaxnreg_dec<REG_STATE>();
     const int st = tid - 128, kr = 64 * (wg - 1) + 16 * wi + gid;
     const float gamma = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f;
+    /* the row (feature index of k) and column of V of the state's element e */
+    const auto srow = [&](int e) { return kr + 8 * ((e >> 1) & 1); };
+    const auto scol = [&](int e) { return 8 * (e >> 2) + 2 * tig + (e & 1); };
     float S[32];
     {
         const float *h0 = p.h0 ? p.h0 + w.nh * KD * p.V + col0 : (const float *)0;
 #pragma unroll
-        for (int e = 0; e < 32; e++) {
-            const int r = kr + 8 * ((e >> 1) & 1), cl = 8 * (e >> 2) + 2 * tig + (e & 1);
-            S[e] = h0 ? h0[(int64_t)r * p.V + cl] : 0.f;
-        }
+        for (int e = 0; e < 32; e++) S[e] = h0 ? h0[(int64_t)srow(e) * p.V + scol(e)] : 0.f;
     }
     /* S^T's hi and lo into rows 64 .. of [K ; S^T] */
     const auto put_state = [&]() {
 #pragma unroll
         for (int e = 0; e < 32; e++) {
-            const int r = kr + 8 * ((e >> 1) & 1), cl = 8 * (e >> 2) + 2 * tig + (e & 1), at = core_at<KD>(64 + cl, r);
+            const int at = core_at<KD>(64 + scol(e), srow(e));
             uint32_t hi, lo;
             tf32_split(S[e], hi, lo);
             sm.bhi[at] = __uint_as_float(hi);
@@ -633,7 +631,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
             tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, 0), sm.bh[0], sm.bl[0], lane);
         }
         core_rows<KD, NS>(sm.bhi, k + rows(0) * KD, sk, chunk_rows(w.len, 0), st);
-        f32_rows<WBV, LV, NS>(sm.v, v + rows(0) * p.V, sv, chunk_rows(w.len, 0), st);
+        f32_rows<BVT, LV, NS>(sm.v, v + rows(0) * p.V, sv, chunk_rows(w.len, 0), st);
         sgla_cp_async_commit();
     }
     const bool trc = st == 0; /* wg_trace's thread */
@@ -666,7 +664,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
         sgla_bar_arrive(LO_READY, NT);
         if (trc) wg_trace(p, 2, c, 3);
         if (c + 1 < w.nc) {
-            f32_rows<WBV, LV, NS>(sm.v, v + rows(c + 1) * p.V, sv, chunk_rows(w.len, c + 1), st);
+            f32_rows<BVT, LV, NS>(sm.v, v + rows(c + 1) * p.V, sv, chunk_rows(w.len, c + 1), st);
             sgla_cp_async_commit();
         }
         if (scanner) mgate_load(p, w, c + 1, lane, g0, g1);
@@ -719,10 +717,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
     if (p.ht) { /* (h0, or zeros, for an empty sequence) */
         float *ht = p.ht + w.nh * KD * p.V + col0;
 #pragma unroll
-        for (int e = 0; e < 32; e += 2) {
-            const int r = kr + 8 * ((e >> 1) & 1), cl = 8 * (e >> 2) + 2 * tig;
-            *(float2 *)&ht[(int64_t)r * p.V + cl] = make_float2(S[e], S[e + 1]);
-        }
+        for (int e = 0; e < 32; e += 2) *(float2 *)&ht[(int64_t)srow(e) * p.V + scol(e)] = make_float2(S[e], S[e + 1]);
     }
 #endif
 }
@@ -754,27 +749,23 @@ int sgla_fwd_tf32_supported(int64_t K, int64_t V) { return (K == 64 || K == 128)
 
 size_t sgla_fwd_tf32_smem(int64_t K, int nst) { return tinsts[K == 128][0][nst == 2].smem; }
 
+/* the shared-memory opt-in of each of the n instances at x that fits optin */
+static cudaError_t set_smem(const TInst *x, int n, int optin)
+{
+    for (int i = 0; i < n; i++) {
+        const cudaError_t e = (int)x[i].smem > optin ? cudaSuccess
+                                                      : cudaFuncSetAttribute((const void *)x[i].fn,
+                                                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                                             (int)x[i].smem);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
 cudaError_t sgla_fwd_tf32_setup(int optin)
 {
-    cudaError_t e = cudaSuccess;
-    for (int a = 0; a < 2; a++)
-        for (int b = 0; b < 2; b++)
-            for (int n = 0; n < 2; n++) {
-                const TInst &x = tinsts[a][b][n];
-                if ((int)x.smem <= optin && (e = cudaFuncSetAttribute((const void *)x.fn,
-                                                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                                      (int)x.smem)) != cudaSuccess)
-                    return e;
-            }
-    for (int a = 0; a < 2; a++)
-        for (int b = 0; b < 2; b++) {
-            const TInst &x = winsts[a][b];
-            if ((int)x.smem <= optin &&
-                (e = cudaFuncSetAttribute((const void *)x.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)x.smem)) !=
-                    cudaSuccess)
-                return e;
-        }
-    return e;
+    const cudaError_t e = set_smem(&tinsts[0][0][0], (int)(sizeof tinsts / sizeof(TInst)), optin);
+    return e != cudaSuccess ? e : set_smem(&winsts[0][0], (int)(sizeof winsts / sizeof(TInst)), optin);
 }
 
 size_t sgla_fwd_wgtf32_smem(int64_t K) { return winsts[K == 128][0].smem; }

@@ -254,20 +254,14 @@ template <int BW> static __device__ __forceinline__ int64_t seg_unneeded(const s
  * many pairs, and q and k came from HBM once a column).  Item and column come from blockIdx, which the
  * compiler reads again rather than keeping in registers. */
 static __device__ __forceinline__ unsigned block_item(void) { return blockIdx.y + blockIdx.z * gridDim.y; }
-/* A diagnostic build's timeline (-DSGLA_TRACE, bench/trace_run.py): clock64 at mark ev of chunk c of role
- * r (0, 1: the output warpgroups; 2: the state's; 3: the producer), in the blocks of V column block 0 and
- * items below SGLA_TRACE_ITEMS, one thread a role; the dense grid's blocks (a persistent grid's columns
- * sit in blockIdx.y).  Other builds have no marks. */
-constexpr int SGLA_TRACE_ITEMS = 8, SGLA_TRACE_CHUNKS = 512, SGLA_TRACE_EV = 8;
+/* A diagnostic build's timeline (-DSGLA_TRACE, bench/trace_run.py; sgla_trace_mark): mark ev of chunk c of
+ * role r (0, 1: the output warpgroups; 2: the state's; 3: the producer), in the blocks of V column block 0,
+ * one thread a role; the dense grid's blocks (a persistent grid's columns sit in blockIdx.y).  Other builds
+ * have no marks. */
 template <int BW> static __device__ __forceinline__ void chunk_trace(const sgla_kparams &p, int r, int c, int ev)
 {
 #ifdef SGLA_TRACE
-    const unsigned it = block_item();
-    if (p.trace && p.trace_bw == BW && blockIdx.x == 0 && it < SGLA_TRACE_ITEMS && c < SGLA_TRACE_CHUNKS) {
-        unsigned long long t;
-        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
-        p.trace[((it * 4 + r) * SGLA_TRACE_CHUNKS + c) * SGLA_TRACE_EV + ev] = t;
-    }
+    if (p.trace && p.trace_bw == BW && blockIdx.x == 0) sgla_trace_mark(p, block_item(), r, c, ev);
 #else
     (void)p, (void)r, (void)c, (void)ev;
 #endif

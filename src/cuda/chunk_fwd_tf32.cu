@@ -405,19 +405,13 @@ __device__ __forceinline__ void core_rows(float *dst, const float *src, int64_t 
 /* the hi that the tensor cores read from a raw fp32 value, and what is left */
 __device__ __forceinline__ float trunc_lo(float x) { return x - __uint_as_float(__float_as_uint(x) & 0xffffe000u); }
 
-/* A diagnostic build's timeline (-DSGLA_TRACE, bench/trace_run.py --pass f32): clock64 at mark ev of chunk c
- * of role r (0 the outputs, 2 the state), by thread 0 of each role in the blocks of V column block 0 and
- * (sequence, head) pairs below 8; chunk_trace's buffer and layout (chunk_fwd.cuh), pass 8.  Other builds
- * have no marks. */
+/* A diagnostic build's timeline (-DSGLA_TRACE, bench/trace_run.py --pass f32; sgla_trace_mark): mark ev
+ * of chunk c of role r (0 the outputs, 2 the state), by thread 0 of each role in the blocks of V column block
+ * 0.  Other builds have no marks. */
 __device__ __forceinline__ void wg_trace(const sgla_kparams &p, int r, int c, int ev)
 {
 #ifdef SGLA_TRACE
-    constexpr int ITEMS = 8, CHUNKS = 512, EV = 8;
-    if (p.trace && p.trace_bw == 8 && blockIdx.y == 0 && blockIdx.x < ITEMS && c < CHUNKS) {
-        unsigned long long t;
-        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
-        p.trace[((blockIdx.x * 4 + r) * CHUNKS + c) * EV + ev] = t;
-    }
+    if (p.trace && p.trace_bw == SGLA_TRACE_F32 && blockIdx.y == 0) sgla_trace_mark(p, blockIdx.x, r, c, ev);
 #else
     (void)p, (void)r, (void)c, (void)ev;
 #endif

@@ -96,6 +96,24 @@ typedef struct sgla_kparams {
 #endif
 } sgla_kparams;
 
+/* A diagnostic build's timeline buffer (-DSGLA_TRACE; bench/trace_run.py reads the same layout): clock64 at
+ * mark ev of chunk c of role r in item it (a (sequence, head) pair below SGLA_TRACE_ITEMS), pass trace_bw:
+ * 0, 1, 4 the chunked kernels' forward, dq and merged passes (chunk_trace in chunk_fwd.cuh), 8 the fp32
+ * forward on wgmma (wg_trace in chunk_fwd_tf32.cu) */
+constexpr int SGLA_TRACE_ITEMS = 8, SGLA_TRACE_CHUNKS = 512, SGLA_TRACE_EV = 8, SGLA_TRACE_F32 = 8;
+static __device__ __forceinline__ void sgla_trace_mark(const sgla_kparams &p, unsigned it, int r, int c, int ev)
+{
+#ifdef SGLA_TRACE
+    if (it < SGLA_TRACE_ITEMS && c < SGLA_TRACE_CHUNKS) {
+        unsigned long long t;
+        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t));
+        p.trace[((it * 4 + r) * SGLA_TRACE_CHUNKS + c) * SGLA_TRACE_EV + ev] = t;
+    }
+#else
+    (void)p, (void)it, (void)r, (void)c, (void)ev;
+#endif
+}
+
 /* the most sequences one block sorts in shared memory (8 bytes each) */
 #define SGLA_ORDER_MAX_SEQS 4096
 

@@ -393,9 +393,11 @@ template <int C, int NT>
 __device__ __forceinline__ void core_rows(float *dst, const float *src, int64_t stride, int L, int tid)
 {
     constexpr int U = C / 4;
+    static_assert(64 * U % NT == 0, "whole rounds of the block's threads");
     const uint32_t d0 = sgla_smem_u32(dst);
-    for (int i = tid; i < 64 * U; i += NT) {
-        const int rest = i >> 3, r = 8 * (rest / U) + (i & 7), u = rest % U;
+#pragma unroll
+    for (int n = 0; n < 64 * U / NT; n++) {
+        const int i = tid + n * NT, rest = i >> 3, r = 8 * (rest / U) + (i & 7), u = rest % U;
         const int64_t g = (r < L ? (int64_t)r * stride : 0) + u * 4;
         sgla_cp_async16(d0 + (uint32_t)i * 16u, src + g, r < L ? 16 : 0);
     }
@@ -639,12 +641,15 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
         sgla_bar_arrive(B_READY, NT); /* k, S_c^T and b of chunk c */
         if (c > 0) sgla_bar_sync(VT_FREE, NT); /* warpgroup 0 is done with chunk c - 1's V^T */
         if (trc) wg_trace(p, 2, c, 2);
-        for (int i = st; X3 && i < 16 * KD; i += NS) { /* K's lo: rows 0 .. 63 */
+#pragma unroll
+        for (int n = 0; X3 && n < 16 * KD / NS; n++) { /* K's lo: rows 0 .. 63 */
+            const int i = st + n * NS;
             const float4 x = reinterpret_cast<const float4 *>(sm.bhi)[i];
             reinterpret_cast<float4 *>(sm.blo)[i] = make_float4(trunc_lo(x.x), trunc_lo(x.y), trunc_lo(x.z), trunc_lo(x.w));
         }
-        for (int i = st; i < 64 * 64; i += NS) { /* V^T: a warp's 32 writes in one core matrix's rows */
-            const int rest = i >> 5, cl = 8 * (rest & 7) + (i & 7), pk = 4 * (rest >> 3) + ((i >> 3) & 3);
+#pragma unroll
+        for (int n = 0; n < 64 * 64 / NS; n++) { /* V^T: a warp's 32 writes in one core matrix's rows */
+            const int i = st + n * NS, rest = i >> 5, cl = 8 * (rest & 7) + (i & 7), pk = 4 * (rest >> 3) + ((i >> 3) & 3);
             const int key = (pk & ~7) + 2 * (pk & 3) + ((pk >> 2) & 1);
             uint32_t hi, lo;
             tf32_split(sm.v[key * LV + cl], hi, lo);

@@ -11,7 +11,7 @@ ncu --version | tail -1
 for x in x3 tf32; do
   a=; [ $x = tf32 ] && a=--tf32
   timeout 200 ncu --section WarpStateStats --section SourceCounters --section SchedulerStats --section LaunchStats \
-    -k regex:wgtf32 -c 1 -f -o $OUT/prof_$x $BD/sgla bench --backend cuda --dtype f32 --config f32-hopper --gate g \
+    -k regex:wgtf32 -s 1 -c 1 -f -o $OUT/prof_$x $BD/sgla bench --backend cuda --dtype f32 --config f32-hopper --gate g \
     --iters 1 --warmup 1 --shape 8,4096,16,128,128 $a > $OUT/ncu_$x.log 2>&1
   echo "$x rc=$?"; tail -2 $OUT/ncu_$x.log
   ncu -i $OUT/prof_$x.ncu-rep --page raw --csv > $OUT/raw_$x.csv 2>&1

@@ -442,8 +442,11 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
     /* Q's k-steps in batches of 4, two batches' fragments in registers: a batch's loads and splits run
      * while the one before it is on the tensor cores */
     constexpr int QB = 4, NB = (X3 ? 2 : 1) * KD / 8 / QB;
-    /* registers: the even share (168 at K = 128, 255 at K = 64) is enough for both roles once the state's
-     * warpgroups make every load, so there is no setmaxnreg */
+    /* registers at K = 128: the even share, 168 a thread, for both roles now that the state's warpgroups make
+     * every load; setmaxnreg still marks where each role's allocation starts, and without it ptxas spills
+     * (K = 64's 256 threads have 255 each) */
+    constexpr int REG_OUT = 168, REG_STATE = 168;
+    static_assert(KD != 128 || 128 * REG_OUT + NS * REG_STATE <= 65536 / NT / 8 * 8 * NT, "setmaxnreg's shares");
     /* named barriers between the roles (the state's warpgroups arrive at the first two, warpgroup 0 at the
      * next two), and one within the state's */
     enum { B_READY = 1, LO_READY, B_FREE, VT_FREE, STATE_BAR };
@@ -461,6 +464,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
     const auto rows = [&](int c) { return w.row0 + (int64_t)c * 64 * p.H; };
 
     if (wg == 0) { /* ---- the outputs ---- */
+        if constexpr (KD == 128) sgla_setmaxnreg_inc<REG_OUT>();
         const float scale = p.scale;
         const int i0 = 16 * wi + gid, i1 = i0 + 8;
         const bool trc = tid == 0; /* wg_trace's thread */
@@ -582,6 +586,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
 
     /* ---- the state: warpgroup 1 + s holds rows 64 s .. + 63 in U's layout, rows kr (+ 8), columns
      * 8 j + 2 tig (+ 1); its warpgroups load q, k and v and write what B needs ---- */
+    if constexpr (KD == 128) sgla_setmaxnreg_dec<REG_STATE>();
     const int st = tid - 128, kr = 64 * (wg - 1) + 16 * wi + gid;
     const float gamma = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f;
     /* the row (feature index of k) and column of V of the state's element e */

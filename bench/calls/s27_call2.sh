@@ -5,7 +5,7 @@
 # slow for want of instructions (i-cache: 65-82 KB of SASS a kernel), for shared-memory (MIO) throttling,
 # or at barriers?
 OUT=${OUT:-/tmp/sgla_out}; mkdir -p $OUT
-BD=.devbin
+BD=${BD:-.devbin}
 for z in $BD/*.xz; do [ -f "$z" ] && unxz -f "$z"; done; chmod +x $BD/sgla
 ncu --version | tail -1
 for x in x3 tf32; do

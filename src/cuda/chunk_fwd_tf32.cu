@@ -357,9 +357,10 @@ template <int KD, bool X3, int NST> __global__ void __launch_bounds__(TTHREADS, 
  * t, t + 4 are keys 2t, 2t + 1, so the scores feed A V as they are, and V^T keeps its keys in that order.
  * Shared tiles are K-major 8 x 4 core matrices (128 bytes) without swizzle; at K = 128 they take the whole
  * block (one stage of each tile).
- * The roles meet at named barriers: the state's warpgroups load k and v, write K's lo, V^T and S_c^T and
- * say so (B_READY, LO_READY); warpgroup 0 loads q and says when it is done with [K ; S_c^T] and V^T (B_FREE,
- * VT_FREE).  With TF32 alone no lo is made or read. */
+ * The roles meet at named barriers: the state's warpgroups load q, k and v, write K's lo, V^T and S_c^T
+ * and say so (B_READY, LO_READY); warpgroup 0 says when it is done with q, [K ; S_c^T] and V^T (B_FREE,
+ * VT_FREE).  Warpgroup 0's instruction stream is the chunk step, so every load is the state's (the
+ * stall samples of docs/perf.md, session 27).  With TF32 alone no lo is made or read. */
 /* float offset of (r, c) in a tile of C columns: core matrix (r / 8, c / 4) at (r / 8) (C / 4) + c / 4 */
 template <int C> __device__ __forceinline__ int core_at(int r, int c)
 {
@@ -441,14 +442,14 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
     /* Q's k-steps in batches of 4, two batches' fragments in registers: a batch's loads and splits run
      * while the one before it is on the tensor cores */
     constexpr int QB = 4, NB = (X3 ? 2 : 1) * KD / 8 / QB;
-    /* registers at K = 128 (setmaxnreg; K = 64's 256 threads have 255 each): warpgroup 0 holds the
-     * accumulator and two batches of Q, the state's warpgroups S, U and half of (K ⊙ w)^T (these shares
-     * spill least: docs/perf.md, session 26) */
-    constexpr int REG_OUT = KD == 128 ? 184 : 240, REG_STATE = KD == 128 ? 160 : 240;
-    static_assert(128 * REG_OUT + NS * REG_STATE <= 65536 / NT / 8 * 8 * NT, "setmaxnreg's shares");
+    /* registers at K = 128: the even share, 168 a thread, for both roles now that the state's warpgroups make
+     * every load; setmaxnreg still marks where each role's allocation starts, and without it ptxas spills
+     * (K = 64's 256 threads have 255 each) */
+    constexpr int REG_OUT = 168, REG_STATE = 168;
+    static_assert(KD != 128 || 128 * REG_OUT + NS * REG_STATE <= 65536 / NT / 8 * 8 * NT, "setmaxnreg's shares");
     /* named barriers between the roles (the state's warpgroups arrive at the first two, warpgroup 0 at the
-     * next two), and one within each role */
-    enum { B_READY = 1, LO_READY, B_FREE, VT_FREE, STATE_BAR, OUT_BAR };
+     * next two), and one within the state's */
+    enum { B_READY = 1, LO_READY, B_FREE, VT_FREE, STATE_BAR };
     extern __shared__ __align__(128) unsigned char smraw[];
     WgSmem<KD> &sm = *reinterpret_cast<WgSmem<KD> *>(smraw);
     const int tid = threadIdx.x, wg = tid >> 7, wi = (tid >> 5) & 3, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
@@ -466,17 +467,11 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
         if constexpr (KD == 128) sgla_setmaxnreg_inc<REG_OUT>();
         const float scale = p.scale;
         const int i0 = 16 * wi + gid, i1 = i0 + 8;
-        if (w.nc > 0) {
-            core_rows<KD, 128>(sm.q, q + rows(0) * KD, sk, chunk_rows(w.len, 0), tid);
-            sgla_cp_async_commit();
-        }
         const bool trc = tid == 0; /* wg_trace's thread */
         for (int c = 0; c < w.nc; c++) {
             const int s = c & 1, L = chunk_rows(w.len, c);
             if (trc) wg_trace(p, 0, c, 0);
-            sgla_cp_async_wait0();
-            sgla_bar_sync(OUT_BAR, 128); /* q of chunk c */
-            sgla_bar_sync(B_READY, NT);  /* k, S_c^T and b of chunk c */
+            sgla_bar_sync(B_READY, NT); /* q, k, S_c^T and b of chunk c */
             if (trc) wg_trace(p, 0, c, 1);
             /* [Q K^T | Q S_c] in one accumulator: batches 0 .. NB / 2 - 1 with B's hi (Q's lo and hi), then
              * (3xTF32) the rest with B's lo (Q's hi) */
@@ -536,12 +531,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
             pin_q(0);
             pin_q(1);
             if (trc) wg_trace(p, 0, c, 2);
-            sgla_bar_arrive(B_FREE, NT); /* done with k and S_c^T */
-            if (c + 1 < w.nc) {
-                sgla_bar_sync(OUT_BAR, 128); /* every warp is done with q */
-                core_rows<KD, 128>(sm.q, q + rows(c + 1) * KD, sk, chunk_rows(w.len, c + 1), tid);
-                sgla_cp_async_commit();
-            }
+            sgla_bar_arrive(B_FREE, NT); /* done with q, k and S_c^T */
 
             /* o = rs ⊙ (Q S_c) + A V, A = scale exp2(b_i - b_j) (q_i . k_j) for j <= i, split as A's fragments
              * (the accumulator's (row, key 2t + e) is A's k index t + 4 e), each k-step's products issued as
@@ -595,7 +585,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
     }
 
     /* ---- the state: warpgroup 1 + s holds rows 64 s .. + 63 in U's layout, rows kr (+ 8), columns
-     * 8 j + 2 tig (+ 1); its warpgroups load k and v and write what B needs ---- */
+     * 8 j + 2 tig (+ 1); its warpgroups load q, k and v and write what B needs ---- */
     if constexpr (KD == 128) sgla_setmaxnreg_dec<REG_STATE>();
     const int st = tid - 128, kr = 64 * (wg - 1) + 16 * wi + gid;
     const float gamma = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f;
@@ -626,6 +616,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
             mgate_load(p, w, 0, lane, g0, g1);
             tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, 0), sm.bh[0], sm.bl[0], lane);
         }
+        core_rows<KD, NS>(sm.q, q + rows(0) * KD, sk, chunk_rows(w.len, 0), st);
         core_rows<KD, NS>(sm.bhi, k + rows(0) * KD, sk, chunk_rows(w.len, 0), st);
         f32_rows<BVT, LV, NS>(sm.v, v + rows(0) * p.V, sv, chunk_rows(w.len, 0), st);
         sgla_cp_async_commit();
@@ -638,7 +629,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
         sgla_fence_proxy_async(); /* k (and S^T) to wgmma's proxy */
         sgla_bar_sync(STATE_BAR, NS);
         if (trc) wg_trace(p, 2, c, 1);
-        sgla_bar_arrive(B_READY, NT); /* k, S_c^T and b of chunk c */
+        sgla_bar_arrive(B_READY, NT); /* q, k, S_c^T and b of chunk c */
         if (c > 0) sgla_bar_sync(VT_FREE, NT); /* warpgroup 0 is done with chunk c - 1's V^T */
         if (trc) wg_trace(p, 2, c, 2);
 #pragma unroll
@@ -701,9 +692,10 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
             for (int e = 0; e < 32; e++) S[e] = sgla_carry_mul(S[e], bC, em1, ex) + U[e];
         }
         if (trc) wg_trace(p, 2, c, 4);
-        sgla_bar_sync(B_FREE, NT); /* warpgroup 0 is done with k and S_c^T */
+        sgla_bar_sync(B_FREE, NT); /* warpgroup 0 is done with q, k and S_c^T */
         if (trc) wg_trace(p, 2, c, 5);
         if (c + 1 < w.nc) {
+            core_rows<KD, NS>(sm.q, q + rows(c + 1) * KD, sk, chunk_rows(w.len, c + 1), st);
             core_rows<KD, NS>(sm.bhi, k + rows(c + 1) * KD, sk, chunk_rows(w.len, c + 1), st);
             sgla_cp_async_commit();
             put_state();

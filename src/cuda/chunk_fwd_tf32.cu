@@ -355,12 +355,12 @@ template <int KD, bool X3, int NST> __global__ void __launch_bounds__(TTHREADS, 
  * read the top 19 bits of an fp32 operand, truncating: bench/wgmma_tf32_probe.cu), so its lo is
  * x - trunc(x).  The keys of a k-step are reduced in the order of the accumulators' columns: A's k index
  * t, t + 4 are keys 2t, 2t + 1, so the scores feed A V as they are, and V^T keeps its keys in that order.
- * Shared tiles are K-major 8 x 4 core matrices (128 bytes) without swizzle; at K = 128 they take the whole
- * block (one stage of each tile).
- * The roles meet at named barriers: the state's warpgroups load q, k and v, write K's lo, V^T and S_c^T
- * and say so (B_READY, LO_READY); warpgroup 0 says when it is done with q, [K ; S_c^T] and V^T (B_FREE,
- * VT_FREE).  Warpgroup 0's instruction stream is the chunk step, so every load is the state's (the
- * stall samples of docs/perf.md, session 27).  With TF32 alone no lo is made or read. */
+ * Shared tiles are K-major: q and [K ; S_c^T] (and its lo) in TMA's 128-byte swizzle, V^T in 8 x 4 core
+ * matrices (128 bytes) without swizzle; at K = 128 they take the whole block (one stage of each tile).
+ * The roles meet at named barriers: the state's warpgroups load q, k (a whole chunk by TMA: per-thread
+ * cp.async of 64 KB a chunk held the step on the memory pipe, docs/perf.md, session 27) and v, write K's
+ * lo, V^T and S_c^T and say so (B_READY, LO_READY); warpgroup 0 says when it is done with q, [K ; S_c^T]
+ * and V^T (B_FREE, VT_FREE).  With TF32 alone no lo is made or read. */
 /* float offset of (r, c) in a tile of C columns: core matrix (r / 8, c / 4) at (r / 8) (C / 4) + c / 4 */
 template <int C> __device__ __forceinline__ int core_at(int r, int c)
 {
@@ -401,22 +401,6 @@ static_assert(offsetof(WgSmem<128>, bhi) % 1024 == 0 && offsetof(WgSmem<128>, bl
                   offsetof(WgSmem<64>, bhi) % 1024 == 0 && offsetof(WgSmem<64>, blo) % 1024 == 0 &&
                   offsetof(WgSmem<128>, vt) % 128 == 0 && offsetof(WgSmem<64>, vt) % 128 == 0,
               "the swizzled tiles on 1 KB boundaries, V^T's on 128 bytes");
-
-/* rows 0 .. L - 1 of a 64 x C tile by cp.async into core matrices, zeros past L; a thread's 16 bytes go
- * to byte 16 i, and the eight threads of a core matrix's row block take its eight rows (conflict-free) */
-template <int C, int NT>
-__device__ __forceinline__ void core_rows(float *dst, const float *src, int64_t stride, int L, int tid)
-{
-    constexpr int U = C / 4;
-    static_assert(64 * U % NT == 0, "whole rounds of the block's threads");
-    const uint32_t d0 = sgla_smem_u32(dst);
-#pragma unroll
-    for (int n = 0; n < 64 * U / NT; n++) {
-        const int i = tid + n * NT, rest = i >> 3, r = 8 * (rest / U) + (i & 7), u = rest % U;
-        const int64_t g = (r < L ? (int64_t)r * stride : 0) + u * 4;
-        sgla_cp_async16(d0 + (uint32_t)i * 16u, src + g, r < L ? 16 : 0);
-    }
-}
 
 /* rows 0 .. L - 1 of a 64 x C tile (of RT rows) by cp.async into sw_at<RT>, zeros past L: a partial chunk's
  * (TMA would read the next sequence's tokens there); a warp's 32 units are 4 rows' 128 bytes */

@@ -355,12 +355,12 @@ template <int KD, bool X3, int NST> __global__ void __launch_bounds__(TTHREADS, 
  * read the top 19 bits of an fp32 operand, truncating: bench/wgmma_tf32_probe.cu), so its lo is
  * x - trunc(x).  The keys of a k-step are reduced in the order of the accumulators' columns: A's k index
  * t, t + 4 are keys 2t, 2t + 1, so the scores feed A V as they are, and V^T keeps its keys in that order.
- * Shared tiles are K-major 8 x 4 core matrices (128 bytes) without swizzle; at K = 128 they take the whole
- * block (one stage of each tile).
- * The roles meet at named barriers: the state's warpgroups load q, k and v, write K's lo, V^T and S_c^T
- * and say so (B_READY, LO_READY); warpgroup 0 says when it is done with q, [K ; S_c^T] and V^T (B_FREE,
- * VT_FREE).  Warpgroup 0's instruction stream is the chunk step, so every load is the state's (the
- * stall samples of docs/perf.md, session 27).  With TF32 alone no lo is made or read. */
+ * Shared tiles are K-major: q and [K ; S_c^T] (and its lo) in TMA's 128-byte swizzle, V^T in 8 x 4 core
+ * matrices (128 bytes) without swizzle; at K = 128 they take the whole block (one stage of each tile).
+ * The roles meet at named barriers: the state's warpgroups load q, k (a whole chunk by TMA: per-thread
+ * cp.async of 64 KB a chunk held the step on the memory pipe, docs/perf.md, session 27) and v, write K's
+ * lo, V^T and S_c^T and say so (B_READY, LO_READY); warpgroup 0 says when it is done with q, [K ; S_c^T]
+ * and V^T (B_FREE, VT_FREE).  With TF32 alone no lo is made or read. */
 /* float offset of (r, c) in a tile of C columns: core matrix (r / 8, c / 4) at (r / 8) (C / 4) + c / 4 */
 template <int C> __device__ __forceinline__ int core_at(int r, int c)
 {
@@ -373,34 +373,47 @@ template <int C> __device__ __forceinline__ uint64_t core_desc(const float *tile
     return sgla_wg_desc(sgla_smem_u32(tile) + (uint32_t)ks * 256u, 128, C * 32);
 }
 
+/* q and [K ; S_c^T] in TMA's 128-byte swizzle: column block c / 32 of RT rows, then row r's 128 bytes with
+ * 16-byte unit u at u ^ (r % 8); tiles 1 KB aligned */
+template <int RT> __device__ __forceinline__ int sw_at(int r, int c)
+{
+    return (c >> 5) * RT * 32 + r * 32 + ((((c >> 2) & 7) ^ (r & 7)) << 2) + (c & 3);
+}
+/* k-step ks (8 columns) of such a tile: 32 bytes on within a row, 8 rows 1 KB apart */
+template <int RT> __device__ __forceinline__ uint64_t sw_desc(const float *tile, int ks)
+{
+    return sgla_wg_desc_sw128(sgla_smem_u32(tile + (ks >> 2) * RT * 32 + (ks & 3) * 8), 16, 1024);
+}
+
 template <int KD> struct WgSmem {
     static constexpr int LV = BVT + 4; /* v's rows padded: the transposition reads it conflict-free */
-    float q[64 * KD];                  /* q (core matrices) */
-    float bhi[128 * KD];               /* [K ; S_c^T]: k as loaded, then S_c^T's hi */
+    float q[64 * KD];                  /* q (sw_at<64>) */
+    float bhi[128 * KD];               /* [K ; S_c^T] (sw_at<128>): k as loaded, then S_c^T's hi */
     float blo[128 * KD];               /* their lo */
     float v[64 * LV];                  /* v as loaded */
     float vt[2][64 * 64];              /* V^T's hi and lo: keys of each 8 in the order 0 2 4 6 1 3 5 7 */
     float bh[2][64], bl[2][64];        /* log2 b of chunk c (stage c % 2) as bh + bl (tf32_gate_scan) */
     float wt[64];                      /* the chunk's key weights */
+    uint64_t qk_full;                  /* q and k of the chunk landed (TMA's bytes, or the issuing thread) */
 };
 static_assert(sizeof(WgSmem<128>) <= 227 * 1024, "fits the shared memory of a Hopper block");
-static_assert(offsetof(WgSmem<128>, bhi) % 128 == 0 && offsetof(WgSmem<128>, blo) % 128 == 0 &&
+static_assert(offsetof(WgSmem<128>, bhi) % 1024 == 0 && offsetof(WgSmem<128>, blo) % 1024 == 0 &&
+                  offsetof(WgSmem<64>, bhi) % 1024 == 0 && offsetof(WgSmem<64>, blo) % 1024 == 0 &&
                   offsetof(WgSmem<128>, vt) % 128 == 0 && offsetof(WgSmem<64>, vt) % 128 == 0,
-              "wgmma's tiles on 128-byte boundaries");
+              "the swizzled tiles on 1 KB boundaries, V^T's on 128 bytes");
 
-/* rows 0 .. L - 1 of a 64 x C tile by cp.async into core matrices, zeros past L; a thread's 16 bytes go
- * to byte 16 i, and the eight threads of a core matrix's row block take its eight rows (conflict-free) */
-template <int C, int NT>
-__device__ __forceinline__ void core_rows(float *dst, const float *src, int64_t stride, int L, int tid)
+/* rows 0 .. L - 1 of a 64 x C tile (of RT rows) by cp.async into sw_at<RT>, zeros past L: a partial chunk's
+ * (TMA would read the next sequence's tokens there); a warp's 32 units are 4 rows' 128 bytes */
+template <int C, int RT, int NT>
+__device__ __forceinline__ void sw_rows(float *dst, const float *src, int64_t stride, int L, int tid)
 {
-    constexpr int U = C / 4;
-    static_assert(64 * U % NT == 0, "whole rounds of the block's threads");
+    static_assert(16 * C % NT == 0, "whole rounds of the block's threads");
     const uint32_t d0 = sgla_smem_u32(dst);
 #pragma unroll
-    for (int n = 0; n < 64 * U / NT; n++) {
-        const int i = tid + n * NT, rest = i >> 3, r = 8 * (rest / U) + (i & 7), u = rest % U;
-        const int64_t g = (r < L ? (int64_t)r * stride : 0) + u * 4;
-        sgla_cp_async16(d0 + (uint32_t)i * 16u, src + g, r < L ? 16 : 0);
+    for (int n = 0; n < 16 * C / NT; n++) {
+        const int i = tid + n * NT, rest = i >> 3, r = rest & 63, c = 32 * (rest >> 6) + 4 * (i & 7);
+        const int64_t g = (r < L ? (int64_t)r * stride : 0) + c;
+        sgla_cp_async16(d0 + 4u * (uint32_t)sw_at<RT>(r, c), src + g, r < L ? 16 : 0);
     }
 }
 
@@ -435,23 +448,24 @@ __device__ __forceinline__ void wg_vt3(float d[32], const uint32_t hi[4], const 
     sgla_wg_rs_n64_tf32(d, hi, dh);
 }
 
-template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const sgla_kparams p)
+template <int KD, bool X3>
+__global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const sgla_kparams p, const __grid_constant__ sgla_tmaps tm)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma: sm_90a */
     constexpr int NT = 128 * (1 + KD / 64), NS = NT - 128, LV = WgSmem<KD>::LV;
     /* Q's k-steps in batches of 4, two batches' fragments in registers: a batch's loads and splits run
      * while the one before it is on the tensor cores */
     constexpr int QB = 4, NB = (X3 ? 2 : 1) * KD / 8 / QB;
-    /* registers at K = 128: the even share, 168 a thread, for both roles now that the state's warpgroups make
-     * every load; setmaxnreg still marks where each role's allocation starts, and without it ptxas spills
-     * (K = 64's 256 threads have 255 each) */
-    constexpr int REG_OUT = 168, REG_STATE = 168;
+    /* registers at K = 128 (setmaxnreg from the even share, 168): warpgroup 0 holds the accumulator and two
+     * batches of Q, the state's warpgroups S, U, half of (K ⊙ w)^T and the loads' addresses; these shares
+     * spill nowhere (K = 64's 256 threads have 255 each) */
+    constexpr int REG_OUT = 152, REG_STATE = 176;
     static_assert(KD != 128 || 128 * REG_OUT + NS * REG_STATE <= 65536 / NT / 8 * 8 * NT, "setmaxnreg's shares");
     /* named barriers between the roles (the state's warpgroups arrive at the first two, warpgroup 0 at the
      * next two), and one within the state's */
     enum { B_READY = 1, LO_READY, B_FREE, VT_FREE, STATE_BAR };
-    extern __shared__ __align__(128) unsigned char smraw[];
-    WgSmem<KD> &sm = *reinterpret_cast<WgSmem<KD> *>(smraw);
+    extern __shared__ __align__(1024) unsigned char wgraw[];
+    WgSmem<KD> &sm = *reinterpret_cast<WgSmem<KD> *>(wgraw);
     const int tid = threadIdx.x, wg = tid >> 7, wi = (tid >> 5) & 3, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const bool scanner = tid >> 5 == 4; /* warp 0 of warpgroup 1 scans the gates */
 
@@ -464,7 +478,8 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
     const auto rows = [&](int c) { return w.row0 + (int64_t)c * 64 * p.H; };
 
     if (wg == 0) { /* ---- the outputs ---- */
-        if constexpr (KD == 128) sgla_setmaxnreg_inc<REG_OUT>();
+        if constexpr (KD == 128 && REG_OUT > 168) sgla_setmaxnreg_inc<REG_OUT>();
+        if constexpr (KD == 128 && REG_OUT < 168) sgla_setmaxnreg_dec<REG_OUT>();
         const float scale = p.scale;
         const int i0 = 16 * wi + gid, i1 = i0 + 8;
         const bool trc = tid == 0; /* wg_trace's thread */
@@ -472,6 +487,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
             const int s = c & 1, L = chunk_rows(w.len, c);
             if (trc) wg_trace(p, 0, c, 0);
             sgla_bar_sync(B_READY, NT); /* q, k, S_c^T and b of chunk c */
+            sgla_mbar_wait(sgla_smem_u32(&sm.qk_full), c & 1); /* (TMA's writes seen here too) */
             if (trc) wg_trace(p, 0, c, 1);
             /* [Q K^T | Q S_c] in one accumulator: batches 0 .. NB / 2 - 1 with B's hi (Q's lo and hi), then
              * (3xTF32) the rest with B's lo (Q's hi) */
@@ -499,8 +515,8 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
 #pragma unroll
                 for (int x = 0; x < QB; x++) {
                     const int kc = 8 * (b0 + x) + tig;
-                    const float f[4] = {sm.q[core_at<KD>(i0, kc)], sm.q[core_at<KD>(i1, kc)], sm.q[core_at<KD>(i0, kc + 4)],
-                                        sm.q[core_at<KD>(i1, kc + 4)]};
+                    const float f[4] = {sm.q[sw_at<64>(i0, kc)], sm.q[sw_at<64>(i1, kc)], sm.q[sw_at<64>(i0, kc + 4)],
+                                        sm.q[sw_at<64>(i1, kc + 4)]};
 #pragma unroll
                     for (int e = 0; e < 4; e++) {
                         if (X3 && !blo) tf32_split(f[e], ah[r][x][e], al[r][x][e]);
@@ -516,11 +532,11 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
 #pragma unroll
                 for (int x = 0; x < QB; x++) {
                     if (!blo) {
-                        const uint64_t dh = core_desc<KD>(sm.bhi, b0 + x);
+                        const uint64_t dh = sw_desc<128>(sm.bhi, b0 + x);
                         if constexpr (X3) sgla_wg_rs_n128_tf32(acc, al[r][x], dh);
                         sgla_wg_rs_n128_tf32(acc, ah[r][x], dh);
                     } else {
-                        sgla_wg_rs_n128_tf32(acc, ah[r][x], core_desc<KD>(sm.blo, b0 + x));
+                        sgla_wg_rs_n128_tf32(acc, ah[r][x], sw_desc<128>(sm.blo, b0 + x));
                     }
                 }
                 sgla_wg_commit();
@@ -586,7 +602,8 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
 
     /* ---- the state: warpgroup 1 + s holds rows 64 s .. + 63 in U's layout, rows kr (+ 8), columns
      * 8 j + 2 tig (+ 1); its warpgroups load q, k and v and write what B needs ---- */
-    if constexpr (KD == 128) sgla_setmaxnreg_dec<REG_STATE>();
+    if constexpr (KD == 128 && REG_STATE > 168) sgla_setmaxnreg_inc<REG_STATE>();
+    if constexpr (KD == 128 && REG_STATE < 168) sgla_setmaxnreg_dec<REG_STATE>();
     const int st = tid - 128, kr = 64 * (wg - 1) + 16 * wi + gid;
     const float gamma = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f;
     /* the row (feature index of k) and column of V of the state's element e */
@@ -602,11 +619,34 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
     const auto put_state = [&]() {
 #pragma unroll
         for (int e = 0; e < 32; e++) {
-            const int at = core_at<KD>(64 + scol(e), srow(e));
+            const int at = sw_at<128>(64 + scol(e), srow(e));
             uint32_t hi, lo;
             tf32_split(S[e], hi, lo);
             sm.bhi[at] = __uint_as_float(hi);
             if constexpr (X3) sm.blo[at] = __uint_as_float(lo);
+        }
+    };
+    /* q and k of chunk c: a whole chunk by TMA (thread 0 of the state), a partial one by cp.async with zeros
+     * past its end; either way qk_full's phase c completes */
+    const uint32_t qk_full = sgla_smem_u32(&sm.qk_full);
+    const int64_t tg0 = (w.row0 - w.h) / p.H; /* chunk 0's token in (token, batch) */
+    const int tb = (int)(tg0 / p.T), tt0 = (int)(tg0 - tb * p.T), hh = (int)w.h;
+    const auto load_qk = [&](int c) {
+        const int L = chunk_rows(w.len, c);
+        if (L == 64) {
+            if (st == 0) {
+                sgla_fence_proxy_async(); /* the generic reads of the tiles before TMA overwrites them */
+                sgla_mbar_arrive_tx(qk_full, 2 * 64 * KD * 4);
+#pragma unroll
+                for (int cb = 0; cb < KD / 32; cb++) {
+                    sgla_tma_load4(sgla_smem_u32(sm.q + cb * 64 * 32), &tm.q, 32 * cb, hh, tt0 + 64 * c, tb, qk_full);
+                    sgla_tma_load4(sgla_smem_u32(sm.bhi + cb * 128 * 32), &tm.k, 32 * cb, hh, tt0 + 64 * c, tb, qk_full);
+                }
+            }
+        } else {
+            sw_rows<KD, 64, NS>(sm.q, q + rows(c) * KD, sk, L, st);
+            sw_rows<KD, 128, NS>(sm.bhi, k + rows(c) * KD, sk, L, st);
+            if (st == 0) sgla_mbar_arrive(qk_full);
         }
     };
     float g0 = 0.f, g1 = 0.f;
@@ -616,8 +656,12 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
             mgate_load(p, w, 0, lane, g0, g1);
             tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, 0), sm.bh[0], sm.bl[0], lane);
         }
-        core_rows<KD, NS>(sm.q, q + rows(0) * KD, sk, chunk_rows(w.len, 0), st);
-        core_rows<KD, NS>(sm.bhi, k + rows(0) * KD, sk, chunk_rows(w.len, 0), st);
+        if (st == 0) {
+            sgla_mbar_init(qk_full, 1);
+            sgla_mbar_init_fence();
+        }
+        sgla_bar_sync(STATE_BAR, NS); /* qk_full initialised before any thread waits on it */
+        load_qk(0);
         f32_rows<BVT, LV, NS>(sm.v, v + rows(0) * p.V, sv, chunk_rows(w.len, 0), st);
         sgla_cp_async_commit();
     }
@@ -626,6 +670,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
         const int s = c & 1;
         if (trc) wg_trace(p, 2, c, 0);
         sgla_cp_async_wait0();
+        sgla_mbar_wait(qk_full, c & 1);
         sgla_fence_proxy_async(); /* k (and S^T) to wgmma's proxy */
         sgla_bar_sync(STATE_BAR, NS);
         if (trc) wg_trace(p, 2, c, 1);
@@ -633,10 +678,10 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
         if (c > 0) sgla_bar_sync(VT_FREE, NT); /* warpgroup 0 is done with chunk c - 1's V^T */
         if (trc) wg_trace(p, 2, c, 2);
 #pragma unroll
-        for (int n = 0; X3 && n < 16 * KD / NS; n++) { /* K's lo: rows 0 .. 63 */
-            const int i = st + n * NS;
-            const float4 x = reinterpret_cast<const float4 *>(sm.bhi)[i];
-            reinterpret_cast<float4 *>(sm.blo)[i] = make_float4(trunc_lo(x.x), trunc_lo(x.y), trunc_lo(x.z), trunc_lo(x.w));
+        for (int n = 0; X3 && n < 16 * KD / NS; n++) { /* K's lo: rows 0 .. 63 of each column block */
+            const int i = st + n * NS, at = (i >> 9) * 1024 + (i & 511);
+            const float4 x = reinterpret_cast<const float4 *>(sm.bhi)[at];
+            reinterpret_cast<float4 *>(sm.blo)[at] = make_float4(trunc_lo(x.x), trunc_lo(x.y), trunc_lo(x.z), trunc_lo(x.w));
         }
 #pragma unroll
         for (int n = 0; n < 64 * 64 / NS; n++) { /* V^T: a warp's 32 writes in one core matrix's rows */
@@ -670,10 +715,10 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
                 for (int x = 0; x < 4; x++) {
                     const int key = 8 * (j0 + x) + 2 * tig;
                     const float w0 = sm.wt[key], w1 = sm.wt[key + 1];
-                    tf32_split(sm.bhi[core_at<KD>(key, kr)] * w0, kh[x][0], kl[x][0]);
-                    tf32_split(sm.bhi[core_at<KD>(key, kr + 8)] * w0, kh[x][1], kl[x][1]);
-                    tf32_split(sm.bhi[core_at<KD>(key + 1, kr)] * w1, kh[x][2], kl[x][2]);
-                    tf32_split(sm.bhi[core_at<KD>(key + 1, kr + 8)] * w1, kh[x][3], kl[x][3]);
+                    tf32_split(sm.bhi[sw_at<128>(key, kr)] * w0, kh[x][0], kl[x][0]);
+                    tf32_split(sm.bhi[sw_at<128>(key, kr + 8)] * w0, kh[x][1], kl[x][1]);
+                    tf32_split(sm.bhi[sw_at<128>(key + 1, kr)] * w1, kh[x][2], kl[x][2]);
+                    tf32_split(sm.bhi[sw_at<128>(key + 1, kr + 8)] * w1, kh[x][3], kl[x][3]);
                 }
                 sgla_wg_fence();
 #pragma unroll
@@ -695,8 +740,7 @@ template <int KD, bool X3> __global__ void __launch_bounds__(128 * (1 + KD / 64)
         sgla_bar_sync(B_FREE, NT); /* warpgroup 0 is done with q, k and S_c^T */
         if (trc) wg_trace(p, 2, c, 5);
         if (c + 1 < w.nc) {
-            core_rows<KD, NS>(sm.q, q + rows(c + 1) * KD, sk, chunk_rows(w.len, c + 1), st);
-            core_rows<KD, NS>(sm.bhi, k + rows(c + 1) * KD, sk, chunk_rows(w.len, c + 1), st);
+            load_qk(c + 1);
             sgla_cp_async_commit();
             put_state();
             if (scanner)
@@ -728,11 +772,15 @@ const TInst tinsts[2][2][2] = {
     {{tinst<128, false, 1>(), tinst<128, false, 2>()}, {tinst<128, true, 1>(), tinst<128, true, 2>()}}};
 
 /* [K = 64, 128][TF32 alone, 3xTF32] */
-template <int KD, bool X3> constexpr TInst winst(void)
+struct WInst {
+    void (*fn)(const sgla_kparams, const sgla_tmaps);
+    unsigned smem;
+};
+template <int KD, bool X3> constexpr WInst winst(void)
 {
     return {chunk_fwd_wgtf32<KD, X3>, (unsigned)sizeof(WgSmem<KD>)};
 }
-const TInst winsts[2][2] = {{winst<64, false>(), winst<64, true>()}, {winst<128, false>(), winst<128, true>()}};
+const WInst winsts[2][2] = {{winst<64, false>(), winst<64, true>()}, {winst<128, false>(), winst<128, true>()}};
 
 } /* namespace */
 
@@ -741,7 +789,7 @@ int sgla_fwd_tf32_supported(int64_t K, int64_t V) { return (K == 64 || K == 128)
 size_t sgla_fwd_tf32_smem(int64_t K, int nst) { return tinsts[K == 128][0][nst == 2].smem; }
 
 /* the shared-memory opt-in of each of the n instances at x that fits optin */
-static cudaError_t set_smem(const TInst *x, int n, int optin)
+template <class I> static cudaError_t set_smem(const I *x, int n, int optin)
 {
     for (int i = 0; i < n; i++) {
         const cudaError_t e = (int)x[i].smem > optin ? cudaSuccess
@@ -756,22 +804,27 @@ static cudaError_t set_smem(const TInst *x, int n, int optin)
 cudaError_t sgla_fwd_tf32_setup(int optin)
 {
     const cudaError_t e = set_smem(&tinsts[0][0][0], (int)(sizeof tinsts / sizeof(TInst)), optin);
-    return e != cudaSuccess ? e : set_smem(&winsts[0][0], (int)(sizeof winsts / sizeof(TInst)), optin);
+    return e != cudaSuccess ? e : set_smem(&winsts[0][0], (int)(sizeof winsts / sizeof(WInst)), optin);
 }
 
 size_t sgla_fwd_wgtf32_smem(int64_t K) { return winsts[K == 128][0].smem; }
 
-sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, int x3, int nst, cudaStream_t st)
+sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, const sgla_tmaps *tm, int x3, int nst, cudaStream_t st)
 {
     if (!sgla_fwd_tf32_supported(p->K, p->V))
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "TF32 forward: K = %lld, V = %lld", (long long)p->K,
                          (long long)p->V);
     if (p->nseg != 1 || p->mode != 0)
         return sgla_fail(SGLA_ERR_INTERNAL, "TF32 forward: no sequence split (%d segments, mode %d)", p->nseg, p->mode);
-    const TInst *x = nst == 0 ? &winsts[p->K == 128][x3 ? 1 : 0] : &tinsts[p->K == 128][x3 ? 1 : 0][nst == 2];
-    const unsigned threads = nst == 0 ? 128 * (1 + (unsigned)p->K / 64) : TTHREADS;
     if (p->N * p->H == 0) return SGLA_OK;
-    x->fn<<<dim3((unsigned)(p->N * p->H), (unsigned)(p->V / BVT)), threads, x->smem, st>>>(*p);
+    const dim3 grid((unsigned)(p->N * p->H), (unsigned)(p->V / BVT));
+    if (nst == 0) {
+        const WInst *x = &winsts[p->K == 128][x3 ? 1 : 0];
+        x->fn<<<grid, 128 * (1 + (unsigned)p->K / 64), x->smem, st>>>(*p, *tm);
+    } else {
+        const TInst *x = &tinsts[p->K == 128][x3 ? 1 : 0][nst == 2];
+        x->fn<<<grid, TTHREADS, x->smem, st>>>(*p);
+    }
     const cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? SGLA_OK
                             : sgla_fail(SGLA_ERR_CUDA, "launch of the TF32 forward: %s", cudaGetErrorString(e));

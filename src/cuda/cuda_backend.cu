@@ -599,8 +599,8 @@ done:
 
 /* ---- launches ----------------------------------------------------------------------------- */
 
-/* q, k, v, o as 4-D (feature, head, token, batch) tensors, boxes of 64 x 1 x 64 x 1 with the
- * 128-byte swizzle; tokens past T read as zero and are not written.  With cu_seqlens the
+/* q, k, v, o as 4-D (feature, head, token, batch) tensors, boxes of 128 bytes (64 16-bit or 32 fp32
+ * features) x 1 x 64 x 1 with the 128-byte swizzle; tokens past T read as zero and are not written.  With cu_seqlens the
  * batch is one packed row (the kernels copy a sequence's last chunk without TMA).  T >= 1.
  * kt, vt: the feature sizes of the tensors in memory, at most the kernel's p->K, p->V: a box's
  * features past them read as zero and are not written (a head size the kernels round up, with no
@@ -620,7 +620,10 @@ static sgla_status tma_maps_dims(const sgla_kparams *p, sgla_dtype dt, sgla_tmap
         if (e == cudaSuccess) e = cudaSetDevice(dev);
         if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "making the device's context current: %s", cudaGetErrorString(e));
     }
-    const CUtensorMapDataType ty = dt == SGLA_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const CUtensorMapDataType ty = dt == SGLA_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : dt == SGLA_F32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                                    : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const int64_t es = dt == SGLA_F32 ? 4 : 2; /* a box's rows are 128 bytes either way */
     struct {
         CUtensorMap *map;
         const void *ptr;
@@ -634,10 +637,10 @@ static sgla_status tma_maps_dims(const sgla_kparams *p, sgla_dtype dt, sgla_tmap
         if (i >= 4 && !t[i].ptr) continue;
         const int64_t nb = p->cu ? 1 : p->N; /* cu_seqlens: one packed batch row */
         const cuuint64_t dim[4] = {(cuuint64_t)t[i].d, (cuuint64_t)p->H, (cuuint64_t)p->T, (cuuint64_t)nb};
-        const cuuint64_t str[3] = {(cuuint64_t)(t[i].d * 2), (cuuint64_t)(p->H * t[i].d * 2),
-                                   (cuuint64_t)(p->T * p->H * t[i].d * 2)};
-        const cuuint32_t box[4] = {64, 1, 64, 1}, es[4] = {1, 1, 1, 1};
-        const CUresult r = tma_encode(t[i].map, ty, 4, (void *)t[i].ptr, dim, str, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+        const cuuint64_t str[3] = {(cuuint64_t)(t[i].d * es), (cuuint64_t)(p->H * t[i].d * es),
+                                   (cuuint64_t)(p->T * p->H * t[i].d * es)};
+        const cuuint32_t box[4] = {(cuuint32_t)(128 / es), 1, 64, 1}, one[4] = {1, 1, 1, 1};
+        const CUresult r = tma_encode(t[i].map, ty, 4, (void *)t[i].ptr, dim, str, box, one, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                       CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
         if (r != CUDA_SUCCESS)
@@ -951,9 +954,12 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
 #ifdef SGLA_TRACE
     if (d->dtype == SGLA_F32) p.trace = trace_buf, p.trace_bw = trace_bw; /* (the wgmma kernel's marks, bw 8) */
 #endif
-    if (d->dtype == SGLA_F32)
-        return pl.f32 == 2 ? sgla_recurrent_fwd_f32(&p, st)
-                           : sgla_fwd_tf32_launch(&p, !(d->flags & SGLA_FLAG_ALLOW_TF32), pl.f32 == 3 ? 0 : pl.f32_nst, st);
+    if (d->dtype == SGLA_F32) {
+        if (pl.f32 == 2) return sgla_recurrent_fwd_f32(&p, st);
+        sgla_tmaps tm;
+        if (pl.f32 == 3 && (rc = tma_maps_dims(&p, d->dtype, &tm, kt, vt)) != SGLA_OK) return rc;
+        return sgla_fwd_tf32_launch(&p, &tm, !(d->flags & SGLA_FLAG_ALLOW_TF32), pl.f32 == 3 ? 0 : pl.f32_nst, st);
+    }
     if (pl.portable && pl.nseg == 1) return sgla_fwd_mma_launch(&p, d->dtype, pl.portable, st);
     if (pl.portable) {
         void *ws;

@@ -26,8 +26,9 @@ int sgla_fwd_tf32_supported(int64_t K, int64_t V);
 size_t sgla_fwd_tf32_smem(int64_t K, int nst);
 size_t sgla_fwd_wgtf32_smem(int64_t K); /* the Hopper (wgmma) kernel's block */
 cudaError_t sgla_fwd_tf32_setup(int optin); /* the shared-memory opt-in of every instance that fits optin */
-/* nst 0: the Hopper kernel (sm_90a); 1, 2: the mma.sync one with that many stages */
-sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, int x3, int nst, cudaStream_t st);
+/* nst 0: the Hopper kernel (sm_90a), which loads whole chunks of q and k by tm's maps (fp32, 128-byte boxes);
+ * 1, 2: the mma.sync one with that many stages (tm unused) */
+sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, const sgla_tmaps *tm, int x3, int nst, cudaStream_t st);
 
 /* gate g at the rows that read b (sgla_row_reads_b): p->gb (gb_ld) from p->g for the chunked kernel's forward and backward passes (gate_b.cu);
  * sms: the device's, for the grid */

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # The index maps of chunk_fwd_tf32.cu's wgmma member, emulated in numpy for one block: per-thread A fragments,
-# B read through the descriptors (q and [K ; S^T] in TMA's 128-byte swizzle, V^T in core matrices), the
+# B read through the descriptors (q, v and [K ; S^T] in TMA's 128-byte swizzle, V^T in core matrices), the
 # TMA boxes and the partial chunks' cp.async (sw_rows), the accumulators' layout, the keys' order of V^T and
 # the scores, S^T's rows after the keys; TF32 by truncation.  Compares o with an fp64 recurrence.
 #   python3 bench/wgtf32_emulate.py [K]   (K 64 or 128; prints the relative L2 error, ~2e-7 with 3xTF32)
@@ -49,9 +49,8 @@ def wgmma(d, a, tile, ks, C, N, sw=False):
     for j in range(N // 8):
         d[:, 4 * j + 0] += D[16 * W + G, 8 * j + 2 * TG]; d[:, 4 * j + 1] += D[16 * W + G, 8 * j + 2 * TG + 1]
         d[:, 4 * j + 2] += D[16 * W + G + 8, 8 * j + 2 * TG]; d[:, 4 * j + 3] += D[16 * W + G + 8, 8 * j + 2 * TG + 1]
-LV = 68
 sq = np.zeros(64 * KD, np.float32); bhi = np.zeros(128 * KD, np.float32); blo = np.zeros(128 * KD, np.float32)
-sv = np.zeros(64 * LV, np.float32); vt = np.zeros((2, 64 * 64), np.float32)
+sv = np.zeros(64 * 64, np.float32); vt = np.zeros((2, 64 * 64), np.float32)
 def load_rows(dst, src, L, C, RT):
     if L == 64:  # TMA: boxes of 32 columns x 64 rows, column block cb at cb RT 32
         for r in range(64):
@@ -79,7 +78,7 @@ put_state()
 for c in range(nc):
     L = min(64, T - 64 * c)
     load_rows(sq, q[64 * c:], L, KD, 64); load_rows(bhi, k[64 * c:], L, KD, 128)
-    for r in range(64): sv[r * LV:r * LV + 64] = v[64 * c + r] if r < L else 0
+    load_rows(sv, v[64 * c:], L, 64, 64)
     gg = np.zeros(64); gg[:L] = g[64 * c:64 * c + L]
     b = np.cumsum(gg.astype(np.float64) * 1.4426950408889634)  # log2 b
     for i in range(16 * KD):  # K's lo: rows 0 .. 63 of each column block, by float4
@@ -87,7 +86,7 @@ for c in range(nc):
     for i in range(4096):
         rest = i >> 5; cl = 8 * (rest & 7) + (i & 7); pk = 4 * (rest >> 3) + ((i >> 3) & 3)
         key = (pk & ~7) + 2 * (pk & 3) + ((pk >> 2) & 1)
-        hi, lo = split(sv[key * LV + cl]); at = core_at(64, cl, pk); vt[0][at] = f32(hi); vt[1][at] = f32(lo)
+        hi, lo = split(sv[sw_at(64, key, cl)]); at = core_at(64, cl, pk); vt[0][at] = f32(hi); vt[1][at] = f32(lo)
     wt = np.exp2(b[63] - b)
     # warpgroup 0
     acc = np.zeros((128, 64)); i0 = 16 * W + G; i1 = i0 + 8

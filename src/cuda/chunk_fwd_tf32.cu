@@ -355,11 +355,11 @@ template <int KD, bool X3, int NST> __global__ void __launch_bounds__(TTHREADS, 
  * read the top 19 bits of an fp32 operand, truncating: bench/wgmma_tf32_probe.cu), so its lo is
  * x - trunc(x).  The keys of a k-step are reduced in the order of the accumulators' columns: A's k index
  * t, t + 4 are keys 2t, 2t + 1, so the scores feed A V as they are, and V^T keeps its keys in that order.
- * Shared tiles are K-major: q and [K ; S_c^T] (and its lo) in TMA's 128-byte swizzle, V^T in 8 x 4 core
+ * Shared tiles: q, v and [K ; S_c^T] (and its lo) in TMA's 128-byte swizzle, V^T in 8 x 4 core
  * matrices (128 bytes) without swizzle; at K = 128 they take the whole block (one stage of each tile).
- * The roles meet at named barriers: the state's warpgroups load q, k (a whole chunk by TMA: per-thread
- * cp.async of 64 KB a chunk held the step on the memory pipe, docs/perf.md, session 27) and v, write K's
- * lo, V^T and S_c^T and say so (B_READY, LO_READY); warpgroup 0 says when it is done with q, [K ; S_c^T]
+ * The roles meet at named barriers: the state's warpgroups load q, k and v (a whole chunk by TMA:
+ * per-thread cp.async of 80 KB a chunk held the step on the memory pipe, docs/perf.md, session 27), write
+ * K's lo, V^T and S_c^T and say so (B_READY, LO_READY); warpgroup 0 says when it is done with q, [K ; S_c^T]
  * and V^T (B_FREE, VT_FREE).  With TF32 alone no lo is made or read. */
 /* float offset of (r, c) in a tile of C columns: core matrix (r / 8, c / 4) at (r / 8) (C / 4) + c / 4 */
 template <int C> __device__ __forceinline__ int core_at(int r, int c)
@@ -386,19 +386,20 @@ template <int RT> __device__ __forceinline__ uint64_t sw_desc(const float *tile,
 }
 
 template <int KD> struct WgSmem {
-    static constexpr int LV = BVT + 4; /* v's rows padded: the transposition reads it conflict-free */
     float q[64 * KD];                  /* q (sw_at<64>) */
     float bhi[128 * KD];               /* [K ; S_c^T] (sw_at<128>): k as loaded, then S_c^T's hi */
     float blo[128 * KD];               /* their lo */
-    float v[64 * LV];                  /* v as loaded */
+    float v[64 * BVT];                 /* v as loaded (sw_at<64>: the transposition reads it conflict-free) */
     float vt[2][64 * 64];              /* V^T's hi and lo: keys of each 8 in the order 0 2 4 6 1 3 5 7 */
     float bh[2][64], bl[2][64];        /* log2 b of chunk c (stage c % 2) as bh + bl (tf32_gate_scan) */
     float wt[64];                      /* the chunk's key weights */
     uint64_t qk_full;                  /* q and k of the chunk landed (TMA's bytes, or the issuing thread) */
+    uint64_t v_full;                   /* v likewise */
 };
 static_assert(sizeof(WgSmem<128>) <= 227 * 1024, "fits the shared memory of a Hopper block");
 static_assert(offsetof(WgSmem<128>, bhi) % 1024 == 0 && offsetof(WgSmem<128>, blo) % 1024 == 0 &&
                   offsetof(WgSmem<64>, bhi) % 1024 == 0 && offsetof(WgSmem<64>, blo) % 1024 == 0 &&
+                  offsetof(WgSmem<128>, v) % 1024 == 0 && offsetof(WgSmem<64>, v) % 1024 == 0 &&
                   offsetof(WgSmem<128>, vt) % 128 == 0 && offsetof(WgSmem<64>, vt) % 128 == 0,
               "the swizzled tiles on 1 KB boundaries, V^T's on 128 bytes");
 
@@ -452,7 +453,7 @@ template <int KD, bool X3>
 __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const sgla_kparams p, const __grid_constant__ sgla_tmaps tm)
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma: sm_90a */
-    constexpr int NT = 128 * (1 + KD / 64), NS = NT - 128, LV = WgSmem<KD>::LV;
+    constexpr int NT = 128 * (1 + KD / 64), NS = NT - 128;
     /* Q's k-steps in batches of 4, two batches' fragments in registers: a batch's loads and splits run
      * while the one before it is on the tensor cores */
     constexpr int QB = 4, NB = (X3 ? 2 : 1) * KD / 8 / QB;
@@ -649,6 +650,23 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
             if (st == 0) sgla_mbar_arrive(qk_full);
         }
     };
+    /* v of chunk c (the block's 64 columns) the same way, on v_full */
+    const uint32_t v_full = sgla_smem_u32(&sm.v_full);
+    const auto load_v = [&](int c) {
+        const int L = chunk_rows(w.len, c);
+        if (L == 64) {
+            if (st == 0) {
+                sgla_fence_proxy_async();
+                sgla_mbar_arrive_tx(v_full, 64 * BVT * 4);
+#pragma unroll
+                for (int cb = 0; cb < BVT / 32; cb++)
+                    sgla_tma_load4(sgla_smem_u32(sm.v + cb * 64 * 32), &tm.v, col0 + 32 * cb, hh, tt0 + 64 * c, tb, v_full);
+            }
+        } else {
+            sw_rows<BVT, 64, NS>(sm.v, v + rows(c) * p.V, sv, L, st);
+            if (st == 0) sgla_mbar_arrive(v_full);
+        }
+    };
     float g0 = 0.f, g1 = 0.f;
     if (w.nc > 0) {
         put_state();
@@ -658,11 +676,12 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
         }
         if (st == 0) {
             sgla_mbar_init(qk_full, 1);
+            sgla_mbar_init(v_full, 1);
             sgla_mbar_init_fence();
         }
-        sgla_bar_sync(STATE_BAR, NS); /* qk_full initialised before any thread waits on it */
+        sgla_bar_sync(STATE_BAR, NS); /* the mbarriers initialised before any thread waits on them */
         load_qk(0);
-        f32_rows<BVT, LV, NS>(sm.v, v + rows(0) * p.V, sv, chunk_rows(w.len, 0), st);
+        load_v(0);
         sgla_cp_async_commit();
     }
     const bool trc = st == 0; /* wg_trace's thread */
@@ -671,6 +690,7 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
         if (trc) wg_trace(p, 2, c, 0);
         sgla_cp_async_wait0();
         sgla_mbar_wait(qk_full, c & 1);
+        sgla_mbar_wait(v_full, c & 1);
         sgla_fence_proxy_async(); /* k (and S^T) to wgmma's proxy */
         sgla_bar_sync(STATE_BAR, NS);
         if (trc) wg_trace(p, 2, c, 1);
@@ -688,7 +708,7 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
             const int i = st + n * NS, rest = i >> 5, cl = 8 * (rest & 7) + (i & 7), pk = 4 * (rest >> 3) + ((i >> 3) & 3);
             const int key = (pk & ~7) + 2 * (pk & 3) + ((pk >> 2) & 1);
             uint32_t hi, lo;
-            tf32_split(sm.v[key * LV + cl], hi, lo);
+            tf32_split(sm.v[sw_at<64>(key, cl)], hi, lo);
             const int at = core_at<64>(cl, pk);
             sm.vt[0][at] = __uint_as_float(hi);
             if constexpr (X3) sm.vt[1][at] = __uint_as_float(lo);
@@ -699,7 +719,7 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
         sgla_bar_arrive(LO_READY, NT);
         if (trc) wg_trace(p, 2, c, 3);
         if (c + 1 < w.nc) {
-            f32_rows<BVT, LV, NS>(sm.v, v + rows(c + 1) * p.V, sv, chunk_rows(w.len, c + 1), st);
+            load_v(c + 1);
             sgla_cp_async_commit();
         }
         if (scanner) mgate_load(p, w, c + 1, lane, g0, g1);

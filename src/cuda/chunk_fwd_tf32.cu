@@ -373,8 +373,8 @@ template <int C> __device__ __forceinline__ uint64_t core_desc(const float *tile
     return sgla_wg_desc(sgla_smem_u32(tile) + (uint32_t)ks * 256u, 128, C * 32);
 }
 
-/* q and [K ; S_c^T] in TMA's 128-byte swizzle: column block c / 32 of RT rows, then row r's 128 bytes with
- * 16-byte unit u at u ^ (r % 8); tiles 1 KB aligned */
+/* q, v and [K ; S_c^T] in TMA's 128-byte swizzle: column block c / 32 of RT rows, then row r's 128 bytes
+ * with 16-byte unit u at u ^ (r % 8); tiles 1 KB aligned */
 template <int RT> __device__ __forceinline__ int sw_at(int r, int c)
 {
     return (c >> 5) * RT * 32 + r * 32 + ((((c >> 2) & 7) ^ (r & 7)) << 2) + (c & 3);
@@ -656,7 +656,7 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
         const int L = chunk_rows(w.len, c);
         if (L == 64) {
             if (st == 0) {
-                sgla_fence_proxy_async();
+                sgla_fence_proxy_async(); /* (as for q and k) */
                 sgla_mbar_arrive_tx(v_full, 64 * BVT * 4);
 #pragma unroll
                 for (int cb = 0; cb < BVT / 32; cb++)
@@ -698,7 +698,7 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
         if (c > 0) sgla_bar_sync(VT_FREE, NT); /* warpgroup 0 is done with chunk c - 1's V^T */
         if (trc) wg_trace(p, 2, c, 2);
 #pragma unroll
-        for (int n = 0; X3 && n < 16 * KD / NS; n++) { /* K's lo: rows 0 .. 63 of each column block */
+        for (int n = 0; X3 && n < 16 * KD / NS; n++) { /* K's lo: rows 0 .. 63 (512 float4) of each column block (1024) */
             const int i = st + n * NS, at = (i >> 9) * 1024 + (i & 511);
             const float4 x = reinterpret_cast<const float4 *>(sm.bhi)[at];
             reinterpret_cast<float4 *>(sm.blo)[at] = make_float4(trunc_lo(x.x), trunc_lo(x.y), trunc_lo(x.z), trunc_lo(x.w));

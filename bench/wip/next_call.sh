@@ -1,7 +1,7 @@
 #!/bin/bash
 # The next session's first device call (staged by session 27: A, B, T at 87bf68c, C at 4def55e, whose
 # sources equal 87bf68c's; not yet run): main's fp32 wgmma forward
-# after TMA (q, k, v) seen again, then one patch against it.
+# after TMA (q, k, v) seen again, then two patches against it.
 #   1. per-role timelines from main's trace build (.devbinT) and its per-SASS stall samples (.devbinA's sgla,
 #      bench/calls/s27_call2.sh), to see what holds the chunk step now that the loads are TMA's;
 #   2. B = main + bench/wip/qb2.patch (Q's fragments in batches of two k-steps at K = 128: ptxas then neither

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Session 27 call 7: upper bounds by timing builds (branch s27-diag, 50eeaf2; their results are wrong and the
+# Session 27 call 7: upper bounds by timing builds (s27_call7_diag.patch on cf89212, built with -DSGLA_DIAG=1 or 2;
+# their results are wrong and the
 # bench says FAIL): B skips the state's q and k loads after chunk 0, C skips S^T's split stores after
 # chunk 0; A = main (cf89212).  carry [".devbinA", ".devbinB", ".devbinC"].  The question: what would a
 # load path without per-thread cp.async (TMA) or a cheaper S^T hand-over be worth at most.

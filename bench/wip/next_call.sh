@@ -1,5 +1,5 @@
 #!/bin/bash
-# The next session's first device call (staged by session 27: A, B, T at 87bf68c, C at 4def55e, whose
+# The next session's first device call (staged by session 27: A, B, T at 87bf68c, C at 5cd3c0d, whose
 # sources equal 87bf68c's; not yet run): main's fp32 wgmma forward
 # after TMA (q, k, v) seen again, then two patches against it.
 #   1. per-role timelines from main's trace build (.devbinT) and its per-SASS stall samples (.devbinA's sgla,

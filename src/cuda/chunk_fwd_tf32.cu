@@ -838,7 +838,7 @@ sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, const sgla_tmaps *tm, in
         return sgla_fail(SGLA_ERR_INTERNAL, "TF32 forward: no sequence split (%d segments, mode %d)", p->nseg, p->mode);
     if (p->N * p->H == 0) return SGLA_OK;
     const dim3 grid((unsigned)(p->N * p->H), (unsigned)(p->V / BVT));
-    if (nst == 0) {
+    if (tm) {
         const WInst *x = &winsts[p->K == 128][x3 ? 1 : 0];
         x->fn<<<grid, 128 * (1 + (unsigned)p->K / 64), x->smem, st>>>(*p, *tm);
     } else {

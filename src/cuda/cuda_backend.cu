@@ -236,7 +236,8 @@ static size_t gate_b_bytes(const sgla_forward_desc *d) { return (size_t)(d->H * 
 
 typedef struct plan {
     int row;            /* configuration row (-1: none, fp32) */
-    int f32;            /* fp32: 1 the chunked TF32 kernel on mma.sync, 3 on wgmma, 2 the token recurrence */
+    int f32;            /* fp32: its SGLA_CUDA_CONFIG_F32_* row (the chunked TF32 kernel on wgmma or mma.sync, or
+                           the token recurrence); 0 for 16-bit inputs */
     int f32_nst;        /* the TF32 kernel's stages of q, k, v (2, or 1 where a block cannot hold two) */
     int nseg;           /* time segments (1: no split) */
     int64_t seg_len;    /* tokens per segment, a multiple of 64 */
@@ -425,7 +426,7 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
                              "multiple of 64, 16-byte aligned tensors and a GPU whose blocks hold %zu bytes of shared "
                              "memory (K = %lld, V = %lld; %d bytes here)",
                              sgla_fwd_tf32_smem(d->K, 1), (long long)d->K, (long long)d->V, f->optin);
-        pl->f32 = want == SGLA_CUDA_CONFIG_F32_CHUNKED ? 1 : want == SGLA_CUDA_CONFIG_F32_HOPPER ? 3 : 2;
+        pl->f32 = want;
         pl->f32_nst = nst;
         return SGLA_OK;
     }
@@ -600,8 +601,9 @@ done:
 /* ---- launches ----------------------------------------------------------------------------- */
 
 /* q, k, v, o as 4-D (feature, head, token, batch) tensors, boxes of 128 bytes (64 16-bit or 32 fp32
- * features) x 1 x 64 x 1 with the 128-byte swizzle; tokens past T read as zero and are not written.  With cu_seqlens the
- * batch is one packed row (the kernels copy a sequence's last chunk without TMA).  T >= 1.
+ * features) x 1 x 64 x 1 with the 128-byte swizzle; tokens past T read as zero and are not written.
+ * With cu_seqlens the batch is one packed row (the kernels copy a sequence's last chunk without
+ * TMA).  T >= 1.
  * kt, vt: the feature sizes of the tensors in memory, at most the kernel's p->K, p->V: a box's
  * features past them read as zero and are not written (a head size the kernels round up, with no
  * padded copy: cuda_run_padded). */
@@ -955,10 +957,11 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
     if (d->dtype == SGLA_F32) p.trace = trace_buf, p.trace_bw = trace_bw; /* (the wgmma kernel's marks, bw 8) */
 #endif
     if (d->dtype == SGLA_F32) {
-        if (pl.f32 == 2) return sgla_recurrent_fwd_f32(&p, st);
+        if (pl.f32 == SGLA_CUDA_CONFIG_F32_RECURRENT) return sgla_recurrent_fwd_f32(&p, st);
         sgla_tmaps tm;
-        if (pl.f32 == 3 && (rc = tma_maps_dims(&p, d->dtype, &tm, kt, vt)) != SGLA_OK) return rc;
-        return sgla_fwd_tf32_launch(&p, &tm, !(d->flags & SGLA_FLAG_ALLOW_TF32), pl.f32 == 3 ? 0 : pl.f32_nst, st);
+        const int wg = pl.f32 == SGLA_CUDA_CONFIG_F32_HOPPER;
+        if (wg && (rc = tma_maps_dims(&p, d->dtype, &tm, kt, vt)) != SGLA_OK) return rc;
+        return sgla_fwd_tf32_launch(&p, wg ? &tm : NULL, !(d->flags & SGLA_FLAG_ALLOW_TF32), pl.f32_nst, st);
     }
     if (pl.portable && pl.nseg == 1) return sgla_fwd_mma_launch(&p, d->dtype, pl.portable, st);
     if (pl.portable) {
@@ -1888,10 +1891,8 @@ extern "C" sgla_status sgla_cuda_plan_of(const sgla_forward_desc *user, sgla_cud
     if (st != SGLA_OK) return st;
     out->config = pl.portable == 1 ? SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE
                   : pl.portable   ? SGLA_CUDA_CONFIG_PORTABLE
-                  : pl.f32 == 1   ? SGLA_CUDA_CONFIG_F32_CHUNKED
-                  : pl.f32 == 3   ? SGLA_CUDA_CONFIG_F32_HOPPER
-                  : pl.f32 == 2 ? SGLA_CUDA_CONFIG_F32_RECURRENT
-                                : pl.row;
+                  : pl.f32        ? pl.f32
+                                  : pl.row;
     out->nseg = pl.nseg;
     out->blocks = pl.persist;
     out->sub = pl.seg_sub;

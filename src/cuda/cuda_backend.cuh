@@ -26,8 +26,8 @@ int sgla_fwd_tf32_supported(int64_t K, int64_t V);
 size_t sgla_fwd_tf32_smem(int64_t K, int nst);
 size_t sgla_fwd_wgtf32_smem(int64_t K); /* the Hopper (wgmma) kernel's block */
 cudaError_t sgla_fwd_tf32_setup(int optin); /* the shared-memory opt-in of every instance that fits optin */
-/* nst 0: the Hopper kernel (sm_90a), which loads whole chunks of q and k by tm's maps (fp32, 128-byte boxes);
- * 1, 2: the mma.sync one with that many stages (tm unused) */
+/* tm: the Hopper kernel (sm_90a), which loads whole chunks of q, k and v by its maps (fp32, 128-byte boxes);
+ * NULL: the mma.sync one with nst (1, 2) stages */
 sgla_status sgla_fwd_tf32_launch(const sgla_kparams *p, const sgla_tmaps *tm, int x3, int nst, cudaStream_t st);
 
 /* gate g at the rows that read b (sgla_row_reads_b): p->gb (gb_ld) from p->g for the chunked kernel's forward and backward passes (gate_b.cu);

@@ -3,7 +3,7 @@
 # carry [".devbin"]): warp-state and scheduler sections with per-SASS stall samples (SourceCounters) for
 # 8x4096x16x128 gate g, 3xTF32 and TF32 alone.  Question: are the CUDA-core sections (V^T, put_state, A)
 # slow for want of instructions (i-cache: 65-82 KB of SASS a kernel), for shared-memory (MIO) throttling,
-# or at barriers?
+# or at barriers?  Read the CSVs with bench/ncu_stalls.py.
 OUT=${OUT:-/tmp/sgla_out}; mkdir -p $OUT
 BD=${BD:-.devbin}
 for z in $BD/*.xz; do [ -f "$z" ] && unxz -f "$z"; done; chmod +x $BD/sgla

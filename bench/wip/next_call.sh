@@ -1,6 +1,6 @@
 #!/bin/bash
-# The next session's first device call (staged by session 27: A, B, T at 87bf68c, C at 5cd3c0d, whose
-# sources equal 87bf68c's; not yet run): main's fp32 wgmma forward
+# The next session's first device call (staged by session 27 at f78c732, B and C with their patches; not yet
+# run): main's fp32 wgmma forward
 # after TMA (q, k, v) seen again, then two patches against it.
 #   1. per-role timelines from main's trace build (.devbinT) and its per-SASS stall samples (.devbinA's sgla,
 #      bench/calls/s27_call2.sh), to see what holds the chunk step now that the loads are TMA's;
@@ -10,7 +10,9 @@
 #   3. C = main + bench/wip/kfree2.patch (3xTF32: the next chunk's k by TMA as soon as the outputs' products
 #      with B's hi and the state's U are done, K_FREE, its q after B_FREE as now; qk_full takes two arrivals):
 #      its test_gpu_forward and the same rows beside A and B.
-# Restage if src/ changed since 87bf68c (each ~1-3 minutes here):
+# B's and C's test_gpu_forward are also the first GPU run of f78c732's host change (the fp32 plan's row and
+# the TF32 launcher's choice by its maps; the kernels' machine code is unchanged).
+# Restage if src/ changed since f78c732 (each ~1-3 minutes here):
 #   sh bench/stage_devbin.sh && rm -rf .devbinA && mkdir .devbinA && cp .devbin/sgla.xz .devbin/COMMIT .devbinA/
 #   SGLA_DEVBIN=.devbinT SGLA_CMAKE_ARGS=-DCMAKE_CUDA_FLAGS=-DSGLA_TRACE=1 sh bench/stage_devbin.sh
 #   rm -rf .devbinT/tests .devbinT/sgla.xz && cp bench/trace_run.py .devbinT/

@@ -454,9 +454,10 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
 {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma: sm_90a */
     constexpr int NT = 128 * (1 + KD / 64), NS = NT - 128;
-    /* Q's k-steps in batches of 4, two batches' fragments in registers: a batch's loads and splits run
-     * while the one before it is on the tensor cores */
-    constexpr int QB = 4, NB = (X3 ? 2 : 1) * KD / 8 / QB;
+    /* Q's k-steps in batches, two batches' fragments in registers: a batch's loads and splits run while the
+     * one before it is on the tensor cores.  At K = 128 batches of 2: with 4, REG_OUT's registers made ptxas
+     * wait on each wgmma before the next (C7512), which cost 18 % of the 3xTF32 chunk step */
+    constexpr int QB = KD == 128 ? 2 : 4, NB = (X3 ? 2 : 1) * KD / 8 / QB;
     /* registers at K = 128 (setmaxnreg from the even share, 168): warpgroup 0 holds the accumulator and two
      * batches of Q, the state's warpgroups S, U, half of (K ⊙ w)^T and the loads' addresses; these shares
      * spill nowhere (K = 64's 256 threads have 255 each) */

@@ -724,7 +724,21 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
             sgla_cp_async_commit();
         }
         if (scanner) mgate_load(p, w, c + 1, lane, g0, g1);
-        if (c + 1 < w.nc || p.ht) {
+        /* warpgroup 0 done with q, k and S_c^T, the next chunk's q and k load: at K = 128 once the second
+         * batch of U's K is in registers, beside that batch's products (at K = 64 that wait costs more than
+         * the earlier load gains), else after U */
+        constexpr bool QK_IN_U = KD == 128;
+        const auto next_qk = [&]() {
+            if (trc) wg_trace(p, 2, c, 4);
+            sgla_bar_sync(B_FREE, NT);
+            if (trc) wg_trace(p, 2, c, 5);
+            if (c + 1 < w.nc) {
+                load_qk(c + 1);
+                sgla_cp_async_commit();
+            }
+        };
+        const bool upd = c + 1 < w.nc || p.ht;
+        if (upd) {
             /* U = (K ⊙ w)^T V: A's k index t, t + 4 of k-step j are keys 8 j + 2 t, + 1; two batches */
             float U[32];
 #pragma unroll
@@ -741,6 +755,7 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
                     tf32_split(sm.bhi[sw_at<128>(key + 1, kr)] * w1, kh[x][2], kl[x][2]);
                     tf32_split(sm.bhi[sw_at<128>(key + 1, kr + 8)] * w1, kh[x][3], kl[x][3]);
                 }
+                if (QK_IN_U && j0 == 4) next_qk(); /* (no products in flight here) */
                 sgla_wg_fence();
 #pragma unroll
                 for (int x = 0; x < 4; x++) wg_vt3<X3>(U, kh[x], kl[x], sm.vt[0], sm.vt[1], j0 + x);
@@ -757,12 +772,8 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
 #pragma unroll
             for (int e = 0; e < 32; e++) S[e] = sgla_carry_mul(S[e], bC, em1, ex) + U[e];
         }
-        if (trc) wg_trace(p, 2, c, 4);
-        sgla_bar_sync(B_FREE, NT); /* warpgroup 0 is done with q, k and S_c^T */
-        if (trc) wg_trace(p, 2, c, 5);
+        if (!QK_IN_U || !upd) next_qk();
         if (c + 1 < w.nc) {
-            load_qk(c + 1);
-            sgla_cp_async_commit();
             put_state();
             if (scanner)
                 tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, c + 1), sm.bh[s ^ 1], sm.bl[s ^ 1], lane);

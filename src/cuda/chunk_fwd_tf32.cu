@@ -150,6 +150,14 @@ __device__ __forceinline__ float bdiff(const float *bh, const float *bl, int i, 
 {
     return (bh[i] - bh[j]) + (bl[i] - bl[j]);
 }
+/* A's element scale exp2(b_i - b_j) s for j <= i, else 0, by selects: as a branch around each element's loads
+ * and exp2 (the condition diverges within a warp) the outputs' A took most of their time */
+__device__ __forceinline__ float masked_a(float s, float scale, const float *bh, const float *bl, int i, int j)
+{
+    const bool in = j <= i;
+    const float x = sgla_exp2(in ? bdiff(bh, bl, i, j) : 0.f);
+    return in ? s * scale * x : 0.f;
+}
 
 template <int KD, bool X3, int NST> __global__ void __launch_bounds__(TTHREADS, 1) chunk_fwd_tf32(const sgla_kparams p)
 {
@@ -267,8 +275,7 @@ template <int KD, bool X3, int NST> __global__ void __launch_bounds__(TTHREADS, 
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     const int i = e < 2 ? i0 : i1, j = 16 * qt + 8 * nt + 2 * tig + (e & 1);
-                    sm.A[i * LA + 16 * qt + 8 * nt + tig + 4 * (e & 1)] =
-                        j <= i ? sc[nt][e] * scale * sgla_exp2(bdiff(bh, bl, i, j)) : 0.f;
+                    sm.A[i * LA + 16 * qt + 8 * nt + tig + 4 * (e & 1)] = masked_a(sc[nt][e], scale, bh, bl, i, j);
                 }
         __syncthreads(); /* A and wt complete; every warp is done with q */
         if (NST == 1 && c + 1 < w.nc) load(c + 1, 0, 1);
@@ -569,7 +576,7 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
                     const int i = e < 2 ? i0 : i1, key = 8 * j + 2 * tig + (e & 1), slot = (e >> 1) + 2 * (e & 1);
-                    const float a = key <= i ? acc[4 * j + e] * scale * sgla_exp2(bdiff(bh, bl, i, key)) : 0.f;
+                    const float a = masked_a(acc[4 * j + e], scale, bh, bl, i, key);
                     if constexpr (X3) tf32_split(a, ph[j][slot], pl[j][slot]);
                     else ph[j][slot] = __float_as_uint(a);
                 }

@@ -472,11 +472,14 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
     static_assert(KD != 128 || 128 * REG_OUT + NS * REG_STATE <= 65536 / NT / 8 * 8 * NT, "setmaxnreg's shares");
     /* named barriers between the roles (the state's warpgroups arrive at the first two, warpgroup 0 at the
      * next two), and one within the state's */
-    enum { B_READY = 1, LO_READY, B_FREE, VT_FREE, STATE_BAR };
+    enum { B_READY = 1, LO_READY, B_FREE, VT_FREE, STATE_BAR, SCAN_READY };
     extern __shared__ __align__(1024) unsigned char wgraw[];
     WgSmem<KD> &sm = *reinterpret_cast<WgSmem<KD> *>(wgraw);
     const int tid = threadIdx.x, wg = tid >> 7, wi = (tid >> 5) & 3, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
-    const bool scanner = tid >> 5 == 4; /* warp 0 of warpgroup 1 scans the gates */
+    /* b of chunk 0 is scanned by warp 0 of warpgroup 1, b of chunk c + 1 by warpgroup 0's warp 0 during
+     * chunk c, in the time it waits for the state (SCAN_READY: its warp 0 arrives, the state waits before
+     * reading it) */
+    const bool scanner = tid >> 5 == 4;
 
     MWork w;
     if (!mwork<false>(p, w)) return;
@@ -485,6 +488,7 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
     float *o = (float *)p.o + col0;
     const int64_t sk = p.H * KD, sv = p.H * p.V;
     const auto rows = [&](int c) { return w.row0 + (int64_t)c * 64 * p.H; };
+    const float gamma = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f;
 
     if (wg == 0) { /* ---- the outputs ---- */
         if constexpr (KD == 128 && REG_OUT > 168) sgla_setmaxnreg_inc<REG_OUT>();
@@ -498,6 +502,8 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
             sgla_bar_sync(B_READY, NT); /* q, k, S_c^T and b of chunk c */
             sgla_mbar_wait(sgla_smem_u32(&sm.qk_full), c & 1); /* (TMA's writes seen here too) */
             if (trc) wg_trace(p, 0, c, 1);
+            float g0 = 0.f, g1 = 0.f;
+            if (wi == 0 && c + 1 < w.nc) mgate_load(p, w, c + 1, lane, g0, g1);
             /* [Q K^T | Q S_c] in one accumulator: batches 0 .. NB / 2 - 1 with B's hi (Q's lo and hi), then
              * (3xTF32) the rest with B's lo (Q's hi) */
             float acc[64];
@@ -597,6 +603,10 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
                     if constexpr (X3) sgla_pin(pl[j][e]);
                 }
             sgla_bar_arrive(VT_FREE, NT); /* done with V^T */
+            if (wi == 0 && c + 1 < w.nc) {
+                tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, c + 1), sm.bh[s ^ 1], sm.bl[s ^ 1], lane);
+                sgla_bar_arrive(SCAN_READY, NS + 32);
+            }
             float *orow = o + rows(c) * p.V + 2 * tig;
             const int64_t rs = p.H * p.V;
 #pragma unroll
@@ -614,7 +624,6 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
     if constexpr (KD == 128 && REG_STATE > 168) sgla_setmaxnreg_inc<REG_STATE>();
     if constexpr (KD == 128 && REG_STATE < 168) sgla_setmaxnreg_dec<REG_STATE>();
     const int st = tid - 128, kr = 64 * (wg - 1) + 16 * wi + gid;
-    const float gamma = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f;
     /* the row (feature index of k) and column of V of the state's element e */
     const auto srow = [&](int e) { return kr + 8 * ((e >> 1) & 1); };
     const auto scol = [&](int e) { return 8 * (e >> 2) + 2 * tig + (e & 1); };
@@ -675,10 +684,10 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
             if (st == 0) sgla_mbar_arrive(v_full);
         }
     };
-    float g0 = 0.f, g1 = 0.f;
     if (w.nc > 0) {
         put_state();
         if (scanner) {
+            float g0, g1;
             mgate_load(p, w, 0, lane, g0, g1);
             tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, 0), sm.bh[0], sm.bl[0], lane);
         }
@@ -721,6 +730,7 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
             sm.vt[0][at] = __uint_as_float(hi);
             if constexpr (X3) sm.vt[1][at] = __uint_as_float(lo);
         }
+        if (c > 0) sgla_bar_sync(SCAN_READY, NS + 32); /* b of chunk c */
         if (st < 64) sm.wt[st] = sgla_exp2(bdiff(sm.bh[s], sm.bl[s], 63, st));
         sgla_fence_proxy_async();
         sgla_bar_sync(STATE_BAR, NS); /* K's lo, V^T and the key weights; v is free */
@@ -730,7 +740,6 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
             load_v(c + 1);
             sgla_cp_async_commit();
         }
-        if (scanner) mgate_load(p, w, c + 1, lane, g0, g1);
         /* warpgroup 0 done with q, k and S_c^T, the next chunk's q and k load: at K = 128 once the second
          * batch of U's K is in registers, beside that batch's products (at K = 64 that wait costs more than
          * the earlier load gains), else after U */
@@ -782,8 +791,6 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
         if (!QK_IN_U || !upd) next_qk();
         if (c + 1 < w.nc) {
             put_state();
-            if (scanner)
-                tf32_gate_scan(p.gmode, g0, g1, gamma, chunk_rows(w.len, c + 1), sm.bh[s ^ 1], sm.bl[s ^ 1], lane);
         }
         if (trc) wg_trace(p, 2, c, 6);
     }

@@ -367,7 +367,8 @@ template <int KD, bool X3, int NST> __global__ void __launch_bounds__(TTHREADS, 
  * The roles meet at named barriers: the state's warpgroups load q, k and v (a whole chunk by TMA:
  * per-thread cp.async of 80 KB a chunk held the step on the memory pipe, docs/perf.md, session 27), write
  * K's lo, V^T and S_c^T and say so (B_READY, LO_READY); warpgroup 0 says when it is done with q, [K ; S_c^T]
- * and V^T (B_FREE, VT_FREE).  With TF32 alone no lo is made or read. */
+ * and V^T (B_FREE, VT_FREE), and scans the next chunk's gates while it waits for the state (SCAN_READY).
+ * With TF32 alone no lo is made or read. */
 /* float offset of (r, c) in a tile of C columns: core matrix (r / 8, c / 4) at (r / 8) (C / 4) + c / 4 */
 template <int C> __device__ __forceinline__ int core_at(int r, int c)
 {

@@ -150,8 +150,8 @@ __device__ __forceinline__ float bdiff(const float *bh, const float *bl, int i, 
 {
     return (bh[i] - bh[j]) + (bl[i] - bl[j]);
 }
-/* A's element scale exp2(b_i - b_j) s for j <= i, else 0, by selects: as a branch around each element's loads
- * and exp2 (the condition diverges within a warp) the outputs' A took most of their time */
+/* A's element scale exp2(b_i - b_j) s for j <= i, else 0, by selects: ptxas made the conditional a branch
+ * around each element's loads and exp2, and the condition diverges within a warp */
 __device__ __forceinline__ float masked_a(float s, float scale, const float *bh, const float *bl, int i, int j)
 {
     const bool in = j <= i;
@@ -464,7 +464,7 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
     constexpr int NT = 128 * (1 + KD / 64), NS = NT - 128;
     /* Q's k-steps in batches, two batches' fragments in registers: a batch's loads and splits run while the
      * one before it is on the tensor cores.  At K = 128 batches of 2: with 4, REG_OUT's registers made ptxas
-     * wait on each wgmma before the next (C7512), which cost 18 % of the 3xTF32 chunk step */
+     * wait on each wgmma before the next (C7512; docs/perf.md, session 28) */
     constexpr int QB = KD == 128 ? 2 : 4, NB = (X3 ? 2 : 1) * KD / 8 / QB;
     /* registers at K = 128 (setmaxnreg from the even share, 168): warpgroup 0 holds the accumulator and two
      * batches of Q, the state's warpgroups S, U, half of (K ⊙ w)^T and the loads' addresses; these shares

@@ -1,9 +1,10 @@
 #!/bin/bash
 # The next session's first device call (written in session 28, not run): bench/wip/select-weights.patch
-# against main.  In the 16-bit chunked kernel (forward and backward instances, chunk_fwd.cuh) each pair's
-# weight was `m ? s exp2(b_i - b_j) scl : 0`, which ptxas compiled to divergent branches around the exp2
-# (BSSY regions: chunk_fwd_bf16.cu 419 -> 328, chunk_bwd3_bf16.cu 1176 -> 918 with the patch; ptxas spills:
-# forward 80 / 248 -> 88 / 232 bytes, backward 1268 / 3864 -> 1396 / 3964 over its instances).  Same bits.
+# against main.  In the 16-bit chunked kernel's forward instances (chunk_fwd.cuh, BW = 0) each pair's weight
+# was `m ? s exp2(b_i - b_j) scl : 0`, which ptxas compiled to divergent branches around the exp2 (BSSY
+# regions in chunk_fwd_bf16.cu 419 -> 328 with the patch; spills 80 / 248 -> 88 / 232 bytes over its
+# instances).  The backward's instances keep the masked form (their SASS is main's: with the selects they
+# spilled 1268 / 3864 -> 1396 / 3964 bytes).  Same bits.
 # Stage (about 10 minutes here):
 #   sh bench/stage_devbin.sh && rm -rf .devbinA && mkdir .devbinA && cp .devbin/sgla.xz .devbin/COMMIT .devbinA/
 #   git apply bench/wip/select-weights.patch && SGLA_DEVBIN=.devbinB sh bench/stage_devbin.sh; git checkout src
@@ -14,7 +15,7 @@
 # session 28's call 3, before the gate scan left the state's chain in call 8).
 # run with carry [".devbinA", ".devbinB", ".devbinC"] (~45 MB), ~300 s.  On an H200 if one comes (issue 14's K = 64 row
 # is 1.16x its floor there, 1.12x asked).
-# Predictions: B forward 0-3 % off where gate g (K = 64 most), gamma unchanged; backward within +-3 %;
+# Predictions: B forward 0-3 % off where gate g (K = 64 most), gamma unchanged; backward unchanged;
 # C 0-3 % off fp32 at K = 64, K = 128 unchanged (its code is main's).
 OUT=${OUT:-/tmp/sgla_out}; mkdir -p $OUT
 for d in .devbinA .devbinB .devbinC; do for z in $d/*.xz $d/tests/*.xz; do [ -f "$z" ] && unxz -f "$z"; done; done

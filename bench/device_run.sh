@@ -148,7 +148,7 @@ if [ $FLA = 1 ]; then
     note "Triton's cache back in \$OUT/triton_cache.tgz ($(du -h /tmp/triton_cache.tgz | cut -f1)): keep it as .triton_cache/cache.tgz and carry it"
 fi
 echo; echo "==== summary"; cat "$SUM"
-[ -f $OUT/fla.log ] && sed -n '/^device\|^ceilings\|^fla /p;/^BxTxHxD/,$p' $OUT/fla.log
+[ -f $OUT/fla.log ] && sed -n '/^device\|^ceilings\|^fla /p;/^BxTxHxD\|^shape /,$p' $OUT/fla.log
 # one archive of the logs (the device call returns a few files only)
 ( cd "$OUT" && ls *.log >/dev/null 2>&1 && tar czf logs.tgz *.log && rm -f *.log )
 exit 0

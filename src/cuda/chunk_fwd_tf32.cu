@@ -466,13 +466,13 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
      * one before it is on the tensor cores.  At K = 128 batches of 2: with 4, REG_OUT's registers made ptxas
      * wait on each wgmma before the next (C7512; docs/perf.md, session 28) */
     constexpr int QB = KD == 128 ? 2 : 4, NB = (X3 ? 2 : 1) * KD / 8 / QB;
-    /* registers at K = 128 (setmaxnreg from the even share, 168): warpgroup 0 holds the accumulator and two
+    /* registers at K = 128 (setmaxnreg from the even share, REG_EVEN = 168): warpgroup 0 holds the accumulator and two
      * batches of Q, the state's warpgroups S, U, half of (K ⊙ w)^T and the loads' addresses; these shares
      * spill nowhere (K = 64's 256 threads have 255 each) */
-    constexpr int REG_OUT = 152, REG_STATE = 176;
-    static_assert(KD != 128 || 128 * REG_OUT + NS * REG_STATE <= 65536 / NT / 8 * 8 * NT, "setmaxnreg's shares");
+    constexpr int REG_OUT = 152, REG_STATE = 176, REG_EVEN = 65536 / NT / 8 * 8;
+    static_assert(KD != 128 || 128 * REG_OUT + NS * REG_STATE <= REG_EVEN * NT, "setmaxnreg's shares");
     /* named barriers between the roles (the state's warpgroups arrive at the first two, warpgroup 0 at the
-     * next two), and one within the state's */
+     * next two, its warp 0 at SCAN_READY), and one within the state's */
     enum { B_READY = 1, LO_READY, B_FREE, VT_FREE, STATE_BAR, SCAN_READY };
     extern __shared__ __align__(1024) unsigned char wgraw[];
     WgSmem<KD> &sm = *reinterpret_cast<WgSmem<KD> *>(wgraw);
@@ -492,8 +492,7 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
     const float gamma = p.gmode == SGLA_GATE_GAMMA ? p.g_gamma[w.h] : 0.f;
 
     if (wg == 0) { /* ---- the outputs ---- */
-        if constexpr (KD == 128 && REG_OUT > 168) sgla_setmaxnreg_inc<REG_OUT>();
-        if constexpr (KD == 128 && REG_OUT < 168) sgla_setmaxnreg_dec<REG_OUT>();
+        if constexpr (KD == 128) sgla_setmaxnreg_to<REG_OUT, REG_EVEN>();
         const float scale = p.scale;
         const int i0 = 16 * wi + gid, i1 = i0 + 8;
         const bool trc = tid == 0; /* wg_trace's thread */
@@ -622,8 +621,7 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
 
     /* ---- the state: warpgroup 1 + s holds rows 64 s .. + 63 in U's layout, rows kr (+ 8), columns
      * 8 j + 2 tig (+ 1); its warpgroups load q, k and v and write what B needs ---- */
-    if constexpr (KD == 128 && REG_STATE > 168) sgla_setmaxnreg_inc<REG_STATE>();
-    if constexpr (KD == 128 && REG_STATE < 168) sgla_setmaxnreg_dec<REG_STATE>();
+    if constexpr (KD == 128) sgla_setmaxnreg_to<REG_STATE, REG_EVEN>();
     const int st = tid - 128, kr = 64 * (wg - 1) + 16 * wi + gid;
     /* the row (feature index of k) and column of V of the state's element e */
     const auto srow = [&](int e) { return kr + 8 * ((e >> 1) & 1); };

@@ -953,10 +953,10 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
     p.scale = d->scale;
     p.nseg = 1;
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
-#ifdef SGLA_TRACE
-    if (d->dtype == SGLA_F32) p.trace = trace_buf, p.trace_bw = trace_bw; /* (the wgmma kernel's marks, bw 8) */
-#endif
     if (d->dtype == SGLA_F32) {
+#ifdef SGLA_TRACE
+        p.trace = trace_buf, p.trace_bw = trace_bw; /* (the wgmma kernel's marks, bw 8) */
+#endif
         if (pl.f32 == SGLA_CUDA_CONFIG_F32_RECURRENT) return sgla_recurrent_fwd_f32(&p, st);
         sgla_tmaps tm;
         const int wg = pl.f32 == SGLA_CUDA_CONFIG_F32_HOPPER;

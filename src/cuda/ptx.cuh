@@ -259,6 +259,12 @@ template <int R> static __device__ __forceinline__ void sgla_setmaxnreg_dec(void
 {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(R) : "memory");
 }
+/* from a warpgroup's share at launch, FROM, to R: up, down, or nothing */
+template <int R, int FROM> static __device__ __forceinline__ void sgla_setmaxnreg_to(void)
+{
+    if constexpr (R > FROM) sgla_setmaxnreg_inc<R>();
+    if constexpr (R < FROM) sgla_setmaxnreg_dec<R>();
+}
 
 /* keep a register's value where it is until this point (wgmma operands in flight) */
 static __device__ __forceinline__ void sgla_pin(float &x) { asm volatile("" : "+f"(x)::"memory"); }

@@ -286,6 +286,25 @@ static void check_grad(void)
         TU_CHECK(rc == 1 && strstr(err, "element counts overflow"), "grad with H K V past int64: rc %d, '%s'", rc, err);
         remove("big_t0.npy");
     }
+    {   /* T = 0 with 2^40 heads (a header-only file): nothing to compute, done at once (the CPU
+         * backend used to clear a state per head: hours) */
+        const int64_t many[4] = {1, 0, (int64_t)1 << 40, 4};
+        char e2[256];
+        TU_CHECK(!npy_write("many_t0.npy", NPY_F32, 4, many, NULL, e2, sizeof e2), "%s", e2);
+        static const char *const bes[] = {"cpu", "ref-a", "ref-b"};
+        for (int i = 0; i < 3; i++) {
+            char args[256];
+            snprintf(args, sizeof args, "--backend %s --q many_t0.npy --k many_t0.npy --v many_t0.npy --o a.npy",
+                     bes[i]);
+            rc = run_sub("run", args, err, sizeof err);
+            TU_CHECK(rc == 0, "run --backend %s with T = 0, H = 2^40: rc %d, '%s'", bes[i], rc, err);
+            snprintf(args, sizeof args, "--backend %s --q many_t0.npy --k many_t0.npy --v many_t0.npy "
+                     "--do many_t0.npy --dq a.npy --dk b.npy --dv c.npy", bes[i]);
+            rc = run_sub("grad", args, err, sizeof err);
+            TU_CHECK(rc == 0, "grad --backend %s with T = 0, H = 2^40: rc %d, '%s'", bes[i], rc, err);
+        }
+        remove("many_t0.npy"), remove("a.npy"), remove("b.npy"), remove("c.npy");
+    }
     for (int i = 0; i < 5; i++) free(ref[i]);
     free(q64), free(k64), free(v64), free(g64), free(h064);
     npy_free(&q), npy_free(&k), npy_free(&v), npy_free(&g), npy_free(&h0);

@@ -2,9 +2,12 @@
  * every dtype and rank 0-4, byte-identical output to numpy.save, and every
  * kind of malformed file getting an error that names the file and the
  * problem. */
+#define _POSIX_C_SOURCE 200809L /* mkfifo */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "npy.h"
 #include "testutil.h"
@@ -334,6 +337,17 @@ static void test_numpy_refusals(void)
     TU_CHECK(rc != 0 && strstr(err, "not a regular file"), "directory: '%s'", err);
     rc = npy_write("no/such/dir/out.npy", NPY_F32, 0, NULL, "\0\0\0\0", err, sizeof err);
     TU_CHECK(rc != 0 && strstr(err, "no/such/dir/out.npy") && strstr(err, "cannot create"), "unwritable: '%s'", err);
+    /* a FIFO (like /dev/null, a node that is not a regular file) is refused, and stays a FIFO:
+     * the rename would have replaced it with a regular file */
+    const char *fifo = "test_npy_fifo.npy";
+    unlink(fifo);
+    if (mkfifo(fifo, 0600) == 0) {
+        struct stat st;
+        rc = npy_write(fifo, NPY_F32, 0, NULL, "\0\0\0\0", err, sizeof err);
+        TU_CHECK(rc != 0 && strstr(err, "not a regular file"), "FIFO target: rc %d, '%s'", rc, err);
+        TU_CHECK(stat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "FIFO target was replaced");
+        unlink(fifo);
+    }
 }
 
 static void test_header_format(void)

@@ -65,7 +65,7 @@ int cli_npy_f32(const char *cmd, const char *flag, const char *path, npy_array *
             return cli_err(cmd, "%s: %s: element %lld is %.17g, beyond the fp32 range", flag, path, (long long)i, x);
     }
     float *f = malloc((size_t)(a->count ? a->count : 1) * sizeof(float));
-    if (!f) return cli_err(cmd, "%s: %s: out of memory", flag, path);
+    if (!f) return cli_err(cmd, "%s: %s: out of memory for %lld floats", flag, path, (long long)a->count);
     for (int64_t i = 0; i < a->count; i++) f[i] = d[i] < -FLT_MAX ? -FLT_MAX : (float)d[i];
     free(a->data);
     a->data = f;
@@ -305,7 +305,7 @@ int cli_inputs_load(const char *cmd, const cli_input_args *a, cli_inputs *r, sgl
         if (r->cu.dtype == NPY_I32) {
             int64_t *w = malloc((size_t)(r->cu.count ? r->cu.count : 1) * sizeof(int64_t));
             if (!w) {
-                cli_err(cmd, "--cu-seqlens: out of memory");
+                cli_err(cmd, "--cu-seqlens: out of memory for %lld offsets", (long long)r->cu.count);
                 goto fail;
             }
             for (int64_t i = 0; i < r->cu.count; i++) w[i] = ((const int32_t *)r->cu.data)[i];
@@ -344,7 +344,7 @@ int cli_inputs_load(const char *cmd, const cli_input_args *a, cli_inputs *r, sgl
     } else if (a->have_alpha) {
         r->alpha_gg = malloc((size_t)H * sizeof(float));
         if (!r->alpha_gg) {
-            cli_err(cmd, "--alpha: out of memory");
+            cli_err(cmd, "--alpha: out of memory for H = %lld gates", (long long)H);
             goto fail;
         }
         float lg = (float)log(a->alpha);

@@ -182,7 +182,7 @@ int sgla_cmd_grad(int argc, char **argv)
         }
     for (int o = 0; o < NOUT; o++)
         if (a.out[o] && !(out[o] = malloc((size_t)(count[o] ? count[o] : 1) * esz[o]))) {
-            err_out("out of memory for %s", out_flag[o]);
+            err_out("out of memory for %s: %.4g bytes", out_flag[o], (double)(count[o] ? count[o] : 1) * esz[o]);
             goto out;
         }
     sgla_backward_desc b;

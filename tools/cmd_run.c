@@ -176,7 +176,8 @@ int sgla_cmd_run(int argc, char **argv)
     o = malloc((size_t)(nv ? nv : 1) * es);
     ht = a.ht ? malloc((size_t)(ns ? ns : 1) * sizeof(float)) : NULL;
     if (!o || (a.ht && !ht)) {
-        err_out("out of memory for the outputs");
+        err_out("out of memory for the outputs: o %.4g bytes, ht %.4g bytes", (double)(nv ? nv : 1) * (double)es,
+                a.ht ? (double)(ns ? ns : 1) * sizeof(float) : 0.0);
         goto out;
     }
     d.o = o;
@@ -201,7 +202,8 @@ int sgla_cmd_run(int argc, char **argv)
         o64 = malloc((size_t)(nv ? nv : 1) * sizeof(double));
         ht64 = a.ht ? malloc((size_t)(ns ? ns : 1) * sizeof(double)) : NULL;
         if (!o64 || (a.ht && !ht64)) {
-            err_out("out of memory for the fp64 reference outputs");
+            err_out("out of memory for the fp64 reference outputs: o %.4g bytes, ht %.4g bytes",
+                    (double)(nv ? nv : 1) * sizeof(double), a.ht ? (double)(ns ? ns : 1) * sizeof(double) : 0.0);
             goto out;
         }
         t0 = cli_now();
@@ -268,7 +270,7 @@ int sgla_cmd_run(int argc, char **argv)
     if (in_dt == NPY_F64) {
         double *w = malloc((size_t)(nv ? nv : 1) * sizeof(double));
         if (!w) {
-            err_out("out of memory for o");
+            err_out("out of memory for o: %.4g bytes", (double)(nv ? nv : 1) * sizeof(double));
             goto out;
         }
         for (int64_t i = 0; i < nv; i++) w[i] = is_ref ? o64[i] : (double)((const float *)o)[i];

@@ -566,7 +566,14 @@ int npy_outputs_add(npy_outputs *s, const char *path, npy_dtype dt, int ndim, co
     /* a target the commit's rename would refuse, found now: the commit renames one file after
      * another, and one refused there would leave the earlier ones in place */
     struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return fail(err, errlen, "%s: is a directory", path);
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode)) return fail(err, errlen, "%s: is a directory", path);
+        /* a device, FIFO or socket: the rename would replace the node itself with a regular file
+         * (as root, --o /dev/null would delete /dev/null) */
+        if (!S_ISREG(sb.st_mode))
+            return fail(err, errlen, "%s: not a regular file (a device, FIFO or socket); outputs are written to a "
+                                     "temporary file and renamed over the target", path);
+    }
     char *tmp;
     if (write_temp(path, dt, ndim, shape, data, &tmp, err, errlen)) return -1;
     s->tmp[s->n] = tmp;

@@ -1,18 +1,43 @@
 /* svg.c — see svg.h. */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fchmod */
 #include "svg.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int svg_open(svg *s, const char *path, double w, double h, char *err, size_t errlen)
 {
     s->w = w;
     s->h = h;
-    s->f = fopen(path, "w");
+    s->f = NULL;
+    /* written beside path and renamed over it when complete, as the .npy
+     * outputs are: a failed write (disk full) must not leave a cut picture */
+    const size_t pl = strlen(path);
+    s->tmp = malloc(pl + 12);
+    if (!s->tmp) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    memcpy(s->tmp, path, pl);
+    memcpy(s->tmp + pl, ".tmp-XXXXXX", 12);
+    const int fd = mkstemp(s->tmp);
+    const mode_t mask = umask(0);
+    umask(mask);
+    if (fd >= 0 && (fchmod(fd, 0666 & ~mask) != 0 || !(s->f = fdopen(fd, "w")))) {
+        const int e = errno;
+        close(fd);
+        unlink(s->tmp);
+        errno = e;
+    }
     if (!s->f) {
         snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        free(s->tmp);
+        s->tmp = NULL;
         return -1;
     }
     fprintf(s->f,
@@ -27,14 +52,17 @@ int svg_open(svg *s, const char *path, double w, double h, char *err, size_t err
 int svg_close(svg *s, const char *path, char *err, size_t errlen)
 {
     fprintf(s->f, "</svg>\n");
-    int bad = ferror(s->f);
-    if (fclose(s->f) != 0) bad = 1;
+    int e = ferror(s->f) ? (errno ? errno : EIO) : 0;
+    if (fclose(s->f) != 0 && !e) e = errno ? errno : EIO;
     s->f = NULL;
-    if (bad) {
-        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
-        return -1;
+    if (!e && rename(s->tmp, path) != 0) e = errno;
+    if (e) {
+        unlink(s->tmp); /* only ours; path is left as it was */
+        snprintf(err, errlen, "%s: write failed: %s", path, strerror(e));
     }
-    return 0;
+    free(s->tmp);
+    s->tmp = NULL;
+    return e ? -1 : 0;
 }
 
 void svg_rect(svg *s, double x, double y, double w, double h, const char *fill, const char *stroke, double sw)

@@ -11,13 +11,16 @@
 
 typedef struct svg {
     FILE *f;
+    char *tmp; /* the file being written, renamed to path by svg_close */
     double w, h;
 } svg;
 
-/* Open path and write the header of a w x h picture on a white ground;
- * 0 or -1 with a message in err. */
+/* Open a temporary file beside path and write the header of a w x h picture
+ * on a white ground; 0 or -1 with a message in err. */
 int svg_open(svg *s, const char *path, double w, double h, char *err, size_t errlen);
-/* Write the footer and close; -1 (message in err) if any write failed. */
+/* Write the footer, close and rename the file over path; -1 (message in
+ * err) if any write failed, with the temporary file removed and path as it
+ * was (never a truncated picture). */
 int svg_close(svg *s, const char *path, char *err, size_t errlen);
 
 /* Colours are any SVG colour string ("#1f77b4", "none").  dash may be NULL

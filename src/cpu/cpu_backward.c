@@ -287,6 +287,12 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
     if (d->K > 65536 || d->V > 65536)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CPU backend: K = %lld, V = %lld, each must be <= 65536",
                          (long long)d->K, (long long)d->V);
+    /* No token and no dh0: only dg_gamma (a sum over no tokens) to write.  As
+     * for the forward, an empty input may claim 2^40 heads. */
+    if (d->B * d->T == 0 && !b->dh0) {
+        if (b->dg_gamma) memset(b->dg_gamma, 0, (size_t)d->H * sizeof(float));
+        return SGLA_OK;
+    }
     bplan p;
     memset(&p, 0, sizeof p);
     p.b = b;

@@ -692,6 +692,10 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
     if (d->K > 65536 || d->V > 65536)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CPU backend: K = %lld, V = %lld, each must be <= 65536",
                          (long long)d->K, (long long)d->V);
+    /* No token and no state to write: nothing to do.  The loop below would
+     * still clear a K x V state for every (sequence, head), and an empty
+     * input may claim 2^40 heads (a header-only .npy file): hours of work. */
+    if (d->B * d->T == 0 && !d->ht && !d->pool) return SGLA_OK;
     plan p;
     memset(&p, 0, sizeof p);
     p.slot_in = slot_in, p.slot_out = slot_out, p.v_first = v_first;

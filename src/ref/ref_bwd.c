@@ -255,6 +255,7 @@ sgla_status sgla_ref_backward64(const sgla_backward_desc *bd, sgla_backend kind,
     memset(gr->dk, 0, (size_t)(d->B * d->T * d->H * d->K) * sizeof(double));
     memset(gr->dv, 0, (size_t)(d->B * d->T * d->H * d->V) * sizeof(double));
     if (gr->dg) memset(gr->dg, 0, (size_t)(d->B * d->T * d->H) * sizeof(double));
+    if (d->B * d->T == 0 && !gr->dh0) return SGLA_OK; /* no token and no dh0: nothing to compute */
     switch (kind) {
     case SGLA_BACKEND_REF_A: return ref_a_backward(bd, gr);
     case SGLA_BACKEND_REF_B: return ref_b_backward(bd, gr);

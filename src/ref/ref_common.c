@@ -16,6 +16,9 @@ sgla_status sgla_ref_forward64(const sgla_forward_desc *d, sgla_backend kind, do
      * SGLA_FLAG_SKIP_VALUE_CHECK and inconsistent offsets. */
     int64_t nv = d->B * d->T * d->H * d->V;
     if (o64 && nv > 0) memset(o64, 0, (size_t)nv * sizeof *o64);
+    /* no token and no final state: nothing to compute (an empty input may claim 2^40 heads, and the
+     * references would still set up a state for each) */
+    if (d->B * d->T == 0 && !ht64 && !d->pool) return SGLA_OK;
     switch (kind) {
     case SGLA_BACKEND_REF_A: return ref_a_forward(d, o64, ht64);
     case SGLA_BACKEND_REF_B: return ref_b_forward(d, o64, ht64);

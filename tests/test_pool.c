@@ -33,6 +33,9 @@ static size_t at(int vf, int64_t s, int64_t h, int64_t i, int64_t j)
     return (size_t)((s * H + h) * KV + (vf ? j * K + i : i * V + j));
 }
 
+/* the larger of a and b, NaN when either is (fmax drops a NaN: unwritten o would pass) */
+static double worse(double a, double b) { return isnan(a) || isnan(b) ? NAN : a > b ? a : b; }
+
 static double run_case(const pcase *c, sgla_backend be, tu_rng *r, int64_t *checked)
 {
     int64_t T = 0, cu[7] = {0};
@@ -70,7 +73,7 @@ static double run_case(const pcase *c, sgla_backend be, tu_rng *r, int64_t *chec
     for (int n = 0; n < c->nseq; n++) {
         const int64_t rs = c->t_max ? c->idx[n][c->accepted[n] - 1] : c->idx[n][0];
         if (rs < 0) { /* padded: o is 0 */
-            for (int64_t i = cu[n] * H * V; i < cu[n + 1] * H * V; i++) err = fmax(err, fabs(o[i])), (*checked)++;
+            for (int64_t i = cu[n] * H * V; i < cu[n + 1] * H * V; i++) err = worse(err, fabs(o[i])), (*checked)++;
             continue;
         }
         float S[H * KV];
@@ -96,8 +99,8 @@ static double run_case(const pcase *c, sgla_backend be, tu_rng *r, int64_t *chec
     }
     double pn = 0, pd = 0;
     for (int i = 0; i < SLOTS * H * KV; i++) pn += (pool[i] - want[i]) * (pool[i] - want[i]), pd += (double)want[i] * want[i];
-    err = fmax(err, den > 0 ? sqrt(num / den) : 0);
-    err = fmax(err, sqrt(pn / pd));
+    err = worse(err, den > 0 ? sqrt(num / den) : sqrt(num)); /* all-zero o2: absolute, NaN kept */
+    err = worse(err, sqrt(pn / pd));
     *checked += SLOTS * H * KV;
     free(q), free(k), free(v), free(g), free(o), free(o2);
     return isnan(err) ? INFINITY : err;

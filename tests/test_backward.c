@@ -265,7 +265,7 @@ static void dot64_levels(tu_rng *r)
     printf("dot64: every level within fp64 rounding of the exact sum\n");
 }
 
-/* the same gradients, to the bit, on 1, 2 and 3 threads */
+/* the same gradients, to the bit, on 1, 2 and 3 threads (dh0 too); every element written */
 static void thread_independence(tu_rng *r)
 {
     const conform_case c = {SGLA_F32, CONFORM_GATE_G, CONFORM_MILD, 2, 190, 3, 32, 24, 1, 1, 0, 0, 32, 0};
@@ -275,24 +275,26 @@ static void thread_independence(tu_rng *r)
         conform_free(&x);
         return;
     }
-    float *out[3][4];
+    float *out[3][5];
+    const int64_t n[5] = {x.nqk, x.nqk, x.nv, x.ng, x.ns};
     for (int t = 0; t < 3; t++) {
-        out[t][0] = calloc((size_t)x.nqk, 4), out[t][1] = calloc((size_t)x.nqk, 4), out[t][2] = calloc((size_t)x.nv, 4);
-        out[t][3] = calloc((size_t)x.ng, 4);
+        for (int j = 0; j < 5; j++) out[t][j] = malloc((size_t)n[j] * 4), tu_poison(out[t][j], SGLA_F32, n[j]);
         sgla_forward_desc f = x.d;
         f.threads = t + 1;
         sgla_backward_desc b;
         sgla_backward_desc_init(&b);
         b.fwd = &f, b.dout = x.dout, b.dht = x.dht;
-        b.dq = out[t][0], b.dk = out[t][1], b.dv = out[t][2], b.dg = out[t][3];
+        b.dq = out[t][0], b.dk = out[t][1], b.dv = out[t][2], b.dg = out[t][3], b.dh0 = out[t][4];
         TU_CHECK(sgla_backward(&b, SGLA_BACKEND_CPU) == SGLA_OK, "threads %d: %s", t + 1, sgla_last_error());
     }
-    for (int t = 1; t < 3; t++)
-        TU_CHECK(!memcmp(out[0][0], out[t][0], (size_t)x.nqk * 4) && !memcmp(out[0][1], out[t][1], (size_t)x.nqk * 4) &&
-                     !memcmp(out[0][2], out[t][2], (size_t)x.nv * 4) && !memcmp(out[0][3], out[t][3], (size_t)x.ng * 4),
-                 "%d threads gave other bits than 1", t + 1);
+    for (int j = 0; j < 5; j++) TU_CHECK(tu_count_poison(out[0][j], SGLA_F32, n[j]) == 0, "gradient %d not fully written", j);
+    for (int t = 1; t < 3; t++) {
+        int same = 1;
+        for (int j = 0; j < 5; j++) same &= !memcmp(out[0][j], out[t][j], (size_t)n[j] * 4);
+        TU_CHECK(same, "%d threads gave other bits than 1", t + 1);
+    }
     for (int t = 0; t < 3; t++)
-        for (int j = 0; j < 4; j++) free(out[t][j]);
+        for (int j = 0; j < 5; j++) free(out[t][j]);
     conform_free(&x);
 }
 

@@ -149,6 +149,10 @@ static void check_case(const run_case *c)
     if (c->alpha > 0) n += snprintf(args + n, sizeof args - n, " --alpha %.17g", c->alpha);
     if (c->h0) n += snprintf(args + n, sizeof args - n, " --h0 '%s'", c->h0);
     if (c->cu) n += snprintf(args + n, sizeof args - n, " --cu-seqlens '%s'", c->cu);
+    char path[256], hpath[256];
+    snprintf(path, sizeof path, "o_%s.npy", c->name);
+    snprintf(hpath, sizeof hpath, "ht_%s.npy", c->name);
+    remove(path), remove(hpath); /* a previous run's files must not stand in for this run's */
     int rc = run_cli(args, err, sizeof err);
     TU_CHECK(rc == 0, "%s: sgla run exited %d: %s", c->name, rc, err);
     if (rc) return;
@@ -156,11 +160,8 @@ static void check_case(const run_case *c)
     double *r_o = NULL, *r_ht = NULL;
     int64_t nv, ns;
     if (!reference(c, &r_o, &r_ht, &nv, &ns)) goto done;
-    char path[256];
-    snprintf(path, sizeof path, "o_%s.npy", c->name);
     npy_array o = must_read(path);
-    snprintf(path, sizeof path, "ht_%s.npy", c->name);
-    npy_array ht = must_read(path);
+    npy_array ht = must_read(hpath);
     TU_CHECK(o.dtype == c->o_dtype, "%s: o has dtype %s, expected %s", c->name, npy_dtype_descr(o.dtype),
              npy_dtype_descr(c->o_dtype));
     TU_CHECK(ht.dtype == NPY_F32 && ht.ndim == 4, "%s: ht must be 4-d <f4", c->name);
@@ -180,6 +181,7 @@ static void check_case(const run_case *c)
     npy_free(&o);
     npy_free(&ht);
 done:
+    remove(path), remove(hpath);
     free(r_o);
     free(r_ht);
 }

@@ -23,6 +23,7 @@ typedef struct pcase {
     int64_t idx[6][4];     /* [n] or [n][t] */
     int fresh[6];          /* has_initial_state[n] == 0 */
     int64_t accepted[6];   /* with t_max: num_accepted */
+    sgla_dtype dt;         /* of q, k, v, o (0: f32) */
 } pcase;
 
 static float pool0[SLOTS * H * KV];
@@ -33,15 +34,25 @@ static size_t at(int vf, int64_t s, int64_t h, int64_t i, int64_t j)
     return (size_t)((s * H + h) * KV + (vf ? j * K + i : i * V + j));
 }
 
+/* the larger of a and b, NaN when either is (fmax drops a NaN: unwritten o would pass) */
+static double worse(double a, double b) { return isnan(a) || isnan(b) ? NAN : a > b ? a : b; }
+
+/* The worst error of the call over its bar (<= 1 passes): the pool (fp32) and fp32 o at 1e-6 on ref-a,
+ * 2e-5 on the CPU; o in 16 bits, rounded once by each side, at the conformance bars */
 static double run_case(const pcase *c, sgla_backend be, tu_rng *r, int64_t *checked)
 {
     int64_t T = 0, cu[7] = {0};
     for (int n = 0; n < c->nseq; n++) cu[n + 1] = cu[n] + c->len[n], T += c->len[n];
     const int64_t nqk = T * H * K, nv = T * H * V;
-    float *q = malloc((size_t)(nqk + 1) * 4), *k = malloc((size_t)(nqk + 1) * 4), *v = malloc((size_t)(nv + 1) * 4);
-    float *g = malloc((size_t)(T * H + 1) * 4), *o = malloc((size_t)(nv + 1) * 4), *o2 = malloc((size_t)(nv + 1) * 4);
+    const sgla_dtype dt = c->dt;
+    const size_t es = sgla_dtype_size(dt);
+    const double bar = be == SGLA_BACKEND_REF_A ? 1e-6 : 2e-5, obar = dt == SGLA_F16 ? 1e-3 : dt == SGLA_BF16 ? 8e-3 : bar;
+    char *q = malloc((size_t)(nqk + 1) * es), *k = malloc((size_t)(nqk + 1) * es), *v = malloc((size_t)(nv + 1) * es);
+    char *ot = malloc((size_t)(nv + 1) * es), *o2t = malloc((size_t)(nv + 1) * es);
+    float *g = malloc((size_t)(T * H + 1) * 4);
+    double *o = malloc((size_t)(nv + 1) * 8), *o2 = malloc((size_t)(nv + 1) * 8);
     float pool[SLOTS * H * KV], want[SLOTS * H * KV];
-    tu_fill(r, q, SGLA_F32, nqk, 1.0), tu_fill(r, k, SGLA_F32, nqk, 1.0), tu_fill(r, v, SGLA_F32, nv, 1.0);
+    tu_fill(r, q, dt, nqk, 1.0), tu_fill(r, k, dt, nqk, 1.0), tu_fill(r, v, dt, nv, 1.0);
     for (int64_t i = 0; i < T * H; i++) g[i] = (float)-tu_uniform_range(r, 0, 0.4);
     memcpy(pool, pool0, sizeof pool);
     memcpy(want, pool0, sizeof want);
@@ -59,18 +70,19 @@ static double run_case(const pcase *c, sgla_backend be, tu_rng *r, int64_t *chec
     if (c->t_max) p.num_accepted = c->bits64 ? (const void *)a64 : (const void *)a32;
     sgla_forward_desc d;
     sgla_forward_desc_init(&d);
-    d.q = q, d.k = k, d.v = v, d.g = g, d.o = o, d.h0 = pool, d.pool = &p;
+    d.q = q, d.k = k, d.v = v, d.g = g, d.o = ot, d.h0 = pool, d.pool = &p, d.dtype = dt;
     d.B = 1, d.T = T, d.H = H, d.K = K, d.V = V, d.scale = 0.3f, d.chunk = 4;
     d.cu_seqlens = cu, d.num_seqs = c->nseq;
-    tu_poison(o, SGLA_F32, nv);
+    tu_poison(ot, dt, nv);
     sgla_status st = sgla_forward(&d, be);
     TU_CHECK(st == SGLA_OK, "pool call (%s): %s (%s)", sgla_backend_name(be), sgla_status_string(st), sgla_last_error());
+    tu_to_double(ot, dt, nv, o);
     /* the same by plain calls, one sequence (and, with t_max, one token) at a time */
     double err = 0, num = 0, den = 0;
     for (int n = 0; n < c->nseq; n++) {
         const int64_t rs = c->t_max ? c->idx[n][c->accepted[n] - 1] : c->idx[n][0];
         if (rs < 0) { /* padded: o is 0 */
-            for (int64_t i = cu[n] * H * V; i < cu[n + 1] * H * V; i++) err = fmax(err, fabs(o[i])), (*checked)++;
+            for (int64_t i = cu[n] * H * V; i < cu[n + 1] * H * V; i++) err = worse(err, fabs(o[i]) / obar), (*checked)++;
             continue;
         }
         float S[H * KV];
@@ -82,7 +94,8 @@ static double run_case(const pcase *c, sgla_backend be, tu_rng *r, int64_t *chec
             const int64_t t0 = cu[n] + st0 * per;
             sgla_forward_desc e;
             sgla_forward_desc_init(&e);
-            e.q = q + t0 * H * K, e.k = k + t0 * H * K, e.v = v + t0 * H * V, e.g = g + t0 * H, e.o = o2 + t0 * H * V;
+            e.q = q + t0 * H * K * es, e.k = k + t0 * H * K * es, e.v = v + t0 * H * V * es, e.g = g + t0 * H;
+            e.o = o2t + t0 * H * V * es, e.dtype = dt;
             e.h0 = S, e.ht = S, e.B = 1, e.T = per, e.H = H, e.K = K, e.V = V, e.scale = 0.3f, e.chunk = 4;
             TU_CHECK(sgla_forward(&e, SGLA_BACKEND_REF_A) == SGLA_OK, "plain call: %s", sgla_last_error());
             const int64_t ws = !c->inplace ? -1 : c->t_max ? c->idx[n][st0] : c->idx[n][0];
@@ -91,15 +104,16 @@ static double run_case(const pcase *c, sgla_backend be, tu_rng *r, int64_t *chec
                     for (int i = 0; i < K; i++)
                         for (int j = 0; j < V; j++) want[at(c->v_first, ws, h, i, j)] = S[h * KV + i * V + j];
         }
+        tu_to_double(o2t + cu[n] * H * V * es, dt, (cu[n + 1] - cu[n]) * H * V, o2 + cu[n] * H * V);
         for (int64_t i = cu[n] * H * V; i < cu[n + 1] * H * V; i++)
             num += (o[i] - o2[i]) * (o[i] - o2[i]), den += (double)o2[i] * o2[i], (*checked)++;
     }
     double pn = 0, pd = 0;
     for (int i = 0; i < SLOTS * H * KV; i++) pn += (pool[i] - want[i]) * (pool[i] - want[i]), pd += (double)want[i] * want[i];
-    err = fmax(err, den > 0 ? sqrt(num / den) : 0);
-    err = fmax(err, sqrt(pn / pd));
+    err = worse(err, (den > 0 ? sqrt(num / den) : sqrt(num)) / obar); /* all-zero o2: absolute, NaN kept */
+    err = worse(err, sqrt(pn / pd) / bar);
     *checked += SLOTS * H * KV;
-    free(q), free(k), free(v), free(g), free(o), free(o2);
+    free(q), free(k), free(v), free(g), free(o), free(o2), free(ot), free(o2t);
     return isnan(err) ? INFINITY : err;
 }
 
@@ -145,15 +159,14 @@ int main(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         for (int b = 0; b < 2; b++) {
             const double e = run_case(&cases[i], bes[b], &r, &checked);
-            const double bar = bes[b] == SGLA_BACKEND_REF_A ? 1e-6 : 2e-5;
-            printf("%s case %zu: worst rel error %.2e\n", sgla_backend_name(bes[b]), i, e);
-            TU_CHECK(e <= bar, "%s case %zu: %.3e > %.0e", sgla_backend_name(bes[b]), i, e, bar);
+            printf("%s case %zu: worst rel error / bar %.2e\n", sgla_backend_name(bes[b]), i, e);
+            TU_CHECK(e <= 1, "%s case %zu: error %.3e x the bar", sgla_backend_name(bes[b]), i, e);
         }
     /* the CPU's sequence split (long sequences, few items) on the same batches, both layouts */
     sgla_cpu_force_split(1);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const double e = run_case(&cases[i], SGLA_BACKEND_CPU, &r, &checked);
-        TU_CHECK(e <= 2e-5, "cpu (split forced) case %zu: %.3e", i, e);
+        TU_CHECK(e <= 1, "cpu (split forced) case %zu: error %.3e x the bar", i, e);
     }
     sgla_cpu_force_split(-1);
     /* random batches: any mix of lengths (0 included), padding, fresh rows, layouts, index widths,
@@ -164,6 +177,7 @@ int main(void)
         c.nseq = 1 + (int)(tu_uniform(&r) * 6);
         c.t_max = tu_uniform(&r) < 0.4 ? 1 + (int)(tu_uniform(&r) * 4) : 0;
         c.v_first = tu_uniform(&r) < 0.5, c.bits64 = tu_uniform(&r) < 0.5, c.inplace = tu_uniform(&r) < 0.8;
+        c.dt = (sgla_dtype)(it % 3); /* f32, f16, bf16: the GPU pool test takes this CPU path as its reference */
         int64_t perm[SLOTS];
         for (int i = 0; i < SLOTS; i++) perm[i] = i;
         for (int i = SLOTS - 1; i > 0; i--) {
@@ -184,8 +198,8 @@ int main(void)
         }
         for (int b = 0; b < 2; b++) {
             const double e = run_case(&c, bes[b], &r, &checked);
-            TU_CHECK(e <= (bes[b] == SGLA_BACKEND_REF_A ? 1e-6 : 2e-5), "%s random case %d: %.3e",
-                     sgla_backend_name(bes[b]), it, e);
+            TU_CHECK(e <= 1, "%s random %s case %d: error %.3e x the bar", sgla_backend_name(bes[b]),
+                     sgla_dtype_name(c.dt), it, e);
         }
     }
     printf("%lld values compared\n", (long long)checked);

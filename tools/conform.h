@@ -117,6 +117,9 @@ typedef struct conform_bresult {
     int64_t unwritten[CONFORM_NGRAD];  /* elements left NaN */
     int64_t worst[CONFORM_NGRAD];      /* the element farthest from fp64, its value and fp64's */
     double worst_out[CONFORM_NGRAD], worst_ref[CONFORM_NGRAD];
+    /* dq, dk, dv, dh0 also by their farthest element: |out - ref| <= 4 bar max|ref|, as o in the
+     * forward (one wrong element hides in the rel L2 of a large tensor) */
+    double max_abs[CONFORM_NGRAD], max_ref[CONFORM_NGRAD];
     int pass;
 } conform_bresult;
 

@@ -30,7 +30,7 @@ if [ "${SGLA_PY_NO_VENV:-0}" != 1 ]; then
 fi
 
 export PIP_DISABLE_PIP_VERSION_CHECK=1
-"$py" -m pip install -q numpy pytest
+"$py" -m pip install -q numpy pytest ml_dtypes  # ml_dtypes: the bf16 arrays of test_numpy.py
 echo "-- pip install ./python (SGLA_CUDA=${SGLA_CUDA:-0})"
 "$py" -m pip install -q ./python
 # Run from the repository root with the installed package (not the source

@@ -65,18 +65,25 @@ static void repeats_workspace_graph(tu_rng *r)
     sgla_backward_desc b;
     sgla_backward_desc_init(&b);
     b.fwd = &f, b.dout = dout, b.dq = dq, b.dk = dk, b.dv = dv, b.dg = dg;
-    uint16_t *r1 = malloc((size_t)nqk * 2), *r2 = malloc((size_t)nqk * 2);
-    float *g1 = malloc((size_t)ng * 4), *g2 = malloc((size_t)ng * 4);
-    TU_CHECK(sgla_backward(&b, SGLA_BACKEND_CUDA) == SGLA_OK, "backward: %s", sgla_last_error());
-    CK(cudaStreamSynchronize(st));
-    CK(cudaMemcpy(r1, dk, (size_t)nqk * 2, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(g1, dg, (size_t)ng * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemset(dk, 0xff, (size_t)nqk * 2));
-    TU_CHECK(sgla_backward(&b, SGLA_BACKEND_CUDA) == SGLA_OK, "backward again: %s", sgla_last_error());
-    CK(cudaStreamSynchronize(st));
-    CK(cudaMemcpy(r2, dk, (size_t)nqk * 2, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(g2, dg, (size_t)ng * 4, cudaMemcpyDeviceToHost));
-    TU_CHECK(!memcmp(r1, r2, (size_t)nqk * 2) && !memcmp(g1, g2, (size_t)ng * 4), "a repeated backward gave other bits");
+    /* every gradient poisoned before each call, written in full, and the same bits each time */
+    void *const outs[4] = {dq, dk, dv, dg};
+    const sgla_dtype odt[4] = {SGLA_BF16, SGLA_BF16, SGLA_BF16, SGLA_F32};
+    const int64_t on[4] = {nqk, nqk, nv, ng};
+    char *first[4], *again[4];
+    for (int i = 0; i < 4; i++) first[i] = malloc((size_t)on[i] * 4), again[i] = malloc((size_t)on[i] * 4);
+    for (int rep = 0; rep < 2; rep++) {
+        char *const *to = rep ? again : first;
+        for (int i = 0; i < 4; i++) CK(cudaMemset(outs[i], 0xff, (size_t)on[i] * sgla_dtype_size(odt[i])));
+        TU_CHECK(sgla_backward(&b, SGLA_BACKEND_CUDA) == SGLA_OK, "backward (call %d): %s", rep + 1, sgla_last_error());
+        CK(cudaStreamSynchronize(st));
+        for (int i = 0; i < 4; i++) {
+            CK(cudaMemcpy(to[i], outs[i], (size_t)on[i] * sgla_dtype_size(odt[i]), cudaMemcpyDeviceToHost));
+            TU_CHECK(tu_count_poison(to[i], odt[i], on[i]) == 0, "call %d: gradient %d not fully written", rep + 1, i);
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        TU_CHECK(!memcmp(first[i], again[i], (size_t)on[i] * sgla_dtype_size(odt[i])),
+                 "a repeated backward gave other bits (gradient %d of dq, dk, dv, dg)", i);
     size_t need = 0;
     TU_CHECK(sgla_backward_workspace_size(&b, SGLA_BACKEND_CUDA, &need) == SGLA_OK && need > 0, "workspace size %zu",
              need);
@@ -86,21 +93,25 @@ static void repeats_workspace_graph(tu_rng *r)
     TU_CHECK(sgla_backward(&b, SGLA_BACKEND_CUDA) == SGLA_ERR_INVALID_ARGUMENT, "workspace one byte short accepted");
     b.workspace_bytes = need;
     CK(cudaMemset(b.workspace, 0xff, need)); /* NaN: what a pass reads (gate g's b) is written first */
-    CK(cudaMemset(dk, 0xff, (size_t)nqk * 2));
+    for (int i = 0; i < 4; i++) CK(cudaMemset(outs[i], 0xff, (size_t)on[i] * sgla_dtype_size(odt[i])));
     CK(cudaDeviceSynchronize());
     cudaGraphExec_t exec = gpu_capture(st, gpu_cuda_backward, &b);
     if (exec) {
         CK(cudaGraphLaunch(exec, st));
         CK(cudaStreamSynchronize(st));
-        CK(cudaMemcpy(r2, dk, (size_t)nqk * 2, cudaMemcpyDeviceToHost));
-        TU_CHECK(!memcmp(r1, r2, (size_t)nqk * 2), "graph replay (workspace passed in) gave other bits");
+        for (int i = 0; i < 4; i++) {
+            CK(cudaMemcpy(again[i], outs[i], (size_t)on[i] * sgla_dtype_size(odt[i]), cudaMemcpyDeviceToHost));
+            TU_CHECK(!memcmp(first[i], again[i], (size_t)on[i] * sgla_dtype_size(odt[i])),
+                     "graph replay (workspace passed in) gave other bits (gradient %d of dq, dk, dv, dg)", i);
+        }
         cudaGraphExecDestroy(exec);
     }
     cudaFree(b.workspace);
     cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(dout), cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(g),
         cudaFree(dg);
     CK(cudaStreamDestroy(st));
-    free(hq), free(hv), free(hg), free(r1), free(r2), free(g1), free(g2);
+    free(hq), free(hv), free(hg);
+    for (int i = 0; i < 4; i++) free(first[i]), free(again[i]);
 }
 
 /* The plain call on the GPUs users own, emulated on this one (sgla_cuda_dev_emulate): 8.9 with

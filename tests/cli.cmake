@@ -147,6 +147,13 @@ sgla_cli_test(cli_plot_no_out "plot" RC 2 RE "--out DIR is required")
 
 # ---- the other sub-commands -------------------------------------------------
 sgla_cli_test(cli_tables "tables")
+# the article's figures as the tool prints them (tests/test_tables.c checks the library's side and
+# the article's digits against libm; these check what users read): the factorised weight's
+# overflow at 0.8 and its fp16 bound, the ratio form's weights and classes, the memory length
+sgla_cli_test(cli_tables_overflow "tables" RE "0\\.80 +1\\.0097e\\+03 +1\\.2745e\\+06 +2\\.0304e\\+12 +\\| +49 +5\\.6052e\\+04 +\\| +397 ")
+sgla_cli_test(cli_tables_underflow "tables" RE "0\\.90 +1\\.3100e-03 +normal +normal +\\| 1\\.5445e-06 +subnormal +normal")
+sgla_cli_test(cli_tables_fp32_subnormal "tables" RE "0\\.50 +1\\.0842e-19 +zero +normal +\\| 5\\.8775e-39 +zero +subnormal")
+sgla_cli_test(cli_tables_memory "tables" RE "0\\.999 +9\\.3797e-01 +6904\\.301 +6904")
 sgla_cli_test(cli_verify "verify")
 if(NOT SGLA_HAVE_CUDA)
   # asked for the GPU levels alone and none ran: not a pass

@@ -10,6 +10,8 @@
 #include "testutil.h"
 
 /* x printed with `digits` significant digits in %e form equals want. */
+/* (The pow() values below check the article's digits, the spec's contract, against libm; the
+ * numbers the tool prints are checked in tests/cli.cmake, cli_tables_*.) */
 static void check_fmt(const char *what, double x, int digits, const char *want)
 {
     char buf[64];

@@ -9,9 +9,9 @@
 #include "ref/ref.h"
 #include "testutil.h"
 
-/* x printed with `digits` significant digits in %e form equals want. */
-/* (The pow() values below check the article's digits, the spec's contract, against libm; the
- * numbers the tool prints are checked in tests/cli.cmake, cli_tables_*.) */
+/* x printed with `digits` significant digits in %e form equals want.  (The pow() values below check
+ * the article's digits, the spec's contract, against libm; the numbers the tool prints are checked
+ * in tests/cli.cmake, cli_tables_*.) */
 static void check_fmt(const char *what, double x, int digits, const char *want)
 {
     char buf[64];

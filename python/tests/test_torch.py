@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import sgla  # noqa: E402
-from _reference import ref_forward, rel_l2  # noqa: E402
+from _reference import max_err, ref_forward, rel_l2  # noqa: E402
 
 TOL = {torch.float32: 1e-5, torch.float16: 1e-3, torch.bfloat16: 8e-3}
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
@@ -32,11 +32,11 @@ def rand_inputs(seed, B, T, H, K, V, dtype, device, gate="g", h0=True):
 
 def check(o, ht, ro, rht, dtype, what=""):
     tol = TOL[dtype]
-    e_o = rel_l2(o, ro)
-    e_h = rel_l2(ht, rht) if ht is not None else 0.0
-    print(f"{what} o rel L2 {e_o:.3g}  ht rel L2 {e_h:.3g}  (tol {tol})")
-    assert e_o <= tol, f"o rel L2 {e_o:.3g} > {tol}"
-    assert e_h <= tol, f"ht rel L2 {e_h:.3g} > {tol}"
+    e_o, m_o = rel_l2(o, ro), max_err(o, ro)
+    e_h, m_h = (rel_l2(ht, rht), max_err(ht, rht)) if ht is not None else (0.0, 0.0)
+    print(f"{what} o rel L2 {e_o:.3g} max {m_o:.3g}  ht rel L2 {e_h:.3g} max {m_h:.3g}  (tol {tol})")
+    assert e_o <= tol and m_o <= 4 * tol, f"o rel L2 {e_o:.3g}, max error / max|ref| {m_o:.3g} > {tol}, {4 * tol}"
+    assert e_h <= tol and m_h <= 4 * tol, f"ht rel L2 {e_h:.3g}, max error / max|ref| {m_h:.3g} > {tol}, {4 * tol}"
 
 
 # ---------------------------------------------------------------- CPU tensors

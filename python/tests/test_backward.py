@@ -29,9 +29,10 @@ def np_inputs(seed, B, T, H, K, V, dtype, gate, h0=True, nseq=0):
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64], ids=["f32", "f16", "f64"])
 @pytest.mark.parametrize("gate", ["none", "g", "g_gamma"])
 @pytest.mark.parametrize("nseq", [0, 4])
-def test_numpy_backward(dtype, gate, nseq):
+@pytest.mark.parametrize("T", [45, 1, 0])
+def test_numpy_backward(dtype, gate, nseq, T):
     B = 1 if nseq else 2
-    q, k, v, do, g, gg, h0, dht, cu = np_inputs(7, B, 45, 2, 8, 6, dtype, gate, nseq=nseq)
+    q, k, v, do, g, gg, h0, dht, cu = np_inputs(7, B, T, 2, 8, 6, dtype, gate, nseq=nseq)
     if dtype == np.float64:  # every tensor fp64 on the references
         g, gg, h0, dht = (x.astype(np.float64) if x is not None else None for x in (g, gg, h0, dht))
     got = sgla.chunk_simple_gla_backward(q, k, v, do, g=g, g_gamma=gg, scale=0.5, initial_state=h0, dht=dht,

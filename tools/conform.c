@@ -175,11 +175,13 @@ static void label(const conform_data *x, sgla_backend be, const sgla_cuda_plan *
     char plan[80] = "";
     if (force) snprintf(plan, sizeof plan, " [row %d, nseg %d, blocks %d, sub %d]", force->config, force->nseg, force->blocks,
                         force->sub);
+    char chunk[24] = ""; /* the chunk when not the default 64 */
+    if (x->d.chunk != 64) snprintf(chunk, sizeof chunk, " C=%lld", (long long)x->d.chunk);
     snprintf(res->label, sizeof res->label,
-             "%s %s gate=%s/%s B=%lld T=%lld H=%lld K=%lld V=%lld h0=%d ht=%d%s nseq=%d%s", sgla_backend_name(be),
+             "%s %s gate=%s/%s B=%lld T=%lld H=%lld K=%lld V=%lld%s h0=%d ht=%d%s nseq=%d%s", sgla_backend_name(be),
              sgla_dtype_name(c->dtype), gate_name(c->gate), range_name(c->range), (long long)c->B, (long long)c->T,
-             (long long)c->H, (long long)c->K, (long long)c->V, c->h0, c->ht, c->inplace ? "(in place)" : "", c->nseq,
-             plan);
+             (long long)c->H, (long long)c->K, (long long)c->V, chunk, c->h0, c->ht, c->inplace ? "(in place)" : "",
+             c->nseq, plan);
     if (x->d.flags & SGLA_FLAG_ALLOW_TF32) {
         const size_t n = strlen(res->label);
         snprintf(res->label + n, sizeof res->label - n, " (TF32 alone)");

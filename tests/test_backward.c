@@ -6,7 +6,8 @@
  *      sequence, K != V, dht; and ref-a (reverse-time recurrence) against
  *      ref-b (chunked, the kernels' form) at 1e-12;
  *   2. the CPU backward against fp64 through the conformance harness
- *      (tools/conform.h), every dtype and gate form, each SIMD level;
+ *      (tools/conform.h), every dtype and gate form, each SIMD level; K, V
+ *      up to 256, chunks that are no power of two, T = 0 and 1 in 16 bits;
  *   3. the CPU backward's bits do not depend on the thread count;
  *   4. the backward's validation: every status, nothing written on error.
  * Seeded and printed (SGLA_SEED replays). */
@@ -208,6 +209,32 @@ static void cpu_cases(tu_rng *r)
         {SGLA_F32, G, CONFORM_RESET, 1, 200, 2, 16, 24, 1, 1, 0, 3, 16, 0},
         {SGLA_F32, GAMMA, CONFORM_RESET, 1, 130, 2, 16, 16, 1, 1, 0, 0, 32, 0},
         {SGLA_F32, G, CONFORM_MILD, 2, 90, 2, 16, 24, 1, 1, 1, 0, 32, 0}, /* dh0 == dht in place */
+        /* K, V of 128 and 256, K != V both ways, partial chunks, h0 + dht + dh0 */
+        {SGLA_F32, G, CONFORM_MILD, 1, 100, 2, 128, 128, 1, 1, 0, 0, 64, 0},
+        {SGLA_F32, GAMMA, CONFORM_MILD, 1, 90, 2, 256, 256, 1, 1, 0, 0, 32, 0},
+        {SGLA_F32, G, CONFORM_NEAR0, 1, 75, 2, 128, 64, 1, 1, 0, 0, 64, 0},
+        {SGLA_F32, GAMMA, CONFORM_MILD, 1, 70, 2, 64, 192, 1, 1, 0, 0, 32, 0},
+        {SGLA_F32, G, CONFORM_MIX30, 1, 120, 2, 256, 128, 1, 1, 0, 3, 64, 2},
+        {SGLA_BF16, G, CONFORM_MILD, 1, 80, 2, 256, 128, 1, 1, 0, 0, 64, 0},
+        {SGLA_F16, GAMMA, CONFORM_MILD, 1, 60, 1, 128, 256, 1, 1, 0, 0, 32, 0},
+        /* chunks that are no power of two */
+        {SGLA_F32, G, CONFORM_MILD, 1, 40, 2, 16, 24, 1, 1, 0, 0, 3, 0},
+        {SGLA_F32, GAMMA, CONFORM_MILD, 2, 37, 2, 24, 16, 1, 1, 0, 0, 5, 0},
+        {SGLA_F32, G, CONFORM_MIX30, 1, 130, 2, 32, 48, 1, 1, 0, 3, 24, 2},
+        {SGLA_F32, G, CONFORM_NEAR0, 1, 150, 2, 64, 32, 1, 1, 0, 0, 48, 0},
+        {SGLA_F32, GAMMA, CONFORM_MILD, 1, 250, 2, 32, 32, 1, 1, 0, 0, 100, 0},
+        {SGLA_BF16, G, CONFORM_MILD, 1, 101, 2, 48, 32, 1, 1, 0, 0, 100, 0},
+        {SGLA_F16, G, CONFORM_MILD, 1, 60, 2, 32, 32, 1, 1, 0, 0, 5, 0},
+        /* T = 0 and 1 in 16 bits; f16 with g_gamma and no gate; none and alpha in 16 bits */
+        {SGLA_F16, G, CONFORM_MILD, 1, 0, 2, 16, 16, 1, 1, 0, 0, 0, 0},
+        {SGLA_BF16, GAMMA, CONFORM_MILD, 2, 0, 2, 8, 24, 1, 1, 0, 0, 16, 0},
+        {SGLA_F16, GAMMA, CONFORM_MILD, 2, 1, 2, 16, 16, 1, 1, 0, 0, 0, 0},
+        {SGLA_BF16, G, CONFORM_MILD, 2, 1, 2, 32, 16, 1, 1, 0, 0, 0, 0},
+        {SGLA_F16, GAMMA, CONFORM_MILD, 2, 100, 2, 32, 64, 1, 1, 0, 0, 64, 0},
+        {SGLA_F16, NONE, CONFORM_MILD, 1, 70, 2, 16, 24, 1, 1, 0, 3, 16, 0},
+        {SGLA_BF16, NONE, CONFORM_MILD, 2, 65, 2, 32, 32, 1, 1, 0, 0, 32, 0},
+        {SGLA_F16, ALPHA, CONFORM_NEAR0, 1, 97, 3, 20, 12, 1, 1, 0, 0, 32, 1},
+        {SGLA_BF16, ALPHA, CONFORM_MILD, 1, 80, 2, 32, 16, 0, 1, 0, 0, 16, 0},
     };
     static const int isas[] = {SGLA_CPU_ISA_SCALAR, SGLA_CPU_ISA_AVX2, SGLA_CPU_ISA_AVX512};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -289,6 +289,62 @@ out:
     free(q), free(k), free(v), free(g), free(o), free(o64);
 }
 
+/* Through the harness on every ISA level: heads past 128 (the block stays the caller's chunk there, and the
+ * heads per item follow K and V: 2 to 4 at these sizes on one thread, one on the split path), K != V both
+ * ways, chunks that are no power of two (3, 5, 24, 48, 100: the blocks' partial tails), and the gate forms
+ * none and alpha in 16 bits.  Partial chunks, h0/ht (in place too), varlen. */
+static void conform_isa_cases(tu_rng *r)
+{
+    enum { NONE = CONFORM_GATE_NONE, GAMMA = CONFORM_GATE_GAMMA, ALPHA = CONFORM_GATE_ALPHA, G = CONFORM_GATE_G };
+    static const conform_case cases[] = {
+        /* dt, gate, range, B, T, H, K, V, h0, ht, inplace, nseq, chunk, threads */
+        /* K, V > 128: 4 pairs on one thread, sequential path with head groups */
+        {SGLA_F32, G, CONFORM_MILD, 1, 100, 4, 160, 160, 1, 1, 0, 0, 64, 1},
+        {SGLA_F32, GAMMA, CONFORM_MILD, 1, 150, 1, 256, 128, 0, 1, 0, 0, 64, 2}, /* 1 pair, 2 threads: split */
+        {SGLA_BF16, G, CONFORM_MILD, 1, 200, 1, 128, 320, 1, 1, 0, 0, 64, 2},
+        {SGLA_F32, G, CONFORM_NEAR0, 2, 90, 2, 96, 320, 1, 1, 1, 0, 32, 1},
+        {SGLA_F32, ALPHA, CONFORM_MILD, 1, 33, 3, 320, 96, 0, 1, 0, 0, 16, 2},
+        {SGLA_F32, G, CONFORM_RESET, 1, 77, 4, 192, 160, 1, 1, 0, 0, 48, 1},
+        {SGLA_F32, GAMMA, CONFORM_MILD, 1, 130, 2, 256, 256, 1, 1, 0, 3, 64, 2},
+        {SGLA_BF16, G, CONFORM_MILD, 1, 90, 4, 96, 320, 1, 1, 0, 0, 32, 1},
+        {SGLA_BF16, GAMMA, CONFORM_MIX30, 1, 130, 2, 256, 256, 1, 1, 0, 3, 64, 2},
+        {SGLA_F16, GAMMA, CONFORM_NEAR0, 2, 70, 2, 192, 192, 1, 1, 1, 0, 0, 0},
+        {SGLA_F16, G, CONFORM_MILD, 1, 65, 3, 256, 128, 1, 1, 0, 0, 64, 1},
+        {SGLA_F16, NONE, CONFORM_MILD, 1, 40, 2, 160, 96, 1, 1, 0, 0, 32, 2},
+        /* chunks that are no power of two */
+        {SGLA_F32, G, CONFORM_MILD, 1, 50, 3, 16, 24, 1, 1, 0, 0, 3, 2},
+        {SGLA_F32, GAMMA, CONFORM_MILD, 2, 41, 2, 24, 16, 1, 1, 0, 0, 5, 1},
+        {SGLA_F32, G, CONFORM_MIX30, 1, 130, 2, 32, 48, 1, 1, 0, 3, 24, 2},
+        {SGLA_F32, G, CONFORM_MILD, 1, 150, 1, 64, 64, 1, 1, 0, 0, 48, 2},
+        {SGLA_F32, GAMMA, CONFORM_NEAR0, 1, 250, 2, 32, 32, 0, 1, 0, 0, 100, 1},
+        {SGLA_BF16, G, CONFORM_MILD, 1, 101, 2, 48, 32, 1, 1, 0, 0, 100, 0},
+        {SGLA_F16, G, CONFORM_MILD, 1, 60, 2, 32, 32, 1, 1, 1, 0, 5, 2},
+        /* none and alpha in 16 bits */
+        {SGLA_F16, ALPHA, CONFORM_MILD, 2, 70, 2, 32, 48, 1, 1, 0, 0, 32, 0},
+        {SGLA_BF16, ALPHA, CONFORM_NEAR0, 1, 90, 3, 64, 32, 0, 1, 0, 0, 64, 2},
+        {SGLA_BF16, NONE, CONFORM_MILD, 1, 66, 2, 40, 24, 1, 1, 0, 2, 16, 0},
+        {SGLA_F16, NONE, CONFORM_MILD, 2, 1, 2, 64, 64, 1, 1, 1, 0, 0, 0},
+    };
+    static const int isas[] = {SGLA_CPU_ISA_SCALAR, SGLA_CPU_ISA_AVX2, SGLA_CPU_ISA_AVX512};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        conform_data x;
+        sgla_status st = conform_draw(&x, &cases[i], r, SGLA_BACKEND_REF_A);
+        TU_CHECK(st == SGLA_OK, "conform_draw: %s (%s)", sgla_status_string(st), sgla_last_error());
+        if (st != SGLA_OK) continue;
+        for (int ii = 0; ii < 3; ii++) {
+            if (!sgla_cpu_force_isa(isas[ii])) continue;
+            conform_result res;
+            conform_check(&x, SGLA_BACKEND_CPU, NULL, &res);
+            printf("[%s] ", sgla_cpu_isa_name(isas[ii]));
+            conform_print(stdout, &res);
+            TU_CHECK(res.pass, "%s (%s)", res.label, sgla_cpu_isa_name(isas[ii]));
+            n_cases++;
+        }
+        sgla_cpu_force_isa(SGLA_CPU_ISA_AUTO);
+        conform_free(&x);
+    }
+}
+
 int main(void)
 {
     uint64_t seed = tu_seed("test_cpu_forward");
@@ -368,6 +424,8 @@ int main(void)
             conform_free(&x);
         }
     }
+
+    conform_isa_cases(&r);
 
     /* NaN never passes: the comparison rejects it, and a NaN input shows in o */
     {

@@ -71,7 +71,10 @@ static void check_case(tu_rng *r, int64_t B, int64_t T, int64_t H, int64_t K, in
     float *o_ref = malloc((size_t)(nv + 1) * 4), *ht_ref = malloc((size_t)ns * 4);
     float *o = malloc((size_t)(nv + 1) * 4), *ht = malloc((size_t)ns * 4);
     sgla_status st;
+    /* both poisoned: the count below means something (ht_ref may reuse a poisoned ht's memory, and a
+     * NaN left in both compares equal bit for bit) */
     tu_poison(o_ref, SGLA_F32, nv);
+    tu_poison(ht_ref, SGLA_F32, ns);
     run(&d, 1, 0, o_ref, ht_ref, h0, ns, inplace, &st);
     TU_CHECK(st == SGLA_OK, "threads=1: %s", sgla_last_error());
     TU_CHECK(tu_count_poison(o_ref, SGLA_F32, nv) == 0 && tu_count_poison(ht_ref, SGLA_F32, ns) == 0,
@@ -232,6 +235,10 @@ int main(void)
         float *q = malloc(sizeof(float) * TT * HH), *o1 = malloc(sizeof(float) * TT * HH);
         float *o2 = malloc(sizeof(float) * TT * HH), *d1 = malloc(sizeof(float) * 3 * TT * HH);
         float *d2 = malloc(sizeof(float) * 3 * TT * HH);
+        /* poisoned, and counted after: an element neither call writes is the same NaN (or the same
+         * zero of fresh pages) in both, and memcmp alone passes it */
+        tu_poison(o1, SGLA_F32, TT * HH), tu_poison(o2, SGLA_F32, TT * HH);
+        tu_poison(d1, SGLA_F32, 3 * TT * HH), tu_poison(d2, SGLA_F32, 3 * TT * HH);
         tu_fill(&r, q, SGLA_F32, TT * HH, 1.0);
         sgla_forward_desc d;
         sgla_forward_desc_init(&d);
@@ -248,6 +255,12 @@ int main(void)
                  "100000 threads: forward %d backward %d (%s)", (int)f1, (int)b1, sgla_last_error());
         TU_CHECK(!memcmp(o1, o2, sizeof(float) * TT * HH) && !memcmp(d1, d2, sizeof(float) * 3 * TT * HH),
                  "100000 threads: other bits than one thread");
+        TU_CHECK(tu_count_poison(o1, SGLA_F32, TT * HH) == 0 && tu_count_poison(d1, SGLA_F32, 3 * TT * HH) == 0 &&
+                     tu_count_poison(o2, SGLA_F32, TT * HH) == 0 && tu_count_poison(d2, SGLA_F32, 3 * TT * HH) == 0,
+                 "100000 threads: o %lld / %lld, dq dk dv %lld / %lld elements not written (NaN)",
+                 (long long)tu_count_poison(o1, SGLA_F32, TT * HH), (long long)tu_count_poison(o2, SGLA_F32, TT * HH),
+                 (long long)tu_count_poison(d1, SGLA_F32, 3 * TT * HH),
+                 (long long)tu_count_poison(d2, SGLA_F32, 3 * TT * HH));
         free(q), free(o1), free(o2), free(d1), free(d2);
     }
     /* T = 0: nothing to write in o, ht = h0 */

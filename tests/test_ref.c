@@ -311,6 +311,10 @@ static void check_typed(tu_rng *r)
         float *ht = xmalloc((size_t)ns * 4);
         TU_CHECK(sgla_reference(d, SGLA_BACKEND_REF_B, o64, h64) == SGLA_OK, "typed: reference failed");
         d->o = o, d->ht = ht;
+        /* NaN first: an element left unwritten fails below, whatever the allocator left there (a zero
+         * state of an empty sequence matched fresh memory) */
+        tu_poison(o, d->dtype, nv);
+        tu_poison(ht, SGLA_F32, ns);
         sgla_status st = sgla_forward(d, SGLA_BACKEND_REF_B);
         TU_CHECK(st == SGLA_OK, "typed: forward %s (%s)", sgla_status_string(st), sgla_last_error());
         int bad = 0;

@@ -10,7 +10,7 @@
  *     (ref-a, the token recurrence, unless told otherwise); NaN never passes.
  *
  * Bars (SPEC §4 level 4): rel L2 <= 1e-3 (fp16), 8e-3 (bf16), 1e-5 (fp32), and
- * max |out - ref| <= 4 x bar x max |ref|.
+ * max |out - ref| <= 4 x bar x max |ref|, for o and for ht.
  *
  * For SGLA_BACKEND_CUDA the inputs are copied to the current device and the
  * call runs on a non-blocking stream with SGLA_FLAG_CHECK_DEVICE_VALUES. */
@@ -73,7 +73,7 @@ typedef struct conform_result {
     sgla_status status;   /* of the backend's call */
     char label[192];      /* the case in words */
     double bar;           /* rel L2 bar of the dtype */
-    double o_rel, o_max_abs, o_max_ref, ht_rel;
+    double o_rel, o_max_abs, o_max_ref, ht_rel, ht_max_abs, ht_max_ref; /* max_abs: max |out - ref|, <= 4 bar max|ref| */
     int64_t o_unwritten, ht_unwritten;
     int pass;
 } conform_result;
@@ -93,7 +93,7 @@ void conform_free(conform_data *x);
  * with status SGLA_ERR_CUDA. */
 int conform_check(const conform_data *x, sgla_backend be, const sgla_cuda_plan *force, conform_result *res);
 
-/* One line: "ok  <label>: o rel ... maxabs ... ht rel ..." (FAIL and the
+/* One line: "ok  <label>: o rel ... maxabs ... ht rel ... maxabs ..." (FAIL and the
  * reason when it failed). */
 void conform_print(FILE *f, const conform_result *res);
 

@@ -122,6 +122,10 @@ sgla_cli_test(cli_run_dtype_mismatch "run|--q|${_data}/run_q.npy|--k|${_data}/ru
 sgla_cli_test(cli_run_two_gates "run|${_qkv}|--alpha|0.9|--g-gamma|${_data}/run_gg.npy|--o|${_out}/x.npy"
   RC 2 RE "at most one of")
 sgla_cli_test(cli_run_bad_alpha "run|${_qkv}|--alpha|1.5|--o|${_out}/x.npy" RC 2 RE "--alpha: 1.5 is not in")
+# a double beyond fp32 is named as such; NaN and inf are not finite
+sgla_cli_test(cli_run_scale_fp32_range "run|${_qkv}|--scale|1e308|--o|${_out}/x.npy" RC 2
+  RE "--scale: 1e308 is beyond the fp32 range")
+sgla_cli_test(cli_run_scale_nan "run|${_qkv}|--scale|nan|--o|${_out}/x.npy" RC 2 RE "--scale: nan is not a finite float")
 sgla_cli_test(cli_run_bad_chunk "run|${_qkv}|--chunk|0|--backend|ref-a|--o|${_out}/x.npy"
   RC 1 RE "unsupported chunk size")
 sgla_cli_test(cli_run_bad_backend "run|${_qkv}|--backend|gpu|--o|${_out}/x.npy" RC 2 RE "--backend: 'gpu'")

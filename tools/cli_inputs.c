@@ -122,7 +122,10 @@ static int cli_input_flag(const char *cmd, int argc, char **argv, int *i, cli_in
         a->have_alpha = 1;
     } else if (!strcmp(f, "--scale")) {
         if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_double(cmd, "--scale", v, &a->scale)) return 2;
-        if (!isfinite(a->scale) || fabs(a->scale) > FLT_MAX) return cli_err(cmd, "--scale: %s is not a finite float", v);
+        if (!isfinite(a->scale)) return cli_err(cmd, "--scale: %s is not a finite float", v);
+        /* finite as a double yet not as the library's fp32 scale */
+        if (fabs(a->scale) > FLT_MAX)
+            return cli_err(cmd, "--scale: %s is beyond the fp32 range (|scale| <= %.9g)", v, (double)FLT_MAX);
     } else if (!strcmp(f, "--chunk")) {
         if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_i64(cmd, "--chunk", v, &a->chunk)) return 2;
     } else if (!strcmp(f, "--threads")) {

@@ -126,6 +126,23 @@ sgla_cli_test(cli_run_bad_alpha "run|${_qkv}|--alpha|1.5|--o|${_out}/x.npy" RC 2
 sgla_cli_test(cli_run_scale_fp32_range "run|${_qkv}|--scale|1e308|--o|${_out}/x.npy" RC 2
   RE "--scale: 1e308 is beyond the fp32 range")
 sgla_cli_test(cli_run_scale_nan "run|${_qkv}|--scale|nan|--o|${_out}/x.npy" RC 2 RE "--scale: nan is not a finite float")
+# an option that takes one value, given twice, is refused rather than the last one winning
+sgla_cli_test(cli_run_scale_twice "run|${_qkv}|--scale|0.5|--scale|0.25|--o|${_out}/x.npy" RC 2 RE "sgla run: --scale given twice")
+sgla_cli_test(cli_run_chunk_twice "run|${_qkv}|--chunk|4|--chunk=8|--o|${_out}/x.npy" RC 2 RE "--chunk given twice")
+sgla_cli_test(cli_run_backend_twice "run|${_qkv}|--backend|cpu|--backend|ref-a|--o|${_out}/x.npy" RC 2
+  RE "--backend given twice")
+sgla_cli_test(cli_run_alpha_twice "run|${_qkv}|--alpha|0.9|--alpha|0.9|--o|${_out}/x.npy" RC 2 RE "--alpha given twice")
+sgla_cli_test(cli_run_q_twice "run|${_qkv}|--q|${_data}/run_q.npy|--o|${_out}/x.npy" RC 2 RE "--q given twice")
+sgla_cli_test(cli_grad_threads_twice "grad|${_qkv}|--do|${_data}/run_v.npy|--dq|${_out}/a.npy|--dk|${_out}/b.npy|--dv|${_out}/c.npy|--threads|1|--threads|2"
+  RC 2 RE "sgla grad: --threads given twice")
+sgla_cli_test(cli_grad_do_twice "grad|${_qkv}|--do|${_data}/run_v.npy|--do|${_data}/run_v.npy|--dq|${_out}/a.npy|--dk|${_out}/b.npy|--dv|${_out}/c.npy"
+  RC 2 RE "--do given twice")
+sgla_cli_test(cli_bench_chunk_twice "bench|--chunk|8|--chunk|16" RC 2 RE "sgla bench: --chunk given twice")
+sgla_cli_test(cli_bench_varlen_twice "bench|--varlen|2|--varlen|3" RC 2 RE "--varlen given twice")
+sgla_cli_test(cli_bench_backend_twice "bench|--backend|cpu|--backend|cpu" RC 2 RE "--backend given twice")
+sgla_cli_test(cli_verify_level_twice "verify|--level|1|--level|2" RC 2 RE "sgla verify: --level given twice")
+sgla_cli_test(cli_plot_trials_twice "plot|--out|${_out}/plots_twice|--trials|1|--trials|2" RC 2 RE "sgla plot: --trials given twice")
+sgla_cli_test(cli_tables_seed_twice "tables|--seed|1|--seed=2" RC 2 RE "sgla tables: --seed given twice")
 sgla_cli_test(cli_run_bad_chunk "run|${_qkv}|--chunk|0|--backend|ref-a|--o|${_out}/x.npy"
   RC 1 RE "unsupported chunk size")
 sgla_cli_test(cli_run_bad_backend "run|${_qkv}|--backend|gpu|--o|${_out}/x.npy" RC 2 RE "--backend: 'gpu'")

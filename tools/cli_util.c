@@ -100,6 +100,19 @@ int cli_parse_shape(const char *cmd, const char *s, int64_t shape[5])
     return 1;
 }
 
+int cli_once(const char *cmd, cli_seen *seen, const char *flag)
+{
+    for (int i = 0; i < seen->n; i++)
+        if (!strcmp(seen->flag[i], flag)) {
+            fprintf(stderr, "sgla %s: %s given twice\n", cmd, flag);
+            return 0;
+        }
+    /* a command has fewer single-valued options than slots; were it not
+     * so, the rest would go unchecked rather than refused */
+    if (seen->n < (int)(sizeof seen->flag / sizeof seen->flag[0])) seen->flag[seen->n++] = flag;
+    return 1;
+}
+
 const char *cli_value(const char *cmd, int argc, char **argv, int *i)
 {
     if (*i + 1 >= argc) {

@@ -143,6 +143,12 @@ sgla_cli_test(cli_bench_backend_twice "bench|--backend|cpu|--backend|cpu" RC 2 R
 sgla_cli_test(cli_verify_level_twice "verify|--level|1|--level|2" RC 2 RE "sgla verify: --level given twice")
 sgla_cli_test(cli_plot_trials_twice "plot|--out|${_out}/plots_twice|--trials|1|--trials|2" RC 2 RE "sgla plot: --trials given twice")
 sgla_cli_test(cli_tables_seed_twice "tables|--seed|1|--seed=2" RC 2 RE "sgla tables: --seed given twice")
+# a number must be the whole argument: strtol and strtod would skip a leading space
+sgla_cli_test(cli_run_chunk_space "run|${_qkv}|--chunk| 64|--o|${_out}/x.npy" RC 2 RE "--chunk: ' 64' has white space")
+sgla_cli_test(cli_run_scale_space "run|${_qkv}|--scale|0.5 |--o|${_out}/x.npy" RC 2 RE "--scale: '0.5 ' has white space")
+sgla_cli_test(cli_tables_seed_space "tables|--seed| -1" RC 2 RE "--seed: ' -1' has white space")
+sgla_cli_test(cli_bench_shape_space "bench|--shape|1, 64,1,16,16" RC 2 RE "--shape: '1, 64,1,16,16' has white space")
+sgla_cli_test(cli_bench_varlen_space "bench|--shape|1,300,2,16,16|--varlen|100, 200" RC 2 RE "--varlen: ' 200' has white space")
 sgla_cli_test(cli_run_bad_chunk "run|${_qkv}|--chunk|0|--backend|ref-a|--o|${_out}/x.npy"
   RC 1 RE "unsupported chunk size")
 sgla_cli_test(cli_run_bad_backend "run|${_qkv}|--backend|gpu|--o|${_out}/x.npy" RC 2 RE "--backend: 'gpu'")

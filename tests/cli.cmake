@@ -156,6 +156,9 @@ sgla_cli_test(cli_run_cu_batch "run|${_qkv}|--cu-seqlens|${_data}/var_cu.npy|--o
 sgla_cli_test(cli_run_same_output "run|${_qkv}|--o|${_out}/same.npy|--ht|${_out}/same.npy" RC 2 RE "name the same file")
 sgla_cli_test(cli_grad_ref_c "grad|${_qkv}|--do|${_data}/run_v.npy|--dq|${_out}/a.npy|--dk|${_out}/b.npy|--dv|${_out}/c.npy|--backend|ref-c"
   RC 2 RE "--backend ref-c: it has no backward")
+# do's dtype must be q's, and the message names both
+sgla_cli_test(cli_grad_do_dtype "grad|${_qkv}|--do|${_data}/run_v16.npy|--dq|${_out}/a.npy|--dk|${_out}/b.npy|--dv|${_out}/c.npy"
+  RC 1 RE "--do: .*run_v16.npy: dtype <f2, expected q's <f4")
 # an output that cannot be written (a directory) leaves no other output behind
 file(MAKE_DIRECTORY ${_out}/a_dir)
 sgla_cli_test(cli_run_output_dir "run|${_qkv}|--g|${_data}/run_g.npy|--o|${_out}/o_dir_case.npy|--ht|${_out}/a_dir"

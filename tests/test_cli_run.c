@@ -380,11 +380,25 @@ static void value_checks(void)
     snprintf(args, sizeof args, "--q vc_nan_q.npy --k '%s' --v '%s' --backend cpu --check-finite --o vc_o.npy",
              dp("run_k.npy"), dp("run_v.npy"));
     int rc = run_cli(args, err, sizeof err);
-    TU_CHECK(rc == 1 && strstr(err, "not finite"), "--check-finite with a NaN in q: rc %d, '%s'", rc, err);
+    TU_CHECK(rc == 1 && strstr(err, "holds a NaN") && strstr(err, "q[5] = nan"),
+             "--check-finite with a NaN in q: rc %d, '%s'", rc, err);
     snprintf(args, sizeof args, "--q vc_nan_q.npy --k '%s' --v '%s' --backend cpu --o vc_o.npy", dp("run_k.npy"),
              dp("run_v.npy"));
     rc = run_cli(args, err, sizeof err);
     TU_CHECK(rc == 0, "a NaN in q without --check-finite: rc %d, '%s'", rc, err);
+    /* the backward's own inputs: the message names dht, not "q, k, v or h0" */
+    npy_array h0 = must_read(dp("run_h0.npy"));
+    if (h0.data) {
+        ((float *)h0.data)[0] = NAN;
+        TU_CHECK(!npy_write("vc_nan_dht.npy", NPY_F32, h0.ndim, h0.shape, h0.data, e2, sizeof e2), "%s", e2);
+        npy_free(&h0);
+    }
+    snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --h0 '%s' --do '%s' --dht vc_nan_dht.npy --backend cpu "
+             "--check-finite --dq vc_dq.npy --dk vc_dk.npy --dv vc_dv.npy", dp("run_q.npy"), dp("run_k.npy"),
+             dp("run_v.npy"), dp("run_h0.npy"), dp("run_v.npy"));
+    rc = run_sub("grad", args, err, sizeof err);
+    TU_CHECK(rc == 1 && strstr(err, "dht[0] = nan") && !strstr(err, "q, k, v or h0"),
+             "--check-finite with a NaN in dht: rc %d, '%s'", rc, err);
     npy_array g = must_read(dp("run_g.npy"));
     if (g.data) {
         double *d = malloc((size_t)g.count * 8);
@@ -409,7 +423,7 @@ static void value_checks(void)
              dp("run_q.npy"), dp("run_k.npy"), dp("run_v.npy"));
     rc = run_cli(args, err, sizeof err);
     TU_CHECK(rc == 0, "--scale FLT_MAX: rc %d, '%s'", rc, err);
-    remove("vc_nan_q.npy"), remove("vc_gpos.npy"), remove("vc_ghuge.npy"), remove("vc_o.npy");
+    remove("vc_nan_q.npy"), remove("vc_nan_dht.npy"), remove("vc_gpos.npy"), remove("vc_ghuge.npy"), remove("vc_o.npy");
 }
 
 static void file_safety(void)

@@ -34,7 +34,8 @@ int cli_npy_load(const char *cmd, const char *flag, const char *path, int ndim, 
         npy_shape_str(a->ndim, a->shape, sh, sizeof sh);
         int got = a->ndim;
         npy_free(a);
-        return cli_err(cmd, "%s: %s: shape %s has %d dimensions, expected %d", flag, path, sh, got, ndim);
+        return cli_err(cmd, "%s: %s: shape %s has %d dimension%s, expected %d", flag, path, sh, got,
+                       got == 1 ? "" : "s", ndim);
     }
     return 0;
 }
@@ -328,7 +329,8 @@ int cli_inputs_load(const char *cmd, const cli_input_args *a, cli_inputs *r, sgl
             goto fail;
         }
         if (r->cu.count < 2) {
-            cli_err(cmd, "--cu-seqlens: %s: %lld entries; needs N+1 >= 2 offsets", a->cu, (long long)r->cu.count);
+            cli_err(cmd, "--cu-seqlens: %s: %lld %s; needs N+1 >= 2 offsets", a->cu, (long long)r->cu.count,
+                    r->cu.count == 1 ? "entry" : "entries");
             goto fail;
         }
         if (B != 1) {

@@ -487,9 +487,9 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
         rec.gbs = bytes / tm.med * 1e-9;
         if (copy_bw > 0) rec.floor_ms = bytes / (copy_bw * 1e9) * 1e3, rec.x_floor = tm.med * 1e3 / rec.floor_ms;
         if (a->format == BENCH_TABLE)
-            printf("%-20s %-5s %-6s %9.3f %9.3f %9.3f   pool step: %lld sequences on %lld slots, %.1f GB/s\n", shape,
+            printf("%-20s %-5s %-6s %9.3f %9.3f %9.3f   pool step: %lld sequence%s on %lld slots, %.1f GB/s\n", shape,
                    sgla_dtype_name(a->dtype), gname, tm.med * 1e3, tm.min * 1e3, tm.cpu / nth * 1e3, (long long)N,
-                   (long long)S, rec.gbs);
+                   N == 1 ? "" : "s", (long long)S, rec.gbs);
         bench_out_row(a, &rec);
         fflush(stdout);
     }
@@ -540,7 +540,7 @@ int sgla_cmd_bench(int argc, char **argv)
                 int64_t x;
                 if (!cli_parse_i64("bench", "--varlen", val, &x)) return 2;
                 if (x < 1 || x > BENCH_MAX_SEQS) {
-                    fprintf(stderr, "sgla bench: --varlen: %lld sequences is not in [1, %d]\n", (long long)x,
+                    fprintf(stderr, "sgla bench: --varlen: %lld is not a count of sequences in [1, %d]\n", (long long)x,
                             BENCH_MAX_SEQS);
                     return 2;
                 }

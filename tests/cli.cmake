@@ -202,6 +202,9 @@ sgla_cli_test(cli_bench_pool "bench|--shape|8,1,2,16,16|--pool|--iters|3|--no-pe
 sgla_cli_test(cli_bench_varlen_pool "bench|--shape|1,300,2,16,16|--varlen|100x2,1x100|--pool|--iters|2|--no-peak|--format|csv"
   RE "\ncpu,1,300,2,16,16,102,f32,g,fwd,[0-9][^\n]*\ncpu,1,300,2,16,16,102,f32,g,pool,[0-9]")
 sgla_cli_test(cli_bench_varlen_repeat_bad "bench|--shape|1,300,2,16,16|--varlen|100x" RC 2 RE "is not an integer")
+# an empty field is a slip, not a separator to skip (the sum alone did not catch "150,,150")
+sgla_cli_test(cli_bench_varlen_empty "bench|--shape|1,300,2,16,16|--varlen|150,,150" RC 2 RE "--varlen: '150,,150' has an empty field")
+sgla_cli_test(cli_bench_varlen_trailing "bench|--shape|1,300,2,16,16|--varlen|300," RC 2 RE "--varlen: '300,' has an empty field")
 sgla_cli_test(cli_bench_format_bad "bench|--format|xml" RC 2 RE "not one of table, csv, json")
 sgla_cli_test(cli_bench_shape_refused "bench|--shape|1,1,1,70000,70000|--no-peak" RC 1 RE "shape 1,1,1,70000,70000: .*K = 70000")
 sgla_cli_test(cli_bench_shape_overflow "bench|--shape|1,9223372036854775807,1,1,1" RC 2 RE "exceed 2\\^48 bytes")

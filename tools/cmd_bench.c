@@ -546,9 +546,22 @@ int sgla_cmd_bench(int argc, char **argv)
                 }
                 a.varlen_n = (int)x;
             } else { /* L1,L2,... where LxC stands for C sequences of L tokens */
-                char buf[4096];
-                snprintf(buf, sizeof buf, "%s", val);
-                for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                /* field by field, not strtok: it skipped empty fields ("1,,2" read as 1,2) */
+                for (const char *p = val;;) {
+                    const char *comma = strchr(p, ',');
+                    const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+                    char tok[64];
+                    if (len == 0) {
+                        fprintf(stderr, "sgla bench: --varlen: '%s' has an empty field (lengths are separated by "
+                                "single commas)\n", val);
+                        return 2;
+                    }
+                    if (len >= sizeof tok) {
+                        fprintf(stderr, "sgla bench: --varlen: '%.*s' is too long to be a length\n", (int)len, p);
+                        return 2;
+                    }
+                    memcpy(tok, p, len);
+                    tok[len] = 0;
                     int64_t x, reps = 1;
                     char *times = strchr(tok, 'x');
                     if (times) {
@@ -562,6 +575,8 @@ int sgla_cmd_bench(int argc, char **argv)
                         return 2;
                     }
                     while (reps--) a.lens[a.nlens++] = x;
+                    if (!comma) break;
+                    p = comma + 1;
                 }
             }
         } else if (!strcmp(s, "--format")) {

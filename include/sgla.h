@@ -72,7 +72,8 @@ typedef enum sgla_status {
     SGLA_ERR_CU_SEQLENS_DECREASING = 12, /* cu_seqlens[i+1] < cu_seqlens[i] */
     SGLA_ERR_CU_SEQLENS_END = 13,     /* cu_seqlens[N] != T */
     SGLA_ERR_INVALID_NUM_SEQS = 14,   /* num_seqs < 1 with cu_seqlens */
-    SGLA_ERR_NONFINITE_INPUT = 15,    /* NaN/inf in q, k, v or h0 (only with SGLA_FLAG_CHECK_FINITE) */
+    SGLA_ERR_NONFINITE_INPUT = 15,    /* NaN/inf in q, k, v, h0 (the backward: dout, dht too; only
+                                         with SGLA_FLAG_CHECK_FINITE) */
     SGLA_ERR_UNSUPPORTED_SHAPE = 16,  /* the backend cannot do this shape (CUDA: K, V <= 512
                                          (the backward K, V <= 256), T < 2^31; CPU: K, V <= 65536) */
     SGLA_ERR_BACKEND_UNAVAILABLE = 17,/* backend not compiled in, no device present, or (the
@@ -130,7 +131,7 @@ SGLA_API const char *sgla_backend_name(sgla_backend b);
 SGLA_API int sgla_backend_available(sgla_backend b);
 
 /* Flags for sgla_forward_desc.flags. */
-#define SGLA_FLAG_CHECK_FINITE 0x1u  /* scan q, k, v, h0 for NaN/inf first (host pointers) */
+#define SGLA_FLAG_CHECK_FINITE 0x1u  /* scan q, k, v, h0 (and dout, dht) for NaN/inf first (host pointers) */
 #define SGLA_FLAG_SKIP_VALUE_CHECK 0x2u /* trust g, g_gamma, cu_seqlens values and a pool's
                                            indices and accepted counts (hot paths: a bad value
                                            is then undefined behaviour) */

@@ -122,6 +122,33 @@ sgla_cli_test(cli_run_dtype_mismatch "run|--q|${_data}/run_q.npy|--k|${_data}/ru
 sgla_cli_test(cli_run_two_gates "run|${_qkv}|--alpha|0.9|--g-gamma|${_data}/run_gg.npy|--o|${_out}/x.npy"
   RC 2 RE "at most one of")
 sgla_cli_test(cli_run_bad_alpha "run|${_qkv}|--alpha|1.5|--o|${_out}/x.npy" RC 2 RE "--alpha: 1.5 is not in")
+# a double beyond fp32 is named as such; NaN and inf are not finite
+sgla_cli_test(cli_run_scale_fp32_range "run|${_qkv}|--scale|1e308|--o|${_out}/x.npy" RC 2
+  RE "--scale: 1e308 is beyond the fp32 range")
+sgla_cli_test(cli_run_scale_nan "run|${_qkv}|--scale|nan|--o|${_out}/x.npy" RC 2 RE "--scale: nan is not a finite float")
+# an option that takes one value, given twice, is refused rather than the last one winning
+sgla_cli_test(cli_run_scale_twice "run|${_qkv}|--scale|0.5|--scale|0.25|--o|${_out}/x.npy" RC 2 RE "sgla run: --scale given twice")
+sgla_cli_test(cli_run_chunk_twice "run|${_qkv}|--chunk|4|--chunk=8|--o|${_out}/x.npy" RC 2 RE "--chunk given twice")
+sgla_cli_test(cli_run_backend_twice "run|${_qkv}|--backend|cpu|--backend|ref-a|--o|${_out}/x.npy" RC 2
+  RE "--backend given twice")
+sgla_cli_test(cli_run_alpha_twice "run|${_qkv}|--alpha|0.9|--alpha|0.9|--o|${_out}/x.npy" RC 2 RE "--alpha given twice")
+sgla_cli_test(cli_run_q_twice "run|${_qkv}|--q|${_data}/run_q.npy|--o|${_out}/x.npy" RC 2 RE "--q given twice")
+sgla_cli_test(cli_grad_threads_twice "grad|${_qkv}|--do|${_data}/run_v.npy|--dq|${_out}/a.npy|--dk|${_out}/b.npy|--dv|${_out}/c.npy|--threads|1|--threads|2"
+  RC 2 RE "sgla grad: --threads given twice")
+sgla_cli_test(cli_grad_do_twice "grad|${_qkv}|--do|${_data}/run_v.npy|--do|${_data}/run_v.npy|--dq|${_out}/a.npy|--dk|${_out}/b.npy|--dv|${_out}/c.npy"
+  RC 2 RE "--do given twice")
+sgla_cli_test(cli_bench_chunk_twice "bench|--chunk|8|--chunk|16" RC 2 RE "sgla bench: --chunk given twice")
+sgla_cli_test(cli_bench_varlen_twice "bench|--varlen|2|--varlen|3" RC 2 RE "--varlen given twice")
+sgla_cli_test(cli_bench_backend_twice "bench|--backend|cpu|--backend|cpu" RC 2 RE "--backend given twice")
+sgla_cli_test(cli_verify_level_twice "verify|--level|1|--level|2" RC 2 RE "sgla verify: --level given twice")
+sgla_cli_test(cli_plot_trials_twice "plot|--out|${_out}/plots_twice|--trials|1|--trials|2" RC 2 RE "sgla plot: --trials given twice")
+sgla_cli_test(cli_tables_seed_twice "tables|--seed|1|--seed=2" RC 2 RE "sgla tables: --seed given twice")
+# a number must be the whole argument: strtol and strtod would skip a leading space
+sgla_cli_test(cli_run_chunk_space "run|${_qkv}|--chunk| 64|--o|${_out}/x.npy" RC 2 RE "--chunk: ' 64' has white space")
+sgla_cli_test(cli_run_scale_space "run|${_qkv}|--scale|0.5 |--o|${_out}/x.npy" RC 2 RE "--scale: '0.5 ' has white space")
+sgla_cli_test(cli_tables_seed_space "tables|--seed| -1" RC 2 RE "--seed: ' -1' has white space")
+sgla_cli_test(cli_bench_shape_space "bench|--shape|1, 64,1,16,16" RC 2 RE "--shape: '1, 64,1,16,16' has white space")
+sgla_cli_test(cli_bench_varlen_space "bench|--shape|1,300,2,16,16|--varlen|100, 200" RC 2 RE "--varlen: ' 200' has white space")
 sgla_cli_test(cli_run_bad_chunk "run|${_qkv}|--chunk|0|--backend|ref-a|--o|${_out}/x.npy"
   RC 1 RE "unsupported chunk size")
 sgla_cli_test(cli_run_bad_backend "run|${_qkv}|--backend|gpu|--o|${_out}/x.npy" RC 2 RE "--backend: 'gpu'")
@@ -129,6 +156,9 @@ sgla_cli_test(cli_run_cu_batch "run|${_qkv}|--cu-seqlens|${_data}/var_cu.npy|--o
 sgla_cli_test(cli_run_same_output "run|${_qkv}|--o|${_out}/same.npy|--ht|${_out}/same.npy" RC 2 RE "name the same file")
 sgla_cli_test(cli_grad_ref_c "grad|${_qkv}|--do|${_data}/run_v.npy|--dq|${_out}/a.npy|--dk|${_out}/b.npy|--dv|${_out}/c.npy|--backend|ref-c"
   RC 2 RE "--backend ref-c: it has no backward")
+# do's dtype must be q's, and the message names both
+sgla_cli_test(cli_grad_do_dtype "grad|${_qkv}|--do|${_data}/run_v16.npy|--dq|${_out}/a.npy|--dk|${_out}/b.npy|--dv|${_out}/c.npy"
+  RC 1 RE "--do: .*run_v16.npy: dtype <f2, expected q's <f4")
 # an output that cannot be written (a directory) leaves no other output behind
 file(MAKE_DIRECTORY ${_out}/a_dir)
 sgla_cli_test(cli_run_output_dir "run|${_qkv}|--g|${_data}/run_g.npy|--o|${_out}/o_dir_case.npy|--ht|${_out}/a_dir"
@@ -172,6 +202,9 @@ sgla_cli_test(cli_bench_pool "bench|--shape|8,1,2,16,16|--pool|--iters|3|--no-pe
 sgla_cli_test(cli_bench_varlen_pool "bench|--shape|1,300,2,16,16|--varlen|100x2,1x100|--pool|--iters|2|--no-peak|--format|csv"
   RE "\ncpu,1,300,2,16,16,102,f32,g,fwd,[0-9][^\n]*\ncpu,1,300,2,16,16,102,f32,g,pool,[0-9]")
 sgla_cli_test(cli_bench_varlen_repeat_bad "bench|--shape|1,300,2,16,16|--varlen|100x" RC 2 RE "is not an integer")
+# an empty field is a slip, not a separator to skip (the sum alone did not catch "150,,150")
+sgla_cli_test(cli_bench_varlen_empty "bench|--shape|1,300,2,16,16|--varlen|150,,150" RC 2 RE "--varlen: '150,,150' has an empty field")
+sgla_cli_test(cli_bench_varlen_trailing "bench|--shape|1,300,2,16,16|--varlen|300," RC 2 RE "--varlen: '300,' has an empty field")
 sgla_cli_test(cli_bench_format_bad "bench|--format|xml" RC 2 RE "not one of table, csv, json")
 sgla_cli_test(cli_bench_shape_refused "bench|--shape|1,1,1,70000,70000|--no-peak" RC 1 RE "shape 1,1,1,70000,70000: .*K = 70000")
 sgla_cli_test(cli_bench_shape_overflow "bench|--shape|1,9223372036854775807,1,1,1" RC 2 RE "exceed 2\\^48 bytes")

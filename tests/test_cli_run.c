@@ -380,11 +380,25 @@ static void value_checks(void)
     snprintf(args, sizeof args, "--q vc_nan_q.npy --k '%s' --v '%s' --backend cpu --check-finite --o vc_o.npy",
              dp("run_k.npy"), dp("run_v.npy"));
     int rc = run_cli(args, err, sizeof err);
-    TU_CHECK(rc == 1 && strstr(err, "not finite"), "--check-finite with a NaN in q: rc %d, '%s'", rc, err);
+    TU_CHECK(rc == 1 && strstr(err, "holds a NaN") && strstr(err, "q[5] = nan"),
+             "--check-finite with a NaN in q: rc %d, '%s'", rc, err);
     snprintf(args, sizeof args, "--q vc_nan_q.npy --k '%s' --v '%s' --backend cpu --o vc_o.npy", dp("run_k.npy"),
              dp("run_v.npy"));
     rc = run_cli(args, err, sizeof err);
     TU_CHECK(rc == 0, "a NaN in q without --check-finite: rc %d, '%s'", rc, err);
+    /* the backward's own inputs: the message names dht, not "q, k, v or h0" */
+    npy_array h0 = must_read(dp("run_h0.npy"));
+    if (h0.data) {
+        ((float *)h0.data)[0] = NAN;
+        TU_CHECK(!npy_write("vc_nan_dht.npy", NPY_F32, h0.ndim, h0.shape, h0.data, e2, sizeof e2), "%s", e2);
+        npy_free(&h0);
+    }
+    snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --h0 '%s' --do '%s' --dht vc_nan_dht.npy --backend cpu "
+             "--check-finite --dq vc_dq.npy --dk vc_dk.npy --dv vc_dv.npy", dp("run_q.npy"), dp("run_k.npy"),
+             dp("run_v.npy"), dp("run_h0.npy"), dp("run_v.npy"));
+    rc = run_sub("grad", args, err, sizeof err);
+    TU_CHECK(rc == 1 && strstr(err, "dht[0] = nan") && !strstr(err, "q, k, v or h0"),
+             "--check-finite with a NaN in dht: rc %d, '%s'", rc, err);
     npy_array g = must_read(dp("run_g.npy"));
     if (g.data) {
         double *d = malloc((size_t)g.count * 8);
@@ -409,7 +423,38 @@ static void value_checks(void)
              dp("run_q.npy"), dp("run_k.npy"), dp("run_v.npy"));
     rc = run_cli(args, err, sizeof err);
     TU_CHECK(rc == 0, "--scale FLT_MAX: rc %d, '%s'", rc, err);
-    remove("vc_nan_q.npy"), remove("vc_gpos.npy"), remove("vc_ghuge.npy"), remove("vc_o.npy");
+    remove("vc_nan_q.npy"), remove("vc_nan_dht.npy"), remove("vc_gpos.npy"), remove("vc_ghuge.npy"), remove("vc_o.npy");
+}
+
+/* a count of 1 is singular in the messages ("1 entry", "1 byte", "1 dimension") */
+static void singular_counts(void)
+{
+    char args[4096], err[4096], e2[512];
+    const int64_t one = 0, n1 = 1;
+    TU_CHECK(!npy_write("sg_cu1.npy", NPY_I64, 1, &n1, &one, e2, sizeof e2), "%s", e2);
+    snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --cu-seqlens sg_cu1.npy --o sg_o.npy", dp("var_q.npy"),
+             dp("var_k.npy"), dp("var_v.npy"));
+    int rc = run_cli(args, err, sizeof err);
+    TU_CHECK(rc == 1 && strstr(err, "sg_cu1.npy: 1 entry;"), "one cu_seqlens entry: rc %d, '%s'", rc, err);
+    /* run_q.npy and one byte more */
+    FILE *in = fopen(dp("run_q.npy"), "rb"), *out = fopen("sg_q1.npy", "wb");
+    TU_CHECK(in && out, "cannot copy run_q.npy");
+    if (in && out) {
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, out);
+        fputc(0, out);
+    }
+    if (in) fclose(in);
+    if (out) fclose(out);
+    snprintf(args, sizeof args, "--q sg_q1.npy --k '%s' --v '%s' --o sg_o.npy", dp("run_k.npy"), dp("run_v.npy"));
+    rc = run_cli(args, err, sizeof err);
+    TU_CHECK(rc == 1 && strstr(err, ": 1 byte of extra data"), "one byte of extra data: rc %d, '%s'", rc, err);
+    snprintf(args, sizeof args, "--q '%s' --k '%s' --v '%s' --o sg_o.npy", dp("np_f4_r1.npy"), dp("run_k.npy"),
+             dp("run_v.npy"));
+    rc = run_cli(args, err, sizeof err);
+    TU_CHECK(rc == 1 && strstr(err, "has 1 dimension, expected 4"), "a 1-d q: rc %d, '%s'", rc, err);
+    remove("sg_cu1.npy"), remove("sg_q1.npy"), remove("sg_o.npy");
 }
 
 static void file_safety(void)
@@ -520,6 +565,7 @@ int main(void)
     file_safety();
     default_scale();
     value_checks();
+    singular_counts();
     FILE *f = fopen("o_x.npy", "rb");
     TU_CHECK(f == NULL, "o was written although the run failed");
     if (f) fclose(f);

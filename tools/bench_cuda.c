@@ -134,9 +134,9 @@ static int bench_pool_step(const bench_args *a, const sgla_forward_desc *d0, con
         const int64_t sh[5] = {d.B, d.T, d.H, d.K, d.V};
         const char *gname = d.g ? "g" : d.g_gamma ? "gamma" : "none";
         if (a->format == BENCH_TABLE)
-            printf("%-22s %-5s %-6s pool     %9.4f %9.4f %8.1f %8.4f %7.2f  %lld sequences, %lld slots\n", shs,
+            printf("%-22s %-5s %-6s pool     %9.4f %9.4f %8.1f %8.4f %7.2f  %lld sequence%s, %lld slots\n", shs,
                    sgla_dtype_name(d.dtype), gname, med, (double)times[0], bytes / (med * 1e-3) * 1e-9, floor_ms,
-                   med / floor_ms, (long long)N, (long long)S);
+                   med / floor_ms, (long long)N, N == 1 ? "" : "s", (long long)S);
         bench_record rec = bench_record_init("cuda", sh, sgla_dtype_name(d.dtype), gname, "pool");
         rec.nseq = hcu ? (int)N : 0;
         rec.ms = med, rec.min_ms = times[0], rec.gbs = bytes / (med * 1e-3) * 1e-9;

@@ -31,6 +31,17 @@ int cli_parse_backend(const char *cmd, const char *s, sgla_backend *out);
 int cli_parse_dtype(const char *cmd, const char *s, sgla_dtype *out);
 /* "B,T,H,K,V" (or "B,T,H,D" meaning K = V = D). */
 int cli_parse_shape(const char *cmd, const char *s, int64_t shape[5]);
+/* The options of one command line that take one value: each may be given once,
+ * since a second is more likely a slip than an override the user meant the
+ * last one to win.  Zero-initialise; options that may repeat (bench --shape)
+ * and flags without a value stay out of it. */
+typedef struct cli_seen {
+    const char *flag[64];
+    int n;
+} cli_seen;
+/* 1 the first time flag is met (recorded in *seen), else 0 after
+ * "sgla <cmd>: <flag> given twice". */
+int cli_once(const char *cmd, cli_seen *seen, const char *flag);
 /* The value after a flag: argv[*i + 1], advancing *i; NULL (with a message) if missing. */
 const char *cli_value(const char *cmd, int argc, char **argv, int *i);
 /* Wall-clock seconds (monotonic). */

@@ -34,7 +34,8 @@ int cli_npy_load(const char *cmd, const char *flag, const char *path, int ndim, 
         npy_shape_str(a->ndim, a->shape, sh, sizeof sh);
         int got = a->ndim;
         npy_free(a);
-        return cli_err(cmd, "%s: %s: shape %s has %d dimensions, expected %d", flag, path, sh, got, ndim);
+        return cli_err(cmd, "%s: %s: shape %s has %d dimension%s, expected %d", flag, path, sh, got,
+                       got == 1 ? "" : "s", ndim);
     }
     return 0;
 }
@@ -97,7 +98,7 @@ static void cli_input_defaults(cli_input_args *a)
     a->backend = SGLA_BACKEND_AUTO;
 }
 
-static int cli_input_flag(const char *cmd, int argc, char **argv, int *i, cli_input_args *a)
+static int cli_input_flag(const char *cmd, int argc, char **argv, int *i, cli_input_args *a, cli_seen *seen)
 {
     const char *f = argv[*i], *v;
     const char **slot = NULL;
@@ -109,31 +110,41 @@ static int cli_input_flag(const char *cmd, int argc, char **argv, int *i, cli_in
     else if (!strcmp(f, "--h0")) slot = &a->h0;
     else if (!strcmp(f, "--cu-seqlens")) slot = &a->cu;
     if (slot) {
-        if (*slot) return cli_err(cmd, "%s given twice", f);
-        if (!(v = cli_value(cmd, argc, argv, i))) return 2;
+        if (!cli_once(cmd, seen, f) || !(v = cli_value(cmd, argc, argv, i))) return 2;
         if (!*v) return cli_err(cmd, "%s: empty file name", f);
         *slot = v;
         return 1;
     }
     if (!strcmp(f, "--alpha")) {
-        if (a->have_alpha) return cli_err(cmd, "--alpha given twice");
-        if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_double(cmd, "--alpha", v, &a->alpha)) return 2;
+        if (!cli_once(cmd, seen, f) || !(v = cli_value(cmd, argc, argv, i)) ||
+            !cli_parse_double(cmd, "--alpha", v, &a->alpha))
+            return 2;
         if (!(a->alpha > 0.0 && a->alpha <= 1.0)) return cli_err(cmd, "--alpha: %s is not in (0, 1]", v);
         a->have_alpha = 1;
     } else if (!strcmp(f, "--scale")) {
-        if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_double(cmd, "--scale", v, &a->scale)) return 2;
-        if (!isfinite(a->scale) || fabs(a->scale) > FLT_MAX) return cli_err(cmd, "--scale: %s is not a finite float", v);
+        if (!cli_once(cmd, seen, f) || !(v = cli_value(cmd, argc, argv, i)) ||
+            !cli_parse_double(cmd, "--scale", v, &a->scale))
+            return 2;
+        if (!isfinite(a->scale)) return cli_err(cmd, "--scale: %s is not a finite float", v);
+        /* finite as a double yet not as the library's fp32 scale */
+        if (fabs(a->scale) > FLT_MAX)
+            return cli_err(cmd, "--scale: %s is beyond the fp32 range (|scale| <= %.9g)", v, (double)FLT_MAX);
     } else if (!strcmp(f, "--chunk")) {
-        if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_i64(cmd, "--chunk", v, &a->chunk)) return 2;
+        if (!cli_once(cmd, seen, f) || !(v = cli_value(cmd, argc, argv, i)) ||
+            !cli_parse_i64(cmd, "--chunk", v, &a->chunk))
+            return 2;
     } else if (!strcmp(f, "--threads")) {
-        if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_i64(cmd, "--threads", v, &a->threads)) return 2;
+        if (!cli_once(cmd, seen, f) || !(v = cli_value(cmd, argc, argv, i)) ||
+            !cli_parse_i64(cmd, "--threads", v, &a->threads))
+            return 2;
         if (a->threads < 0 || a->threads > 65536) return cli_err(cmd, "--threads: %s is not in [0, 65536]", v);
     } else if (!strcmp(f, "--check-finite")) {
         a->flags |= SGLA_FLAG_CHECK_FINITE;
     } else if (!strcmp(f, "--tf32")) {
         a->flags |= SGLA_FLAG_ALLOW_TF32;
     } else if (!strcmp(f, "--backend")) {
-        if (!(v = cli_value(cmd, argc, argv, i)) || !cli_parse_backend(cmd, v, &a->backend)) return 2;
+        if (!cli_once(cmd, seen, f) || !(v = cli_value(cmd, argc, argv, i)) || !cli_parse_backend(cmd, v, &a->backend))
+            return 2;
     } else {
         return 0;
     }
@@ -188,12 +199,12 @@ int cli_lib_err(const char *cmd, const char *what, sgla_status st)
 }
 
 static int cli_path_flag(const char *cmd, int argc, char **argv, int *i, int n, const char *const *flags,
-                  const char **const *slots)
+                         const char **const *slots, cli_seen *seen)
 {
     const char *f = argv[*i];
     for (int k = 0; k < n; k++) {
         if (strcmp(f, flags[k])) continue;
-        if (*slots[k]) return cli_err(cmd, "%s given twice", f);
+        if (!cli_once(cmd, seen, f)) return 2;
         const char *v = cli_value(cmd, argc, argv, i);
         if (!v) return 2;
         if (!*v) return cli_err(cmd, "%s: empty file name", f);
@@ -208,14 +219,15 @@ int cli_parse_files(const char *cmd, int argc, char **argv, cli_input_args *in, 
 {
     cli_input_defaults(in);
     *help = 0;
+    cli_seen seen = {0};
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
             *help = 1;
             return 0;
         }
-        int r = cli_input_flag(cmd, argc, argv, &i, in);
-        if (r == 0) r = cli_path_flag(cmd, argc, argv, &i, n, flags, slots);
+        int r = cli_input_flag(cmd, argc, argv, &i, in, &seen);
+        if (r == 0) r = cli_path_flag(cmd, argc, argv, &i, n, flags, slots, &seen);
         if (r == 2) return 2;
         if (r == 0) return cli_err(cmd, "unknown option '%s' (try `sgla %s --help`)", f, cmd);
     }
@@ -317,7 +329,8 @@ int cli_inputs_load(const char *cmd, const cli_input_args *a, cli_inputs *r, sgl
             goto fail;
         }
         if (r->cu.count < 2) {
-            cli_err(cmd, "--cu-seqlens: %s: %lld entries; needs N+1 >= 2 offsets", a->cu, (long long)r->cu.count);
+            cli_err(cmd, "--cu-seqlens: %s: %lld %s; needs N+1 >= 2 offsets", a->cu, (long long)r->cu.count,
+                    r->cu.count == 1 ? "entry" : "entries");
             goto fail;
         }
         if (B != 1) {

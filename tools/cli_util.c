@@ -1,4 +1,5 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,8 +9,21 @@
 
 #include "cli.h"
 
+/* strtoll, strtoull and strtod skip leading white space (" 64" read as 64)
+ * and stop at trailing white space: the number must be the whole argument,
+ * and a stray space, a quoting slip, gets a message of its own.  1 after
+ * the message. */
+static int spaced(const char *cmd, const char *what, const char *s)
+{
+    const size_t n = strlen(s);
+    if (!n || !(isspace((unsigned char)s[0]) || isspace((unsigned char)s[n - 1]))) return 0;
+    fprintf(stderr, "sgla %s: %s: '%s' has white space around the number\n", cmd, what, s);
+    return 1;
+}
+
 int cli_parse_i64(const char *cmd, const char *what, const char *s, int64_t *out)
 {
+    if (spaced(cmd, what, s)) return 0;
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
@@ -23,6 +37,7 @@ int cli_parse_i64(const char *cmd, const char *what, const char *s, int64_t *out
 
 int cli_parse_u64(const char *cmd, const char *what, const char *s, uint64_t *out)
 {
+    if (spaced(cmd, what, s)) return 0;
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
@@ -36,6 +51,7 @@ int cli_parse_u64(const char *cmd, const char *what, const char *s, uint64_t *ou
 
 int cli_parse_double(const char *cmd, const char *what, const char *s, double *out)
 {
+    if (spaced(cmd, what, s)) return 0;
     char *end;
     errno = 0;
     double v = strtod(s, &end);
@@ -82,6 +98,12 @@ int cli_parse_shape(const char *cmd, const char *s, int64_t shape[5])
     int64_t v[5];
     int n = 0;
     const char *p = s;
+    /* strtoll would take " 2" in any field */
+    for (const char *c = s; *c; c++)
+        if (isspace((unsigned char)*c)) {
+            fprintf(stderr, "sgla %s: --shape: '%s' has white space: give B,T,H,K,V without spaces\n", cmd, s);
+            return 0;
+        }
     while (n < 5) {
         char *end;
         errno = 0;
@@ -97,6 +119,19 @@ int cli_parse_shape(const char *cmd, const char *s, int64_t shape[5])
     }
     for (int i = 0; i < 4; i++) shape[i] = v[i];
     shape[4] = n == 5 ? v[4] : v[3];
+    return 1;
+}
+
+int cli_once(const char *cmd, cli_seen *seen, const char *flag)
+{
+    for (int i = 0; i < seen->n; i++)
+        if (!strcmp(seen->flag[i], flag)) {
+            fprintf(stderr, "sgla %s: %s given twice\n", cmd, flag);
+            return 0;
+        }
+    /* a command has fewer single-valued options than slots; were it not
+     * so, the rest would go unchecked rather than refused */
+    if (seen->n < (int)(sizeof seen->flag / sizeof seen->flag[0])) seen->flag[seen->n++] = flag;
     return 1;
 }
 

@@ -487,9 +487,9 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
         rec.gbs = bytes / tm.med * 1e-9;
         if (copy_bw > 0) rec.floor_ms = bytes / (copy_bw * 1e9) * 1e3, rec.x_floor = tm.med * 1e3 / rec.floor_ms;
         if (a->format == BENCH_TABLE)
-            printf("%-20s %-5s %-6s %9.3f %9.3f %9.3f   pool step: %lld sequences on %lld slots, %.1f GB/s\n", shape,
+            printf("%-20s %-5s %-6s %9.3f %9.3f %9.3f   pool step: %lld sequence%s on %lld slots, %.1f GB/s\n", shape,
                    sgla_dtype_name(a->dtype), gname, tm.med * 1e3, tm.min * 1e3, tm.cpu / nth * 1e3, (long long)N,
-                   (long long)S, rec.gbs);
+                   N == 1 ? "" : "s", (long long)S, rec.gbs);
         bench_out_row(a, &rec);
         fflush(stdout);
     }
@@ -513,13 +513,16 @@ int sgla_cmd_bench(int argc, char **argv)
     a.seed = 1;
     int64_t chunk = 64;
     int isa = SGLA_CPU_ISA_AUTO, no_peak = 0;
+    cli_seen seen = {0};
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *val;
         if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
             usage(stdout);
             return 0;
         } else if (!strcmp(s, "--backend")) {
-            if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_backend("bench", val, &a.backend)) return 2;
+            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
+                !cli_parse_backend("bench", val, &a.backend))
+                return 2;
             if (a.backend != SGLA_BACKEND_CPU && a.backend != SGLA_BACKEND_CUDA && a.backend != SGLA_BACKEND_AUTO) {
                 fprintf(stderr, "sgla bench: --backend: only cpu and cuda are benchmarked (got '%s')\n", val);
                 return 2;
@@ -531,21 +534,34 @@ int sgla_cmd_bench(int argc, char **argv)
         } else if (!strcmp(s, "--tf32")) {
             a.tf32 = 1;
         } else if (!strcmp(s, "--varlen")) {
-            if (!(val = cli_value("bench", argc, argv, &i))) return 2;
+            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i))) return 2;
             a.varlen_n = 0, a.nlens = 0;
             if (!strchr(val, ',') && !strchr(val, 'x')) {
                 int64_t x;
                 if (!cli_parse_i64("bench", "--varlen", val, &x)) return 2;
                 if (x < 1 || x > BENCH_MAX_SEQS) {
-                    fprintf(stderr, "sgla bench: --varlen: %lld sequences is not in [1, %d]\n", (long long)x,
+                    fprintf(stderr, "sgla bench: --varlen: %lld is not a count of sequences in [1, %d]\n", (long long)x,
                             BENCH_MAX_SEQS);
                     return 2;
                 }
                 a.varlen_n = (int)x;
             } else { /* L1,L2,... where LxC stands for C sequences of L tokens */
-                char buf[4096];
-                snprintf(buf, sizeof buf, "%s", val);
-                for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                /* field by field, not strtok: it skipped empty fields ("1,,2" read as 1,2) */
+                for (const char *p = val;;) {
+                    const char *comma = strchr(p, ',');
+                    const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+                    char tok[64];
+                    if (len == 0) {
+                        fprintf(stderr, "sgla bench: --varlen: '%s' has an empty field (lengths are separated by "
+                                "single commas)\n", val);
+                        return 2;
+                    }
+                    if (len >= sizeof tok) {
+                        fprintf(stderr, "sgla bench: --varlen: '%.*s' is too long to be a length\n", (int)len, p);
+                        return 2;
+                    }
+                    memcpy(tok, p, len);
+                    tok[len] = 0;
                     int64_t x, reps = 1;
                     char *times = strchr(tok, 'x');
                     if (times) {
@@ -559,10 +575,12 @@ int sgla_cmd_bench(int argc, char **argv)
                         return 2;
                     }
                     while (reps--) a.lens[a.nlens++] = x;
+                    if (!comma) break;
+                    p = comma + 1;
                 }
             }
         } else if (!strcmp(s, "--format")) {
-            if (!(val = cli_value("bench", argc, argv, &i))) return 2;
+            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i))) return 2;
             if (!strcmp(val, "table")) a.format = BENCH_TABLE;
             else if (!strcmp(val, "csv")) a.format = BENCH_CSV;
             else if (!strcmp(val, "json")) a.format = BENCH_JSON;
@@ -595,14 +613,20 @@ int sgla_cmd_bench(int argc, char **argv)
             }
             a.nshapes++;
         } else if (!strcmp(s, "--dtype")) {
-            if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_dtype("bench", val, &a.dtype)) return 2;
+            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
+                !cli_parse_dtype("bench", val, &a.dtype))
+                return 2;
             dtype_given = 1;
         } else if (!strcmp(s, "--gate")) {
-            if (!(val = cli_value("bench", argc, argv, &i)) || !parse_gate(val, &a.gate)) return 2;
+            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
+                !parse_gate(val, &a.gate))
+                return 2;
         } else if (!strcmp(s, "--threads") || !strcmp(s, "--iters") || !strcmp(s, "--warmup") ||
                    !strcmp(s, "--chunk")) {
             int64_t x;
-            if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_i64("bench", s + 2, val, &x)) return 2;
+            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
+                !cli_parse_i64("bench", s + 2, val, &x))
+                return 2;
             int64_t lo = !strcmp(s, "--threads") ? 0 : 1, hi = !strcmp(s, "--chunk") ? 1024 : 100000;
             if (x < lo || x > hi) {
                 fprintf(stderr, "sgla bench: %s: %lld is out of range [%lld, %lld]\n", s, (long long)x,
@@ -614,9 +638,11 @@ int sgla_cmd_bench(int argc, char **argv)
             else if (!strcmp(s, "--warmup")) a.warmup = (int)x;
             else chunk = x;
         } else if (!strcmp(s, "--seed")) {
-            if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_u64("bench", "--seed", val, &a.seed)) return 2;
+            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
+                !cli_parse_u64("bench", "--seed", val, &a.seed))
+                return 2;
         } else if (!strcmp(s, "--isa")) {
-            if (!(val = cli_value("bench", argc, argv, &i))) return 2;
+            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i))) return 2;
             isa = !strcmp(val, "scalar") ? SGLA_CPU_ISA_SCALAR
                   : !strcmp(val, "avx2") ? SGLA_CPU_ISA_AVX2
                   : !strcmp(val, "avx512") ? SGLA_CPU_ISA_AVX512
@@ -635,7 +661,9 @@ int sgla_cmd_bench(int argc, char **argv)
             a.no_gate_grad = 1;
         } else if (!strcmp(s, "--bwd-path")) {
             int64_t x;
-            if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_i64("bench", s, val, &x)) return 2;
+            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
+                !cli_parse_i64("bench", s, val, &x))
+                return 2;
             if (x < 0 || x > 4) {
                 fprintf(stderr, "sgla bench: --bwd-path: %lld is not 0 (usual), 1 (CUDA cores), 2 (mma.sync), 3 "
                         "(three passes) or 4 (mma.sync, one stage)\n", (long long)x);
@@ -644,7 +672,9 @@ int sgla_cmd_bench(int argc, char **argv)
             a.bwd_path = (int)x;
         } else if (!strcmp(s, "--blocks")) {
             int64_t x;
-            if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_i64("bench", s, val, &x)) return 2;
+            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
+                !cli_parse_i64("bench", s, val, &x))
+                return 2;
             if (x < -1 || x > 0x7fffffff) {
                 fprintf(stderr, "sgla bench: --blocks: %lld is not -1 or a count of blocks\n", (long long)x);
                 return 2;
@@ -652,7 +682,9 @@ int sgla_cmd_bench(int argc, char **argv)
             a.blocks = (int)x;
         } else if (!strcmp(s, "--sub")) {
             int64_t x;
-            if (!(val = cli_value("bench", argc, argv, &i)) || !cli_parse_i64("bench", s, val, &x)) return 2;
+            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
+                !cli_parse_i64("bench", s, val, &x))
+                return 2;
             if (x < 1 || x > 4096) {
                 fprintf(stderr, "sgla bench: --sub: %lld is not a count of pieces (1: none)\n", (long long)x);
                 return 2;
@@ -660,7 +692,7 @@ int sgla_cmd_bench(int argc, char **argv)
             a.sub = (int)x;
         } else if (!strcmp(s, "--config") || !strcmp(s, "--split")) {
             int64_t x;
-            if (!(val = cli_value("bench", argc, argv, &i))) return 2;
+            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i))) return 2;
             static const struct {
                 const char *name;
                 int config;

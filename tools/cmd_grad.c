@@ -152,8 +152,10 @@ int sgla_cmd_grad(int argc, char **argv)
         const int64_t want[4] = {B, T, H, V};
         if (cli_npy_load(CMD, "--do", a.dout, 4, &dout)) goto out;
         if (r.in_dt == NPY_F64 && cli_npy_f32(CMD, "--do", a.dout, &dout, 0)) goto out;
+        /* q's file dtype (f8 q and f8 or f4 do are f4 by now; f8 q with f2 do was refused above) */
         if (dout.dtype != (r.dt == SGLA_F16 ? NPY_F16 : NPY_F32)) {
-            err_out("--do: %s: dtype %s, expected q's", a.dout, npy_dtype_descr(dout.dtype));
+            err_out("--do: %s: dtype %s, expected q's %s", a.dout, npy_dtype_descr(dout.dtype),
+                    npy_dtype_descr(r.in_dt));
             goto out;
         }
         if (!cli_shape_eq(&dout, want, 4)) {

@@ -513,33 +513,42 @@ int sgla_cmd_plot(int argc, char **argv)
     int64_t chunk = 16;
     uint64_t seed = 20261129;
     int64_t trials = ERR_TRIALS;
+    cli_seen seen = {0};
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i], *v;
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
             usage(stdout);
             return 0;
         } else if (!strcmp(f, "--out")) {
-            if (!(out = cli_value(CMD, argc, argv, &i))) return 2;
+            if (!cli_once(CMD, &seen, f) || !(out = cli_value(CMD, argc, argv, &i))) return 2;
         } else if (!strcmp(f, "--alpha")) {
-            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_double(CMD, "--alpha", v, &alpha)) return 2;
+            if (!cli_once(CMD, &seen, f) || !(v = cli_value(CMD, argc, argv, &i)) ||
+                !cli_parse_double(CMD, "--alpha", v, &alpha))
+                return 2;
             if (!(alpha > 0.0 && alpha <= 1.0)) {
                 fprintf(stderr, "sgla plot: --alpha: %s is not in (0, 1]\n", v);
                 return 2;
             }
         } else if (!strcmp(f, "--chunk")) {
-            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_i64(CMD, "--chunk", v, &chunk)) return 2;
+            if (!cli_once(CMD, &seen, f) || !(v = cli_value(CMD, argc, argv, &i)) ||
+                !cli_parse_i64(CMD, "--chunk", v, &chunk))
+                return 2;
             if (chunk < 1 || chunk > 256) {
                 fprintf(stderr, "sgla plot: --chunk: %s is not in [1, 256]\n", v);
                 return 2;
             }
         } else if (!strcmp(f, "--trials")) {
-            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_i64(CMD, "--trials", v, &trials)) return 2;
+            if (!cli_once(CMD, &seen, f) || !(v = cli_value(CMD, argc, argv, &i)) ||
+                !cli_parse_i64(CMD, "--trials", v, &trials))
+                return 2;
             if (trials < 1 || trials > 1000) {
                 fprintf(stderr, "sgla plot: --trials: %s is not in [1, 1000]\n", v);
                 return 2;
             }
         } else if (!strcmp(f, "--seed")) {
-            if (!(v = cli_value(CMD, argc, argv, &i)) || !cli_parse_u64(CMD, "--seed", v, &seed)) return 2;
+            if (!cli_once(CMD, &seen, f) || !(v = cli_value(CMD, argc, argv, &i)) ||
+                !cli_parse_u64(CMD, "--seed", v, &seed))
+                return 2;
         } else {
             fprintf(stderr, "sgla plot: unknown option '%s' (try `sgla plot --help`)\n", f);
             return 2;

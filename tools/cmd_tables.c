@@ -132,11 +132,13 @@ static void table_memory(void)
 int sgla_cmd_tables(int argc, char **argv)
 {
     uint64_t seed = 1;
+    cli_seen seen = {0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;
         } else if (!strcmp(argv[i], "--seed")) {
+            if (!cli_once("tables", &seen, argv[i])) return 2;
             const char *v = cli_value("tables", argc, argv, &i);
             if (!v || !cli_parse_u64("tables", "--seed", v, &seed)) return 2;
         } else {

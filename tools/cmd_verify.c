@@ -338,15 +338,18 @@ int sgla_cmd_verify(int argc, char **argv)
     uint64_t seed = 0;
     int have_seed = 0;
     int64_t level = 0;
+    cli_seen seen = {0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;
         } else if (!strcmp(argv[i], "--seed")) {
+            if (!cli_once("verify", &seen, argv[i])) return 2;
             const char *v = cli_value("verify", argc, argv, &i);
             if (!v || !cli_parse_u64("verify", "--seed", v, &seed)) return 2;
             have_seed = 1;
         } else if (!strcmp(argv[i], "--level")) {
+            if (!cli_once("verify", &seen, argv[i])) return 2;
             const char *v = cli_value("verify", argc, argv, &i);
             if (!v || !cli_parse_i64("verify", "--level", v, &level)) return 2;
             if (level < 1 || level > 5) {

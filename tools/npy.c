@@ -301,7 +301,9 @@ static int parse_preamble(const char *name, const unsigned char *buf, size_t ava
     size_t m = avail < MAGIC_LEN ? avail : MAGIC_LEN;
     if (memcmp(buf, npy_magic, m))
         return fail(err, errlen, "%s: not a .npy file (bad magic; expected \\x93NUMPY)", name);
-    if (avail < 8) return fail(err, errlen, "%s: truncated: %zu bytes, too short for a .npy preamble", name, avail);
+    if (avail < 8)
+        return fail(err, errlen, "%s: truncated: %zu byte%s, too short for a .npy preamble", name, avail,
+                    avail == 1 ? "" : "s");
     unsigned major = buf[6], minor = buf[7];
     size_t len_bytes;
     if (major == 1 && minor == 0) len_bytes = 2;
@@ -354,8 +356,8 @@ static int size_mismatch(const char *name, const header_info *h, size_t want, ui
     if (have < want)
         return fail(err, errlen, "%s: truncated data: shape %s of %s needs %zu bytes, the file holds %llu", name, sh,
                     npy_dtype_descr(h->dtype), want, (unsigned long long)have);
-    return fail(err, errlen, "%s: %llu bytes of extra data after shape %s of %s (%zu bytes)", name,
-                (unsigned long long)(have - want), sh, npy_dtype_descr(h->dtype), want);
+    return fail(err, errlen, "%s: %llu byte%s of extra data after shape %s of %s (%zu bytes)", name,
+                (unsigned long long)(have - want), have - want == 1 ? "" : "s", sh, npy_dtype_descr(h->dtype), want);
 }
 
 int npy_parse(const char *name, const unsigned char *buf, size_t len, npy_array *out, char *err, size_t errlen)

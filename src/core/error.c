@@ -39,7 +39,8 @@ const char *sgla_status_string(sgla_status s)
     case SGLA_ERR_CU_SEQLENS_DECREASING: return "cu_seqlens must be non-decreasing";
     case SGLA_ERR_CU_SEQLENS_END: return "cu_seqlens must end at T";
     case SGLA_ERR_INVALID_NUM_SEQS: return "num_seqs must be >= 1 when cu_seqlens is given";
-    case SGLA_ERR_NONFINITE_INPUT: return "q, k, v or h0 holds a NaN or infinity";
+    /* the backward's dout and dht too: the detail names the tensor and element */
+    case SGLA_ERR_NONFINITE_INPUT: return "an input holds a NaN or infinity";
     case SGLA_ERR_UNSUPPORTED_SHAPE: return "shape not supported by this backend";
     case SGLA_ERR_BACKEND_UNAVAILABLE: return "backend not available in this build or on this machine";
     case SGLA_ERR_INVALID_BACKEND: return "not a valid backend";

@@ -253,9 +253,10 @@ static sgla_status check_gate_values(const char *name, const void *p, sgla_dtype
 
 static sgla_status check_finite(const char *name, const void *p, sgla_dtype dt, int64_t n)
 {
-    for (int64_t i = 0; p && i < n; i++)
-        if (!isfinite(sgla_load(p, dt, i)))
-            return sgla_fail(SGLA_ERR_NONFINITE_INPUT, "%s[%lld] is not finite", name, (long long)i);
+    for (int64_t i = 0; p && i < n; i++) {
+        const double x = sgla_load(p, dt, i);
+        if (!isfinite(x)) return sgla_fail(SGLA_ERR_NONFINITE_INPUT, "%s[%lld] = %g", name, (long long)i, x);
+    }
     return SGLA_OK;
 }
 

@@ -298,7 +298,13 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
     p.b = b;
     p.d = d;
     p.kr = sgla_cpu_kernels_current();
-    p.C = (int)d->chunk;
+    /* The compute block: the caller's chunk, capped at 32 tokens where a head is small (K or V <= 64,
+     * the other <= 128).  Per token the backward's five triangular products grow with the block and
+     * its state-sized steps per block (dS^T, <dS, S>, the kept state) shrink with it; at 32 they
+     * balance there (4x2048x16x64: -9 %; K = V = 128 equal, K = V = 256 slower: docs/perf-cpu.md,
+     * session 29).  Exact for any block length; the block depends on the shape alone. */
+    const int small = (d->K <= 64 && d->V <= 128) || (d->K <= 128 && d->V <= 64);
+    p.C = (int)(small && d->chunk > 32 ? 32 : d->chunk);
     p.K = (int)d->K;
     p.V = (int)d->V;
     p.ldk = (int)round_up(p.K, 16) + 16;

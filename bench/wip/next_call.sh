@@ -5,7 +5,8 @@
 # regions in chunk_fwd_bf16.cu 419 -> 328 with the patch; spills 80 / 248 -> 88 / 232 bytes over its
 # instances).  The backward's instances keep the masked form (their SASS is main's: with the selects they
 # spilled 1268 / 3864 -> 1396 / 3964 bytes).  Same bits.
-# Stage (about 10 minutes here):
+# Staged on this VM at 80af6ac (session 29: .devbin, .devbinA, .devbinB, .devbinC; ignored folders, gone on a
+# fresh checkout).  Stage (about 10 minutes here; 5 when the build-cuda-* folders are warm):
 #   sh bench/stage_devbin.sh && rm -rf .devbinA && mkdir .devbinA && cp .devbin/sgla.xz .devbin/COMMIT .devbinA/
 #   git apply bench/wip/select-weights.patch && SGLA_DEVBIN=.devbinB sh bench/stage_devbin.sh; git checkout src
 #   git apply bench/wip/qk-in-u-64.patch && SGLA_DEVBIN=.devbinC sh bench/stage_devbin.sh; git checkout src

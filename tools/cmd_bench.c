@@ -91,7 +91,9 @@ static void usage(FILE *f)
             "\n"
             "defaults: --backend cpu --dtype f32 (bf16 with --backend cuda) --gate g --threads 0 (all cores)\n"
             "          --chunk 64 --format table\n"
-            "          --iters 10 (50 for decode) --warmup 2; g ~ U(-0.2, 0), gamma = ln(1 - 2^-(5+h%%8))\n");
+            "          --iters 10 (50 for decode) --warmup 2 (cuda: --iters 50 --warmup 5, and its own built-in\n"
+            "          shapes 8,4096,16,128,128; 4,8192,32,64,64; 2,16384,8,256,256; 64,1024,16,128,128;\n"
+            "          1,32768,16,128,128); g ~ U(-0.2, 0), gamma = ln(1 - 2^-(5+h%%8))\n");
 }
 
 static int parse_gate(const char *s, int *out)

@@ -780,11 +780,13 @@ def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=No
         initial_state: ``[N, H, K, V]`` (N = B, or len(cu_seqlens) - 1), or
             None for zero.  Converted to fp32.
         output_final_state: also return the final state ``[N, H, K, V]`` fp32.
+        state_v_first: states are ``[N, H, V, K]`` (as in fla).
         cu_seqlens: ``[N + 1]`` int64 offsets into T (int32 is converted);
             needs B == 1; on CUDA it must be on q's device.
+        cu_seqlens_cpu: fla's host copy of cu_seqlens; used only with a state
+            pool (``ssm_state_indices``), ignored otherwise.
 
     Keyword-only extras:
-        state_v_first: states are ``[N, H, V, K]`` (as in fla).
         backend: None picks "cpu" for host arrays ("ref-b" for float64) and
             "cuda" for CUDA tensors;
             "ref-a" .. "ref-d" run the fp64 references (host only); see

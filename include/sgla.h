@@ -393,10 +393,17 @@ SGLA_API void sgla_backward_desc_init(sgla_backward_desc *d);
 SGLA_API sgla_status sgla_backward(const sgla_backward_desc *d, sgla_backend backend);
 
 /* Bytes of workspace sgla_backward needs for this call; 0 when none.  Validated
- * as sgla_backward validates, except that no data is read (as
- * sgla_workspace_size). */
+ * as sgla_backward validates, except that no data is read and the tensors
+ * (q, k, v, dout, dq, dk, dv) may be NULL, as for sgla_workspace_size. */
 SGLA_API sgla_status sgla_backward_workspace_size(const sgla_backward_desc *d, sgla_backend backend,
                                                   size_t *bytes);
+
+/* The validation sgla_backward runs first: sgla_validate's on d->fwd, then dout,
+ * dht and the gradients (pointers, sizes, overlaps); values_on_host as for
+ * sgla_validate (with SGLA_FLAG_CHECK_FINITE, dout and dht are scanned too).
+ * For device pointers, a caller with host copies of the inputs can run it
+ * on those first: the CUDA backend reads no values on the host. */
+SGLA_API sgla_status sgla_validate_backward(const sgla_backward_desc *d, int values_on_host);
 
 /* IEEE binary16 and bfloat16 conversions: round to nearest even, subnormals,
  * inf and NaN handled (NaN stays NaN). */

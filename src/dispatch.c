@@ -10,7 +10,11 @@
 #ifndef SGLA_HAVE_CUDA
 static int cuda_absent(char *why, size_t n)
 {
-    snprintf(why, n, "this build has no CUDA backend (nvcc was not found when it was configured)");
+#ifndef SGLA_CUDA_WHY
+#define SGLA_CUDA_WHY "not configured"
+#endif
+    /* the configure step's reason: no nvcc, SGLA_ENABLE_CUDA=OFF, or a sanitizer build */
+    snprintf(why, n, "this build has no CUDA backend: %s", SGLA_CUDA_WHY);
     return 0;
 }
 static const sgla_backend_impl sgla_backend_cuda = {.probe = cuda_absent};
@@ -129,7 +133,8 @@ static sgla_status prepare_backward(const sgla_backward_desc *user, sgla_backend
     if (st != SGLA_OK) return st;
     const sgla_backend b = *bp = resolve(*bp, fwd);
     const sgla_backend_impl *be = backends[b].impl;
-    if ((st = sgla_check_backward(bd, read_values && be->values_on_host)) != SGLA_OK) return st;
+    st = read_values ? sgla_check_backward(bd, be->values_on_host) : sgla_check_backward_query(bd);
+    if (st != SGLA_OK) return st;
     char why[256];
     if (be->probe && !be->probe(why, sizeof why))
         return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "%s backend: %s", backends[b].name, why);

@@ -286,6 +286,42 @@ static void abi(void)
              sgla_last_error());
     expect("the call without tensors", &d, SGLA_ERR_NULL_POINTER);
     TU_CHECK(sgla_workspace_size(&d, (sgla_backend)42, &ws) == SGLA_ERR_INVALID_BACKEND, "workspace size backend 42");
+    /* the backward's query the same, and a CPU query refuses what the CPU's call refuses */
+    {
+        base(&d), d.q = d.k = d.v = NULL, d.o = NULL;
+        sgla_backward_desc bq;
+        sgla_backward_desc_init(&bq);
+        bq.fwd = &d;
+        ws = 123;
+        TU_CHECK(sgla_backward_workspace_size(&bq, SGLA_BACKEND_CPU, &ws) == SGLA_OK && ws == 0,
+                 "backward query without tensors: %s", sgla_last_error());
+        TU_CHECK(sgla_backward(&bq, SGLA_BACKEND_CPU) == SGLA_ERR_NULL_POINTER, "the backward call without tensors");
+        base(&d), d.K = 65537, d.q = d.k = d.v = NULL, d.o = NULL, d.h0 = NULL, d.ht = NULL, d.g = NULL;
+        TU_CHECK(sgla_workspace_size(&d, SGLA_BACKEND_CPU, &ws) == SGLA_ERR_UNSUPPORTED_SHAPE, "CPU query at K = 65537: %s",
+                 sgla_last_error());
+        TU_CHECK(sgla_backward_workspace_size(&bq, SGLA_BACKEND_CPU, &ws) == SGLA_ERR_UNSUPPORTED_SHAPE,
+                 "CPU backward query at K = 65537");
+        base(&d), d.dtype = SGLA_F64, d.q = d.k = d.v = NULL, d.o = NULL;
+        TU_CHECK(sgla_workspace_size(&d, SGLA_BACKEND_CPU, &ws) == SGLA_ERR_UNSUPPORTED_DTYPE, "CPU query in f64");
+    }
+    /* sgla_validate_backward: the backward's checks alone, values read only when asked (the CLI runs
+     * it on host copies before a CUDA call, which reads none) */
+    {
+        static float dout[NV], dq[NQK], dk[NQK], dv[NV];
+        base(&d), d.flags = SGLA_FLAG_CHECK_FINITE;
+        sgla_backward_desc bv;
+        sgla_backward_desc_init(&bv);
+        bv.fwd = &d, bv.dout = dout, bv.dq = dq, bv.dk = dk, bv.dv = dv;
+        TU_CHECK(sgla_validate_backward(&bv, 1) == SGLA_OK, "validate_backward: %s", sgla_last_error());
+        dout[3] = NAN;
+        TU_CHECK(sgla_validate_backward(&bv, 1) == SGLA_ERR_NONFINITE_INPUT && strstr(sgla_last_error(), "dout[3]"),
+                 "validate_backward, NaN in dout: %s", sgla_last_error());
+        TU_CHECK(sgla_validate_backward(&bv, 0) == SGLA_OK, "validate_backward without reading values");
+        dout[3] = 0.0f;
+        bv.dq = NULL;
+        TU_CHECK(sgla_validate_backward(&bv, 0) == SGLA_ERR_NULL_POINTER, "validate_backward without dq");
+        TU_CHECK(sgla_validate_backward(NULL, 0) == SGLA_ERR_NULL_POINTER, "validate_backward(NULL)");
+    }
 
     /* sgla_backend_available keeps the last error */
     base(&d);

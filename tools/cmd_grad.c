@@ -73,6 +73,10 @@ static int parse_args(int argc, char **argv, grad_args *a, int *help)
     if (a->out[O_DG] && !a->in.g) return err_out("--dg needs --g (the gate it is the gradient of)");
     if (a->out[O_DGG] && !a->in.gg && !a->in.have_alpha) return err_out("--dg-gamma needs --g-gamma or --alpha");
     if (a->out[O_DH0] && !a->in.h0) return err_out("--dh0 needs --h0");
+    /* sgla run's flag, parsed by the same reader: the backward has no TF32-alone mode, so taking it
+     * would promise a speed or an error that never comes */
+    if (a->in.flags & SGLA_FLAG_ALLOW_TF32)
+        return err_out("--tf32 is for sgla run (the forward); the backward's fp32 products have no TF32-alone mode");
     if (a->in.backend == SGLA_BACKEND_REF_C || a->in.backend == SGLA_BACKEND_REF_D)
         return err_out("--backend %s: it has no backward (ref-a, ref-b, cpu and cuda have)",
                        sgla_backend_name(a->in.backend));
@@ -194,6 +198,14 @@ int sgla_cmd_grad(int argc, char **argv)
     b.dq = out[O_DQ], b.dk = out[O_DK], b.dv = out[O_DV], b.dg = out[O_DG], b.dg_gamma = out[O_DGG];
     b.dh0 = out[O_DH0];
 
+    {   /* on the host copies first, as sgla run does: the CUDA backend reads no values (gates are
+         * checked there, but not --check-finite's NaN / inf) */
+        sgla_status st = sgla_validate_backward(&b, 1);
+        if (st != SGLA_OK) {
+            cli_lib_err(CMD, "invalid input", st);
+            goto out;
+        }
+    }
     sgla_backend be = a.in.backend;
     if (be == SGLA_BACKEND_AUTO) be = sgla_backend_available(SGLA_BACKEND_CUDA) ? SGLA_BACKEND_CUDA : SGLA_BACKEND_CPU;
     double t0 = cli_now(), wall = 0;

@@ -97,6 +97,8 @@ sgla_status sgla_check_query(const sgla_forward_desc *d);
 sgla_status sgla_check_host_values(const sgla_forward_desc *d);
 /* The backward's checks (its forward's, then dout, dht and the gradients). */
 sgla_status sgla_check_backward(const sgla_backward_desc *b, int values_on_host);
+/* The same for a backward workspace query: no data read, and the tensors may be NULL (as sgla_check_query). */
+sgla_status sgla_check_backward_query(const sgla_backward_desc *b);
 
 /* Outputs o (bo bytes) and ht (bht bytes) against every input of d and each
  * other: each overlap is an SGLA_ERR_OVERLAP (for fp64 outputs, which are

@@ -356,14 +356,14 @@ sgla_status sgla_check_desc(const sgla_forward_desc *d, int values_on_host) { re
 
 sgla_status sgla_check_query(const sgla_forward_desc *d) { return check_desc_of(d, 0, 0); }
 
-sgla_status sgla_check_backward(const sgla_backward_desc *b, int values_on_host)
+static sgla_status check_backward_of(const sgla_backward_desc *b, int values_on_host, int need_tensors)
 {
     const sgla_forward_desc *d = b->fwd;
     if (d->pool) return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "the backward does not take a state pool");
     counts c;
-    sgla_status st = check_shape(d, &c);
+    sgla_status st = check_shape_of(d, &c, need_tensors);
     if (st != SGLA_OK) return st;
-    if (d->T > 0) {
+    if (d->T > 0 && need_tensors) {
         if (!b->dout) return sgla_fail(SGLA_ERR_NULL_POINTER, "dout is NULL");
         if (!b->dq) return sgla_fail(SGLA_ERR_NULL_POINTER, "dq is NULL");
         if (!b->dk) return sgla_fail(SGLA_ERR_NULL_POINTER, "dk is NULL");
@@ -403,6 +403,13 @@ sgla_status sgla_check_backward(const sgla_backward_desc *b, int values_on_host)
     return SGLA_OK;
 }
 
+sgla_status sgla_check_backward(const sgla_backward_desc *b, int values_on_host)
+{
+    return check_backward_of(b, values_on_host, 1);
+}
+
+sgla_status sgla_check_backward_query(const sgla_backward_desc *b) { return check_backward_of(b, 0, 0); }
+
 sgla_status sgla_check_host_values(const sgla_forward_desc *d)
 {
     counts c;
@@ -416,4 +423,13 @@ sgla_status sgla_validate(const sgla_forward_desc *user, int values_on_host)
     sgla_forward_desc d;
     sgla_status st = sgla_desc_read(user, &d);
     return st != SGLA_OK ? st : sgla_check_desc(&d, values_on_host);
+}
+
+sgla_status sgla_validate_backward(const sgla_backward_desc *user, int values_on_host)
+{
+    sgla_clear_error();
+    sgla_backward_desc b;
+    sgla_forward_desc f;
+    sgla_status st = sgla_backward_desc_read(user, &b, &f);
+    return st != SGLA_OK ? st : sgla_check_backward(&b, values_on_host);
 }

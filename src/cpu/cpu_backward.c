@@ -282,11 +282,8 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
 {
     (void)kind;
     const sgla_forward_desc *d = b->fwd;
-    if (d->dtype == SGLA_F64)
-        return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CPU backend: f64 inputs are for the reference backends");
-    if (d->K > 65536 || d->V > 65536)
-        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CPU backend: K = %lld, V = %lld, each must be <= 65536",
-                         (long long)d->K, (long long)d->V);
+    sgla_status ok = sgla_cpu_supports(d);
+    if (ok != SGLA_OK) return ok;
     /* No token and no dh0: only dg_gamma (a sum over no tokens) to write.  As
      * for the forward, an empty input may claim 2^40 heads. */
     if (d->B * d->T == 0 && !b->dh0) {

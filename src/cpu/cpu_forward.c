@@ -680,18 +680,27 @@ sgla_status sgla_cpu_forward_slots(const sgla_forward_desc *d, const int64_t *sl
     return forward_impl(d, d->dtype, d->o, slot_in, slot_out, v_first);
 }
 
-static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, void *o_out, const int64_t *slot_in,
-                                const int64_t *slot_out, int v_first)
+sgla_status sgla_cpu_supports(const sgla_forward_desc *d)
 {
-    const int C = (int)d->chunk;
-    if (d->dtype == SGLA_F64 || out_dt == SGLA_F64)
+    if (d->dtype == SGLA_F64)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CPU backend: f64 inputs are for the reference backends");
-    if (C < 1 || C > 1024) /* every chunk length the API accepts works here */
+    if (d->chunk < 1 || d->chunk > 1024) /* every chunk length the API accepts works here */
         return sgla_fail(SGLA_ERR_UNSUPPORTED_CHUNK, "CPU backend: chunk = %lld, must be in [1, 1024]",
                          (long long)d->chunk);
     if (d->K > 65536 || d->V > 65536)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CPU backend: K = %lld, V = %lld, each must be <= 65536",
                          (long long)d->K, (long long)d->V);
+    return SGLA_OK;
+}
+
+static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, void *o_out, const int64_t *slot_in,
+                                const int64_t *slot_out, int v_first)
+{
+    const int C = (int)d->chunk;
+    if (out_dt == SGLA_F64)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CPU backend: f64 outputs are for the reference backends");
+    sgla_status ok = sgla_cpu_supports(d);
+    if (ok != SGLA_OK) return ok;
     /* No token and no state to write: nothing to do.  The loop below would
      * still clear a K x V state for every (sequence, head), and an empty
      * input may claim 2^40 heads (a header-only .npy file): hours of work. */
@@ -839,5 +848,23 @@ static sgla_status cpu_forward(const sgla_forward_desc *d, sgla_backend kind)
     return sgla_cpu_forward_out(d, d->dtype, d->o);
 }
 
-const sgla_backend_impl sgla_backend_cpu = {
-    .values_on_host = 1, .forward = cpu_forward, .release = cpu_release, .backward = sgla_cpu_backward};
+/* The CPU needs no workspace; its queries refuse what its calls would (sgla.h: a query is
+ * validated as the call is). */
+static sgla_status cpu_workspace(const sgla_forward_desc *d, size_t *bytes)
+{
+    *bytes = 0;
+    return sgla_cpu_supports(d);
+}
+
+static sgla_status cpu_backward_workspace(const sgla_backward_desc *b, size_t *bytes)
+{
+    *bytes = 0;
+    return sgla_cpu_supports(b->fwd);
+}
+
+const sgla_backend_impl sgla_backend_cpu = {.values_on_host = 1,
+                                            .forward = cpu_forward,
+                                            .workspace_size = cpu_workspace,
+                                            .release = cpu_release,
+                                            .backward = sgla_cpu_backward,
+                                            .backward_workspace_size = cpu_backward_workspace};

@@ -140,6 +140,9 @@ int sgla_cpu_isa_parse(const char *name);
  * d->dtype into d->o): lets the tests check the f16/bf16 input path against
  * fp64 without the output rounding.  d must have been validated. */
 sgla_status sgla_cpu_forward_out(const sgla_forward_desc *d, sgla_dtype out_dt, void *o_out);
+/* What the CPU backend refuses in any call (f64, a chunk past [1, 1024], K or V past 65536),
+ * checked by its calls and its workspace queries alike. */
+sgla_status sgla_cpu_supports(const sgla_forward_desc *d);
 
 /* The micro-kernels of the level the next call will use. */
 const sgla_cpu_kernels *sgla_cpu_kernels_current(void);

@@ -137,7 +137,8 @@ sgla_status sgla_cpu_pool_forward(const sgla_forward_desc *d)
 {
     const sgla_state_pool *p = d->pool;
     const int64_t N = sgla_num_sequences(d), H = d->H, kv = d->K * d->V;
-    if (d->dtype == SGLA_F64) return sgla_fail(SGLA_ERR_UNSUPPORTED_DTYPE, "CPU backend: f64 inputs are for the references");
+    sgla_status ok = sgla_cpu_supports(d);
+    if (ok != SGLA_OK) return ok;
     sgla_status direct;
     if (in_place(d, &direct)) return direct;
     const int inplace = (p->flags & SGLA_POOL_INPLACE) != 0;

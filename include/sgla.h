@@ -286,10 +286,26 @@ typedef struct sgla_state_pool {
  *   filled on first use.
  * - CUDA graphs.  A call with its workspace passed in does nothing that
  *   stream capture forbids.
- *
- * Threads: every function may be called from several threads at once, on
- * different descriptors and buffers.  sgla_last_error() is per thread.  The
- * CPU backend runs its own OpenMP threads inside a call (`threads`).
+ */
+
+/*
+ * Threads.  Every function may be called from several threads at once.
+ * Concurrent calls may share descriptors and inputs (only read); an output
+ * (o, ht, the gradients, a pool with SGLA_POOL_INPLACE, a workspace) must
+ * not be read or written by another call meanwhile.  A call's result does not
+ * depend on the others: the same call gives the same bits (on the CPU
+ * whatever `threads` is; it depends on the SIMD level, which SGLA_CPU_ISA,
+ * read at the first call, can cap).  sgla_last_error() is per thread: read it
+ * on the thread of the failing call, before its next call (each call that
+ * returns a status clears it).  sgla_release_memory() frees the CPU scratch
+ * idle at that moment; a running call keeps its own and returns it after.
+ * The CPU backend runs an OpenMP team inside a call, one team per calling
+ * thread: with `threads` = 0 (every core) P concurrent calls run P x cores
+ * threads; give each call its share instead (cores / P; 1 with a thread per
+ * request).  After fork() the child of a process that has called the CPU
+ * backend runs each call on one thread (the OpenMP runtime's threads are
+ * gone; same bits, slower).  CUDA: the calling thread's current device, and
+ * `stream` orders the work (calls on one stream run one after another).
  */
 
 /* Zero everything, then size = sizeof *d, scale = 1, chunk = 64, dtype = SGLA_F32. */

@@ -318,9 +318,9 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
     double *dg_part = d->g_gamma && b->dg_gamma ? calloc((size_t)items, sizeof(double)) : NULL;
     if (d->g_gamma && b->dg_gamma && !dg_part)
         return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU backward: %lld partial sums", (long long)items);
-    const int nth = sgla_cpu_threads(d->threads, items);
     int fail = 0;
 #ifdef _OPENMP
+    const int nth = sgla_cpu_threads(d->threads, items);
 #pragma omp parallel num_threads(nth) if (nth > 1)
 #endif
     {

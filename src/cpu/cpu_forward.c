@@ -42,6 +42,9 @@
 
 /* ---- SIMD level ------------------------------------------------------------ */
 
+/* Test hooks, process-wide: set from one thread while others call, so read and
+ * written as relaxed atomics (a plain int there is a data race, which TSan
+ * reports); a call that overlaps a change may see either setting. */
 static int forced_isa = SGLA_CPU_ISA_AUTO;
 static int forced_split = -1;
 
@@ -73,11 +76,11 @@ int sgla_cpu_force_isa(int isa)
 {
     if (isa < SGLA_CPU_ISA_AUTO || isa > SGLA_CPU_ISA_AVX512) return 0;
     if (isa != SGLA_CPU_ISA_AUTO && isa > sgla_cpu_isa_detect()) return 0;
-    forced_isa = isa;
+    __atomic_store_n(&forced_isa, isa, __ATOMIC_RELAXED);
     return 1;
 }
 
-void sgla_cpu_force_split(int mode) { forced_split = mode; }
+void sgla_cpu_force_split(int mode) { __atomic_store_n(&forced_split, mode, __ATOMIC_RELAXED); }
 
 /* The best level of this CPU and the cap SGLA_CPU_ISA=scalar|avx2|avx512
  * puts on it: found once per process. */
@@ -99,7 +102,8 @@ int sgla_cpu_isa_parse(const char *name)
 
 int sgla_cpu_isa_current(void)
 {
-    if (forced_isa != SGLA_CPU_ISA_AUTO) return forced_isa;
+    const int forced = __atomic_load_n(&forced_isa, __ATOMIC_RELAXED);
+    if (forced != SGLA_CPU_ISA_AUTO) return forced;
     pthread_once(&isa_once, find_isa);
     if (env_isa != SGLA_CPU_ISA_AUTO && env_isa < best_isa) return env_isa;
     return best_isa;
@@ -234,9 +238,27 @@ static pthread_mutex_t pool_mutex = PTHREAD_MUTEX_INITIALIZER;
 static void lock_pool(void) { pthread_mutex_lock(&pool_mutex); }
 static void unlock_pool(void) { pthread_mutex_unlock(&pool_mutex); }
 
+/* fork(): libgomp's threads do not survive it, and in the child of a process
+ * that has run a parallel region the next region of two or more threads hangs
+ * (measured: for good; Python's multiprocessing and torch's DataLoader fork).
+ * So once a process has called the CPU backend, its forked children run every
+ * call on one thread: the same bits (they never depend on the thread count),
+ * only slower.  The pool's mutex is held across fork, so that no child
+ * inherits it locked by a thread it does not have. */
+static int forked_child;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void fork_child(void)
+{
+    __atomic_store_n(&forked_child, 1, __ATOMIC_RELAXED);
+    unlock_pool();
+}
+static void watch_fork(void) { pthread_atfork(lock_pool, unlock_pool, fork_child); }
+static void watch_fork_once(void) { pthread_once(&fork_once, watch_fork); }
+
 float *sgla_cpu_scratch_take(size_t floats)
 {
     float *m = NULL;
+    watch_fork_once();
     lock_pool();
     for (int i = 0; i < POOL_MAX; i++)
         if (pool[i].mem && pool[i].floats >= floats) {
@@ -655,6 +677,8 @@ int sgla_cpu_default_threads(void)
 
 int sgla_cpu_threads(int requested, int64_t useful)
 {
+    watch_fork_once();
+    if (__atomic_load_n(&forked_child, __ATOMIC_RELAXED)) return 1; /* see watch_fork */
     int nth = requested > 0 ? requested : sgla_cpu_default_threads();
     if (useful < 1) useful = 1;
     if (nth > useful) nth = (int)useful;
@@ -747,7 +771,8 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
 
     /* Split along the sequence when there are fewer items than threads. */
     const int64_t max_chunks = (sgla_max_seq_len(d) + Cb - 1) / Cb;
-    int split = forced_split >= 0 ? forced_split : (items < nth && nth > 1);
+    const int fsplit = __atomic_load_n(&forced_split, __ATOMIC_RELAXED);
+    int split = fsplit >= 0 ? fsplit : (items < nth && nth > 1);
     if (max_chunks < 2) split = 0;
     /* The split keeps one K x V state per chunk: past 256 MiB (long
      * sequences at small chunks) run sequentially instead; results are the

@@ -739,10 +739,10 @@ __global__ void __launch_bounds__(128 * (1 + KD / 64), 1) chunk_fwd_wgtf32(const
             load_v(c + 1);
             sgla_cp_async_commit();
         }
-        /* warpgroup 0 done with q, k and S_c^T, the next chunk's q and k load: at K = 128 once the second
-         * batch of U's K is in registers, beside that batch's products (at K = 64 that wait costs more than
-         * the earlier load gains), else after U */
-        constexpr bool QK_IN_U = KD == 128;
+        /* warpgroup 0 done with q, k and S_c^T, the next chunk's q and k load: at K = 128, and at K = 64 in
+         * TF32 alone, once the second batch of U's K is in registers, beside that batch's products (at K = 64
+         * in 3xTF32 that wait costs as much as the earlier load gains), else after U */
+        constexpr bool QK_IN_U = KD == 128 || !X3;
         const auto next_qk = [&]() {
             if (trc) wg_trace(p, 2, c, 4);
             sgla_bar_sync(B_FREE, NT);

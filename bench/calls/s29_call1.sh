@@ -1,7 +1,7 @@
 #!/bin/bash
-# Session 29, call 1 (written in session 28; ran on an H100): bench/wip/select-weights.patch
 # (The two patches are gone from bench/wip/ after this call; they remain in git history before the commit
 # that moved this script here.)
+# Session 29, call 1 (written in session 28; ran on an H100): bench/wip/select-weights.patch
 # against main.  In the 16-bit chunked kernel's forward instances (chunk_fwd.cuh, BW = 0) each pair's weight
 # was `m ? s exp2(b_i - b_j) scl : 0`, which ptxas compiled to divergent branches around the exp2 (BSSY
 # regions in chunk_fwd_bf16.cu 419 -> 328 with the patch; spills 80 / 248 -> 88 / 232 bytes over its

@@ -198,14 +198,6 @@ int sgla_cmd_grad(int argc, char **argv)
     b.dq = out[O_DQ], b.dk = out[O_DK], b.dv = out[O_DV], b.dg = out[O_DG], b.dg_gamma = out[O_DGG];
     b.dh0 = out[O_DH0];
 
-    {   /* on the host copies first, as sgla run does: the CUDA backend reads no values (gates are
-         * checked there, but not --check-finite's NaN / inf) */
-        sgla_status st = sgla_validate_backward(&b, 1);
-        if (st != SGLA_OK) {
-            cli_lib_err(CMD, "invalid input", st);
-            goto out;
-        }
-    }
     sgla_backend be = a.in.backend;
     if (be == SGLA_BACKEND_AUTO) be = sgla_backend_available(SGLA_BACKEND_CUDA) ? SGLA_BACKEND_CUDA : SGLA_BACKEND_CPU;
     double t0 = cli_now(), wall = 0;
@@ -216,6 +208,14 @@ int sgla_cmd_grad(int argc, char **argv)
             goto out;
         }
 #ifdef SGLA_HAVE_CUDA
+        {   /* the host copies checked first: the CUDA backend reads no values, so --check-finite's NaN /
+             * inf would go unseen there (the host backends check inside sgla_backward) */
+            sgla_status st = sgla_validate_backward(&b, 1);
+            if (st != SGLA_OK) {
+                cli_lib_err(CMD, "invalid input", st);
+                goto out;
+            }
+        }
         d.flags |= SGLA_FLAG_CHECK_DEVICE_VALUES; /* the gates and offsets checked where they are */
         const size_t in_bytes[9] = {(size_t)count[O_DQ] * es, (size_t)count[O_DK] * es, (size_t)count[O_DV] * es,
                                     d.g ? (size_t)count[O_DG] * 4 : 0, d.g_gamma ? (size_t)H * 4 : 0,

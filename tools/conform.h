@@ -120,6 +120,7 @@ typedef struct conform_bresult {
     /* dq, dk, dv, dh0 also by their farthest element: |out - ref| <= 4 bar max|ref|, as o in the
      * forward (one wrong element hides in the rel L2 of a large tensor) */
     double max_abs[CONFORM_NGRAD], max_ref[CONFORM_NGRAD];
+    int failed[CONFORM_NGRAD];         /* a present gradient above a bar or not fully written */
     int pass;
 } conform_bresult;
 

@@ -496,6 +496,35 @@ size_t npy_format_header(npy_dtype dt, int ndim, const int64_t *shape, unsigned 
 
 /* Write the file to a new temporary name beside path (created, mode 0666 less
  * the umask, as fopen would); *tmp_out receives that name. */
+FILE *npy_temp_beside(const char *path, char **tmp_out, char *err, size_t errlen)
+{
+    *tmp_out = NULL;
+    const size_t pl = strlen(path);
+    char *tmp = malloc(pl + 16);
+    if (!tmp) return fail(err, errlen, "%s: out of memory", path), NULL;
+    memcpy(tmp, path, pl);
+    memcpy(tmp + pl, ".tmp-XXXXXX", 12);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        return fail(err, errlen, "%s: cannot create: %s", path, strerror(e)), NULL;
+    }
+    /* mkstemp makes it 0600: the mode a plain fopen would have given */
+    const mode_t mask = umask(0);
+    umask(mask);
+    FILE *f = fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "wb") : NULL;
+    if (!f) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        return fail(err, errlen, "%s: cannot create: %s", path, strerror(e)), NULL;
+    }
+    *tmp_out = tmp;
+    return f;
+}
+
 static int write_temp(const char *path, npy_dtype dt, int ndim, const int64_t *shape, const void *data,
                       char **tmp_out, char *err, size_t errlen)
 {
@@ -512,27 +541,9 @@ static int write_temp(const char *path, npy_dtype dt, int ndim, const int64_t *s
     size_t hl = npy_format_header(dt, ndim, shape, hdr, sizeof hdr);
     if (!hl) return fail(err, errlen, "%s: cannot write: header does not fit", path);
 
-    const size_t pl = strlen(path);
-    char *tmp = malloc(pl + 16);
-    if (!tmp) return fail(err, errlen, "%s: out of memory", path);
-    memcpy(tmp, path, pl);
-    memcpy(tmp + pl, ".tmp-XXXXXX", 12);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return fail(err, errlen, "%s: cannot create: %s", path, strerror(e));
-    }
-    const mode_t mask = umask(0);
-    umask(mask);
-    FILE *f = fchmod(fd, 0666 & ~mask) == 0 ? fdopen(fd, "wb") : NULL;
-    if (!f) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return fail(err, errlen, "%s: cannot create: %s", path, strerror(e));
-    }
+    char *tmp;
+    FILE *f = npy_temp_beside(path, &tmp, err, errlen);
+    if (!f) return -1;
     int ok = fwrite(hdr, 1, hl, f) == hl;
     if (ok && nbytes) {
         if (host_is_little_endian()) {

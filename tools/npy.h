@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* numpy allows 64 dimensions; sgla never needs more than 4, so 16 is ample
  * and keeps the struct small. */
@@ -51,6 +52,11 @@ int npy_parse(const char *name, const unsigned char *buf, size_t len, npy_array 
  * temporary file). */
 int npy_write(const char *path, npy_dtype dt, int ndim, const int64_t *shape, const void *data,
               char *err, size_t errlen);
+
+/* A new file beside path (path.tmp-XXXXXX, the mode fopen would give), open for writing, its name
+ * in *tmp (free it); NULL with a message.  The outputs here and sgla plot's pictures are written
+ * there and renamed over path when complete, so a failed write leaves path as it was. */
+FILE *npy_temp_beside(const char *path, char **tmp, char *err, size_t errlen);
 
 /* Several outputs as one: each npy_outputs_add writes a temporary file beside
  * its target; npy_outputs_commit renames them all into place (so an error in

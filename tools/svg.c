@@ -1,45 +1,22 @@
 /* svg.c — see svg.h. */
-#define _POSIX_C_SOURCE 200809L /* mkstemp, fchmod */
+#define _POSIX_C_SOURCE 200809L /* unlink */
 #include "svg.h"
+#include "npy.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 int svg_open(svg *s, const char *path, double w, double h, char *err, size_t errlen)
 {
     s->w = w;
     s->h = h;
-    s->f = NULL;
     /* written beside path and renamed over it when complete, as the .npy
      * outputs are: a failed write (disk full) must not leave a cut picture */
-    const size_t pl = strlen(path);
-    s->tmp = malloc(pl + 12);
-    if (!s->tmp) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    memcpy(s->tmp, path, pl);
-    memcpy(s->tmp + pl, ".tmp-XXXXXX", 12);
-    const int fd = mkstemp(s->tmp);
-    const mode_t mask = umask(0);
-    umask(mask);
-    if (fd >= 0 && (fchmod(fd, 0666 & ~mask) != 0 || !(s->f = fdopen(fd, "w")))) {
-        const int e = errno;
-        close(fd);
-        unlink(s->tmp);
-        errno = e;
-    }
-    if (!s->f) {
-        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-        free(s->tmp);
-        s->tmp = NULL;
-        return -1;
-    }
+    if (!(s->f = npy_temp_beside(path, &s->tmp, err, errlen))) return -1;
     fprintf(s->f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "

@@ -238,8 +238,20 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
         return [rel(x, y) if x is not None else float("nan") for x, y in zip(got, r)]
     es = errs(fb_s)
     ef = errs(fb_f) if fla_chunk is not None else [float("nan")] * 4
+    def peak(fn):  # MB allocated at the peak of one fwd + bwd beyond what was before (o and the gradients too)
+        fresh()
+        torch.cuda.synchronize()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        try:
+            fn()
+        except Exception:  # noqa: BLE001
+            return float("nan")
+        torch.cuda.synchronize()
+        return (torch.cuda.max_memory_allocated() - base) / 1e6
+    mem = (peak(fb_s), peak(fb_f) if fla_chunk is not None else float("nan"))
     row = (sh, gate, med["sfb"], med["ffb"], med["sfb"] - med["sf"], med["ffb"] - med["ff"], es, ef,
-           med["sfb0"] - med["sf"])
+           med["sfb0"] - med["sf"], mem)
     print("bwd " + " ".join(str(x) for x in row), flush=True)
     return row
 
@@ -382,12 +394,13 @@ def main():
     if bwd_rows:
         print()
         print(f"{'BxTxHxD':<16} {'gate':<6} {'sgla f+b':>9} {'fla f+b':>9} {'sgla bwd':>9} {'fla bwd':>9}"
-              f" {'fla/sgla':>8} {'bwd, fixed':>10}  relRMS sgla (dq dk dv dg) | fla (dq dk dv dg)")
-        for (sh, gate, sfb, ffb, sb, fb, es, ef, sb0) in bwd_rows:
+              f" {'fla/sgla':>8} {'bwd, fixed':>10} {'MB sgla':>8} {'MB fla':>8}  relRMS sgla (dq dk dv dg) | fla (dq dk dv dg)")
+        for (sh, gate, sfb, ffb, sb, fb, es, ef, sb0, mem) in bwd_rows:
             fmt = lambda e: " ".join(f"{x:.1e}" for x in e)  # noqa: E731
             print(f"{sh:<16} {gate:<6} {sfb:9.4f} {ffb:9.4f} {sb:9.4f} {fb:9.4f} {fb / sb:8.2f} {sb0:10.4f}"
-                  f"  {fmt(es)} | {fmt(ef)}")
+                  f" {mem[0]:8.0f} {mem[1]:8.0f}  {fmt(es)} | {fmt(ef)}")
         print("bwd, fixed: sgla's backward with g_gamma a constant (no dg_gamma; fla never returns one)")
+        print("MB: peak memory of one fwd + bwd beyond what was allocated before it (o and the gradients included)")
     bad = [r for r in rows if not (r[7] <= (1e-5 if r[0].endswith("@f32") else 8e-3))]
     if bad:
         print(f"FAIL: {len(bad)} sgla outputs off the fp64 reference by more than 8e-3")

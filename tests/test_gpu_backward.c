@@ -88,6 +88,20 @@ static void repeats_workspace_graph(tu_rng *r)
     TU_CHECK(sgla_backward_workspace_size(&b, SGLA_BACKEND_CUDA, &need) == SGLA_OK && need > 0, "workspace size %zu",
              need);
     printf("backward workspace at 2x300x3, K=64, V=128: %zu bytes\n", need);
+    {   /* the queries without q, k, v, dout, dq, dk, dv (g and dg say which gate and gradient): the same
+         * bytes (the plan takes NULL as aligned) */
+        sgla_forward_desc fq = f;
+        sgla_backward_desc bq = b;
+        fq.q = fq.k = fq.v = NULL;
+        bq.fwd = &fq, bq.dout = NULL, bq.dq = bq.dk = bq.dv = NULL;
+        size_t nq = 0, nf = 0, nt = 0;
+        TU_CHECK(sgla_backward_workspace_size(&bq, SGLA_BACKEND_CUDA, &nq) == SGLA_OK && nq == need,
+                 "workspace query without tensors: %zu bytes, %zu with them (%s)", nq, need, sgla_last_error());
+        TU_CHECK(sgla_cuda_backward_forced_workspace(&b, 0, 0, &nt) == SGLA_OK && nt == need,
+                 "forced workspace query, path 0: %zu bytes, %zu usual (%s)", nt, need, sgla_last_error());
+        TU_CHECK(sgla_cuda_backward_forced_workspace(&bq, 0, 0, &nf) == SGLA_OK && nf == nt,
+                 "forced workspace query without tensors: %zu bytes, %zu with them (%s)", nf, nt, sgla_last_error());
+    }
     b.workspace = dalloc(need);
     b.workspace_bytes = need - 1;
     TU_CHECK(sgla_backward(&b, SGLA_BACKEND_CUDA) == SGLA_ERR_INVALID_ARGUMENT, "workspace one byte short accepted");

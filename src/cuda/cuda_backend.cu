@@ -1906,15 +1906,17 @@ extern "C" sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *user, c
     return st != SGLA_OK ? st : cuda_run(&d, force);
 }
 
-/* the forced backward's arguments and descriptor, checked as sgla_backward checks them */
-static sgla_status forced_backward_desc(const sgla_backward_desc *user, int path, int nseg, sgla_backward_desc *bd,
-                                        sgla_forward_desc *fwd)
+/* the forced backward's arguments and descriptor, checked as sgla_backward checks them (query: as
+ * sgla_backward_workspace_size does, tensors may be NULL) */
+static sgla_status forced_backward_desc(const sgla_backward_desc *user, int path, int nseg, int query,
+                                        sgla_backward_desc *bd, sgla_forward_desc *fwd)
 {
     sgla_clear_error();
     if (path < 0 || path > 4) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward path %d", path);
     if (nseg < 0 || nseg > 64) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward segments %d", nseg);
     sgla_status st = sgla_backward_desc_read(user, bd, fwd);
-    return st == SGLA_OK ? sgla_check_backward(bd, 0) : st;
+    if (st != SGLA_OK) return st;
+    return query ? sgla_check_backward_query(bd) : sgla_check_backward(bd, 0);
 }
 
 extern "C" sgla_status sgla_cuda_backward_forced_workspace(const sgla_backward_desc *user, int path, int nseg,
@@ -1925,7 +1927,7 @@ extern "C" sgla_status sgla_cuda_backward_forced_workspace(const sgla_backward_d
     bwd_plan pl;
     bwd3_plan p3;
     int three;
-    const sgla_status st = forced_backward_desc(user, path, nseg, &bd, &fwd);
+    const sgla_status st = forced_backward_desc(user, path, nseg, 1, &bd, &fwd);
     return st != SGLA_OK ? st : bwd_choose(&bd, path, nseg, &pl, &p3, &three, bytes);
 }
 
@@ -1933,6 +1935,6 @@ extern "C" sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *user,
 {
     sgla_backward_desc bd;
     sgla_forward_desc fwd;
-    const sgla_status st = forced_backward_desc(user, path, nseg, &bd, &fwd);
+    const sgla_status st = forced_backward_desc(user, path, nseg, 0, &bd, &fwd);
     return st != SGLA_OK ? st : cuda_backward_run(&bd, path, nseg);
 }

@@ -69,7 +69,8 @@ sgla_status sgla_cuda_forward_forced(const sgla_forward_desc *d, const sgla_cuda
  * from sgla_backward_workspace_size's: pass none (the stream-ordered
  * allocator serves it). */
 sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *b, int path, int nseg);
-/* The workspace sgla_cuda_backward_forced(b, path, nseg) needs. */
+/* The workspace sgla_cuda_backward_forced(b, path, nseg) needs (its tensors may be NULL, as for
+ * sgla_backward_workspace_size; the plan then takes them as 16-byte aligned). */
 sgla_status sgla_cuda_backward_forced_workspace(const sgla_backward_desc *b, int path, int nseg, size_t *bytes);
 
 /* From now on every device's facts as those of a GPU of compute capability cc (10 major + minor,

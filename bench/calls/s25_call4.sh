@@ -11,6 +11,8 @@ if ldd $BD/libsgla.so 2>/dev/null | grep -q "not found"; then export LD_LIBRARY_
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
 export TRITON_CACHE_DIR=/tmp/triton_cache PYTHONUNBUFFERED=1 SGLA_LIBRARY=$PWD/$BD/libsgla.so
 mkdir -p $TRITON_CACHE_DIR
+# an earlier call's Triton cache where one is carried (.triton_cache/cache.tgz; session 30 on): fewer cold compiles
+[ -f .triton_cache/cache.tgz ] && tar xzf .triton_cache/cache.tgz -C $TRITON_CACHE_DIR 2>/dev/null
 t0=$(date +%s)
 timeout ${SGLA_T1:-180} python3 bench/fla_compare.py --shapes issue14 --gates g --bwd-shapes= --warm-jobs 14 --rounds 3 \
   > "$OUT/fla_fwd.log" 2>&1

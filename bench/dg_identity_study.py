@@ -28,11 +28,12 @@ def bf16(x):
     return u.astype(np.uint32).view(np.float32).reshape(a.shape)
 
 
-def backward(q, k, v, do, g, scale, C, low, blob=None):
+def backward(q, k, v, do, g, scale, C, low, blob=None, parts=None):
     """Chunked backward of <o, do> (h0 = 0, no dht).  low: the kernels' precision (fp32
     accumulation, bf16 operands), else fp64 throughout; blob (with low): the rounding of the
     state copy in dg's boundary term (bench/dg_blob_study.py).  Returns dq, dk, and dg by the
-    chunk-local form (the one sgla uses)."""
+    chunk-local form (the one sgla uses); parts (a list), where given, gets each chunk's (start, X_c,
+    e, u, the rest of its dg) in reverse order (bench/dg_xc_step_study.py)."""
     f = np.float32 if low else np.float64
     r = bf16 if low else (lambda x: x)
     q, k, v, do, g = (x.astype(f) for x in (q, k, v, do, g))
@@ -69,8 +70,11 @@ def backward(q, k, v, do, g, scale, C, low, blob=None):
         M = np.tril(A.astype(np.float64) * dP, -1)
         c4 = np.array([M[t:, :t].sum() for t in range(n)])
         Sb = blob(states[ci]) if low and blob else states[ci]
-        dg[s:e] = (np.exp(float(b[-1])) * (dS.astype(np.float64) * Sb).sum() + np.cumsum(uu) - uu
-                   + np.cumsum(ee[::-1])[::-1] + c4)
+        X = np.exp(float(b[-1])) * (dS.astype(np.float64) * Sb).sum()
+        rest = np.cumsum(uu) - uu + np.cumsum(ee[::-1])[::-1] + c4
+        dg[s:e] = X + rest
+        if parts is not None:
+            parts.append((s, X, ee, uu, rest))
         dS = (np.exp(b[-1]) * dS + r(qc * rs[:, None]).T @ dc).astype(f)
     return dq, dk, dg
 

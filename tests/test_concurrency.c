@@ -292,7 +292,23 @@ static void *disturb(void *arg)
     return NULL;
 }
 
-/* fork while the workers run; the child makes all their calls again (a hang fails by SIGALRM) */
+/* ASan's allocator (GCC 12's libsanitizer) does not hold its locks across fork: a child forked while
+ * another thread was inside malloc or free waits on that lock for good (seen here: the child's first
+ * free, in ASan's quarantine).  That is any program under that runtime, not sgla's locks, so under
+ * ASan the fork comes once the workers and the disturber have stopped. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FORK_WHILE_RUNNING 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FORK_WHILE_RUNNING 0
+#endif
+#endif
+#ifndef FORK_WHILE_RUNNING
+#define FORK_WHILE_RUNNING 1
+#endif
+
+/* fork while the workers run (see above); the child makes all their calls again (a hang fails by
+ * SIGALRM) */
 static int fork_check(worker *ws, int nw)
 {
     const pid_t pid = fork();
@@ -363,10 +379,13 @@ int main(void)
         __atomic_store_n(&stop, 0, __ATOMIC_RELEASE);
         TU_CHECK(pthread_create(&dt, NULL, disturb, &dseed) == 0, "disturber not started");
         for (int t = 0; t < nw; t++) TU_CHECK(pthread_create(&th[t], NULL, work, &ws[t]) == 0, "thread %d", t);
-        TU_CHECK(fork_check(ws, nw), "round %d: a forked child's calls failed, hung or gave other bits", round);
+        if (FORK_WHILE_RUNNING)
+            TU_CHECK(fork_check(ws, nw), "round %d: a forked child's calls failed, hung or gave other bits", round);
         for (int t = 0; t < nw; t++) pthread_join(th[t], NULL);
         __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
         pthread_join(dt, NULL);
+        if (!FORK_WHILE_RUNNING)
+            TU_CHECK(fork_check(ws, nw), "round %d: a forked child's calls failed, hung or gave other bits", round);
         for (int t = 0; t < nw; t++) {
             const worker *w = &ws[t];
             TU_CHECK(!w->bad_bits && !w->bad_error && !w->bad_status,

@@ -21,6 +21,10 @@ from typing import Optional, Tuple
 import torch
 from torch.autograd.function import once_differentiable
 
+if not hasattr(torch.library, "custom_op"):  # torch 2.4
+    raise ImportError(f"sgla's torch support needs torch >= 2.4 (torch.library.custom_op); this is torch "
+                      f"{torch.__version__}")
+
 from . import _ops
 from ._lib import Backend
 
@@ -75,7 +79,8 @@ def _chunk_bwd_fake(q, k, v, do, g, g_gamma, h0, dht, cu, scale, backend, thread
     dg = q.new_empty((B, T, H), dtype=aux) if g is not None and want_dg else _empty(q)
     dgg = q.new_empty((H,), dtype=aux) if g_gamma is not None and want_dgg else _empty(q)
     dh0 = q.new_empty((N, H, K, V), dtype=aux) if h0 is not None and want_dh0 else _empty(q)
-    return torch.empty_like(q), torch.empty_like(k), torch.empty_like(v), dg, dgg, dh0
+    # contiguous whatever the inputs' strides: the op makes its inputs dense first (_ops._dense)
+    return q.new_empty(q.shape), k.new_empty(k.shape), v.new_empty(v.shape), dg, dgg, dh0
 
 
 def _setup_context(ctx, inputs, output):

@@ -169,6 +169,9 @@ class SglaError(ValueError):
             msg += f": {detail}"
         super().__init__(msg)
 
+    def __reduce__(self):  # pickle and copy (a worker process's error reaches its parent whole)
+        return (type(self), (int(self.status), self.status_string, self.detail))
+
 
 def _candidates():
     env = os.environ.get("SGLA_LIBRARY")

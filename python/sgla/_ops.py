@@ -192,7 +192,8 @@ def _call(d, backend):
 def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, has_initial_state, inplace,
                   cu_host, state_v_first, backend, threads, chunk):
     """o for a batch whose states live in `pool` [S, H, K, V] (or [S, H, V, K]): NumPy
-    arrays, CPU or CUDA torch tensors; the pool is updated in place when `inplace`.
+    arrays, CPU or CUDA torch tensors; the pool is updated in place when `inplace`, else
+    read only, the final states returned in a new [N, ...] array (fla's inplace_final_state=False).
     cu_host: a host copy of cu_seqlens (fla's cu_seqlens_cpu) or None."""
     fw = _framework_of_q(q)
     if fw == "torch":
@@ -275,35 +276,71 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
     acc = as_arr("num_accepted_tokens", _of_kind("num_accepted_tokens", num_accepted, False), i32 if bits == 32 else i64)
     if acc is not None and tuple(int(x) for x in acc.shape) != (N,):
         raise ValueError(f"num_accepted_tokens must be [N] = [{N}], got {list(acc.shape)}")
+    if has_initial_state is not None:
+        hd = getattr(has_initial_state, "dtype", None)
+        hd = str(hd if hd is not None else _np().asarray(has_initial_state).dtype)
+        if "float" in hd or "complex" in hd:
+            raise TypeError(f"has_initial_state must hold bools (or integers 0 / 1), got dtype {hd}")
     his = as_arr("has_initial_state", has_initial_state, u8)
     if his is not None and tuple(int(x) for x in his.shape) != (N,):
         raise ValueError(f"has_initial_state must be [N] = [{N}], got {list(his.shape)}")
+    on_cuda = fw == "torch" and q.device.type == "cuda"
+    final = pool
+    if not inplace:
+        # fla's inplace_final_state=False: the final states in a new [N, ...] array and the pool only
+        # read; the call runs in place on a copy of the N slots it reads (a slot outside [0, S): a padded
+        # row, as on CUDA; the host refuses one outside [-1, S), as the C library does)
+        if t_max:
+            raise NotImplementedError("inplace_final_state=False with speculative indices [N, T_max]: "
+                                      "sgla writes those states into the pool only")
+        S = int(pool.shape[0])
+        ok = (idx >= 0) & (idx < S)
+        if fw == "torch":
+            if not on_cuda and not bool((ok | (idx == -1)).all()):
+                raise ValueError(f"ssm_state_indices: a slot outside [-1, {S})")
+            rows = pool.index_select(0, torch.where(ok, idx, torch.zeros_like(idx)).long())
+            final = torch.where(ok.view(-1, 1, 1, 1), rows, torch.zeros_like(rows)).contiguous()
+            idx = torch.where(ok, torch.arange(N, device=dev, dtype=idx.dtype), torch.full_like(idx, -1)).contiguous()
+        else:
+            if not bool((ok | (idx == -1)).all()):
+                raise ValueError(f"ssm_state_indices: a slot outside [-1, {S})")
+            final = np.zeros((N,) + tuple(pool.shape[1:]), dtype=np.float32)
+            final[ok] = pool[idx[ok]]
+            idx = np.ascontiguousarray(np.where(ok, np.arange(N), -1).astype(idx.dtype))
     p = _lib.StatePool()
-    p.slots, p.indices, p.index_bits, p.t_max = int(pool.shape[0]), ptr(idx), bits, t_max
+    p.slots, p.indices, p.index_bits, p.t_max = int(final.shape[0]), ptr(idx), bits, t_max
     p.has_initial_state = ptr(his) if his is not None else None
     p.num_accepted = ptr(acc) if acc is not None else None
-    p.flags = (_lib.POOL_INPLACE if inplace else 0) | (_lib.POOL_V_FIRST if state_v_first else 0)
+    p.flags = _lib.POOL_INPLACE | (_lib.POOL_V_FIRST if state_v_first else 0)
     if cu_host is not None and cu is not None:
         np = _np()
+        _of_kind("cu_seqlens_cpu", cu_host, False)
         cu_host = np.ascontiguousarray(cu_host.cpu().numpy() if hasattr(cu_host, "cpu") else cu_host, dtype=np.int64)
         if cu_host.shape != (N + 1,):
             raise ValueError(f"cu_seqlens_cpu must be [{N + 1}] like cu_seqlens, got {list(cu_host.shape)}")
         p.host_cu_seqlens = cu_host.ctypes.data
     d = _lib.new_desc()
     _fill_desc(d, dt, B, T, H, K, V, N, _scale_of(scale, K), chunk, threads, cu is not None)
-    d.q, d.k, d.v, d.o, d.h0 = ptr(q), ptr(k), ptr(v), ptr(o), ptr(pool)
+    d.q, d.k, d.v, d.o, d.h0 = ptr(q), ptr(k), ptr(v), ptr(o), ptr(final)
     d.g = ptr(g) if g is not None else None
     d.g_gamma = ptr(g_gamma) if g_gamma is not None else None
     d.cu_seqlens = ptr(cu) if cu is not None else None
     d.pool = ctypes.addressof(p)
-    if fw == "torch" and q.device.type == "cuda":  # asynchronous on torch's current stream, no workspace
+    asked = None if backend is None else resolve_backend(backend)
+    if on_cuda and asked not in (None, Backend.AUTO, Backend.CUDA):
+        raise ValueError(f"backend={backend!r} runs on the host but q is on {q.device}; "
+                         "use backend='cuda' (the default for CUDA tensors)")
+    if not on_cuda and asked == Backend.CUDA:
+        raise ValueError("backend='cuda' needs CUDA tensors (the pool, indices and inputs on the device); "
+                         "these are host arrays")
+    if on_cuda:  # asynchronous on torch's current stream, no workspace
         with torch.cuda.device(q.device):
             d.stream = torch.cuda.current_stream(q.device).cuda_stream
             _call(d, Backend.CUDA)
-        return o, (pool if inplace else None)
-    be = Backend.CPU if backend is None or resolve_backend(backend) == Backend.AUTO else resolve_backend(backend)
+        return o, final
+    be = Backend.CPU if asked in (None, Backend.AUTO) else asked
     _call(d, be)
-    return o, (pool if inplace else None)
+    return o, final
 
 
 # --------------------------------------------------------------------------
@@ -486,6 +523,13 @@ def _compiling(torch):
     return bool(f()) if f is not None else False
 
 
+def _cuda_available_on(torch, dev):
+    """sgla's CUDA backend probed on dev (the probe looks at the current device: with q on cuda:1
+    and cuda:0 current it would judge, and make a context on, the wrong GPU)."""
+    with torch.cuda.device(dev):
+        return _lib.backend_available(Backend.CUDA)
+
+
 def _torch_prepare(q, k, v, g, g_gamma, h0, cu, backend, state_v_first):
     """Checks and converts the torch inputs (differentiably: the gates and the state
     become fp32, or fp64 with float64 inputs, and contiguous; a [N, H, V, K] state is
@@ -543,7 +587,7 @@ def _torch_prepare(q, k, v, g, g_gamma, h0, cu, backend, state_v_first):
             raise ValueError(f"backend='cuda' needs CUDA tensors; q is on {dev}")
     # under torch.compile the check is left to the operator (sgla_forward reports the
     # same status when it runs): dynamo cannot trace a ctypes call
-    if on_cuda and not _compiling(torch) and not _lib.backend_available(Backend.CUDA):
+    if on_cuda and not _compiling(torch) and not _cuda_available_on(torch, dev):
         raise SglaError(
             _lib.Status.ERR_BACKEND_UNAVAILABLE,
             _lib.sgla_status_string(int(_lib.Status.ERR_BACKEND_UNAVAILABLE)).decode(),
@@ -560,6 +604,18 @@ def _torch_prepare(q, k, v, g, g_gamma, h0, cu, backend, state_v_first):
 
 def _ptr(x):
     return x.data_ptr() if x is not None else None
+
+
+def _dense(x):
+    """x contiguous, and on CUDA 16-byte aligned (the TMA kernels' need; a view into a tensor,
+    e.g. q[:, 1:], may start anywhere): copied where it is not.  The ops call it on what they
+    are given, since under torch.compile Inductor chooses their inputs' layouts."""
+    if x is None:
+        return None
+    x = x.contiguous()
+    if x.device.type == "cuda" and x.data_ptr() % 16:
+        x = x.clone()
+    return x
 
 
 def _torch_run(dev, d, be, call, size_query):
@@ -601,6 +657,7 @@ def _torch_forward_raw(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, b
                        allow_tf32=False):
     """o (and ht) of prepared tensors, no autograd."""
     torch = _torch()
+    q, k, v, g, g_gamma, h0, cu = (_dense(x) for x in (q, k, v, g, g_gamma, h0, cu))
     d, (B, T, H, K, V, N), aux = _torch_input_desc(q, k, v, g, g_gamma, h0, cu, scale, threads, chunk)
     if allow_tf32:
         d.flags |= _lib.FLAG_ALLOW_TF32
@@ -615,10 +672,11 @@ def _torch_backward_raw(q, k, v, do, g, g_gamma, h0, dht, cu, scale, be, threads
                         want_dg=True, want_dgg=True, want_dh0=True):
     """(dq, dk, dv, dg, dg_gamma, dh0) of prepared tensors; None where the input is absent."""
     torch = _torch()
+    q, k, v, g, g_gamma, h0, cu = (_dense(x) for x in (q, k, v, g, g_gamma, h0, cu))
     f, (B, T, H, K, V, N), aux = _torch_input_desc(q, k, v, g, g_gamma, h0, cu, scale, threads, chunk)
     dev = q.device
-    do = do.to(q.dtype).contiguous()
-    dht = dht.to(aux).contiguous() if dht is not None else None
+    do = _dense(do.to(q.dtype))
+    dht = _dense(dht.to(aux)) if dht is not None else None
     dq, dk = torch.empty_like(q), torch.empty_like(k)
     dv = torch.empty_like(v)
     dg = torch.empty((B, T, H), dtype=aux, device=dev) if g is not None and want_dg else None
@@ -682,6 +740,20 @@ def _pool_kwargs(kwargs, cu_host=None):
     return idx, acc, his, bool(inplace), kwargs.get("cu_seqlens_cpu", cu_host)
 
 
+def _flag(fn, name, x):
+    """A bool argument (Python or NumPy bool, 0 / 1, or None for False): older fla put cu_seqlens
+    where sgla has state_v_first (chunk_simple_gla's 9th argument), so an offsets array there is
+    refused, not taken as True (None there, older fla's default, is False)."""
+    if x is None:
+        return False
+    if isinstance(x, bool) or (isinstance(x, numbers.Integral) and int(x) in (0, 1)):
+        return bool(x)
+    if getattr(x, "dtype", None) is not None and tuple(getattr(x, "shape", (0,))) == () and "bool" in str(x.dtype):
+        return bool(x)  # a NumPy bool, a 0-d bool array or tensor
+    hint = " (cu_seqlens goes by keyword: cu_seqlens=...)" if hasattr(x, "shape") or isinstance(x, (list, tuple)) else ""
+    raise TypeError(f"{fn}: {name} must be a bool, got {type(x).__name__}{hint}")
+
+
 def _fla_kwargs(fn, kwargs, chunk, state_v_first):
     """fla's keyword extras: chunk_size (its name for the chunk length), the
     deprecated transpose_state_layout (state_v_first), head_first (refused when
@@ -725,6 +797,9 @@ def chunk_simple_gla_backward(q, k, v, do, g=None, g_gamma=None, scale=None, ini
     float64 inputs (NumPy or torch) run the fp64 references (backend None picks
     "ref-b"; "ref-a" is the reverse-time recurrence).
     """
+    state_v_first = _flag("chunk_simple_gla_backward", "state_v_first", state_v_first)
+    if do is None:
+        raise TypeError("chunk_simple_gla_backward: do (the gradient of o, [B, T, H, V]) is required")
     fw = _framework_of_q(q)
     if fw in ("torch", "dlpack-device"):
         if fw == "dlpack-device" and _torch() is None:
@@ -817,6 +892,8 @@ def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=No
         TypeError / ValueError naming the argument for wrong dtypes, devices or
         shapes; :class:`sgla.SglaError` (a ValueError) for any C status.
     """
+    state_v_first = _flag("chunk_simple_gla", "state_v_first", state_v_first)
+    output_final_state = _flag("chunk_simple_gla", "output_final_state", output_final_state)
     pool = _pool_kwargs(kwargs, cu_seqlens_cpu)  # cu_seqlens_cpu serves the pool alone
     chunk, state_v_first = _fla_kwargs("chunk_simple_gla", kwargs, chunk, state_v_first)
     if pool is not None:
@@ -837,7 +914,9 @@ def fused_recurrent_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initia
     the same computation as :func:`chunk_simple_gla`.  ``reverse=True`` is
     not supported.  See :func:`chunk_simple_gla` for the arguments.
     """
-    if reverse:
+    state_v_first = _flag("fused_recurrent_simple_gla", "state_v_first", state_v_first)
+    output_final_state = _flag("fused_recurrent_simple_gla", "output_final_state", output_final_state)
+    if _flag("fused_recurrent_simple_gla", "reverse", reverse):
         raise NotImplementedError("fused_recurrent_simple_gla: reverse=True is not supported by sgla")
     pool = _pool_kwargs(kwargs)
     chunk, state_v_first = _fla_kwargs("fused_recurrent_simple_gla", kwargs, chunk, state_v_first)

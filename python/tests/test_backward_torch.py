@@ -236,3 +236,22 @@ def test_cuda_graph_capture_forward_and_backward():
     want = [o] + [x.grad for x in eager_leaves]
     for a, b in zip(got, want):
         assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("gate,nseq", [("g", 0), ("g_gamma", 3), ("none", 0)])
+def test_custom_ops_opcheck(gate, nseq):
+    """torch.library.opcheck of both custom ops (schema, fake against real, autograd registration),
+    q non-contiguous: the ops make their inputs dense and the fakes promise contiguous outputs."""
+    from sgla._autograd import chunk_bwd, chunk_fwd
+    from sgla._lib import Backend
+    q, k, v, g, gg, h0, cu = t_inputs(7, 1 if nseq else 2, 24, 2, 8, 8, torch.float32, gate=gate, nseq=nseq)
+    qn = q.detach().transpose(1, 2).contiguous().transpose(1, 2).requires_grad_()
+    assert not qn.is_contiguous()
+    be = int(Backend.CPU)
+    for final in (True, False):
+        torch.library.opcheck(chunk_fwd, (qn, k, v, g, gg, h0, cu, 0.3, final, be, 1, 64, False))
+    do = torch.randn(v.shape).transpose(1, 2).contiguous().transpose(1, 2)
+    dht = torch.randn(h0.shape)
+    d = lambda x: x.detach() if x is not None else None  # noqa: E731
+    for want in ((True, True, True), (False, False, False)):
+        torch.library.opcheck(chunk_bwd, (d(qn), d(k), d(v), do, d(g), d(gg), d(h0), dht, cu, 0.3, be, 1, 64, *want))

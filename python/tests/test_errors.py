@@ -196,3 +196,35 @@ def test_error_leaves_no_partial_result(qkv):
         call(q, k, v, g_gamma=np.array([1.0, 1.0], np.float32))
     o, _ = call(q, k, v)
     assert np.all(np.isfinite(o))
+
+
+def test_flags_are_bools(qkv):
+    """Older fla took cu_seqlens where sgla has state_v_first (the 9th argument): an offsets array
+    there is refused, naming the keyword, rather than taken as True and ignored."""
+    q, k, v = qkv
+    cu = np.array([0, 5, T])
+    with pytest.raises(TypeError, match="state_v_first must be a bool.*cu_seqlens="):
+        sgla.chunk_simple_gla(q, k, v, None, None, None, None, False, cu)
+    with pytest.raises(TypeError, match="output_final_state must be a bool"):
+        sgla.chunk_simple_gla(q, k, v, output_final_state=cu)
+    with pytest.raises(TypeError, match="reverse must be a bool"):
+        sgla.fused_recurrent_simple_gla(q, k, v, None, None, None, None, False, cu)
+    with pytest.raises(TypeError, match="do .* is required"):
+        sgla.chunk_simple_gla_backward(q, k, v, None)
+    # older fla's positional None for cu_seqlens, NumPy bools and 0 / 1 are flags
+    o1, h1 = sgla.chunk_simple_gla(q, k, v, None, None, None, None, np.bool_(True), None)
+    o2, h2 = sgla.chunk_simple_gla(q, k, v, output_final_state=1, state_v_first=0)
+    np.testing.assert_array_equal(o1, o2)
+    np.testing.assert_array_equal(h1, h2)
+
+
+def test_sgla_error_pickles(qkv):
+    """A worker process's SglaError reaches its parent whole (pickle, copy)."""
+    import copy
+    import pickle
+    q, k, v = qkv
+    with pytest.raises(SglaError) as ei:
+        call(q, k, v, g=np.full((B, T, H), 0.5, np.float32))
+    e = ei.value
+    for x in (pickle.loads(pickle.dumps(e)), copy.copy(e)):
+        assert type(x) is SglaError and x.status == e.status and x.detail == e.detail and str(x) == str(e)

@@ -222,3 +222,65 @@ def test_pool_refuses_inputs_that_require_grad():
     with torch.no_grad():
         o, _ = sgla.chunk_simple_gla(qg, k, v, initial_state=pool, cu_seqlens=cu, ssm_state_indices=idx)
     assert o.shape == (1, 3, 2, 4) and not o.requires_grad
+
+
+@pytest.mark.parametrize("v_first", [False, True])
+def test_final_states_not_in_place(v_first):
+    """inplace_final_state=False (fla's): the pool is only read, the final states come back in a new
+    [N, ...] array, equal to what the in-place call writes to the sequences' slots; a padded row's
+    final state is zeros."""
+    rng = np.random.default_rng(11 + v_first)
+    H, K, V, S = 2, 8, 12, 6
+    lens = [5, 1, 3, 2]
+    idx = np.array([4, -1, 0, 2])
+    his = np.array([True, True, False, True])
+    cu = np.concatenate([[0], np.cumsum(lens)])
+    T = int(cu[-1])
+    q, k = (rng.standard_normal((1, T, H, K), dtype=np.float32) for _ in range(2))
+    v = rng.standard_normal((1, T, H, V), dtype=np.float32)
+    g = -rng.uniform(0, 0.3, (1, T, H)).astype(np.float32)
+    pool = rng.standard_normal((S, H, V, K) if v_first else (S, H, K, V)).astype(np.float32)
+    p0 = pool.copy()
+    kw = dict(g=g, cu_seqlens=cu, ssm_state_indices=idx, has_initial_state=his, state_v_first=v_first)
+    o, fin = sgla.chunk_simple_gla(q, k, v, initial_state=pool, inplace_final_state=False, **kw)
+    np.testing.assert_array_equal(pool, p0)
+    assert fin.shape == (len(lens),) + pool.shape[1:]
+    o2, p2 = sgla.chunk_simple_gla(q, k, v, initial_state=pool.copy(), **kw)
+    np.testing.assert_array_equal(o, o2)
+    for n in range(len(lens)):
+        np.testing.assert_array_equal(fin[n], p2[idx[n]] if idx[n] >= 0 else np.zeros_like(fin[n]))
+    with pytest.raises(ValueError, match=r"outside \[-1, 6\)"):
+        sgla.chunk_simple_gla(q, k, v, initial_state=pool, inplace_final_state=False,
+                              **dict(kw, ssm_state_indices=np.array([4, -1, 6, 2])))
+    with pytest.raises(NotImplementedError, match="speculative"):
+        sgla.chunk_simple_gla(q, k, v, initial_state=pool, inplace_final_state=False,
+                              **dict(kw, ssm_state_indices=np.array([[4, 5], [-1, -1], [0, 1], [2, 3]])))
+    torch = pytest.importorskip("torch")
+    tp = torch.from_numpy(pool.copy())
+    o_t, fin_t = sgla.chunk_simple_gla(*(torch.from_numpy(x) for x in (q, k, v)), initial_state=tp,
+                                       inplace_final_state=False, g=torch.from_numpy(g),
+                                       cu_seqlens=torch.from_numpy(cu), ssm_state_indices=torch.from_numpy(idx),
+                                       has_initial_state=torch.from_numpy(his), state_v_first=v_first)
+    np.testing.assert_array_equal(tp.numpy(), p0)
+    np.testing.assert_array_equal(fin_t.numpy(), fin)
+    np.testing.assert_array_equal(o_t.numpy(), o)
+
+
+def test_pool_flags_and_backend_refused():
+    """has_initial_state and cu_seqlens_cpu are never rounded from floats; backend='cuda' with host
+    arrays is refused before any pointer reaches the library."""
+    rng = np.random.default_rng(12)
+    H, K, V, T = 1, 4, 4, 3
+    q, k, v = (rng.standard_normal((1, T, H, K), dtype=np.float32) for _ in range(3))
+    pool = rng.standard_normal((3, H, K, V)).astype(np.float32)
+    p0 = pool.copy()
+    kw = dict(initial_state=pool, cu_seqlens=np.array([0, 2, 3]), ssm_state_indices=np.array([0, 2]))
+    with pytest.raises(TypeError, match="has_initial_state must hold bools"):
+        sgla.chunk_simple_gla(q, k, v, has_initial_state=np.array([0.5, 0.7]), **kw)
+    with pytest.raises(TypeError, match="cu_seqlens_cpu must hold integers"):
+        sgla.chunk_simple_gla(q, k, v, cu_seqlens_cpu=np.array([0.0, 2.0, 3.0]), **kw)
+    with pytest.raises(ValueError, match="backend='cuda' needs CUDA tensors"):
+        sgla.chunk_simple_gla(q, k, v, backend="cuda", **kw)
+    np.testing.assert_array_equal(pool, p0)
+    o, _ = sgla.chunk_simple_gla(q, k, v, has_initial_state=np.array([1, 0], np.int32), **kw)
+    assert o.shape == (1, T, H, V)

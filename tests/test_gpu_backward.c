@@ -213,6 +213,17 @@ int main(void)
          * partial last one, and K = V = 256 over a packed batch */
         {BF, G, MIX30, 2, 333, 4, 64, 64, 1, 1, 0, 0},
         {BF, G, MILD, 1, 300, 2, 256, 256, 0, 1, 0, 3},
+        /* dg3's head blocks (8 heads a block: H = 9, 12, 16), grids whose dg3 blocks loop over chunks
+         * (N ceil(H / 8) > 4096 / chunks), the merged pass on packed batches with mild gates (X_c far
+         * from 0: the NEG30 cases above leave it ~0), T = 1 with g_gamma (review, session 30) */
+        {BF, G, MILD, 2, 200, 12, 64, 64, 1, 1, 0, 0},
+        {BF, GAMMA, MILD, 1, 300, 9, 128, 128, 1, 1, 0, 4},
+        {BF, G, MILD, 2, 130, 16, 64, 128, 0, 1, 0, 0},
+        {BF, G, MILD, 40, 1000, 64, 8, 16, 0, 0, 0, 0},
+        {BF, GAMMA, MILD, 600, 200, 16, 8, 8, 0, 0, 0, 0},
+        {BF, G, MILD, 1, 700, 3, 64, 64, 1, 1, 0, 6},
+        {BF, G, MILD, 1, 700, 9, 128, 128, 1, 1, 0, 6},
+        {BF, GAMMA, MILD, 3, 1, 9, 64, 64, 1, 1, 0, 0},
     };
     /* head sizes the three passes round up (the tensors in place, the states through padded
      * copies), the path forced so that a refusal fails: dh0 in place, a packed batch, K != V both
@@ -255,6 +266,7 @@ int main(void)
         {BF, G, MILD, 1, 70, 2, 64, 64, 1, 1, 0, 0},
         {HF, GAMMA, MILD, 1, 40, 1, 128, 64, 1, 1, 0, 3},
         {F32, G, MIX30, 1, 33, 1, 32, 48, 1, 1, 0, 0},
+        {BF, GAMMA, MILD, 1, 130, 9, 64, 64, 1, 1, 0, 3}, /* dg3's dg_gamma and two head blocks */
     };
     const conform_case *list = small ? smalls : all;
     const int n = small ? (int)(sizeof smalls / sizeof smalls[0]) : (int)(sizeof all / sizeof all[0]);

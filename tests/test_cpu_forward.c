@@ -324,6 +324,10 @@ static void conform_isa_cases(tu_rng *r)
         {SGLA_BF16, ALPHA, CONFORM_NEAR0, 1, 90, 3, 64, 32, 0, 1, 0, 0, 64, 2},
         {SGLA_BF16, NONE, CONFORM_MILD, 1, 66, 2, 40, 24, 1, 1, 0, 2, 16, 0},
         {SGLA_F16, NONE, CONFORM_MILD, 2, 1, 2, 64, 64, 1, 1, 1, 0, 0, 0},
+        /* fixed cuts (conform_cuts256): empty first and last sequences, lengths 1, 63, 65 */
+        {SGLA_F32, G, CONFORM_MILD, 1, 256, 2, 64, 64, 1, 1, 0, 8, 64, 2, conform_cuts256},
+        {SGLA_BF16, GAMMA, CONFORM_MILD, 1, 256, 2, 128, 64, 1, 1, 1, 8, 32, 0, conform_cuts256},
+        {SGLA_F16, G, CONFORM_MIX30, 1, 256, 3, 160, 96, 0, 1, 0, 8, 16, 1, conform_cuts256},
     };
     static const int isas[] = {SGLA_CPU_ISA_SCALAR, SGLA_CPU_ISA_AVX2, SGLA_CPU_ISA_AVX512};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -224,6 +224,12 @@ int main(void)
         {BF, G, MILD, 1, 700, 3, 64, 64, 1, 1, 0, 6},
         {BF, G, MILD, 1, 700, 9, 128, 128, 1, 1, 0, 6},
         {BF, GAMMA, MILD, 3, 1, 9, 64, 64, 1, 1, 0, 0},
+        /* fixed cuts (conform_cuts256): empty first and last sequences, lengths 1, 63, 65, starts on and
+         * off chunk boundaries; the merged pass (K = V), K != V, K = 256 */
+        {BF, G, MILD, 1, 256, 3, 64, 64, 1, 1, 0, 8, 0, 0, conform_cuts256},
+        {BF, GAMMA, MILD, 1, 256, 9, 128, 64, 1, 1, 0, 8, 0, 0, conform_cuts256},
+        {BF, G, MIX30, 1, 256, 2, 128, 128, 1, 1, 1, 8, 0, 0, conform_cuts256},
+        {BF, G, MILD, 1, 256, 2, 256, 128, 1, 1, 0, 8, 0, 0, conform_cuts256},
     };
     /* head sizes the three passes round up (the tensors in place, the states through padded
      * copies), the path forced so that a refusal fails: dh0 in place, a packed batch, K != V both

@@ -845,6 +845,13 @@ int main(void)
         /* the same with gate g's b (gate_b.cu reads the offsets as given, the kernel the ordered pairs) */
         {BF, G, MIX30, 1, 9000, 2, 64, 64, 0, 0, 0, 160},
         {HF, G, MILD, 1, 5000, 2, 256, 64, 0, 0, 0, 150},
+        /* fixed cuts (conform_cuts256): empty first and last sequences, lengths 1, 63, 65, starts on and
+         * off chunk boundaries, with states and without, every row */
+        {BF, G, MILD, 1, 256, 3, 64, 64, 1, 1, 0, 8, 0, 0, conform_cuts256},
+        {BF, GAMMA, MIX30, 1, 256, 2, 128, 128, 1, 1, 1, 8, 0, 0, conform_cuts256},
+        {HF, G, MILD, 1, 256, 2, 256, 64, 0, 1, 0, 8, 0, 0, conform_cuts256},
+        {BF, NONE, MILD, 1, 256, 2, 128, 256, 0, 0, 0, 8, 0, 0, conform_cuts256},
+        {F32, G, MILD, 1, 256, 2, 128, 64, 1, 1, 0, 8, 0, 0, conform_cuts256},
     };
     static const conform_case smalls[] = {
         {BF, G, MILD, 1, 130, 2, 64, 64, 1, 1, 0, 0},

@@ -51,6 +51,8 @@ void conform_free(conform_data *x)
     memset(x, 0, sizeof *x);
 }
 
+const int64_t conform_cuts256[9] = {0, 0, 1, 64, 64, 129, 192, 256, 256};
+
 sgla_status conform_draw(conform_data *x, const conform_case *c, ref_rng *r, sgla_backend ref_kind)
 {
     memset(x, 0, sizeof *x);
@@ -59,21 +61,27 @@ sgla_status conform_draw(conform_data *x, const conform_case *c, ref_rng *r, sgl
     const size_t es = sgla_dtype_size(c->dtype);
     x->N = c->nseq > 0 ? c->nseq : B;
     if (c->nseq > 0) {
-        /* random cut points, sorted; with three or more sequences the second is empty */
+        /* the case's cuts, or random cut points, sorted; with three or more sequences the second is empty */
         const int64_t N = x->N;
         x->cu = xmalloc((size_t)(N + 1) * sizeof *x->cu);
         if (!x->cu) return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "conform: cu_seqlens");
-        x->cu[0] = 0;
-        x->cu[N] = T;
-        for (int64_t i = 1; i < N; i++) x->cu[i] = (int64_t)(ref_rng_next(r) % (uint64_t)(T + 1));
-        for (int64_t i = 1; i < N; i++)
-            for (int64_t j = i + 1; j < N; j++)
-                if (x->cu[j] < x->cu[i]) {
-                    int64_t t = x->cu[i];
-                    x->cu[i] = x->cu[j];
-                    x->cu[j] = t;
-                }
-        if (N > 2) x->cu[2] = x->cu[1];
+        if (c->cuts) {
+            if (c->cuts[0] != 0 || c->cuts[N] != T)
+                return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "conform: the case's cuts do not span 0 .. T");
+            memcpy(x->cu, c->cuts, (size_t)(N + 1) * sizeof *x->cu);
+        } else {
+            x->cu[0] = 0;
+            x->cu[N] = T;
+            for (int64_t i = 1; i < N; i++) x->cu[i] = (int64_t)(ref_rng_next(r) % (uint64_t)(T + 1));
+            for (int64_t i = 1; i < N; i++)
+                for (int64_t j = i + 1; j < N; j++)
+                    if (x->cu[j] < x->cu[i]) {
+                        int64_t t = x->cu[i];
+                        x->cu[i] = x->cu[j];
+                        x->cu[j] = t;
+                    }
+            if (N > 2) x->cu[2] = x->cu[1];
+        }
     }
     x->nqk = B * T * H * K, x->nv = B * T * H * V, x->ns = x->N * H * K * V, x->ng = B * T * H;
     x->q = xmalloc((size_t)x->nqk * es), x->k = xmalloc((size_t)x->nqk * es), x->v = xmalloc((size_t)x->nv * es);
@@ -175,10 +183,10 @@ static void label(const conform_data *x, sgla_backend be, const sgla_cuda_plan *
     char chunk[24] = ""; /* the chunk when not the default 64 */
     if (x->d.chunk != 64) snprintf(chunk, sizeof chunk, " C=%lld", (long long)x->d.chunk);
     snprintf(res->label, sizeof res->label,
-             "%s %s gate=%s/%s B=%lld T=%lld H=%lld K=%lld V=%lld%s h0=%d ht=%d%s nseq=%d%s", sgla_backend_name(be),
+             "%s %s gate=%s/%s B=%lld T=%lld H=%lld K=%lld V=%lld%s h0=%d ht=%d%s nseq=%d%s%s", sgla_backend_name(be),
              sgla_dtype_name(c->dtype), gate_name(c->gate), range_name(c->range), (long long)c->B, (long long)c->T,
              (long long)c->H, (long long)c->K, (long long)c->V, chunk, c->h0, c->ht, c->inplace ? "(in place)" : "",
-             c->nseq, plan);
+             c->nseq, c->cuts ? " (fixed cuts)" : "", plan);
     if (x->d.flags & SGLA_FLAG_ALLOW_TF32) {
         const size_t n = strlen(res->label);
         snprintf(res->label + n, sizeof res->label - n, " (TF32 alone)");

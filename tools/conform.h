@@ -50,7 +50,12 @@ typedef struct conform_case {
     int nseq;            /* > 0: varlen, B = 1, nseq sequences of drawn lengths (the second empty when nseq > 2) */
     int64_t chunk;       /* 0: 64 */
     int threads;         /* CPU backend threads; 0: default */
+    const int64_t *cuts; /* nseq > 0: these offsets [nseq + 1] (0 .. T) instead of drawn ones */
 } conform_case;
+
+/* Cut layouts for packed batches of T = 256 (conform_case.cuts, nseq 8): an empty first and last
+ * sequence, lengths 1, 63, 0, 65, 63 and 64, starts on and off chunk boundaries. */
+extern const int64_t conform_cuts256[9];
 
 /* A case drawn: host inputs and the fp64 reference outputs; with
  * conform_draw_backward also dout, dht and the fp64 reference gradients. */

@@ -36,10 +36,13 @@ static void *dalloc(size_t n)
     return p;
 }
 
-/* same bits twice; a workspace passed in gives them too; one byte short is refused; a graph replays them */
-static void repeats_workspace_graph(tu_rng *r)
+/* same bits twice; a workspace passed in (poisoned) gives them too; one byte short is refused; a graph
+ * replays them.  gamma: g_gamma and dg_gamma (whose per-chunk sums leave some of the workspace's slots
+ * to its memset: 2 x 130 tokens), else gate g and dg */
+static void repeats_workspace_graph(tu_rng *r, int gamma)
 {
-    const int64_t B = 2, T = 300, H = 3, K = 64, V = 128, nqk = B * T * H * K, nv = B * T * H * V, ng = B * T * H;
+    const int64_t B = 2, T = gamma ? 130 : 300, H = 3, K = 64, V = 128, nqk = B * T * H * K, nv = B * T * H * V,
+                  ng = gamma ? H : B * T * H;
     uint16_t *hq = malloc((size_t)nqk * 2), *hv = malloc((size_t)nv * 2);
     float *hg = malloc((size_t)ng * 4);
     void *q = dalloc((size_t)nqk * 2), *k = dalloc((size_t)nqk * 2), *v = dalloc((size_t)nv * 2), *dout = dalloc((size_t)nv * 2);
@@ -53,18 +56,22 @@ static void repeats_workspace_graph(tu_rng *r)
     CK(cudaMemcpy(v, hv, (size_t)nv * 2, cudaMemcpyHostToDevice));
     tu_fill(r, hv, SGLA_BF16, nv, 1.0);
     CK(cudaMemcpy(dout, hv, (size_t)nv * 2, cudaMemcpyHostToDevice));
-    for (int64_t i = 0; i < ng; i++) hg[i] = (float)-tu_uniform_range(r, 0, 0.3);
+    for (int64_t i = 0; i < ng; i++) hg[i] = (float)-tu_uniform_range(r, gamma ? 0.01 : 0, gamma ? 0.15 : 0.3);
     CK(cudaMemcpy(g, hg, (size_t)ng * 4, cudaMemcpyHostToDevice));
     cudaStream_t st;
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     CK(cudaDeviceSynchronize());
     sgla_forward_desc f;
     sgla_forward_desc_init(&f);
-    f.q = q, f.k = k, f.v = v, f.g = g, f.dtype = SGLA_BF16, f.stream = st;
+    f.q = q, f.k = k, f.v = v, f.dtype = SGLA_BF16, f.stream = st;
+    if (gamma) f.g_gamma = g;
+    else f.g = g;
     f.B = B, f.T = T, f.H = H, f.K = K, f.V = V, f.scale = 0.125f;
     sgla_backward_desc b;
     sgla_backward_desc_init(&b);
-    b.fwd = &f, b.dout = dout, b.dq = dq, b.dk = dk, b.dv = dv, b.dg = dg;
+    b.fwd = &f, b.dout = dout, b.dq = dq, b.dk = dk, b.dv = dv;
+    if (gamma) b.dg_gamma = dg;
+    else b.dg = dg;
     /* every gradient poisoned before each call, written in full, and the same bits each time */
     void *const outs[4] = {dq, dk, dv, dg};
     const sgla_dtype odt[4] = {SGLA_BF16, SGLA_BF16, SGLA_BF16, SGLA_F32};
@@ -83,11 +90,11 @@ static void repeats_workspace_graph(tu_rng *r)
     }
     for (int i = 0; i < 4; i++)
         TU_CHECK(!memcmp(first[i], again[i], (size_t)on[i] * sgla_dtype_size(odt[i])),
-                 "a repeated backward gave other bits (gradient %d of dq, dk, dv, dg)", i);
+                 "a repeated backward gave other bits (gradient %d of dq, dk, dv, dg or dg_gamma)", i);
     size_t need = 0;
     TU_CHECK(sgla_backward_workspace_size(&b, SGLA_BACKEND_CUDA, &need) == SGLA_OK && need > 0, "workspace size %zu",
              need);
-    printf("backward workspace at 2x300x3, K=64, V=128: %zu bytes\n", need);
+    printf("backward workspace at 2x%lldx3, K=64, V=128, %s: %zu bytes\n", (long long)T, gamma ? "g_gamma" : "g", need);
     {   /* the queries without q, k, v, dout, dq, dk, dv (g and dg say which gate and gradient): the same
          * bytes (the plan takes NULL as aligned) */
         sgla_forward_desc fq = f;
@@ -116,7 +123,7 @@ static void repeats_workspace_graph(tu_rng *r)
         for (int i = 0; i < 4; i++) {
             CK(cudaMemcpy(again[i], outs[i], (size_t)on[i] * sgla_dtype_size(odt[i]), cudaMemcpyDeviceToHost));
             TU_CHECK(!memcmp(first[i], again[i], (size_t)on[i] * sgla_dtype_size(odt[i])),
-                     "graph replay (workspace passed in) gave other bits (gradient %d of dq, dk, dv, dg)", i);
+                     "graph replay (workspace passed in) gave other bits (gradient %d of dq, dk, dv, dg or dg_gamma)", i);
         }
         cudaGraphExecDestroy(exec);
     }
@@ -335,7 +342,8 @@ int main(void)
         conform_bwd_nseg = 0;
         conform_bwd_path = 0;
         for (size_t i = 0; i < sizeof split_auto / sizeof split_auto[0]; i++) run_case(&split_auto[i], &r);
-        repeats_workspace_graph(&r);
+        repeats_workspace_graph(&r, 0);
+        repeats_workspace_graph(&r, 1);
     }
     emulated_gpus(&r, small);
     return tu_finish("test_gpu_backward");

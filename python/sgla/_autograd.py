@@ -87,11 +87,14 @@ def _setup_context(ctx, inputs, output):
     q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk, _allow_tf32 = inputs
     ctx.save_for_backward(q, k, v, g, g_gamma, h0, cu)
     ctx.args = (scale, backend, threads, chunk)
+    ctx.set_materialize_grads(False)  # an unused ht gives dht None, not zeros the backward would read
 
 
 def _backward_by(bwd, ctx, do, dht):
     q, k, v, g, g_gamma, h0, cu = ctx.saved_tensors
     scale, backend, threads, chunk = ctx.args
+    if do is None:  # only ht was used
+        do = q.new_zeros(tuple(q.shape[:3]) + (v.shape[3],))
     need = ctx.needs_input_grad
     want = (g is not None and bool(need[3]), g_gamma is not None and bool(need[4]), h0 is not None and bool(need[5]))
     dq, dk, dv, dg, dgg, dh0 = bwd(q, k, v, do, g, g_gamma, h0, _some(dht), cu, scale, backend, threads, chunk,

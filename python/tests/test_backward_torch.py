@@ -255,3 +255,34 @@ def test_custom_ops_opcheck(gate, nseq):
     d = lambda x: x.detach() if x is not None else None  # noqa: E731
     for want in ((True, True, True), (False, False, False)):
         torch.library.opcheck(chunk_bwd, (d(qn), d(k), d(v), do, d(g), d(gg), d(h0), dht, cu, 0.3, be, 1, 64, *want))
+
+
+def test_unused_outputs_are_not_materialized(monkeypatch):
+    """An unused final state reaches the backward as no dht (not zeros it would read), an unused o as
+    zeros made there; gradcheck holds with the loss on either output alone, eager and compiled."""
+    q, k, v, g, _, h0, _ = t_inputs(8, 1, 40, 2, 4, 4, torch.float64)
+    seen = []
+    raw = sgla._ops._torch_backward_raw
+
+    def spy(*a, **kw):
+        seen.append(a[7] is None)  # dht
+        return raw(*a, **kw)
+    monkeypatch.setattr(sgla._ops, "_torch_backward_raw", spy)
+    o, ht = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0, output_final_state=True)
+    o.sum().backward()
+    assert seen == [True]
+    for which in (0, 1):
+        f = lambda *x: sgla.chunk_simple_gla(*x[:3], g=x[3], initial_state=x[4], output_final_state=True)[which]  # noqa: E731
+        assert torch.autograd.gradcheck(f, (q, k, v, g, h0))
+    f = torch.compile(lambda *x: sgla.chunk_simple_gla(*x[:3], g=x[3], initial_state=x[4],
+                                                       output_final_state=True)[1].sum(), backend="aot_eager",
+                      fullgraph=True)
+    for x in (q, k, v, g, h0):
+        x.grad = None
+    f(q, k, v, g, h0).backward()
+    got = [x.grad.clone() for x in (q, k, v, g, h0)]
+    for x in (q, k, v, g, h0):
+        x.grad = None
+    sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0, output_final_state=True)[1].sum().backward()
+    for a, b in zip(got, (q.grad, k.grad, v.grad, g.grad, h0.grad)):
+        assert torch.allclose(a, b)

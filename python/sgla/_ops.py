@@ -337,9 +337,13 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
         with torch.cuda.device(q.device):
             d.stream = torch.cuda.current_stream(q.device).cuda_stream
             _call(d, Backend.CUDA)
-        return o, final
-    be = Backend.CPU if asked in (None, Backend.AUTO) else asked
-    _call(d, be)
+    else:
+        _call(d, Backend.CPU if asked in (None, Backend.AUTO) else asked)
+    if fw == "torch" and final is pool:  # written behind torch's back: autograd's saved-tensor checks see it
+        try:
+            torch.autograd.graph.increment_version(pool)
+        except (AttributeError, RuntimeError):  # older torch; an inference tensor keeps no version
+            pass
     return o, final
 
 

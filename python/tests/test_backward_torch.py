@@ -286,3 +286,44 @@ def test_unused_outputs_are_not_materialized(monkeypatch):
     sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0, output_final_state=True)[1].sum().backward()
     for a, b in zip(got, (q.grad, k.grad, v.grad, g.grad, h0.grad)):
         assert torch.allclose(a, b)
+
+
+@pytest.mark.parametrize("gate", ["g", "g_gamma"])
+def test_gradients_of_a_subset(gate):
+    """Only some inputs require grad: those get the same gradients as when all do, the rest None."""
+    q, k, v, g, gg, h0, _ = t_inputs(9, 2, 50, 2, 8, 8, torch.float32, gate=gate)
+    xs = [q, k, v, g if gate == "g" else gg, h0]
+    o, ht = sgla.chunk_simple_gla(q, k, v, g=g, g_gamma=gg, initial_state=h0, output_final_state=True)
+    do, dht = torch.randn_like(o), torch.randn_like(ht)
+    ((o * do).sum() + (ht * dht).sum()).backward()
+    full = [x.grad.clone() for x in xs]
+    for pick in ([3], [4], [2], [0, 4]):
+        ys = [x.detach().clone().requires_grad_(i in pick) for i, x in enumerate(xs)]
+        gk = dict(g=ys[3]) if gate == "g" else dict(g_gamma=ys[3])
+        o, ht = sgla.chunk_simple_gla(*ys[:3], initial_state=ys[4], output_final_state=True, **gk)
+        ((o * do).sum() + (ht * dht).sum()).backward()
+        for i, y in enumerate(ys):
+            if i in pick:
+                assert torch.equal(y.grad, full[i]), (pick, i)
+            else:
+                assert y.grad is None, (pick, i)
+
+
+def test_strided_and_expanded_inputs():
+    """Transposed views, an expanded (stride 0) gate and a non-contiguous h0 give the bits of their
+    contiguous copies, forward and backward."""
+    q, k, v, g, _, h0, _ = t_inputs(10, 2, 40, 3, 8, 8, torch.float32)
+    kt = k.detach().transpose(1, 2).contiguous().transpose(1, 2).requires_grad_()
+    ge = g.detach()[:, :, :1].expand(-1, -1, 3).requires_grad_()
+    h0t = h0.detach().transpose(-1, -2).contiguous().transpose(-1, -2).requires_grad_()
+    assert not (kt.is_contiguous() or ge.is_contiguous() or h0t.is_contiguous())
+    outs = []
+    for kk, gg_, hh in ((kt, ge, h0t), (kt.detach().contiguous().requires_grad_(),
+                                        ge.detach().contiguous().requires_grad_(),
+                                        h0t.detach().contiguous().requires_grad_())):
+        o, ht = sgla.chunk_simple_gla(q, kk, v, g=gg_, initial_state=hh, output_final_state=True)
+        (o.square().sum() + ht.sum()).backward()
+        outs.append((o.detach(), ht.detach(), kk.grad, gg_.grad, hh.grad))
+        q.grad = v.grad = None
+    for a, b in zip(*outs):
+        assert torch.equal(a, b)

@@ -284,3 +284,27 @@ def test_pool_flags_and_backend_refused():
     np.testing.assert_array_equal(pool, p0)
     o, _ = sgla.chunk_simple_gla(q, k, v, has_initial_state=np.array([1, 0], np.int32), **kw)
     assert o.shape == (1, T, H, V)
+
+
+def test_torch_pool_write_bumps_the_version():
+    """The in-place pool write tells torch (its version counter), so autograd refuses a backward
+    through a tensor saved before the write; without inplace the pool's version stays."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(13)
+    q, k, v = (torch.from_numpy(rng.standard_normal((1, 3, 1, 4), dtype=np.float32)) for _ in range(3))
+    pool = torch.from_numpy(rng.standard_normal((2, 1, 4, 4)).astype(np.float32))
+    kw = dict(cu_seqlens=torch.tensor([0, 3]), ssm_state_indices=torch.tensor([1]))
+    v0 = pool._version
+    with torch.no_grad():
+        sgla.chunk_simple_gla(q, k, v, initial_state=pool, **kw)
+    assert pool._version > v0
+    v1 = pool._version
+    with torch.no_grad():
+        sgla.chunk_simple_gla(q, k, v, initial_state=pool, inplace_final_state=False, **kw)
+    assert pool._version == v1
+    w = torch.ones(2, 1, 4, 4, requires_grad=True)
+    y = (w * pool).sum()  # saves pool for the backward
+    with torch.no_grad():
+        sgla.chunk_simple_gla(q, k, v, initial_state=pool, **kw)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward()

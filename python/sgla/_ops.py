@@ -821,6 +821,8 @@ def chunk_simple_gla_backward(q, k, v, do, g=None, g_gamma=None, scale=None, ini
                 raise ValueError(f"{name} is on {x.device} but q is on {q.device}; all tensors must be on one device")
         if dht is not None:
             dht = dht if isinstance(dht, torch.Tensor) else torch.as_tensor(dht, device=q.device)
+            if not dht.is_floating_point():
+                raise TypeError(f"dht must be a floating-point tensor (it is used as fp32), got {dht.dtype}")
             want = (N, H, V, K) if state_v_first else (N, H, K, V)
             if tuple(dht.shape) != want:
                 raise ValueError(f"dht must have the final state's shape {list(want)}, got {list(dht.shape)}")

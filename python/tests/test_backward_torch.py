@@ -97,6 +97,8 @@ def test_explicit_backward_checks_do_and_dht():
                                        dht=torch.randn(1, 2, 4, 4, device="meta"))
     with pytest.raises(ValueError, match="do is on meta"):
         sgla.chunk_simple_gla_backward(q, k, v, do.to("meta"), g=g)
+    with pytest.raises(TypeError, match="dht must be a floating-point tensor"):  # as NumPy refuses it
+        sgla.chunk_simple_gla_backward(q, k, v, do, g=g, initial_state=h0, dht=torch.ones(1, 2, 4, 4, dtype=torch.int32))
 
 
 def test_scalar_and_list_gates_raise_value_errors():

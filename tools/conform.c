@@ -66,8 +66,10 @@ sgla_status conform_draw(conform_data *x, const conform_case *c, ref_rng *r, sgl
         x->cu = xmalloc((size_t)(N + 1) * sizeof *x->cu);
         if (!x->cu) return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "conform: cu_seqlens");
         if (c->cuts) {
-            if (c->cuts[0] != 0 || c->cuts[N] != T)
+            if (c->cuts[0] != 0 || c->cuts[N] != T) {
+                conform_free(x);
                 return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "conform: the case's cuts do not span 0 .. T");
+            }
             memcpy(x->cu, c->cuts, (size_t)(N + 1) * sizeof *x->cu);
         } else {
             x->cu[0] = 0;

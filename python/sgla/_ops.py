@@ -294,6 +294,8 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
             raise NotImplementedError("inplace_final_state=False with speculative indices [N, T_max]: "
                                       "sgla writes those states into the pool only")
         S = int(pool.shape[0])
+        if S < 1:
+            raise ValueError("the pool (initial_state) has no slots")
         ok = (idx >= 0) & (idx < S)
         if fw == "torch":
             if not on_cuda and not bool((ok | (idx == -1)).all()):
@@ -752,8 +754,9 @@ def _flag(fn, name, x):
         return False
     if isinstance(x, bool) or (isinstance(x, numbers.Integral) and int(x) in (0, 1)):
         return bool(x)
-    if getattr(x, "dtype", None) is not None and tuple(getattr(x, "shape", (0,))) == () and "bool" in str(x.dtype):
-        return bool(x)  # a NumPy bool, a 0-d bool array or tensor
+    if getattr(x, "dtype", None) is not None and tuple(getattr(x, "shape", (0,))) == () and \
+            ("bool" in str(x.dtype) or ("int" in str(x.dtype) and int(x) in (0, 1))):
+        return bool(x)  # a NumPy bool or integer 0 / 1, a 0-d array or tensor of one
     hint = " (cu_seqlens goes by keyword: cu_seqlens=...)" if hasattr(x, "shape") or isinstance(x, (list, tuple)) else ""
     raise TypeError(f"{fn}: {name} must be a bool, got {type(x).__name__}{hint}")
 

@@ -278,7 +278,9 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
         raise ValueError(f"num_accepted_tokens must be [N] = [{N}], got {list(acc.shape)}")
     if has_initial_state is not None:
         hd = getattr(has_initial_state, "dtype", None)
-        hd = str(hd if hd is not None else _np().asarray(has_initial_state).dtype)
+        if hd is None:  # a list: its dtype as the framework would make it (torch users need no NumPy)
+            hd = (torch.as_tensor(has_initial_state) if fw == "torch" else _np().asarray(has_initial_state)).dtype
+        hd = str(hd)
         if "float" in hd or "complex" in hd:
             raise TypeError(f"has_initial_state must hold bools (or integers 0 / 1), got dtype {hd}")
     his = as_arr("has_initial_state", has_initial_state, u8)

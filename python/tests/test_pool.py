@@ -284,6 +284,10 @@ def test_pool_flags_and_backend_refused():
     np.testing.assert_array_equal(pool, p0)
     o, _ = sgla.chunk_simple_gla(q, k, v, has_initial_state=np.array([1, 0], np.int32), **kw)
     assert o.shape == (1, T, H, V)
+    o2, _ = sgla.chunk_simple_gla(q, k, v, has_initial_state=[True, False], **dict(kw, initial_state=p0.copy()))
+    np.testing.assert_array_equal(o, o2)
+    with pytest.raises(TypeError, match="has_initial_state must hold bools"):
+        sgla.chunk_simple_gla(q, k, v, has_initial_state=[0.5, 0.7], **kw)
 
 
 def test_torch_pool_write_bumps_the_version():

@@ -13,6 +13,17 @@ def plain(q, k, v, g, h0):
     return o, ht[0]
 
 
+def packed_batch(rng, lens, H, K, V, S, v_first):
+    """cu_seqlens of lens, then q, k, v, a mild gate g and a pool of S slots ([S, H, V, K] v-first)."""
+    cu = np.concatenate([[0], np.cumsum(lens)])
+    T = int(cu[-1])
+    q, k = (rng.standard_normal((1, T, H, K), dtype=np.float32) for _ in range(2))
+    v = rng.standard_normal((1, T, H, V), dtype=np.float32)
+    g = -rng.uniform(0, 0.3, (1, T, H)).astype(np.float32)
+    pool = rng.standard_normal((S, H, V, K) if v_first else (S, H, K, V)).astype(np.float32)
+    return cu, q, k, v, g, pool
+
+
 @pytest.mark.parametrize("v_first", [False, True])
 @pytest.mark.parametrize("bits", [32, 64])
 def test_mixed_batch(v_first, bits):
@@ -21,12 +32,7 @@ def test_mixed_batch(v_first, bits):
     lens = [5, 1, 1, 7, 1]
     idx = np.array([3, 0, -1, 6, 2], dtype=np.int32 if bits == 32 else np.int64)
     his = np.array([True, True, True, False, True])
-    cu = np.concatenate([[0], np.cumsum(lens)])
-    T = int(cu[-1])
-    q, k = (rng.standard_normal((1, T, H, K), dtype=np.float32) for _ in range(2))
-    v = rng.standard_normal((1, T, H, V), dtype=np.float32)
-    g = -rng.uniform(0, 0.3, (1, T, H)).astype(np.float32)
-    pool = rng.standard_normal((S, H, V, K) if v_first else (S, H, K, V)).astype(np.float32)
+    cu, q, k, v, g, pool = packed_batch(rng, lens, H, K, V, S, v_first)
     pool0 = pool.copy()
     # fla's cu_seqlens_cpu (a host copy; the CPU backend only checks it)
     o, p = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=pool, cu_seqlens=cu, ssm_state_indices=idx,
@@ -104,12 +110,7 @@ def test_cuda_pool_matches_cpu(v_first):
     rng = np.random.default_rng(11)
     H, K, V, S = 4, 128, 128, 10
     lens = [1, 1, 6, 1]
-    cu = np.concatenate([[0], np.cumsum(lens)])
-    T = int(cu[-1])
-    q, k = (rng.standard_normal((1, T, H, K), dtype=np.float32) for _ in range(2))
-    v = rng.standard_normal((1, T, H, V), dtype=np.float32)
-    g = -rng.uniform(0, 0.3, (1, T, H)).astype(np.float32)
-    pool = rng.standard_normal((S, H, V, K) if v_first else (S, H, K, V)).astype(np.float32)
+    cu, q, k, v, g, pool = packed_batch(rng, lens, H, K, V, S, v_first)
     idx = np.array([4, -1, 0, 9])
     his = np.array([True, True, False, True])
     pc = pool.copy()
@@ -234,12 +235,7 @@ def test_final_states_not_in_place(v_first):
     lens = [5, 1, 3, 2]
     idx = np.array([4, -1, 0, 2])
     his = np.array([True, True, False, True])
-    cu = np.concatenate([[0], np.cumsum(lens)])
-    T = int(cu[-1])
-    q, k = (rng.standard_normal((1, T, H, K), dtype=np.float32) for _ in range(2))
-    v = rng.standard_normal((1, T, H, V), dtype=np.float32)
-    g = -rng.uniform(0, 0.3, (1, T, H)).astype(np.float32)
-    pool = rng.standard_normal((S, H, V, K) if v_first else (S, H, K, V)).astype(np.float32)
+    cu, q, k, v, g, pool = packed_batch(rng, lens, H, K, V, S, v_first)
     p0 = pool.copy()
     kw = dict(g=g, cu_seqlens=cu, ssm_state_indices=idx, has_initial_state=his, state_v_first=v_first)
     o, fin = sgla.chunk_simple_gla(q, k, v, initial_state=pool, inplace_final_state=False, **kw)

@@ -161,22 +161,25 @@ def _c_int(name, x, lo, hi):
     return int(x)
 
 
-def _of_kind(name, x, floating):
+def _of_kind(name, x, floating, bools=False, asarray=None):
     """x unchanged, after refusing the wrong kind of array as a plain call does: gates are
     floating (any float dtype is converted to fp32), offsets and slot indices integers (never
-    rounded silently)."""
+    rounded silently), flags (bools) bools or integers.  asarray: how the caller's framework
+    reads a list (torch.as_tensor: torch users need no NumPy), NumPy's by default."""
     if x is None or (floating and isinstance(x, float)):
         return x
     dt = getattr(x, "dtype", None)
     if dt is None and not (isinstance(x, (list, tuple)) and not x):
-        dt = _np().asarray(x).dtype
+        dt = (asarray or _np().asarray)(x).dtype
     if dt is None:
         return x
     s = str(dt)
     is_float = "float" in s
     if floating and not is_float:
         raise TypeError(f"{name} must be a floating-point array (it is used as fp32), got dtype {s}")
-    if not floating and (is_float or "complex" in s or "bool" in s):
+    if bools and (is_float or "complex" in s):
+        raise TypeError(f"{name} must hold bools (or integers 0 / 1), got dtype {s}")
+    if not floating and not bools and (is_float or "complex" in s or "bool" in s):
         raise TypeError(f"{name} must hold integers (int64 or int32), got dtype {s}")
     return x
 
@@ -253,15 +256,17 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
     if not pool_ok:
         raise TypeError("initial_state (the pool) must be a C-contiguous, writable float32 array [S, H, K, V] "
                         "when ssm_state_indices is given: it is read and updated in place")
-    cu = as_arr("cu_seqlens", _of_kind("cu_seqlens", cu, False), i64)
-    g = as_arr("g", _of_kind("g", g, True), f32)
-    g_gamma = as_arr("g_gamma", _of_kind("g_gamma", g_gamma, True), f32)
+    def kind(name, x, floating, bools=False):
+        return _of_kind(name, x, floating, bools, torch.as_tensor if fw == "torch" else None)
+    cu = as_arr("cu_seqlens", kind("cu_seqlens", cu, False), i64)
+    g = as_arr("g", kind("g", g, True), f32)
+    g_gamma = as_arr("g_gamma", kind("g_gamma", g_gamma, True), f32)
     B, T, H, K, V, N = (int(x) for x in _shape_checks(q, k, v, g, g_gamma, None, cu, state_v_first))
     o = empty((B, T, H, V), q.dtype)
     want = (H, V, K) if state_v_first else (H, K, V)
     if len(pool.shape) != 4 or tuple(int(x) for x in pool.shape[1:]) != want:
         raise ValueError(f"the pool must be [S, {', '.join(str(x) for x in want)}], got {list(pool.shape)}")
-    idx = _of_kind("ssm_state_indices", indices, False)
+    idx = kind("ssm_state_indices", indices, False)
     bits = 64
     if fw == "torch":
         idx = idx if isinstance(idx, torch.Tensor) else torch.as_tensor(idx, device=q.device)
@@ -273,17 +278,10 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
     if len(idx.shape) not in (1, 2) or int(idx.shape[0]) != N:
         raise ValueError(f"ssm_state_indices must be [N] or [N, T_max] with N = {N}, got {list(idx.shape)}")
     t_max = int(idx.shape[1]) if len(idx.shape) == 2 else 0
-    acc = as_arr("num_accepted_tokens", _of_kind("num_accepted_tokens", num_accepted, False), i32 if bits == 32 else i64)
+    acc = as_arr("num_accepted_tokens", kind("num_accepted_tokens", num_accepted, False), i32 if bits == 32 else i64)
     if acc is not None and tuple(int(x) for x in acc.shape) != (N,):
         raise ValueError(f"num_accepted_tokens must be [N] = [{N}], got {list(acc.shape)}")
-    if has_initial_state is not None:
-        hd = getattr(has_initial_state, "dtype", None)
-        if hd is None:  # a list: its dtype as the framework would make it (torch users need no NumPy)
-            hd = (torch.as_tensor(has_initial_state) if fw == "torch" else _np().asarray(has_initial_state)).dtype
-        hd = str(hd)
-        if "float" in hd or "complex" in hd:
-            raise TypeError(f"has_initial_state must hold bools (or integers 0 / 1), got dtype {hd}")
-    his = as_arr("has_initial_state", has_initial_state, u8)
+    his = as_arr("has_initial_state", kind("has_initial_state", has_initial_state, False, bools=True), u8)
     if his is not None and tuple(int(x) for x in his.shape) != (N,):
         raise ValueError(f"has_initial_state must be [N] = [{N}], got {list(his.shape)}")
     on_cuda = fw == "torch" and q.device.type == "cuda"
@@ -318,7 +316,7 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
     p.flags = _lib.POOL_INPLACE | (_lib.POOL_V_FIRST if state_v_first else 0)
     if cu_host is not None and cu is not None:
         np = _np()
-        _of_kind("cu_seqlens_cpu", cu_host, False)
+        kind("cu_seqlens_cpu", cu_host, False)
         cu_host = np.ascontiguousarray(cu_host.cpu().numpy() if hasattr(cu_host, "cpu") else cu_host, dtype=np.int64)
         if cu_host.shape != (N + 1,):
             raise ValueError(f"cu_seqlens_cpu must be [{N + 1}] like cu_seqlens, got {list(cu_host.shape)}")

@@ -84,11 +84,12 @@ static void run_case(const conform_case *c, tu_rng *r, int all_plans)
     sgla_status st = conform_draw(&x, c, r, SGLA_BACKEND_REF_A);
     TU_CHECK(st == SGLA_OK, "reference: %s (%s)", sgla_status_string(st), sgla_last_error());
     if (st != SGLA_OK) return;
-    {   /* a GPU before Hopper (or a build with only the sm_80 PTX) has the mma.sync path alone: K, V <= 128 */
+    {   /* a GPU before Hopper (or a build with only the sm_80 PTX) has the mma.sync path alone: K = 256 needs
+         * blocks of 114 KB */
         sgla_forward_desc d = x.d;
         d.o = x.o64;
         sgla_cuda_plan usual;
-        if (c->dtype != SGLA_F32 && (c->K > 128 || c->V > 128) &&
+        if (c->dtype != SGLA_F32 && c->K > 128 &&
             sgla_cuda_plan_of(&d, &usual) == SGLA_ERR_UNSUPPORTED_SHAPE) {
             printf("skip K=%lld V=%lld: %s\n", (long long)c->K, (long long)c->V, sgla_last_error());
             conform_free(&x);
@@ -139,14 +140,23 @@ static void run_case(const conform_case *c, tu_rng *r, int all_plans)
             const sgla_cuda_plan p = {-1, (int)((c->T + 63) / 64)};
             run_plan(&x, &p);
         }
-        /* the mma.sync path of GPUs before Hopper, forced (padded head sizes up to 128 reach it too) */
-        const int64_t kp = c->K <= 64 ? 64 : c->K <= 128 ? 128 : 0, vp = c->V <= 64 ? 64 : c->V <= 128 ? 128 : 0;
-        if (kp && vp) {
-            const sgla_cuda_plan p = {SGLA_CUDA_CONFIG_PORTABLE, 1}, p1 = {SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE, 1};
-            run_plan(&x, &p);
-            run_plan(&x, &p1); /* its one-stage form, for blocks of 99 KB */
-            if (c->T >= 256 && !c->nseq) { /* and its split along time, both forms */
-                const sgla_cuda_plan ps = {SGLA_CUDA_CONFIG_PORTABLE, 3}, ps1 = {SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE, 3};
+        /* the mma.sync path of GPUs before Hopper, forced (padded head sizes reach it too, K above 256 as
+         * two halves of 256): its blocks on 64 columns of V and, where K <= 128 and the padded V takes them,
+         * on 128; its one-stage form (blocks of 99 KB) on the usual columns; its split along time, both */
+        {
+            const int64_t kp = c->K <= 64 ? 64 : c->K <= 128 ? 128 : 256, vp = c->V <= 64 ? 64 : c->V <= 128 ? 128
+                                                                                   : c->V <= 256 ? 256
+                                                                                                 : 512;
+            const int wide = kp <= 128 && vp % 128 == 0;
+            const sgla_cuda_plan p64 = {SGLA_CUDA_CONFIG_PORTABLE, 1, 0, 0, 64},
+                                 p128 = {SGLA_CUDA_CONFIG_PORTABLE, 1, 0, 0, 128},
+                                 p1 = {SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE, 1};
+            run_plan(&x, &p64);
+            if (wide) run_plan(&x, &p128);
+            run_plan(&x, &p1);
+            if (c->T >= 256 && !c->nseq) {
+                const sgla_cuda_plan ps = {SGLA_CUDA_CONFIG_PORTABLE, 3, 0, 0, wide ? 128 : 64},
+                                     ps1 = {SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE, 3, 0, 0, 64};
                 run_plan(&x, &ps);
                 run_plan(&x, &ps1);
             }
@@ -276,6 +286,8 @@ static void error_paths(cudaStream_t stream)
                        "the fp32 path forced with a split");
         forced_refused(&d, (sgla_cuda_plan){SGLA_CUDA_CONFIG_PORTABLE, 1}, "not one for fp32",
                        "fp32 forced onto the mma.sync path");
+        forced_refused(&d, (sgla_cuda_plan){SGLA_CUDA_CONFIG_F32_CHUNKED, 1, 0, 0, 64}, "columns",
+                       "fp32 with the mma.sync path's columns forced");
         d.K = 256, d.V = 64; /* in the buffers' room (K = 576 probes above) */
         forced_refused(&d, (sgla_cuda_plan){SGLA_CUDA_CONFIG_F32_CHUNKED, 1}, "fp32 chunked path takes",
                        "fp32 K = 256 forced onto the chunked path");
@@ -283,6 +295,14 @@ static void error_paths(cudaStream_t stream)
                        "fp32 K = 256 forced onto the Hopper path");
         d.K = 64;
         d.dtype = SGLA_BF16;
+        /* the mma.sync path's columns: 64 or 128, 64 alone at K = 256, V a multiple of them */
+        forced_refused(&d, (sgla_cuda_plan){SGLA_CUDA_CONFIG_PORTABLE, 1, 0, 0, 96}, "columns", "96 columns a block");
+        forced_refused(&d, (sgla_cuda_plan){SGLA_CUDA_CONFIG_PORTABLE, 1, 0, 0, 128}, "columns",
+                       "128 columns a block at V = 64");
+        d.K = 256;
+        forced_refused(&d, (sgla_cuda_plan){SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE, 1, 0, 0, 128}, "columns",
+                       "128 columns a block at K = 256");
+        d.K = 64;
     }
     {   /* a split's first pass in pieces: fewer than 0, without a split, not dividing a segment's chunks */
         forced_refused(&d, (sgla_cuda_plan){-1, 0, 0, -1}, "pieces", "-1 pieces a segment forced");
@@ -660,8 +680,8 @@ static void workspace_gate_b(cudaStream_t stream, tu_rng *r)
 /* The plain call on the GPUs users own, emulated on this one (sgla_cuda_dev_emulate): compute
  * capability 8.9 with 99 KB a block (RTX 4090, L40S; sm_86 alike), 8.0 with 163 KB (A100).  The
  * mma.sync path takes 16-bit inputs, with one stage of q, k, v at K = 128 where two do not fit;
- * fp32 the TF32 kernel where its shared memory fits, else the recurrence; K above 128 in 16 bits
- * is refused with its reason. */
+ * fp32 the TF32 kernel where its shared memory fits, else the recurrence; K = 256 in 16 bits runs
+ * where a block holds its one stage and is refused with its reason elsewhere. */
 static void emulated_gpus(tu_rng *r, int small)
 {
     const sgla_dtype BF = SGLA_BF16, HF = SGLA_F16, F32 = SGLA_F32;
@@ -705,16 +725,24 @@ static void emulated_gpus(tu_rng *r, int small)
             run_plan(&x, NULL);
             conform_free(&x);
         }
-        if (!small) { /* 16-bit K = 256 has no path before Hopper: the call's plan is refused */
-            const conform_case big = {BF, CONFORM_GATE_G, CONFORM_MILD, 1, 64, 1, 256, 64, 0, 0, 0, 0};
+        if (!small) { /* 16-bit K = 256 before Hopper: one stage of 112 KB on 64 columns of V (two column
+                       * blocks here) where a block holds it (sm_80), else refused with the bytes it needs */
+            const conform_case big = {BF, CONFORM_GATE_G, CONFORM_MILD, 1, 200, 2, 256, 128, 1, 1, 0, 0};
             conform_data x;
             if (conform_draw(&x, &big, r, SGLA_BACKEND_REF_A) == SGLA_OK) {
                 sgla_forward_desc d = x.d;
                 d.o = x.o64; /* the plan reads no data */
                 sgla_cuda_plan pl;
                 const sgla_status st = sgla_cuda_plan_of(&d, &pl);
-                TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE && strstr(sgla_last_error(), "mma.sync"),
-                         "cc %d, K = 256: got %s (%s)", gpu->cc, sgla_status_string(st), sgla_last_error());
+                if (gpu->optin >= 114432) {
+                    TU_CHECK(st == SGLA_OK && pl.config == SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE && pl.cols == 64,
+                             "cc %d, K = 256: %s, plan %d on %d columns (%s)", gpu->cc, sgla_status_string(st),
+                             pl.config, pl.cols, sgla_last_error());
+                    run_plan(&x, NULL);
+                } else {
+                    TU_CHECK(st == SGLA_ERR_UNSUPPORTED_SHAPE && strstr(sgla_last_error(), "mma.sync"),
+                             "cc %d, K = 256: got %s (%s)", gpu->cc, sgla_status_string(st), sgla_last_error());
+                }
                 conform_free(&x);
             }
         }

@@ -26,6 +26,7 @@ typedef struct bench_args {
     int config, split;      /* CUDA: force a configuration row (-1: none) and a split (0: none) */
     int blocks;             /* CUDA: force the blocks a column (cuda_dev.h: sgla_cuda_plan.blocks; 0: the usual) */
     int sub;                /* CUDA: force a split's first-pass pieces a segment (sgla_cuda_plan.sub; 0: the usual) */
+    int cols;               /* CUDA: force the mma.sync path's columns a block (sgla_cuda_plan.cols; 0: the usual) */
     int bwd_path;           /* CUDA backward: force a path (sgla_cuda_backward_forced; 0: the usual one) */
     int backward;           /* also time the backward */
     int no_gate_grad;       /* --no-gate-grad: the backward without dg / dg_gamma (a gate that is not learned) */

@@ -235,7 +235,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
             BC(cudaMemcpy(dcu, hcu, (size_t)(nseq + 1) * 8, cudaMemcpyHostToDevice));
             d.cu_seqlens = dcu, d.num_seqs = nseq;
         }
-        const sgla_cuda_plan force = {a->config, a->split, a->blocks, a->sub};
+        const sgla_cuda_plan force = {a->config, a->split, a->blocks, a->sub, a->cols};
         sgla_cuda_plan plan;
         sgla_status r = sgla_cuda_plan_of(&d, &plan);
         if (r == SGLA_OK && (a->config != -1 || a->split > 0)) {
@@ -260,10 +260,10 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
         /* (--sub: the same pieces where they divide the check's segments, else the usual ones) */
         const int64_t chk_chunks = chk_nseg > 1 ? ((tchk + chk_nseg - 1) / chk_nseg + 63) / 64 : 0;
         const int chk_sub = a->sub == 1 || (a->sub > 1 && chk_chunks % a->sub == 0 && chk_chunks) ? a->sub : 0;
-        const sgla_cuda_plan chk = {plan.config, chk_nseg, a->blocks, chk_sub};
+        const sgla_cuda_plan chk = {plan.config, chk_nseg, a->blocks, chk_sub, a->cols};
         const int bad = bench_check(a, sh, 64, tchk, dt == SGLA_F32 ? NULL : &chk);
         if (bad) rc = 1;
-        const sgla_cuda_plan *fp = a->config != -1 || a->split > 0 || a->blocks || a->sub ? &force : NULL;
+        const sgla_cuda_plan *fp = a->config != -1 || a->split > 0 || a->blocks || a->sub || a->cols ? &force : NULL;
         for (int i = 0; i < warm; i++) {
             int k = i % nsets;
             d.q = dq[k]; d.k = dk[k]; d.v = dv[k]; d.o = dout[k]; d.g = dg[k];

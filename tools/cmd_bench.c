@@ -39,6 +39,7 @@ static void usage(FILE *f)
             "                  stage: as on 99 KB blocks), an fp32 path, a split)\n"
             "                  [--blocks N]  (CUDA: -1 a block a (sequence, head), N > 0 a persistent grid of N blocks a V column block)\n"
             "                  [--sub N]  (CUDA: a split's first pass on segments cut in N pieces; 1 none)\n"
+            "                  [--cols N]  (CUDA: the mma.sync path's blocks on N = 64 or 128 columns of V)\n"
             "                  [--tf32]  (CUDA, f32: products in TF32 alone, SGLA_FLAG_ALLOW_TF32)\n"
             "                  [--backward]  (also time sgla_backward: dq, dk, dv, dg or dg_gamma)\n"
             "                  [--no-gate-grad]  (the backward without dg or dg_gamma: a gate that is not learned)\n"
@@ -692,6 +693,16 @@ int sgla_cmd_bench(int argc, char **argv)
                 return 2;
             }
             a.sub = (int)x;
+        } else if (!strcmp(s, "--cols")) {
+            int64_t x;
+            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
+                !cli_parse_i64("bench", s, val, &x))
+                return 2;
+            if (x != 64 && x != 128) {
+                fprintf(stderr, "sgla bench: --cols: %lld is not 64 or 128\n", (long long)x);
+                return 2;
+            }
+            a.cols = (int)x;
         } else if (!strcmp(s, "--config") || !strcmp(s, "--split")) {
             int64_t x;
             if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i))) return 2;

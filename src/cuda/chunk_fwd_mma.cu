@@ -1,16 +1,18 @@
 /* The chunked forward on mma.sync and cp.async: the path for GPUs without
  * wgmma and TMA (Ampere and Ada, sm_80 .. sm_89; Blackwell until it has its
- * own), bf16 / fp16 inputs with K, V in {64, 128}.  The H200 runs it when it is
- * forced (sgla_cuda_forward_forced with SGLA_CUDA_CONFIG_PORTABLE), which is
- * how the tests check it here.
+ * own), bf16 / fp16 inputs with K in {64, 128, 256} and V a multiple of 64.
+ * The H200 runs it when it is forced (sgla_cuda_forward_forced with
+ * SGLA_CUDA_CONFIG_PORTABLE), which is how the tests check it here.
  *
- * One block of 8 warps per (sequence, head), over chunks of 64 tokens, the
+ * One block of 8 warps per (sequence, head) and VD columns of V (64 or 128; a
+ * head's V/VD blocks each compute Q K^T), over chunks of 64 tokens, the
  * mirror of the tensor-core backward's forward sweep (chunk_bwd_tc.cu) with q
  * in the place of dO:
  *     o_c = rs ⊙ (Q S_c) + A V,   A = scale Γ ⊙ (Q K^T) (j <= i),  rs_i = scale exp2(b_i)
  *     S_{c+1} = exp2(b_L) S_c + (K ⊙ w)^T V,   w_j = exp2(b_L - b_j)
- * Warp w computes rows 16 (w % 4) .. + 15 of o in column half w / 4 and owns
- * the state tile of rows K/4 (w % 4) .. and that column half (mma_tiles.cuh);
+ * Warp w computes rows 16 (w % 4) .. + 15 of o in column half w / 4 of the
+ * block's and owns the state tile of rows K/4 (w % 4) .. and that column half
+ * (mma_tiles.cuh);
  * the state is fp32 in registers, its 16-bit copy in shared memory is the
  * operand of Q S.  The next chunk's q, k, v arrive by cp.async while this one
  * is computed (two stages), or while its o is stored and the state's copy
@@ -38,11 +40,19 @@ template <class Sh, int NST> struct FwdMmaSmem {
     float b[2][64]; /* log2 b of chunk c and of the next one */
     float wt[64];   /* the chunk's key weights w */
 };
-/* an sm_80 block (163 KB) holds two stages at K = V = 128 */
+/* an sm_80 block (163 KB) holds two stages at K = V = 128, one at K = 256 (two: Hopper's 227 KB) */
 static_assert(sizeof(FwdMmaSmem<MmaShape<128, 128>, 2>) <= 163 * 1024, "fits the shared memory of an sm_80 block");
 static_assert(sizeof(FwdMmaSmem<MmaShape<128, 128>, 1>) <= 99 * 1024, "fits the shared memory of an sm_86 block");
+static_assert(sizeof(FwdMmaSmem<MmaShape<256, 64>, 1>) <= 163 * 1024, "fits the shared memory of an sm_80 block");
+static_assert(sizeof(FwdMmaSmem<MmaShape<256, 64>, 2>) <= 227 * 1024, "fits the shared memory of a Hopper block");
 
-/* rows of chunk c into stage s (rows past the chunk are zeros): q, k and v, or (with_q false) k and v */
+/* blocks an SM is asked to hold: two where a block's state and products fit 128 registers a thread
+ * (64 columns at K <= 128) and two blocks' shared memory fits a Hopper SM (two stages: one stage runs
+ * where an SM holds less, and spills at 128), so that two blocks' chains hide each other's latency */
+template <class Sh, int NST> constexpr int mma_minb(void) { return Sh::VD == 64 && Sh::KD <= 128 && NST == 2 ? 2 : 1; }
+
+/* rows of chunk c into stage s (rows past the chunk are zeros): q, k and the block's columns of v, or
+ * (with_q false) k and v */
 template <class Sh, int NST>
 __device__ __forceinline__ void mload(const sgla_kparams &p, const MWork &w, FwdMmaSmem<Sh, NST> &sm, int c, int s,
                                       int tid, bool with_q = true)
@@ -50,12 +60,12 @@ __device__ __forceinline__ void mload(const sgla_kparams &p, const MWork &w, Fwd
     const int L = chunk_rows(w.len, c);
     const int64_t r0 = w.row0 + (int64_t)c * 64 * p.H;
     const uint16_t *q = (const uint16_t *)p.q + r0 * Sh::KD, *k = (const uint16_t *)p.k + r0 * Sh::KD;
-    const uint16_t *v = (const uint16_t *)p.v + r0 * Sh::VD;
+    const uint16_t *v = (const uint16_t *)p.v + r0 * p.V + w.cb * Sh::VD;
     if (with_q)
         load_rows<Sh::KD, Sh::LK>(sgla_smem_u32(sm.q[s]), q, p.H * Sh::KD, L, tid, sgla_smem_u32(sm.k[s]), k);
     else
         load_rows<Sh::KD, Sh::LK>(sgla_smem_u32(sm.k[s]), k, p.H * Sh::KD, L, tid);
-    load_rows<Sh::VD, Sh::LV>(sgla_smem_u32(sm.v[s]), v, p.H * Sh::VD, L, tid);
+    load_rows<Sh::VD, Sh::LV>(sgla_smem_u32(sm.v[s]), v, p.H * p.V, L, tid);
     sgla_cp_async_commit();
 }
 
@@ -76,17 +86,19 @@ __device__ __forceinline__ void mkey_weights(const float *b, float *wt, int lane
 }
 
 /* The split's first pass (mode 1): a segment's end state from zero over its chunks (k and v only) into
- * its slot, and its total log2 decay; the last segment's is never read (mwork skips it). */
-template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) chunk_seg_mma(const sgla_kparams p)
+ * its slot (the block's columns), and its total log2 decay; the last segment's is never read (mwork
+ * skips it). */
+template <class E, class Sh, int NST>
+__global__ void __launch_bounds__(NTH, mma_minb<Sh, NST>()) chunk_seg_mma(const sgla_kparams p)
 {
     extern __shared__ __align__(128) unsigned char smraw[];
     FwdMmaSmem<Sh, NST> &sm = *reinterpret_cast<FwdMmaSmem<Sh, NST> *>(smraw);
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     MWork w;
-    if (!mwork<true>(p, w)) return;
+    if (!mwork<true>(p, w, (int)(p.V / Sh::VD))) return;
     const int64_t kv = Sh::KD * p.V;
-    float *slot = p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv;
+    float *slot = p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv + w.cb * Sh::VD;
     float S[Sh::MS][Sh::NS][4];
     state_load<Sh>(S, (const float *)0, p.V, m, hf, gid, tig);
     float ld = 0.f;
@@ -115,13 +127,13 @@ template <class E, class Sh, int NST> __global__ void __launch_bounds__(NTH, 1) 
         if (warp == 0 && c + 1 < w.nc) mgate_scan(p, w, c + 1, g0, g1, sm.b[(c + 1) & 1], lane);
     }
     state_store<Sh>(S, slot, p.V, m, hf, gid, tig);
-    if (tid == 0) p.seg_ld[(int64_t)w.seg * p.N * p.H + w.nh] = ld;
+    if (tid == 0 && w.cb == 0) p.seg_ld[(int64_t)w.seg * p.N * p.H + w.nh] = ld;
 }
 
 /* SPLIT: a split's outputs (mode 2); a template switch so that the unsplit forward compiles as it
  * does without one (a run-time mode cost it 5% on the H200: docs/perf.md) */
 template <class E, class Sh, int NST, bool SPLIT>
-__global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
+__global__ void __launch_bounds__(NTH, mma_minb<Sh, NST>()) chunk_fwd_mma(const sgla_kparams p)
 {
     extern __shared__ __align__(128) unsigned char smraw[];
     FwdMmaSmem<Sh, NST> &sm = *reinterpret_cast<FwdMmaSmem<Sh, NST> *>(smraw);
@@ -129,11 +141,13 @@ __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     MWork w;
-    if (!mwork<SPLIT>(p, w)) return;
-    const int64_t kv = Sh::KD * p.V;
+    if (!mwork<SPLIT>(p, w, (int)(p.V / Sh::VD))) return;
+    const int64_t kv = Sh::KD * p.V, col0 = (int64_t)w.cb * Sh::VD;
     float S[Sh::MS][Sh::NS][4];
-    /* the state entering: a split's segment from its slot (filled by the scan), else h0 */
-    const float *S0 = SPLIT ? p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv : p.h0 ? p.h0 + w.nh * kv : 0;
+    /* the state entering (the block's columns): a split's segment from its slot (filled by the scan), else h0 */
+    const float *S0 = SPLIT ? p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv + col0
+                      : p.h0 ? p.h0 + w.nh * kv + col0
+                             : 0;
     state_load<Sh>(S, S0, p.V, m, hf, gid, tig);
     /* ht: by the last segment of a split */
     const bool want_ht = p.ht && (!SPLIT || w.seg == p.nseg - 1);
@@ -148,8 +162,8 @@ __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
         if (NST == 1) mkey_weights(sm.b[0], sm.wt, lane);
     }
     const float scale = p.scale;
-    uint16_t *o = (uint16_t *)p.o;
-    const int64_t rso = p.H * Sh::VD;
+    uint16_t *o = (uint16_t *)p.o + col0;
+    const int64_t rso = p.H * p.V;
     for (int c = 0; c < w.nc; c++) {
         const int s = NST == 2 ? c & 1 : 0, L = chunk_rows(w.len, c);
         sgla_cp_async_wait0();
@@ -215,8 +229,8 @@ __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
         __syncthreads(); /* every warp is done with S_c's copy (the staging tiles take its place) and with q (one
                           * stage: and with k, v and the weights) */
         if (NST == 1 && c + 1 < w.nc) mload<Sh, NST>(p, w, sm, c + 1, 0, tid);
-        rows_store<E, VH / 8>(acc, sm.stg[warp], o + (w.row0 + (int64_t)c * 64 * p.H) * Sh::VD, rso, VH * hf, m, L,
-                              gid, tig, lane);
+        rows_store<E, VH / 8>(acc, sm.stg[warp], o + (w.row0 + (int64_t)c * 64 * p.H) * p.V, rso, VH * hf, m, L, gid,
+                              tig, lane);
         if constexpr (NST == 1) {
             if (c + 1 == w.nc) break;
             __syncthreads(); /* every warp is done with its staging tile (S's place) */
@@ -238,12 +252,13 @@ __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
             if (warp == 0) mgate_scan(p, w, c + 1, g0, g1, sm.b[(c + 1) & 1], lane);
         }
     }
-    if (want_ht) state_store<Sh>(S, p.ht + w.nh * kv, p.V, m, hf, gid, tig); /* (h0, or zeros, for an empty sequence) */
+    if (want_ht) /* (h0, or zeros, for an empty sequence) */
+        state_store<Sh>(S, p.ht + w.nh * kv + col0, p.V, m, hf, gid, tig);
 }
 
 typedef void (*mma_fn)(const sgla_kparams);
 struct MInst {
-    mma_fn fn[3]; /* by mode: the forward, a split's first pass, a split's outputs */
+    mma_fn fn[3]; /* by mode: the forward, a split's first pass, a split's outputs (NULL: no instance) */
     unsigned smem;
 };
 template <class E, int KD, int VD, int NST> constexpr MInst minst(void)
@@ -252,33 +267,56 @@ template <class E, int KD, int VD, int NST> constexpr MInst minst(void)
              chunk_fwd_mma<E, MmaShape<KD, VD>, NST, true>},
             (unsigned)sizeof(FwdMmaSmem<MmaShape<KD, VD>, NST>)};
 }
-template <class E> constexpr MmaTable<MInst> mrow(void)
+/* [K = 64, 128, 256][VD = 64, 128][one stage, two]; K = 256 with 64 columns alone */
+struct MTable {
+    MInst x[3][2][2];
+};
+template <class E> constexpr MTable mrow(void)
 {
     return {{{{minst<E, 64, 64, 1>(), minst<E, 64, 64, 2>()}, {minst<E, 64, 128, 1>(), minst<E, 64, 128, 2>()}},
-             {{minst<E, 128, 64, 1>(), minst<E, 128, 64, 2>()}, {minst<E, 128, 128, 1>(), minst<E, 128, 128, 2>()}}}};
+             {{minst<E, 128, 64, 1>(), minst<E, 128, 64, 2>()}, {minst<E, 128, 128, 1>(), minst<E, 128, 128, 2>()}},
+             {{minst<E, 256, 64, 1>(), minst<E, 256, 64, 2>()}, {MInst{}, MInst{}}}}};
 }
-const MmaTable<MInst> minsts[2] = {mrow<ElemBf16>(), mrow<ElemF16>()}; /* [bf16, f16] */
-const MInst *minst_of(sgla_dtype dt, int64_t K, int64_t V, int nst) { return mma_entry(minsts, dt, K, V, nst); }
+const MTable minsts[2] = {mrow<ElemBf16>(), mrow<ElemF16>()}; /* [bf16, f16] */
+const MInst *minst_of(sgla_dtype dt, int64_t K, int cols, int nst)
+{
+    if ((dt != SGLA_BF16 && dt != SGLA_F16) || (K != 64 && K != 128 && K != 256) || (cols != 64 && cols != 128) ||
+        nst < 1 || nst > 2)
+        return NULL;
+    const MInst *x = &minsts[dt == SGLA_BF16 ? 0 : 1].x[K == 64 ? 0 : K == 128 ? 1 : 2][cols == 128][nst - 1];
+    return x->fn[0] ? x : NULL;
+}
 
 } /* namespace */
 
-int sgla_fwd_mma_supported(sgla_dtype dt, int64_t K, int64_t V) { return minst_of(dt, K, V, 2) != NULL; }
+int sgla_fwd_mma_supported(sgla_dtype dt, int64_t K, int cols) { return minst_of(dt, K, cols, 2) != NULL; }
 
-size_t sgla_fwd_mma_smem(sgla_dtype dt, int64_t K, int64_t V, int nst)
+size_t sgla_fwd_mma_smem(sgla_dtype dt, int64_t K, int cols, int nst)
 {
-    const MInst *x = minst_of(dt, K, V, nst);
+    const MInst *x = minst_of(dt, K, cols, nst);
     return x ? x->smem : 0;
+}
+
+int sgla_fwd_mma_blocks_per_sm(sgla_dtype dt, int64_t K, int cols, int nst)
+{
+    const MInst *x = minst_of(dt, K, cols, nst);
+    int n = 0;
+    if (!x || cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, x->fn[0], NTH, x->smem) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 1;
+    }
+    return n > 0 ? n : 1;
 }
 
 cudaError_t sgla_fwd_mma_setup(int optin)
 {
     cudaError_t e = cudaSuccess;
     for (int t = 0; t < 2; t++)
-        for (int a = 0; a < 2; a++)
+        for (int a = 0; a < 3; a++)
             for (int b = 0; b < 2; b++)
                 for (int n = 0; n < 2; n++) {
                     const MInst &x = minsts[t].x[a][b][n];
-                    if (x.smem > (unsigned)optin) continue; /* refused per call (sgla_fwd_mma_smem) */
+                    if (!x.fn[0] || x.smem > (unsigned)optin) continue; /* refused per call (sgla_fwd_mma_smem) */
                     for (int mode = 0; mode < 3; mode++)
                         if ((e = cudaFuncSetAttribute((const void *)x.fn[mode],
                                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)x.smem)) !=
@@ -288,19 +326,22 @@ cudaError_t sgla_fwd_mma_setup(int optin)
     return e;
 }
 
-sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, int nst, cudaStream_t st)
+sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, int cols, int nst, cudaStream_t st)
 {
-    const MInst *x = minst_of(dt, p->K, p->V, nst);
-    if (!x) return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "mma.sync forward: dtype or K = %lld, V = %lld",
-                             (long long)p->K, (long long)p->V);
-    const unsigned blocks = (unsigned)(p->N * p->H * p->nseg);
+    const MInst *x = minst_of(dt, p->K, cols, nst);
+    if (!x || p->V % cols)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "mma.sync forward: dtype or K = %lld, V = %lld in blocks of %d "
+                         "columns", (long long)p->K, (long long)p->V, cols);
+    const int64_t blocks = p->N * p->H * p->nseg * (p->V / cols);
     if (blocks == 0) return SGLA_OK;
+    if (blocks > 0x7fffffffLL)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "mma.sync forward: %lld blocks exceed the grid", (long long)blocks);
     if (p->mode < 0 || p->mode > 2 || (p->mode != 0) != (p->nseg > 1))
         return sgla_fail(SGLA_ERR_INTERNAL, "mma.sync forward: mode %d with %d segment(s)", p->mode, p->nseg);
     if (p->seg_sub > 1 || p->seg_off) /* its blocks read slot s and start segments at s seg_len */
         return sgla_fail(SGLA_ERR_INTERNAL, "mma.sync forward: a split in pieces (%d a segment, offset %lld)",
                          p->seg_sub, (long long)p->seg_off);
-    x->fn[p->mode]<<<blocks, NTH, x->smem, st>>>(*p);
+    x->fn[p->mode]<<<(unsigned)blocks, NTH, x->smem, st>>>(*p);
     const cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? SGLA_OK
                             : sgla_fail(SGLA_ERR_CUDA, "launch of the mma.sync forward: %s", cudaGetErrorString(e));

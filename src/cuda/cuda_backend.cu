@@ -247,10 +247,19 @@ typedef struct plan {
     int64_t gb_ld;      /* gate g, a row that reads b: token rows a head (0: none) */
     int sms;            /* the device's SMs (plan_call: gate_b's grid) */
     int portable;       /* the mma.sync path (GPUs before Hopper, or forced): its stages of q, k, v (2 or 1) */
+    int mcols;          /* ... and its columns of V a block (64 or 128) */
     int order;          /* cu_seqlens: the blocks take the sequences longest first */
     int persist;        /* blocks along x of a persistent grid (the row's fn_persist; 0: a block a pair) */
     int seg_sub;        /* a split's first pass on pieces seg_sub times shorter than its segments (1: none) */
 } plan;
+
+/* The mma.sync path's columns of V a block: 64 at K = 256 (the state's registers) and where V is 64;
+ * else 128 */
+static int mma_cols(const sgla_forward_desc *d, const device_facts *f)
+{
+    (void)f;
+    return d->K == 256 || d->V % 128 ? 64 : 128;
+}
 
 static int row_serves(int r, const sgla_forward_desc *d)
 {
@@ -403,6 +412,10 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
                                          force->config == SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE);
     if (force && d->dtype == SGLA_F32 && force->nseg > 1)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the fp32 path has no sequence split");
+    if (force && force->cols && (force->cols != 64 && force->cols != 128 || !(force_portable || !f->hopper) ||
+                                 d->dtype == SGLA_F32))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: %d columns a block: the mma.sync path's blocks take "
+                         "64 or 128", force->cols);
     if (force && (force->blocks < -1 || (force->blocks > 0 && (d->dtype == SGLA_F32 || force_portable || !f->hopper))))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: no plan with %d blocks a column here (a persistent "
                          "grid runs the Hopper rows that have one)", force->blocks);
@@ -437,22 +450,29 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
         if (!f->mma_fwd)
             return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: the mma.sync forward does not fit this "
                              "device's shared memory (compute capability %d.%d)", f->cc / 10, f->cc % 10);
-        if (!sgla_fwd_mma_supported(d->dtype, d->K, d->V))
-            return sgla_fail(f->hopper ? SGLA_ERR_INVALID_ARGUMENT : SGLA_ERR_UNSUPPORTED_SHAPE,
-                             "CUDA backend: the mma.sync path (GPUs before Hopper) takes K, V up to 128 (K = %lld, "
-                             "V = %lld after padding)", (long long)d->K, (long long)d->V);
+        const int cols = force && force->cols ? force->cols : mma_cols(d, f);
+        if (!sgla_fwd_mma_supported(d->dtype, d->K, cols) || d->V % cols)
+            return sgla_fail(f->hopper || (force && force->cols) ? SGLA_ERR_INVALID_ARGUMENT : SGLA_ERR_UNSUPPORTED_SHAPE,
+                             "CUDA backend: the mma.sync path (GPUs before Hopper) takes K in {64, 128, 256} and V a "
+                             "multiple of its blocks' 64 or 128 columns, 64 at K = 256 (K = %lld, V = %lld after "
+                             "padding, %d columns)", (long long)d->K, (long long)d->V, cols);
         /* two stages where a block holds them; one on smaller blocks (sm_86 / sm_89 at K = 128) */
-        const int nst = force && force->config == SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE               ? 1
-                        : (int)sgla_fwd_mma_smem(d->dtype, d->K, d->V, 2) <= f->optin ? 2
-                                                                                        : 1;
-        if ((int)sgla_fwd_mma_smem(d->dtype, d->K, d->V, nst) > f->optin)
+        const int nst = force && force->config == SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE                  ? 1
+                        : (int)sgla_fwd_mma_smem(d->dtype, d->K, cols, 2) <= f->optin ? 2
+                                                                                      : 1;
+        if ((int)sgla_fwd_mma_smem(d->dtype, d->K, cols, nst) > f->optin)
             return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backend: the mma.sync forward at K = %lld, V = %lld "
-                             "needs %zu bytes of shared memory a block; this device's blocks hold %d", (long long)d->K,
-                             (long long)d->V, sgla_fwd_mma_smem(d->dtype, d->K, d->V, nst), f->optin);
+                             "(%d columns a block) needs %zu bytes of shared memory a block; this device's blocks hold "
+                             "%d", (long long)d->K, (long long)d->V, cols, sgla_fwd_mma_smem(d->dtype, d->K, cols, nst),
+                             f->optin);
         pl->portable = nst;
+        pl->mcols = cols;
         /* a long sequence with few (sequence, head) pairs splits as the Hopper rows do: one block a
-         * (sequence, head) and segment, as many as the SMs hold once */
-        return split_plan(d, force, fill_segments(d, f, sgla_num_sequences(d) * d->H, 1), pl);
+         * (sequence, head), column block and segment, as many as the SMs hold once */
+        return split_plan(d, force,
+                          fill_segments(d, f, sgla_num_sequences(d) * d->H * (d->V / cols),
+                                        sgla_fwd_mma_blocks_per_sm(d->dtype, d->K, cols, nst)),
+                          pl);
     }
     if (force && force->config >= 0) {
         if (force->config >= SGLA_NUM_CHUNK_CONFIGS || !row_serves(force->config, d))
@@ -847,7 +867,7 @@ static sgla_status run_split(const sgla_chunk_kernel *k, int row, const plan *pl
 static sgla_status run_split_mma(const plan *pl, sgla_kparams q, sgla_dtype dt, void *ws, cudaStream_t st)
 {
     return split_steps(pl, q, ws, 0, st,
-                       [&](const sgla_kparams *x) { return sgla_fwd_mma_launch(x, dt, pl->portable, st); });
+                       [&](const sgla_kparams *x) { return sgla_fwd_mma_launch(x, dt, pl->mcols, pl->portable, st); });
 }
 
 /* T = 0: nothing to compute; ht = h0 (or zero) on the stream. */
@@ -963,7 +983,7 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
         if (wg && (rc = tma_maps_dims(&p, d->dtype, &tm, kt, vt)) != SGLA_OK) return rc;
         return sgla_fwd_tf32_launch(&p, wg ? &tm : NULL, !(d->flags & SGLA_FLAG_ALLOW_TF32), pl.f32_nst, st);
     }
-    if (pl.portable && pl.nseg == 1) return sgla_fwd_mma_launch(&p, d->dtype, pl.portable, st);
+    if (pl.portable && pl.nseg == 1) return sgla_fwd_mma_launch(&p, d->dtype, pl.mcols, pl.portable, st);
     if (pl.portable) {
         void *ws;
         if ((rc = ws_acquire(d->workspace, pl.ws_bytes, st, "split", &ws)) != SGLA_OK) return rc;
@@ -1896,6 +1916,7 @@ extern "C" sgla_status sgla_cuda_plan_of(const sgla_forward_desc *user, sgla_cud
     out->nseg = pl.nseg;
     out->blocks = pl.persist;
     out->sub = pl.seg_sub;
+    out->cols = pl.mcols;
     return SGLA_OK;
 }
 

@@ -41,6 +41,9 @@ typedef struct sgla_cuda_plan {
      * themselves, n > 1 forced (a divisor of a segment's 64-token chunks; the Hopper rows' forward).
      * sgla_cuda_plan_of gives the usual one. */
     int sub;
+    /* the mma.sync path's columns of V a block (64 or 128; 0 the usual choice, which
+     * sgla_cuda_plan_of gives; 0 on the other paths) */
+    int cols;
 } sgla_cuda_plan;
 
 /* The plan sgla_forward(d, SGLA_BACKEND_CUDA) would run on the current device. */
@@ -48,9 +51,9 @@ sgla_status sgla_cuda_plan_of(const sgla_forward_desc *d, sgla_cuda_plan *plan);
 
 /* sgla_forward(d, SGLA_BACKEND_CUDA) with the plan forced: force->config a
  * row (-1: the usual one) that serves d's K and V, or SGLA_CUDA_CONFIG_PORTABLE
- * (the mma.sync path of GPUs before Hopper: bf16 / fp16, K, V in {64, 128}),
+ * (the mma.sync path of GPUs before Hopper: bf16 / fp16, K in {64, 128, 256}),
  * force->nseg 0 (the usual split), 1 (none) or the number of segments (not
- * with cu_seqlens; not for fp32), force->blocks and force->sub as above.  A plan that cannot serve d is
+ * with cu_seqlens; not for fp32), force->blocks, force->sub and force->cols as above.  A plan that cannot serve d is
  * SGLA_ERR_INVALID_ARGUMENT. */
 #define SGLA_CUDA_CONFIG_PORTABLE (-2)
 #define SGLA_CUDA_CONFIG_F32_CHUNKED (-3)   /* fp32: K in {64, 128}, V a multiple of 64, 16-byte aligned */

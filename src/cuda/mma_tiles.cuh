@@ -89,7 +89,9 @@ template <int KD_, int VD_> struct MmaShape {
     static constexpr int KH = KD / 2;              /* dq columns of a warp */
     static constexpr int MS = KD / 64;             /* m16 tiles of a warp's state rows (K / 4) */
     static constexpr int NS = VD / 16;             /* n8 tiles of its state columns (V / 2) */
-    static_assert((KD == 64 || KD == 128) && (VD == 64 || VD == 128), "K and V are 64 or 128");
+    /* K = 256 in the forward alone, with 64 columns (a warp's state tile 64 x 32, as 128 x 64's) */
+    static_assert((KD == 64 || KD == 128 || (KD == 256 && VD == 64)) && (VD == 64 || VD == 128),
+                  "K and V are 64 or 128, or K = 256 with V = 64");
 };
 
 /* The instances of an mma.sync kernel family (the forward, the backward) for one input type:
@@ -146,16 +148,19 @@ __device__ __forceinline__ void chunk_gate_scan(int gmode, float g0, float g1, f
 
 struct MWork {
     int64_t nh, h, row0, len; /* row0: (b T + t0) H + h, the first token's row index */
-    int nc, seg;
+    int nc, seg, cb;          /* cb: the block's column block of V (of ncb) */
 };
 
-/* Block blockIdx.x = nh nseg + seg: (sequence, head) nh, and with a sequence split (SPLIT;
- * fwd_params.cuh) the tokens of segment seg.  0 where the block has nothing to do (mode 1: the last
- * segment's local state, which the scan never reads) */
-template <bool SPLIT> __device__ __forceinline__ int mwork(const sgla_kparams &p, MWork &w)
+/* Block blockIdx.x = (nh nseg + seg) ncb + cb: (sequence, head) nh, with a sequence split (SPLIT;
+ * fwd_params.cuh) the tokens of segment seg, and column block cb of the ncb a head's V is cut in (the
+ * blocks of one pair and segment adjacent, so that their reads of q and k meet in L2).  0 where the
+ * block has nothing to do (mode 1: the last segment's local state, which the scan never reads) */
+template <bool SPLIT> __device__ __forceinline__ int mwork(const sgla_kparams &p, MWork &w, int ncb = 1)
 {
-    w.nh = SPLIT ? blockIdx.x / p.nseg : blockIdx.x;
-    w.seg = SPLIT ? (int)(blockIdx.x - w.nh * p.nseg) : 0;
+    const unsigned it = blockIdx.x / (unsigned)ncb;
+    w.cb = (int)(blockIdx.x - it * (unsigned)ncb);
+    w.nh = SPLIT ? it / p.nseg : it;
+    w.seg = SPLIT ? (int)(it - w.nh * p.nseg) : 0;
     const int64_t n = w.nh / p.H;
     w.h = w.nh - n * p.H;
     int64_t b, t0, t1;

@@ -242,10 +242,11 @@ typedef struct sgla_state_pool {
  *   of the call; every pointer (cu_seqlens too) must be memory of that device
  *   and `stream` one of its streams.  Compute capability 8.0 or newer: Hopper
  *   (sm_90a) runs the wgmma / TMA kernels; other GPUs the mma.sync path (bf16 /
- *   fp16 with K, V up to 128 after padding, split along time as Hopper's
- *   rows are where few (sequence, head) pairs leave SMs idle; one stage of tiles
- *   where a block's shared memory cannot hold two: K = 128 on sm_86 / sm_89,
- *   99 KB a block).  Each kernel is taken where its shared memory fits the
+ *   fp16 with K in {64, 128, 256} and V up to 512 after padding, K above 256
+ *   as two halves; split along time as Hopper's rows are where few (sequence,
+ *   head) pairs leave SMs idle; one stage of tiles where a block's shared
+ *   memory cannot hold two: K = 128 on sm_86 / sm_89, 99 KB a block, K = 256
+ *   on sm_80, 163 KB; sm_86 / sm_89 cannot take K = 256).  Each kernel is taken where its shared memory fits the
  *   device; a shape none fits is SGLA_ERR_UNSUPPORTED_SHAPE with the bytes
  *   it needs.  Run so far on an H200 only: forced, and with the facts of an
  *   sm_80 and an sm_89 emulated.

@@ -4,8 +4,9 @@
  * The H200 runs it when it is forced (sgla_cuda_forward_forced with
  * SGLA_CUDA_CONFIG_PORTABLE), which is how the tests check it here.
  *
- * One block of 8 warps per (sequence, head) and VD columns of V (64 or 128; a
- * head's V/VD blocks each compute Q K^T), over chunks of 64 tokens, the
+ * One block of 8 warps per (sequence, head) and VD columns of V (64 or 128;
+ * blockIdx.y the column block; a head's V/VD blocks each compute Q K^T), over
+ * chunks of 64 tokens, the
  * mirror of the tensor-core backward's forward sweep (chunk_bwd_tc.cu) with q
  * in the place of dO:
  *     o_c = rs ⊙ (Q S_c) + A V,   A = scale Γ ⊙ (Q K^T) (j <= i),  rs_i = scale exp2(b_i)
@@ -46,10 +47,15 @@ static_assert(sizeof(FwdMmaSmem<MmaShape<128, 128>, 1>) <= 99 * 1024, "fits the 
 static_assert(sizeof(FwdMmaSmem<MmaShape<256, 64>, 1>) <= 163 * 1024, "fits the shared memory of an sm_80 block");
 static_assert(sizeof(FwdMmaSmem<MmaShape<256, 64>, 2>) <= 227 * 1024, "fits the shared memory of a Hopper block");
 
-/* blocks an SM is asked to hold: two where a block's state and products fit 128 registers a thread
- * (64 columns at K <= 128) and two blocks' shared memory fits a Hopper SM (two stages: one stage runs
- * where an SM holds less, and spills at 128), so that two blocks' chains hide each other's latency */
-template <class Sh, int NST> constexpr int mma_minb(void) { return Sh::VD == 64 && Sh::KD <= 128 && NST == 2 ? 2 : 1; }
+/* the block's first column of V, blockIdx.y its column block: read where it is used (a volatile read,
+ * which the compiler neither hoists nor keeps), so that no register holds it through the chunk loop
+ * (the one-stage instances at K = 128 are at 255 registers and spilled with it) */
+template <class Sh> __device__ __forceinline__ int64_t mcol0(void)
+{
+    unsigned y;
+    asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(y));
+    return (int64_t)y * Sh::VD;
+}
 
 /* rows of chunk c into stage s (rows past the chunk are zeros): q, k and the block's columns of v, or
  * (with_q false) k and v */
@@ -60,7 +66,7 @@ __device__ __forceinline__ void mload(const sgla_kparams &p, const MWork &w, Fwd
     const int L = chunk_rows(w.len, c);
     const int64_t r0 = w.row0 + (int64_t)c * 64 * p.H;
     const uint16_t *q = (const uint16_t *)p.q + r0 * Sh::KD, *k = (const uint16_t *)p.k + r0 * Sh::KD;
-    const uint16_t *v = (const uint16_t *)p.v + r0 * p.V + w.cb * Sh::VD;
+    const uint16_t *v = (const uint16_t *)p.v + r0 * p.V + mcol0<Sh>();
     if (with_q)
         load_rows<Sh::KD, Sh::LK>(sgla_smem_u32(sm.q[s]), q, p.H * Sh::KD, L, tid, sgla_smem_u32(sm.k[s]), k);
     else
@@ -89,16 +95,16 @@ __device__ __forceinline__ void mkey_weights(const float *b, float *wt, int lane
  * its slot (the block's columns), and its total log2 decay; the last segment's is never read (mwork
  * skips it). */
 template <class E, class Sh, int NST>
-__global__ void __launch_bounds__(NTH, mma_minb<Sh, NST>()) chunk_seg_mma(const sgla_kparams p)
+__global__ void __launch_bounds__(NTH, 1) chunk_seg_mma(const sgla_kparams p)
 {
     extern __shared__ __align__(128) unsigned char smraw[];
     FwdMmaSmem<Sh, NST> &sm = *reinterpret_cast<FwdMmaSmem<Sh, NST> *>(smraw);
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     MWork w;
-    if (!mwork<true>(p, w, (int)(p.V / Sh::VD))) return;
+    if (!mwork<true>(p, w)) return;
     const int64_t kv = Sh::KD * p.V;
-    float *slot = p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv + w.cb * Sh::VD;
+    float *slot = p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv + mcol0<Sh>();
     float S[Sh::MS][Sh::NS][4];
     state_load<Sh>(S, (const float *)0, p.V, m, hf, gid, tig);
     float ld = 0.f;
@@ -127,13 +133,13 @@ __global__ void __launch_bounds__(NTH, mma_minb<Sh, NST>()) chunk_seg_mma(const 
         if (warp == 0 && c + 1 < w.nc) mgate_scan(p, w, c + 1, g0, g1, sm.b[(c + 1) & 1], lane);
     }
     state_store<Sh>(S, slot, p.V, m, hf, gid, tig);
-    if (tid == 0 && w.cb == 0) p.seg_ld[(int64_t)w.seg * p.N * p.H + w.nh] = ld;
+    if (tid == 0 && blockIdx.y == 0) p.seg_ld[(int64_t)w.seg * p.N * p.H + w.nh] = ld;
 }
 
 /* SPLIT: a split's outputs (mode 2); a template switch so that the unsplit forward compiles as it
  * does without one (a run-time mode cost it 5% on the H200: docs/perf.md) */
 template <class E, class Sh, int NST, bool SPLIT>
-__global__ void __launch_bounds__(NTH, mma_minb<Sh, NST>()) chunk_fwd_mma(const sgla_kparams p)
+__global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
 {
     extern __shared__ __align__(128) unsigned char smraw[];
     FwdMmaSmem<Sh, NST> &sm = *reinterpret_cast<FwdMmaSmem<Sh, NST> *>(smraw);
@@ -141,12 +147,12 @@ __global__ void __launch_bounds__(NTH, mma_minb<Sh, NST>()) chunk_fwd_mma(const 
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     MWork w;
-    if (!mwork<SPLIT>(p, w, (int)(p.V / Sh::VD))) return;
-    const int64_t kv = Sh::KD * p.V, col0 = (int64_t)w.cb * Sh::VD;
+    if (!mwork<SPLIT>(p, w)) return;
+    const int64_t kv = Sh::KD * p.V;
     float S[Sh::MS][Sh::NS][4];
     /* the state entering (the block's columns): a split's segment from its slot (filled by the scan), else h0 */
-    const float *S0 = SPLIT ? p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv + col0
-                      : p.h0 ? p.h0 + w.nh * kv + col0
+    const float *S0 = SPLIT ? p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv + mcol0<Sh>()
+                      : p.h0 ? p.h0 + w.nh * kv + mcol0<Sh>()
                              : 0;
     state_load<Sh>(S, S0, p.V, m, hf, gid, tig);
     /* ht: by the last segment of a split */
@@ -162,7 +168,7 @@ __global__ void __launch_bounds__(NTH, mma_minb<Sh, NST>()) chunk_fwd_mma(const 
         if (NST == 1) mkey_weights(sm.b[0], sm.wt, lane);
     }
     const float scale = p.scale;
-    uint16_t *o = (uint16_t *)p.o + col0;
+    uint16_t *o = (uint16_t *)p.o;
     const int64_t rso = p.H * p.V;
     for (int c = 0; c < w.nc; c++) {
         const int s = NST == 2 ? c & 1 : 0, L = chunk_rows(w.len, c);
@@ -229,8 +235,8 @@ __global__ void __launch_bounds__(NTH, mma_minb<Sh, NST>()) chunk_fwd_mma(const 
         __syncthreads(); /* every warp is done with S_c's copy (the staging tiles take its place) and with q (one
                           * stage: and with k, v and the weights) */
         if (NST == 1 && c + 1 < w.nc) mload<Sh, NST>(p, w, sm, c + 1, 0, tid);
-        rows_store<E, VH / 8>(acc, sm.stg[warp], o + (w.row0 + (int64_t)c * 64 * p.H) * p.V, rso, VH * hf, m, L, gid,
-                              tig, lane);
+        rows_store<E, VH / 8>(acc, sm.stg[warp], o + (w.row0 + (int64_t)c * 64 * p.H) * p.V + mcol0<Sh>(), rso,
+                              VH * hf, m, L, gid, tig, lane);
         if constexpr (NST == 1) {
             if (c + 1 == w.nc) break;
             __syncthreads(); /* every warp is done with its staging tile (S's place) */
@@ -253,7 +259,7 @@ __global__ void __launch_bounds__(NTH, mma_minb<Sh, NST>()) chunk_fwd_mma(const 
         }
     }
     if (want_ht) /* (h0, or zeros, for an empty sequence) */
-        state_store<Sh>(S, p.ht + w.nh * kv + col0, p.V, m, hf, gid, tig);
+        state_store<Sh>(S, p.ht + w.nh * kv + mcol0<Sh>(), p.V, m, hf, gid, tig);
 }
 
 typedef void (*mma_fn)(const sgla_kparams);
@@ -332,7 +338,7 @@ sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, int cols, 
     if (!x || p->V % cols)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "mma.sync forward: dtype or K = %lld, V = %lld in blocks of %d "
                          "columns", (long long)p->K, (long long)p->V, cols);
-    const int64_t blocks = p->N * p->H * p->nseg * (p->V / cols);
+    const int64_t blocks = p->N * p->H * p->nseg; /* along x; the column blocks along y (at most 8) */
     if (blocks == 0) return SGLA_OK;
     if (blocks > 0x7fffffffLL)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "mma.sync forward: %lld blocks exceed the grid", (long long)blocks);
@@ -341,7 +347,7 @@ sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, int cols, 
     if (p->seg_sub > 1 || p->seg_off) /* its blocks read slot s and start segments at s seg_len */
         return sgla_fail(SGLA_ERR_INTERNAL, "mma.sync forward: a split in pieces (%d a segment, offset %lld)",
                          p->seg_sub, (long long)p->seg_off);
-    x->fn[p->mode]<<<(unsigned)blocks, NTH, x->smem, st>>>(*p);
+    x->fn[p->mode]<<<dim3((unsigned)blocks, (unsigned)(p->V / cols)), NTH, x->smem, st>>>(*p);
     const cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? SGLA_OK
                             : sgla_fail(SGLA_ERR_CUDA, "launch of the mma.sync forward: %s", cudaGetErrorString(e));

@@ -148,19 +148,16 @@ __device__ __forceinline__ void chunk_gate_scan(int gmode, float g0, float g1, f
 
 struct MWork {
     int64_t nh, h, row0, len; /* row0: (b T + t0) H + h, the first token's row index */
-    int nc, seg, cb;          /* cb: the block's column block of V (of ncb) */
+    int nc, seg;
 };
 
-/* Block blockIdx.x = (nh nseg + seg) ncb + cb: (sequence, head) nh, with a sequence split (SPLIT;
- * fwd_params.cuh) the tokens of segment seg, and column block cb of the ncb a head's V is cut in (the
- * blocks of one pair and segment adjacent, so that their reads of q and k meet in L2).  0 where the
- * block has nothing to do (mode 1: the last segment's local state, which the scan never reads) */
-template <bool SPLIT> __device__ __forceinline__ int mwork(const sgla_kparams &p, MWork &w, int ncb = 1)
+/* Block blockIdx.x = nh nseg + seg: (sequence, head) nh, and with a sequence split (SPLIT;
+ * fwd_params.cuh) the tokens of segment seg.  0 where the block has nothing to do (mode 1: the last
+ * segment's local state, which the scan never reads) */
+template <bool SPLIT> __device__ __forceinline__ int mwork(const sgla_kparams &p, MWork &w)
 {
-    const unsigned it = blockIdx.x / (unsigned)ncb;
-    w.cb = (int)(blockIdx.x - it * (unsigned)ncb);
-    w.nh = SPLIT ? it / p.nseg : it;
-    w.seg = SPLIT ? (int)(it - w.nh * p.nseg) : 0;
+    w.nh = SPLIT ? blockIdx.x / p.nseg : blockIdx.x;
+    w.seg = SPLIT ? (int)(blockIdx.x - w.nh * p.nseg) : 0;
     const int64_t n = w.nh / p.H;
     w.h = w.nh - n * p.H;
     int64_t b, t0, t1;

@@ -362,6 +362,9 @@ static void error_paths(cudaStream_t stream)
     if (sgla_cuda_plan_of(&d, &usual) == SGLA_OK && mma_plan(usual.config)) {
         /* K = 64: serves the shape, but is a Hopper kernel */
         forced_refused(&d, (sgla_cuda_plan){0, 0}, "sm_90a", "row 0 forced without Hopper kernels");
+    } else { /* a width is the mma.sync path's alone: not with a Hopper row, the usual one or row 0 */
+        forced_refused(&d, (sgla_cuda_plan){-1, 1, 0, 0, 64}, "columns", "64 columns a block on the Hopper plan");
+        forced_refused(&d, (sgla_cuda_plan){0, 1, 0, 0, 64}, "columns", "64 columns a block on row 0");
     }
     /* T >= 2^31: refused before anything is read (addresses made up, far apart) */
     {
@@ -734,7 +737,7 @@ static void emulated_gpus(tu_rng *r, int small)
                 d.o = x.o64; /* the plan reads no data */
                 sgla_cuda_plan pl;
                 const sgla_status st = sgla_cuda_plan_of(&d, &pl);
-                if (gpu->optin >= 114432) {
+                if (gpu->optin >= 114432) { /* sizeof(FwdMmaSmem<MmaShape<256, 64>, 1>), chunk_fwd_mma.cu */
                     TU_CHECK(st == SGLA_OK && pl.config == SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE && pl.cols == 64,
                              "cc %d, K = 256: %s, plan %d on %d columns (%s)", gpu->cc, sgla_status_string(st),
                              pl.config, pl.cols, sgla_last_error());

@@ -5,7 +5,7 @@
  * SGLA_CUDA_CONFIG_PORTABLE), which is how the tests check it here.
  *
  * One block of 8 warps per (sequence, head) and VD columns of V (64 or 128;
- * blockIdx.y the column block; a head's V/VD blocks each compute Q K^T), over
+ * a head's V/VD blocks adjacent in the grid, each computing Q K^T), over
  * chunks of 64 tokens, the
  * mirror of the tensor-core backward's forward sweep (chunk_bwd_tc.cu) with q
  * in the place of dO:
@@ -28,7 +28,8 @@
 namespace {
 
 /* NST stages of q, k, v: 2 (chunk c and the next one, the next loaded while c is computed) where a
- * block's shared memory holds them, else 1 (sm_86 / sm_89 blocks hold 99 KB: K = 128 takes one) */
+ * block's shared memory holds them, else 1 (sm_86 / sm_89 blocks hold 99 KB: K = 128 takes one;
+ * sm_80's 163 KB: K = 256 takes one) */
 template <class Sh, int NST> struct FwdMmaSmem {
     uint16_t q[NST][64 * Sh::LK], k[NST][64 * Sh::LK];
     uint16_t v[NST][64 * Sh::LV];
@@ -47,15 +48,19 @@ static_assert(sizeof(FwdMmaSmem<MmaShape<128, 128>, 1>) <= 99 * 1024, "fits the 
 static_assert(sizeof(FwdMmaSmem<MmaShape<256, 64>, 1>) <= 163 * 1024, "fits the shared memory of an sm_80 block");
 static_assert(sizeof(FwdMmaSmem<MmaShape<256, 64>, 2>) <= 227 * 1024, "fits the shared memory of a Hopper block");
 
-/* the block's first column of V, blockIdx.y its column block: read where it is used (a volatile read,
- * which the compiler neither hoists nor keeps), so that no register holds it through the chunk loop
- * (the one-stage instances at K = 128 are at 255 registers and spilled with it) */
-template <class Sh> __device__ __forceinline__ int64_t mcol0(void)
+/* the block's first column of V: its column block is blockIdx.x mod V/VD (mwork), a power of two, so
+ * the column is blockIdx.x VD mod V.  Read where it is used (a volatile read, which the compiler
+ * neither hoists nor keeps, and V from the parameters), so that no register holds it through the
+ * chunk loop: the one-stage instances at K = 128 are at 255 registers and spilled 150 bytes more on
+ * sm_80 with it held. */
+template <class Sh> __device__ __forceinline__ int64_t mcol0(const sgla_kparams &p)
 {
-    unsigned y;
-    asm volatile("mov.u32 %0, %%ctaid.y;" : "=r"(y));
-    return (int64_t)y * Sh::VD;
+    unsigned x;
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(x));
+    return (int64_t)(((uint64_t)x * Sh::VD) & (uint64_t)(p.V - 1));
 }
+/* the column blocks of a head */
+template <class Sh> __device__ __forceinline__ unsigned mcols(const sgla_kparams &p) { return (unsigned)(p.V / Sh::VD); }
 
 /* rows of chunk c into stage s (rows past the chunk are zeros): q, k and the block's columns of v, or
  * (with_q false) k and v */
@@ -66,7 +71,7 @@ __device__ __forceinline__ void mload(const sgla_kparams &p, const MWork &w, Fwd
     const int L = chunk_rows(w.len, c);
     const int64_t r0 = w.row0 + (int64_t)c * 64 * p.H;
     const uint16_t *q = (const uint16_t *)p.q + r0 * Sh::KD, *k = (const uint16_t *)p.k + r0 * Sh::KD;
-    const uint16_t *v = (const uint16_t *)p.v + r0 * p.V + mcol0<Sh>();
+    const uint16_t *v = (const uint16_t *)p.v + r0 * p.V + mcol0<Sh>(p);
     if (with_q)
         load_rows<Sh::KD, Sh::LK>(sgla_smem_u32(sm.q[s]), q, p.H * Sh::KD, L, tid, sgla_smem_u32(sm.k[s]), k);
     else
@@ -102,9 +107,9 @@ __global__ void __launch_bounds__(NTH, 1) chunk_seg_mma(const sgla_kparams p)
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     MWork w;
-    if (!mwork<true>(p, w)) return;
+    if (!mwork<true>(p, w, mcols<Sh>(p))) return;
     const int64_t kv = Sh::KD * p.V;
-    float *slot = p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv + mcol0<Sh>();
+    float *slot = p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv + mcol0<Sh>(p);
     float S[Sh::MS][Sh::NS][4];
     state_load<Sh>(S, (const float *)0, p.V, m, hf, gid, tig);
     float ld = 0.f;
@@ -133,7 +138,7 @@ __global__ void __launch_bounds__(NTH, 1) chunk_seg_mma(const sgla_kparams p)
         if (warp == 0 && c + 1 < w.nc) mgate_scan(p, w, c + 1, g0, g1, sm.b[(c + 1) & 1], lane);
     }
     state_store<Sh>(S, slot, p.V, m, hf, gid, tig);
-    if (tid == 0 && blockIdx.y == 0) p.seg_ld[(int64_t)w.seg * p.N * p.H + w.nh] = ld;
+    if (tid == 0 && mcol0<Sh>(p) == 0) p.seg_ld[(int64_t)w.seg * p.N * p.H + w.nh] = ld;
 }
 
 /* SPLIT: a split's outputs (mode 2); a template switch so that the unsplit forward compiles as it
@@ -147,12 +152,12 @@ __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     MWork w;
-    if (!mwork<SPLIT>(p, w)) return;
+    if (!mwork<SPLIT>(p, w, mcols<Sh>(p))) return;
     const int64_t kv = Sh::KD * p.V;
     float S[Sh::MS][Sh::NS][4];
     /* the state entering (the block's columns): a split's segment from its slot (filled by the scan), else h0 */
-    const float *S0 = SPLIT ? p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv + mcol0<Sh>()
-                      : p.h0 ? p.h0 + w.nh * kv + mcol0<Sh>()
+    const float *S0 = SPLIT ? p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv + mcol0<Sh>(p)
+                      : p.h0 ? p.h0 + w.nh * kv + mcol0<Sh>(p)
                              : 0;
     state_load<Sh>(S, S0, p.V, m, hf, gid, tig);
     /* ht: by the last segment of a split */
@@ -235,7 +240,7 @@ __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
         __syncthreads(); /* every warp is done with S_c's copy (the staging tiles take its place) and with q (one
                           * stage: and with k, v and the weights) */
         if (NST == 1 && c + 1 < w.nc) mload<Sh, NST>(p, w, sm, c + 1, 0, tid);
-        rows_store<E, VH / 8>(acc, sm.stg[warp], o + (w.row0 + (int64_t)c * 64 * p.H) * p.V + mcol0<Sh>(), rso,
+        rows_store<E, VH / 8>(acc, sm.stg[warp], o + (w.row0 + (int64_t)c * 64 * p.H) * p.V + mcol0<Sh>(p), rso,
                               VH * hf, m, L, gid, tig, lane);
         if constexpr (NST == 1) {
             if (c + 1 == w.nc) break;
@@ -259,7 +264,7 @@ __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
         }
     }
     if (want_ht) /* (h0, or zeros, for an empty sequence) */
-        state_store<Sh>(S, p.ht + w.nh * kv + mcol0<Sh>(), p.V, m, hf, gid, tig);
+        state_store<Sh>(S, p.ht + w.nh * kv + mcol0<Sh>(p), p.V, m, hf, gid, tig);
 }
 
 typedef void (*mma_fn)(const sgla_kparams);
@@ -303,17 +308,6 @@ size_t sgla_fwd_mma_smem(sgla_dtype dt, int64_t K, int cols, int nst)
     return x ? x->smem : 0;
 }
 
-int sgla_fwd_mma_blocks_per_sm(sgla_dtype dt, int64_t K, int cols, int nst)
-{
-    const MInst *x = minst_of(dt, K, cols, nst);
-    int n = 0;
-    if (!x || cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, x->fn[0], NTH, x->smem) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return 1;
-    }
-    return n > 0 ? n : 1;
-}
-
 cudaError_t sgla_fwd_mma_setup(int optin)
 {
     cudaError_t e = cudaSuccess;
@@ -338,7 +332,9 @@ sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, int cols, 
     if (!x || p->V % cols)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "mma.sync forward: dtype or K = %lld, V = %lld in blocks of %d "
                          "columns", (long long)p->K, (long long)p->V, cols);
-    const int64_t blocks = p->N * p->H * p->nseg; /* along x; the column blocks along y (at most 8) */
+    const int64_t ncb = p->V / cols, blocks = p->N * p->H * p->nseg * ncb;
+    if ((ncb & (ncb - 1)) != 0) /* (mcol0: V is 64, 128, 256 or 512 after padding) */
+        return sgla_fail(SGLA_ERR_INTERNAL, "mma.sync forward: V = %lld is not a power of two", (long long)p->V);
     if (blocks == 0) return SGLA_OK;
     if (blocks > 0x7fffffffLL)
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "mma.sync forward: %lld blocks exceed the grid", (long long)blocks);
@@ -347,7 +343,7 @@ sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, int cols, 
     if (p->seg_sub > 1 || p->seg_off) /* its blocks read slot s and start segments at s seg_len */
         return sgla_fail(SGLA_ERR_INTERNAL, "mma.sync forward: a split in pieces (%d a segment, offset %lld)",
                          p->seg_sub, (long long)p->seg_off);
-    x->fn[p->mode]<<<dim3((unsigned)blocks, (unsigned)(p->V / cols)), NTH, x->smem, st>>>(*p);
+    x->fn[p->mode]<<<(unsigned)blocks, NTH, x->smem, st>>>(*p);
     const cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? SGLA_OK
                             : sgla_fail(SGLA_ERR_CUDA, "launch of the mma.sync forward: %s", cudaGetErrorString(e));

@@ -25,7 +25,6 @@ typedef struct device_facts {
     int sms, cc;        /* cc: compute capability, 10 major + minor */
     int hopper;         /* the sm_90a kernels run here (an H100 / H200 and a build with them) */
     int mma_fwd;        /* the mma.sync forward (chunk_fwd_mma.cu) runs here */
-    int mma_bps[2][3][2][2]; /* ... and its blocks an SM holds: [f16, bf16][K 64, 128, 256][64, 128 columns][nst - 1] */
     int tf32_fwd;       /* the fp32 forward on TF32 tensor cores (chunk_fwd_tf32.cu) runs here ... */
     int optin;          /* ... where its block's shared memory fits this (bytes a block) */
     int bwd_tc, bwd_cc; /* the tensor-core / CUDA-core backward fit its shared memory */
@@ -123,11 +122,6 @@ static void find_facts_of(int dev, device_facts *f)
         }
     /* the other kernels where their shared memory fits (an sm_86 / sm_89 block has 99 KB) */
     f->mma_fwd = (int)sgla_fwd_mma_smem(SGLA_BF16, 64, 64, 1) <= optin && sgla_fwd_mma_setup(optin) == cudaSuccess;
-    for (int t = 0; f->mma_fwd && t < 2; t++)
-        for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 2; b++)
-                for (int n = 0; n < 2; n++)
-                    f->mma_bps[t][a][b][n] = sgla_fwd_mma_blocks_per_sm(t ? SGLA_BF16 : SGLA_F16, 64 << a, 64 << b, n + 1);
     f->optin = optin;
     f->tf32_fwd = sgla_fwd_tf32_setup(optin) == cudaSuccess;
     (void)sgla_pool_setup(optin, &f->pool_wide); /* the carveout is a preference: the pool runs without it */
@@ -261,9 +255,8 @@ typedef struct plan {
 
 /* The mma.sync path's columns of V a block: 64 at K = 256 (the state's registers) and where V is 64;
  * else 128 */
-static int mma_cols(const sgla_forward_desc *d, const device_facts *f)
+static int mma_cols(const sgla_forward_desc *d)
 {
-    (void)f;
     return d->K == 256 || d->V % 128 ? 64 : 128;
 }
 
@@ -456,13 +449,14 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
         if (!f->mma_fwd)
             return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: the mma.sync forward does not fit this "
                              "device's shared memory (compute capability %d.%d)", f->cc / 10, f->cc % 10);
-        const int cols = force && force->cols ? force->cols : mma_cols(d, f);
+        const int cols = force && force->cols ? force->cols : mma_cols(d);
         if (!sgla_fwd_mma_supported(d->dtype, d->K, cols) || d->V % cols)
             return sgla_fail(f->hopper || (force && force->cols) ? SGLA_ERR_INVALID_ARGUMENT : SGLA_ERR_UNSUPPORTED_SHAPE,
                              "CUDA backend: the mma.sync path (GPUs before Hopper) takes K in {64, 128, 256} and V a "
                              "multiple of its blocks' 64 or 128 columns, 64 at K = 256 (K = %lld, V = %lld after "
                              "padding, %d columns)", (long long)d->K, (long long)d->V, cols);
-        /* two stages where a block holds them; one on smaller blocks (sm_86 / sm_89 at K = 128) */
+        /* two stages where a block holds them; one on smaller blocks (sm_86 / sm_89 at K = 128, sm_80 at
+         * K = 256) */
         const int nst = force && force->config == SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE                  ? 1
                         : (int)sgla_fwd_mma_smem(d->dtype, d->K, cols, 2) <= f->optin ? 2
                                                                                       : 1;
@@ -474,9 +468,9 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
         pl->portable = nst;
         pl->mcols = cols;
         /* a long sequence with few (sequence, head) pairs splits as the Hopper rows do: one block a
-         * (sequence, head), column block and segment, as many as the SMs hold once */
-        const int bps = f->mma_bps[d->dtype == SGLA_BF16][d->K == 64 ? 0 : d->K == 128 ? 1 : 2][cols == 128][nst - 1];
-        return split_plan(d, force, fill_segments(d, f, sgla_num_sequences(d) * d->H * (d->V / cols), bps), pl);
+         * (sequence, head), column block and segment, as many as the SMs hold once (one each: every
+         * instance takes over 128 registers a thread) */
+        return split_plan(d, force, fill_segments(d, f, sgla_num_sequences(d) * d->H * (d->V / cols), 1), pl);
     }
     if (force && force->config >= 0) {
         if (force->config >= SGLA_NUM_CHUNK_CONFIGS || !row_serves(force->config, d))

@@ -54,12 +54,10 @@ cudaError_t sgla_pool_setup(int optin, int *wide_ok);
 
 /* The chunked forward on mma.sync / cp.async (chunk_fwd_mma.cu): bf16 / fp16, K in {64, 128, 256},
  * V a multiple of the block's cols columns (64 or 128; 64 alone at K = 256), 16-byte aligned
- * tensors, one launch, no workspace. */
+ * tensors, one launch (a split: three, and its workspace). */
 int sgla_fwd_mma_supported(sgla_dtype dt, int64_t K, int cols);
 /* a block's shared memory with nst stages of q, k, v (2, or 1 where two do not fit); 0: no instance */
 size_t sgla_fwd_mma_smem(sgla_dtype dt, int64_t K, int cols, int nst);
-/* the blocks of that instance an SM holds at once on the current device (1 where it cannot say) */
-int sgla_fwd_mma_blocks_per_sm(sgla_dtype dt, int64_t K, int cols, int nst);
 cudaError_t sgla_fwd_mma_setup(int optin); /* the shared-memory opt-in of every instance that fits optin bytes */
 sgla_status sgla_fwd_mma_launch(const sgla_kparams *p, sgla_dtype dt, int cols, int nst, cudaStream_t st);
 

@@ -94,8 +94,8 @@ template <int KD_, int VD_> struct MmaShape {
                   "K and V are 64 or 128, or K = 256 with V = 64");
 };
 
-/* The instances of an mma.sync kernel family (the forward, the backward) for one input type:
- * [K = 64, 128][V = 64, 128][one stage, two] */
+/* The instances of the mma.sync backward (chunk_bwd_tc.cu) for one input type:
+ * [K = 64, 128][V = 64, 128][one stage, two] (the forward's table adds K = 256: chunk_fwd_mma.cu) */
 template <class I> struct MmaTable {
     I x[2][2][2];
 };
@@ -151,13 +151,16 @@ struct MWork {
     int nc, seg;
 };
 
-/* Block blockIdx.x = nh nseg + seg: (sequence, head) nh, and with a sequence split (SPLIT;
- * fwd_params.cuh) the tokens of segment seg.  0 where the block has nothing to do (mode 1: the last
- * segment's local state, which the scan never reads) */
-template <bool SPLIT> __device__ __forceinline__ int mwork(const sgla_kparams &p, MWork &w)
+/* Block blockIdx.x = (nh nseg + seg) ncb + its column block (ncb a power of two): (sequence, head) nh, and with a
+ * sequence split (SPLIT; fwd_params.cuh) the tokens of segment seg; a pair's ncb column blocks
+ * adjacent in launch order, so that their reads of q and k meet in L2 (the block's columns:
+ * chunk_fwd_mma.cu's mcol0).  0 where the block has nothing to do (mode 1: the last segment's
+ * local state, which the scan never reads) */
+template <bool SPLIT> __device__ __forceinline__ int mwork(const sgla_kparams &p, MWork &w, unsigned ncb = 1)
 {
-    w.nh = SPLIT ? blockIdx.x / p.nseg : blockIdx.x;
-    w.seg = SPLIT ? (int)(blockIdx.x - w.nh * p.nseg) : 0;
+    const unsigned it = blockIdx.x >> (__ffs(ncb) - 1); /* (ncb a power of two) */
+    w.nh = SPLIT ? it / p.nseg : it;
+    w.seg = SPLIT ? (int)(it - w.nh * p.nseg) : 0;
     const int64_t n = w.nh / p.H;
     w.h = w.nh - n * p.H;
     int64_t b, t0, t1;

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Session 31 call 2 (~150 s; the session's last device time): the mma.sync forward with its column
-# block from blockIdx.y (main after call 1's reading): test_gpu_forward in full beside compute-sanitizer
+# Session 31 call 2 (~150 s; not run in session 31: the budget was spent): the mma.sync forward with
+# its column offset read at each use (main after call 1's reading): test_gpu_forward in full beside compute-sanitizer
 # memcheck and racecheck on it (SGLA_GPU_SMALL), then the portable forward beside main before the
 # column blocks (.devbinA, cbbb3b4) in two interleaved rounds.  Carry [".devbin", ".devbinA"].
 OUT=${OUT:-/tmp/sgla_out}

@@ -695,6 +695,7 @@ static void emulated_gpus(tu_rng *r, int small)
         {BF, CONFORM_GATE_NONE, CONFORM_MILD, 1, 100, 2, 96, 80, 1, 1, 0, 0},
         {F32, CONFORM_GATE_G, CONFORM_MILD, 1, 150, 2, 128, 128, 1, 1, 0, 0},
         {F32, CONFORM_GATE_GAMMA, CONFORM_MILD, 1, 70, 2, 64, 64, 1, 1, 0, 0},
+        {BF, CONFORM_GATE_G, CONFORM_MILD, 1, 200, 2, 128, 256, 1, 1, 0, 0},   /* two column blocks a head */
         {BF, CONFORM_GATE_G, CONFORM_MIX30, 1, 4100, 1, 128, 128, 1, 1, 0, 0}, /* few blocks: the split by itself */
     };
     const int ncases = (int)(sizeof cases / sizeof cases[0]);
@@ -723,6 +724,8 @@ static void emulated_gpus(tu_rng *r, int small)
                                                                        : SGLA_CUDA_CONFIG_PORTABLE;
             TU_CHECK(c->T < 4096 || usual.nseg > 1, "cc %d, T = %lld on one head: %d segment(s)", gpu->cc,
                      (long long)c->T, usual.nseg);
+            TU_CHECK(c->dtype == F32 || usual.cols == (c->V <= 64 ? 64 : 128), "cc %d, K=%lld V=%lld: %d columns a block",
+                     gpu->cc, (long long)c->K, (long long)c->V, usual.cols);
             TU_CHECK(usual.config == want, "cc %d, K=%lld V=%lld %s: plan %d, expected %d", gpu->cc, (long long)c->K,
                      (long long)c->V, sgla_dtype_name(c->dtype), usual.config, want);
             run_plan(&x, NULL);

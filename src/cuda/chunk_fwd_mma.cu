@@ -59,8 +59,11 @@ template <class Sh> __device__ __forceinline__ int64_t mcol0(const sgla_kparams 
     asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(x));
     return (int64_t)(((uint64_t)x * Sh::VD) & (uint64_t)(p.V - 1));
 }
-/* the column blocks of a head */
-template <class Sh> __device__ __forceinline__ unsigned mcols(const sgla_kparams &p) { return (unsigned)(p.V / Sh::VD); }
+/* log2 of a head's column blocks (mwork) */
+template <class Sh> __device__ __forceinline__ unsigned mcols_lg(const sgla_kparams &p)
+{
+    return (unsigned)(__ffs((unsigned)(p.V / Sh::VD)) - 1);
+}
 
 /* rows of chunk c into stage s (rows past the chunk are zeros): q, k and the block's columns of v, or
  * (with_q false) k and v */
@@ -107,7 +110,7 @@ __global__ void __launch_bounds__(NTH, 1) chunk_seg_mma(const sgla_kparams p)
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     MWork w;
-    if (!mwork<true>(p, w, mcols<Sh>(p))) return;
+    if (!mwork<true>(p, w, mcols_lg<Sh>(p))) return;
     const int64_t kv = Sh::KD * p.V;
     float *slot = p.seg_buf + ((int64_t)w.seg * p.N * p.H + w.nh) * kv + mcol0<Sh>(p);
     float S[Sh::MS][Sh::NS][4];
@@ -152,7 +155,7 @@ __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     const int m = warp & 3, hf = warp >> 2;
     MWork w;
-    if (!mwork<SPLIT>(p, w, mcols<Sh>(p))) return;
+    if (!mwork<SPLIT>(p, w, mcols_lg<Sh>(p))) return;
     const int64_t kv = Sh::KD * p.V;
     float S[Sh::MS][Sh::NS][4];
     /* the state entering (the block's columns): a split's segment from its slot (filled by the scan), else h0 */

@@ -151,14 +151,14 @@ struct MWork {
     int nc, seg;
 };
 
-/* Block blockIdx.x = (nh nseg + seg) ncb + its column block (ncb a power of two): (sequence, head) nh, and with a
- * sequence split (SPLIT; fwd_params.cuh) the tokens of segment seg; a pair's ncb column blocks
+/* Block blockIdx.x = (nh nseg + seg) 2^lg + its column block (2^lg of them): (sequence, head) nh, and with a
+ * sequence split (SPLIT; fwd_params.cuh) the tokens of segment seg; a pair's column blocks
  * adjacent in launch order, so that their reads of q and k meet in L2 (the block's columns:
  * chunk_fwd_mma.cu's mcol0).  0 where the block has nothing to do (mode 1: the last segment's
  * local state, which the scan never reads) */
-template <bool SPLIT> __device__ __forceinline__ int mwork(const sgla_kparams &p, MWork &w, unsigned ncb = 1)
+template <bool SPLIT> __device__ __forceinline__ int mwork(const sgla_kparams &p, MWork &w, unsigned lg = 0)
 {
-    const unsigned it = blockIdx.x >> (__ffs(ncb) - 1); /* (ncb a power of two) */
+    const unsigned it = blockIdx.x >> lg;
     w.nh = SPLIT ? it / p.nseg : it;
     w.seg = SPLIT ? (int)(it - w.nh * p.nseg) : 0;
     const int64_t n = w.nh / p.H;

@@ -411,10 +411,10 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
                                          force->config == SGLA_CUDA_CONFIG_PORTABLE_ONE_STAGE);
     if (force && d->dtype == SGLA_F32 && force->nseg > 1)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the fp32 path has no sequence split");
-    if (force && force->cols &&
-        ((force->cols != 64 && force->cols != 128) || !(force_portable || !f->hopper) || d->dtype == SGLA_F32))
+    /* (which widths serve: the mma.sync plan below) */
+    if (force && force->cols && (!(force_portable || !f->hopper) || d->dtype == SGLA_F32))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: %d columns a block forced: a width of the mma.sync "
-                         "path alone (16-bit inputs), 64 or 128", force->cols);
+                         "path alone (16-bit inputs)", force->cols);
     if (force && (force->blocks < -1 || (force->blocks > 0 && (d->dtype == SGLA_F32 || force_portable || !f->hopper))))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: no plan with %d blocks a column here (a persistent "
                          "grid runs the Hopper rows that have one)", force->blocks);

@@ -12,9 +12,11 @@ t0=$(date +%s)
 for z in .devbinJ/tests/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
 chmod +x .devbinJ/tests/*
 export CUDA_CACHE_MAXSIZE=4294967296
+J=$OUT/jit   # (not $OUT/*.log: device_run.sh archives and removes those when it ends)
+mkdir -p "$J"
 for t in test_gpu_forward test_gpu_backward test_gpu_pool; do
-  ( LD_LIBRARY_PATH=$PWD/.devbinJ/lib:${LD_LIBRARY_PATH:-} timeout ${SGLA_JIT_T:-300} .devbinJ/tests/$t > "$OUT/jit_$t.log" 2>&1
-    echo "sm_80 PTX (JIT) $t rc=$?" > "$OUT/rc_jit_$t.txt" ) &
+  ( LD_LIBRARY_PATH=$PWD/.devbinJ/lib:${LD_LIBRARY_PATH:-} timeout ${SGLA_JIT_T:-300} .devbinJ/tests/$t > "$J/$t.log" 2>&1
+    echo "sm_80 PTX (JIT) $t rc=$?" > "$J/rc_$t.txt" ) &
 done
 S=${SGLA_S:-8x4096x16x128}
 SGLA_FLA_WARM_JOBS=4 SGLA_FLA_WARM_TIMEOUT=${SGLA_WARM_T:-300} SGLA_FLA_TIMEOUT=${SGLA_FLA_T:-200} \
@@ -22,9 +24,9 @@ SGLA_FLA_WARM_JOBS=4 SGLA_FLA_WARM_TIMEOUT=${SGLA_WARM_T:-300} SGLA_FLA_TIMEOUT=
   bash bench/device_run.sh testsfla > "$OUT/device_run_tail.log" 2>&1
 echo "tests + fla: $(( $(date +%s) - t0 )) s"
 wait
-cat "$OUT"/rc_jit_*.txt
-tail -qn1 "$OUT"/jit_test_gpu_*.log
-grep -h "FAIL\|FATAL" "$OUT"/jit_test_gpu_*.log | cut -c1-300 | head -12
+cat "$J"/rc_*.txt
+tail -qn1 "$J"/test_gpu_*.log
+grep -h "FAIL\|FATAL" "$J"/test_gpu_*.log | cut -c1-300 | head -12
 sed -n '/^==== summary/,$p' "$OUT/device_run_tail.log"
 BD=.devbin
 if ldd $BD/sgla 2>/dev/null | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/$BD/lib:${LD_LIBRARY_PATH:-}; fi

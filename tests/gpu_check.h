@@ -3,6 +3,7 @@
 #ifndef SGLA_TESTS_GPU_CHECK_H
 #define SGLA_TESTS_GPU_CHECK_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -40,6 +41,21 @@ static inline sgla_status gpu_cuda_forward(const void *d) { return sgla_forward(
 static inline sgla_status gpu_cuda_backward(const void *b)
 {
     return sgla_backward((const sgla_backward_desc *)b, SGLA_BACKEND_CUDA);
+}
+
+/* Whether this build runs the Hopper kernels on this device: the usual plan of a bf16 K = V = 64 forward
+ * is a Hopper row (config >= 0).  A build of sm_80 PTX alone (JIT-compiled here), or a GPU before Hopper,
+ * plans the mma.sync path, and the Hopper-only paths a test forces are refused there. */
+static inline int gpu_hopper_kernels(void)
+{
+    sgla_forward_desc d;
+    sgla_forward_desc_init(&d);
+    d.dtype = SGLA_BF16, d.B = 1, d.T = 64, d.H = 1, d.K = 64, d.V = 64, d.scale = 0.125f;
+    /* the plan reads no data: addresses apart from one another will do */
+    d.q = (void *)(uintptr_t)(1ull << 40), d.k = (void *)(uintptr_t)(2ull << 40);
+    d.v = (void *)(uintptr_t)(3ull << 40), d.o = (void *)(uintptr_t)(4ull << 40);
+    sgla_cuda_plan pl = {-1, 0};
+    return sgla_cuda_plan_of(&d, &pl) == SGLA_OK && pl.config >= 0;
 }
 
 /* The GPUs users own whose facts the tests emulate on this one (sgla_cuda_dev_emulate): compute

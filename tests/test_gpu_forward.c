@@ -58,7 +58,8 @@ static void f32_plans(const conform_data *x, int all_plans)
     CK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
     const int hopper = usual.config == SGLA_CUDA_CONFIG_F32_HOPPER;
     const int chunked = hopper || usual.config == SGLA_CUDA_CONFIG_F32_CHUNKED;
-    if (x->c.K <= 128 && x->c.T > 0 && optin >= 210 * 1024) /* (only Hopper's blocks hold 210 KB) */
+    /* (only Hopper's blocks hold 210 KB; a build of sm_80 PTX alone runs the mma.sync kernel there) */
+    if (x->c.K <= 128 && x->c.T > 0 && optin >= 210 * 1024 && gpu_hopper_kernels())
         TU_CHECK(hopper, "fp32 K=%lld V=%lld: plan %d, not the chunked TF32 kernel on wgmma", (long long)x->c.K,
                  (long long)x->c.V, usual.config);
     if (!all_plans || !chunked) return;

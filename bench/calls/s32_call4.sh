@@ -2,7 +2,8 @@
 # Session 32 call 4 (~200 s): the GPU suites of the sm_80 PTX build again (.devbinJ, JIT-compiled here),
 # after call 3 (test_gpu_backward 242 / 10: the three passes and a K = 256 split forced where only the
 # mma.sync path exists; test_gpu_forward 526 / 19, its log not returned: the call returns 8 files).
-# test_gpu_backward now skips the Hopper-only paths.  The failures are printed, and kept in one file.
+# Both suites now skip the Hopper-only checks (gpu_hopper_kernels: the three passes and K = 256 splits forced,
+# fp32 expected on wgmma, gate g's workspace).  The failures are printed, and kept in one file.
 # Carry [".devbinJ"].
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"

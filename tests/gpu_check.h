@@ -58,6 +58,19 @@ static inline int gpu_hopper_kernels(void)
     return sgla_cuda_plan_of(&d, &pl) == SGLA_OK && pl.config >= 0;
 }
 
+/* gpu_hopper_kernels(), printed, and checked against SGLA_GPU_EXPECT_HOPPER (1 or 0) where the caller
+ * knows the answer (bench/device_run.sh: an sm_90a build on a compute capability 9.0 device), so that
+ * the checks it gates cannot go quiet through a plan that stopped taking the Hopper rows */
+static inline int gpu_hopper_kernels_checked(const char *suite)
+{
+    const int h = gpu_hopper_kernels();
+    printf("%s: Hopper kernels %s\n", suite, h ? "run here" : "absent (the mma.sync path alone)");
+    const char *want = getenv("SGLA_GPU_EXPECT_HOPPER");
+    if (want && *want)
+        TU_CHECK(h == (atoi(want) != 0), "Hopper kernels %s, SGLA_GPU_EXPECT_HOPPER=%s", h ? "run" : "absent", want);
+    return h;
+}
+
 /* The GPUs users own whose facts the tests emulate on this one (sgla_cuda_dev_emulate): compute
  * capability 8.9 with 99 KB a block (RTX 4090, L40S; sm_86 alike), 8.0 with 163 KB (A100) */
 typedef struct gpu_emulated {

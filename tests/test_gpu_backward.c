@@ -179,7 +179,7 @@ int main(void)
     tu_rng r;
     tu_rng_init(&r, seed);
     const int small = getenv("SGLA_GPU_SMALL") != NULL;
-    const int hopper = gpu_hopper_kernels(); /* (path 3, the three passes, is Hopper's alone) */
+    const int hopper = gpu_hopper_kernels_checked("test_gpu_backward"); /* (path 3 is Hopper's alone) */
     const sgla_dtype BF = SGLA_BF16, HF = SGLA_F16, F32 = SGLA_F32;
     enum { NONE = CONFORM_GATE_NONE, GAMMA = CONFORM_GATE_GAMMA, ALPHA = CONFORM_GATE_ALPHA, G = CONFORM_GATE_G };
     enum { MILD = CONFORM_MILD, NEAR0 = CONFORM_NEAR0, NEG30 = CONFORM_NEG30, MIX30 = CONFORM_MIX30 };

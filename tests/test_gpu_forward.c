@@ -771,6 +771,7 @@ int main(void)
     tu_rng r;
     tu_rng_init(&r, seed);
     const int small = getenv("SGLA_GPU_SMALL") != NULL;
+    gpu_hopper_kernels_checked("test_gpu_forward");
 
     const sgla_dtype BF = SGLA_BF16, HF = SGLA_F16, F32 = SGLA_F32;
     enum { NONE = CONFORM_GATE_NONE, GAMMA = CONFORM_GATE_GAMMA, ALPHA = CONFORM_GATE_ALPHA, G = CONFORM_GATE_G };

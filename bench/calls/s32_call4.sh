@@ -10,7 +10,7 @@ mkdir -p "$OUT"
 t0=$(date +%s)
 for z in .devbinJ/tests/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
 chmod +x .devbinJ/tests/*
-export CUDA_CACHE_MAXSIZE=4294967296 LD_LIBRARY_PATH=$PWD/.devbinJ/lib:${LD_LIBRARY_PATH:-}
+export SGLA_GPU_EXPECT_HOPPER=0 CUDA_CACHE_MAXSIZE=4294967296 LD_LIBRARY_PATH=$PWD/.devbinJ/lib:${LD_LIBRARY_PATH:-}
 for t in test_gpu_forward test_gpu_backward; do
   ( timeout ${SGLA_JIT_T:-300} .devbinJ/tests/$t > /tmp/jit_$t.log 2>&1; echo "sm_80 PTX (JIT) $t rc=$?" > /tmp/rc_$t.txt ) &
 done

@@ -7,7 +7,7 @@
 # racecheck on it (SGLA_GPU_SMALL), then the portable rows A / B in three interleaved rounds (bench/ab.sh).
 # Prediction: the portable rows 3-10 % faster at K = 128 and 64 (a scheduler's tensor work a chunk
 # 448 -> 376 mma at K = V = 128 on the busiest; the kernel is latency-bound, so less), the Hopper rows
-# unchanged (other kernels).  Carry [".devbin", ".devbinB"].
+# unchanged (other kernels).  Carry [".devbin", ".devbinB"] (.devbinB: sgla and test_gpu_forward alone, ~17 MB).
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 t0=$(date +%s)

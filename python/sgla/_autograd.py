@@ -13,6 +13,10 @@ medium sizes, where the GPU then waits for the host.
 
 Custom ops return tensors only: an absent output (no final state asked for,
 no gate, no initial state) is an empty tensor here and None outside.
+
+The state-pool forward (``ssm_state_indices``) is a third op, ``sgla::pool_fwd``,
+which mutates the pool; it has no gradient (the pool path is for inference) and
+runs only under torch.compile: eagerly the plain call is cheaper, as above.
 """
 from __future__ import annotations
 
@@ -148,3 +152,35 @@ def forward(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, thr
     else:
         o, ht = _eager_fwd(*args)
     return o, ht if output_final_state else None
+
+
+@torch.library.custom_op("sgla::pool_fwd", mutates_args=("pool",))
+def pool_fwd(q: _T, k: _T, v: _T, g: Optional[_T], g_gamma: Optional[_T], pool: _T, cu: Optional[_T],
+             indices: _T, num_accepted: Optional[_T], has_initial_state: Optional[_T], cu_host: Optional[_T],
+             scale: Optional[float], inplace: bool, state_v_first: bool, backend: int, threads: int,
+             chunk: Optional[int]) -> Tuple[_T, _T]:
+    o, final = _ops._pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, has_initial_state,
+                                  inplace, cu_host, state_v_first, None if backend < 0 else backend, threads, chunk)
+    # in place, the final states are the pool itself, which an op may not return (an alias of an input)
+    return o, _empty(q) if inplace else final
+
+
+@pool_fwd.register_fake
+def _pool_fwd_fake(q, k, v, g, g_gamma, pool, cu, indices, num_accepted, has_initial_state, cu_host, scale, inplace,
+                   state_v_first, backend, threads, chunk):
+    B, T, H, _ = q.shape
+    o = q.new_empty((B, T, H, v.shape[3]))
+    final = _empty(q) if inplace else pool.new_empty((indices.shape[0],) + tuple(pool.shape[1:]))
+    return o, final
+
+
+def pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, has_initial_state, inplace, cu_host,
+                 state_v_first, backend, threads, chunk):
+    """_ops._pool_forward's (o, final states) as one operator that updates the pool, for torch.compile."""
+    if cu_host is not None and not isinstance(cu_host, _T):
+        cu_host = torch.as_tensor(cu_host)
+    b = -1 if backend is None else int(_ops.resolve_backend(backend))
+    o, final = pool_fwd(q, k, v, g, g_gamma, pool, cu, indices, num_accepted, has_initial_state, cu_host,
+                        None if scale is None else float(scale), bool(inplace), bool(state_v_first), b, int(threads),
+                        None if chunk is None else int(chunk))
+    return o, pool if inplace else final

@@ -192,6 +192,20 @@ def _call(d, backend):
 # --------------------------------------------------------------------------
 # the state pool (serving): fla's continuous-batching keywords
 
+def _pool_call(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, has_initial_state, inplace, cu_host,
+               state_v_first, backend, threads, chunk):
+    """_pool_forward, through the custom op sgla::pool_fwd while torch.compile traces (torch tensors)."""
+    args = (q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, has_initial_state, inplace, cu_host,
+            state_v_first, backend, threads, chunk)
+    if _is_torch(q):
+        torch = _torch()
+        if _compiling(torch) and all(x is None or isinstance(x, torch.Tensor)
+                                     for x in (k, v, g, g_gamma, pool, cu, indices, num_accepted, has_initial_state)):
+            from . import _autograd
+            return _autograd.pool_forward(*args)
+    return _pool_forward(*args)
+
+
 def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, has_initial_state, inplace,
                   cu_host, state_v_first, backend, threads, chunk):
     """o for a batch whose states live in `pool` [S, H, K, V] (or [S, H, V, K]): NumPy
@@ -906,8 +920,8 @@ def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=No
     pool = _pool_kwargs(kwargs, cu_seqlens_cpu)  # cu_seqlens_cpu serves the pool alone
     chunk, state_v_first = _fla_kwargs("chunk_simple_gla", kwargs, chunk, state_v_first)
     if pool is not None:
-        return _pool_forward(q, k, v, g, g_gamma, scale, initial_state, cu_seqlens, *pool, state_v_first, backend,
-                             threads, chunk)
+        return _pool_call(q, k, v, g, g_gamma, scale, initial_state, cu_seqlens, *pool, state_v_first, backend,
+                          threads, chunk)
     return _forward(q, k, v, g, g_gamma, scale, initial_state, output_final_state, cu_seqlens,
                     backend, threads, chunk, state_v_first, allow_tf32)
 
@@ -932,7 +946,7 @@ def fused_recurrent_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initia
     if pool is not None:
         if chunk is None and getattr(getattr(q, "device", None), "type", None) == "cuda":
             chunk = 1  # the decode step of an engine: the token recurrence alone (sgla.h, state pool)
-        return _pool_forward(q, k, v, g, g_gamma, scale, initial_state, cu_seqlens, *pool, state_v_first, backend,
-                             threads, chunk)
+        return _pool_call(q, k, v, g, g_gamma, scale, initial_state, cu_seqlens, *pool, state_v_first, backend,
+                          threads, chunk)
     return _forward(q, k, v, g, g_gamma, scale, initial_state, output_final_state, cu_seqlens,
                     backend, threads, chunk, state_v_first)

@@ -308,3 +308,63 @@ def test_torch_pool_write_bumps_the_version():
         sgla.chunk_simple_gla(q, k, v, initial_state=pool, **kw)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.backward()
+
+
+def _compiled_pool_step(torch, backend, fin_kw):
+    """A serving step (a packed batch on the pool, fla's keywords) as a function torch.compile can take
+    whole, and what it returns."""
+    def step(q, k, v, g, pool, cu, idx, his):
+        o, fin = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=pool, cu_seqlens=cu, ssm_state_indices=idx,
+                                       has_initial_state=his, **fin_kw)
+        return o * 2, fin
+    graphs = []
+
+    def seen(gm, example):  # the graph dynamo hands its backend, then the backend asked for
+        graphs.append(str(gm.graph))
+        return torch._dynamo.lookup_backend(backend)(gm, example)
+    return step, torch.compile(step, fullgraph=True, backend=seen), graphs
+
+
+@pytest.mark.parametrize("inplace", [True, False])
+def test_torch_compile_sees_the_pool_operator(inplace):
+    """torch.compile(fullgraph=True) of a step that runs on the pool: one operator, sgla::pool_fwd,
+    no graph break; the same o, the same pool afterwards (updated in place, or only read), the same
+    final states, as the eager call."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(17 + inplace)
+    cu, q, k, v, g, pool = packed_batch(rng, [5, 1, 3, 2], 2, 8, 12, 6, False)
+    t = torch.from_numpy
+    args = (t(q), t(k), t(v), t(g))
+    rest = (t(cu), torch.tensor([4, -1, 0, 2]), torch.tensor([True, True, False, True]))
+    step, compiled, graphs = _compiled_pool_step(torch, "aot_eager", {"inplace_final_state": inplace})
+    pe, pc = t(pool.copy()), t(pool.copy())
+    with torch.no_grad():
+        oe, fe = step(*args, pe, *rest)
+        oc, fc = compiled(*args, pc, *rest)
+    assert any("sgla.pool_fwd" in s for s in graphs), graphs
+    assert torch.equal(oc, oe)
+    assert torch.equal(pc, pe)
+    assert torch.equal(fc, fe)
+    assert torch.equal(pc, t(pool)) != inplace  # written in place, or left alone
+
+
+@pytest.mark.gpu
+def test_cuda_torch_compile_pool_step():
+    """The same on CUDA tensors through inductor (an engine's compiled decode and mixed steps), bf16."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    rng = np.random.default_rng(19)
+    cu, q, k, v, g, pool = packed_batch(rng, [1, 1, 70, 1], 4, 128, 128, 10, False)
+    c = lambda x: torch.from_numpy(x).cuda()  # noqa: E731
+    args = tuple(c(x).to(torch.bfloat16) for x in (q, k, v)) + (c(g),)
+    rest = (c(cu), c(np.array([4, -1, 0, 9])), c(np.array([True, True, False, True])))
+    step, compiled, graphs = _compiled_pool_step(torch, "inductor", {})
+    pe, pc = c(pool), c(pool)
+    with torch.no_grad():
+        oe, _ = step(*args, pe, *rest)
+        oc, _ = compiled(*args, pc, *rest)
+    torch.cuda.synchronize()
+    assert any("sgla.pool_fwd" in s for s in graphs), graphs
+    assert torch.equal(oc, oe)
+    assert torch.equal(pc, pe)

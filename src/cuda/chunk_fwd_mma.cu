@@ -281,24 +281,18 @@ template <class E, int KD, int VD, int NST> constexpr MInst minst(void)
              chunk_fwd_mma<E, MmaShape<KD, VD>, NST, true>},
             (unsigned)sizeof(FwdMmaSmem<MmaShape<KD, VD>, NST>)};
 }
-/* [K = 64, 128, 256][VD = 64, 128][one stage, two]; K = 256 with 64 columns alone */
-struct MTable {
-    MInst x[3][2][2];
-};
-template <class E> constexpr MTable mrow(void)
+/* K = 256 with 64 columns alone (its 128-column entries empty) */
+template <class E> constexpr MmaTable<MInst, 3> mrow(void)
 {
     return {{{{minst<E, 64, 64, 1>(), minst<E, 64, 64, 2>()}, {minst<E, 64, 128, 1>(), minst<E, 64, 128, 2>()}},
              {{minst<E, 128, 64, 1>(), minst<E, 128, 64, 2>()}, {minst<E, 128, 128, 1>(), minst<E, 128, 128, 2>()}},
              {{minst<E, 256, 64, 1>(), minst<E, 256, 64, 2>()}, {MInst{}, MInst{}}}}};
 }
-const MTable minsts[2] = {mrow<ElemBf16>(), mrow<ElemF16>()}; /* [bf16, f16] */
+const MmaTable<MInst, 3> minsts[2] = {mrow<ElemBf16>(), mrow<ElemF16>()}; /* [bf16, f16] */
 const MInst *minst_of(sgla_dtype dt, int64_t K, int cols, int nst)
 {
-    if ((dt != SGLA_BF16 && dt != SGLA_F16) || (K != 64 && K != 128 && K != 256) || (cols != 64 && cols != 128) ||
-        nst < 1 || nst > 2)
-        return NULL;
-    const MInst *x = &minsts[dt == SGLA_BF16 ? 0 : 1].x[K == 64 ? 0 : K == 128 ? 1 : 2][cols == 128][nst - 1];
-    return x->fn[0] ? x : NULL;
+    const MInst *x = mma_entry(minsts, dt, K, cols, nst);
+    return x && x->fn[0] ? x : NULL;
 }
 
 } /* namespace */

@@ -412,7 +412,7 @@ static sgla_status make_plan(const sgla_forward_desc *d, const device_facts *f, 
     if (force && d->dtype == SGLA_F32 && force->nseg > 1)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: the fp32 path has no sequence split");
     /* (which widths serve: the mma.sync plan below) */
-    if (force && force->cols && (!(force_portable || !f->hopper) || d->dtype == SGLA_F32))
+    if (force && force->cols && ((f->hopper && !force_portable) || d->dtype == SGLA_F32))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "CUDA backend: %d columns a block forced: a width of the mma.sync "
                          "path alone (16-bit inputs)", force->cols);
     if (force && (force->blocks < -1 || (force->blocks > 0 && (d->dtype == SGLA_F32 || force_portable || !f->hopper))))

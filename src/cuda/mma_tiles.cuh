@@ -94,18 +94,19 @@ template <int KD_, int VD_> struct MmaShape {
                   "K and V are 64 or 128, or K = 256 with V = 64");
 };
 
-/* The instances of the mma.sync backward (chunk_bwd_tc.cu) for one input type:
- * [K = 64, 128][V = 64, 128][one stage, two] (the forward's table adds K = 256: chunk_fwd_mma.cu) */
-template <class I> struct MmaTable {
-    I x[2][2][2];
+/* The instances of an mma.sync kernel family for one input type: [K = 64, 128 (, 256)][a block's
+ * columns of V = 64, 128][one stage, two]; NK = 3 adds K = 256 (the forward, chunk_fwd_mma.cu) */
+template <class I, int NK = 2> struct MmaTable {
+    I x[NK][2][2];
 };
-/* the entry of (dt, K, V, stages) in a family's tables [bf16, f16]; NULL where the family has none */
-template <class I>
-static inline const I *mma_entry(const MmaTable<I> (&t)[2], sgla_dtype dt, int64_t K, int64_t V, int nst)
+/* the entry of (dt, K, a block's columns V, stages) in a family's tables [bf16, f16]; NULL outside them */
+template <class I, int NK>
+static inline const I *mma_entry(const MmaTable<I, NK> (&t)[2], sgla_dtype dt, int64_t K, int64_t V, int nst)
 {
     if (dt != SGLA_BF16 && dt != SGLA_F16) return NULL;
-    if ((K != 64 && K != 128) || (V != 64 && V != 128) || nst < 1 || nst > 2) return NULL;
-    return &t[dt == SGLA_BF16 ? 0 : 1].x[K == 128][V == 128][nst - 1];
+    const int ki = K == 64 ? 0 : K == 128 ? 1 : K == 256 ? 2 : NK;
+    if (ki >= NK || (V != 64 && V != 128) || nst < 1 || nst > 2) return NULL;
+    return &t[dt == SGLA_BF16 ? 0 : 1].x[ki][V == 128][nst - 1];
 }
 
 /* gate g of a chunk's rows lane and lane + 32 (0 past its L rows, and 0 unless gmode is g);

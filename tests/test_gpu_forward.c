@@ -25,6 +25,9 @@
 #include "testutil.h"
 
 static int n_run = 0;
+/* this build runs the Hopper kernels on this device (gpu_hopper_kernels, read once in main, before any
+ * emulated GPU) */
+static int hopper_kernels = 0;
 
 /* a plan on the mma.sync path (either stage count): a GPU before Hopper's, or forced */
 static int mma_plan(int config)
@@ -59,7 +62,7 @@ static void f32_plans(const conform_data *x, int all_plans)
     const int hopper = usual.config == SGLA_CUDA_CONFIG_F32_HOPPER;
     const int chunked = hopper || usual.config == SGLA_CUDA_CONFIG_F32_CHUNKED;
     /* (only Hopper's blocks hold 210 KB; a build of sm_80 PTX alone runs the mma.sync kernel there) */
-    if (x->c.K <= 128 && x->c.T > 0 && optin >= 210 * 1024 && gpu_hopper_kernels())
+    if (x->c.K <= 128 && x->c.T > 0 && optin >= 210 * 1024 && hopper_kernels)
         TU_CHECK(hopper, "fp32 K=%lld V=%lld: plan %d, not the chunked TF32 kernel on wgmma", (long long)x->c.K,
                  (long long)x->c.V, usual.config);
     if (!all_plans || !chunked) return;
@@ -616,7 +619,7 @@ static void repeat_bits_g(cudaStream_t stream, tu_rng *r)
  * refused, and the call captured in a CUDA graph gives them again */
 static void workspace_gate_b(cudaStream_t stream, tu_rng *r)
 {
-    if (!gpu_hopper_kernels()) { /* (the mma.sync path scans g itself: no workspace to check) */
+    if (!hopper_kernels) { /* (the mma.sync path scans g itself: no workspace to check) */
         printf("skipped: gate g's b in a workspace, the Hopper rows' (no sm_90a kernels in this build for this device)\n");
         return;
     }
@@ -771,7 +774,7 @@ int main(void)
     tu_rng r;
     tu_rng_init(&r, seed);
     const int small = getenv("SGLA_GPU_SMALL") != NULL;
-    gpu_hopper_kernels_checked("test_gpu_forward");
+    hopper_kernels = gpu_hopper_kernels_checked("test_gpu_forward");
 
     const sgla_dtype BF = SGLA_BF16, HF = SGLA_F16, F32 = SGLA_F32;
     enum { NONE = CONFORM_GATE_NONE, GAMMA = CONFORM_GATE_GAMMA, ALPHA = CONFORM_GATE_ALPHA, G = CONFORM_GATE_G };

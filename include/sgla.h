@@ -248,8 +248,9 @@ typedef struct sgla_state_pool {
  *   memory cannot hold two: K = 128 on sm_86 / sm_89, 99 KB a block, K = 256
  *   on sm_80, 163 KB; sm_86 / sm_89 cannot take K = 256).  Each kernel is taken where its shared memory fits the
  *   device; a shape none fits is SGLA_ERR_UNSUPPORTED_SHAPE with the bytes
- *   it needs.  Run so far on an H200 and an H100 only: forced, and with the
- *   facts of an sm_80 and an sm_89 emulated.
+ *   it needs.  Run so far on an H200 and an H100 only: forced, with the
+ *   facts of an sm_80 and an sm_89 emulated, and as sm_80 PTX JIT-compiled
+ *   on the H100.
  * - Shapes.  K, V <= 512 (the backward: K, V <= 256); 64, 128, 256
  *   and V = 512 run natively, other sizes rounded up to the next of those
  *   (16-bit inputs on Hopper with K, V multiples of 8 in place, the tensor

@@ -3,7 +3,7 @@
 # whether the Hopper kernels run, `gpu_hopper_kernels`, and device_run.sh makes the sm_90a build's suites
 # check that they do) -- bench/device_run.sh tests on .devbin (sm_90a) -- beside the same suites of the
 # sm_80 PTX build (.devbinJ, JIT-compiled here: bench/calls/s32_call4.sh, whose 29 failures in session 32
-# were checks that expect the Hopper kernels; all should pass now).  Both staged at 07f8010.
+# were checks that expect the Hopper kernels; all should pass now).  Both staged at 3501730.
 # Carry [".devbin", ".devbinJ"].
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"

@@ -2,7 +2,7 @@
 # The next session's second call (~200 s), written in session 32: bench/wip/mma-balance.patch (the
 # mma.sync forward's warps w and w + 4, which share a scheduler, take row tiles m and 3 - m: each scheduler
 # one light and one heavy tile of the causal Q K^T and A V, 5 key tiles each, where m = w % 4 gave
-# scheduler 0 two and scheduler 3 eight).  B = main 07f8010 + the patch (.devbinB, staged from branch
+# scheduler 0 two and scheduler 3 eight).  B = main 07f8010 (3501730's code) + the patch (.devbinB, staged from branch
 # wip/mma-balance), A = main (.devbin): B's test_gpu_forward in full beside compute-sanitizer memcheck and
 # racecheck on it (SGLA_GPU_SMALL), then the portable rows A / B in three interleaved rounds (bench/ab.sh).
 # Prediction: the portable rows 3-10 % faster at K = 128 and 64 (a scheduler's tensor work a chunk

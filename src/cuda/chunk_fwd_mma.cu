@@ -153,7 +153,11 @@ __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
     FwdMmaSmem<Sh, NST> &sm = *reinterpret_cast<FwdMmaSmem<Sh, NST> *>(smraw);
     constexpr int VH = Sh::VD / 2; /* o columns of a warp */
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
-    const int m = warp & 3, hf = warp >> 2;
+    /* a warp's 16 rows m of the chunk.  Warps w and w + 4 share a scheduler (w % 4), and row tile m has
+     * m + 1 of the causal products' key tiles; with one stage each scheduler takes a light and a heavy
+     * tile (m and 3 - m), 5 key tiles each against 2 to 8 (-2.8 %; with two stages no gain: their loads
+     * overlap the products instead, docs/perf.md, session 33 call 2) */
+    const int hf = warp >> 2, m = NST == 1 && hf ? 3 - (warp & 3) : warp & 3;
     MWork w;
     if (!mwork<SPLIT>(p, w, mcols_lg<Sh>(p))) return;
     const int64_t kv = Sh::KD * p.V;

@@ -18,10 +18,10 @@ for tool in memcheck racecheck; do
   ( SGLA_GPU_SMALL=1 timeout 150 $SAN --tool $tool --error-exitcode 1 .devbinB/tests/test_gpu_forward > /tmp/b_san_$tool.log 2>&1
     echo "B compute-sanitizer $tool test_gpu_forward rc=$?" > /tmp/b_rc_$tool.txt ) &
 done
+wait  # the timings below alone on the GPU
 SGLA_DEVBIN_A=.devbinA SGLA_DEVBIN_B=.devbinB SGLA_DEVBIN_C=.devbinC SGLA_ROUNDS=3 SGLA_CASES="8,4096,16,128,128:g:--config=portable
 16,2048,32,128,128:g:--config=portable 4,8192,32,64,64:g:--config=portable 8,4096,16,128,128:gamma:--config=portable" \
   bash bench/ab.sh > /dev/null 2>&1
-wait
 cat /tmp/b_rc_*.txt | tee "$OUT/b_tests.txt"
 tail -1 /tmp/b_fwd.log | tee -a "$OUT/b_tests.txt"
 grep -h "^FAIL" /tmp/b_fwd.log | cut -c1-300 | head -10 | tee -a "$OUT/b_tests.txt"

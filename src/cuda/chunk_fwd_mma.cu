@@ -11,9 +11,9 @@
  * in the place of dO:
  *     o_c = rs ⊙ (Q S_c) + A V,   A = scale Γ ⊙ (Q K^T) (j <= i),  rs_i = scale exp2(b_i)
  *     S_{c+1} = exp2(b_L) S_c + (K ⊙ w)^T V,   w_j = exp2(b_L - b_j)
- * Warp w computes rows 16 (w % 4) .. + 15 of o in column half w / 4 of the
- * block's and owns the state tile of rows K/4 (w % 4) .. and that column half
- * (mma_tiles.cuh);
+ * Warp w computes rows 16 m .. + 15 of o in column half w / 4 of the block's
+ * (m = w % 4; with one stage 3 - w % 4 for w >= 4) and owns the state tile of
+ * rows K/4 m .. and that column half (mma_tiles.cuh);
  * the state is fp32 in registers, its 16-bit copy in shared memory is the
  * operand of Q S.  The next chunk's q, k, v arrive by cp.async while this one
  * is computed (two stages), or while its o is stored and the state's copy
@@ -155,8 +155,8 @@ __global__ void __launch_bounds__(NTH, 1) chunk_fwd_mma(const sgla_kparams p)
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gid = lane >> 2, tig = lane & 3;
     /* a warp's 16 rows m of the chunk.  Warps w and w + 4 share a scheduler (w % 4), and row tile m has
      * m + 1 of the causal products' key tiles; with one stage each scheduler takes a light and a heavy
-     * tile (m and 3 - m), 5 key tiles each against 2 to 8 (-2.8 %; with two stages no gain: their loads
-     * overlap the products instead, docs/perf.md, session 33 call 2) */
+     * tile (m and 3 - m), 5 key tiles each against 2 to 8.  Two stages keep m = w % 4: the balance gained
+     * nothing there, and other maps lost (docs/perf.md, session 33 calls 2 and 7) */
     const int hf = warp >> 2, m = NST == 1 && hf ? 3 - (warp & 3) : warp & 3;
     MWork w;
     if (!mwork<SPLIT>(p, w, mcols_lg<Sh>(p))) return;

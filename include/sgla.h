@@ -151,7 +151,8 @@ SGLA_API int sgla_backend_available(sgla_backend b);
  * sequence has its own state, so h0/ht are [num_seqs, H, K, V].  Without
  * cu_seqlens, N = B.
  *
- * ht may equal h0 (state updated in place: the decode step with T = 1).
+ * ht may equal h0 (state updated in place: the decode step with T = 1); it
+ * must still not overlap any other input (h0 = ht = q is SGLA_ERR_OVERLAP).
  *
  * `size` must hold sizeof(sgla_forward_desc) as the caller's header had it:
  * sgla_forward_desc_init() sets it.  The library reads only the fields that
@@ -330,9 +331,11 @@ SGLA_API sgla_status sgla_forward(const sgla_forward_desc *d, sgla_backend backe
 /* Bytes of workspace the backend needs for this call (the descriptor's
  * shape and, for CUDA, the current device); 0 when it needs none.  The
  * descriptor is validated as by sgla_forward, except that no data is read
- * (the values of g, g_gamma, cu_seqlens and the tensors are not checked) and
+ * (the values of g, g_gamma, cu_seqlens, a pool's host_cu_seqlens and the
+ * tensors are not checked) and
  * q, k, v, o may be NULL (a call's size before its tensors exist; on CUDA the
- * padded copies are then counted, see Shapes). */
+ * padded copies are then counted, see Shapes).  *bytes is written only when
+ * the status is SGLA_OK. */
 SGLA_API sgla_status sgla_workspace_size(const sgla_forward_desc *d, sgla_backend backend, size_t *bytes);
 
 /* The CPU backend keeps a few scratch blocks between calls (a fresh block
@@ -342,8 +345,9 @@ SGLA_API void sgla_release_memory(void);
 
 /*
  * The fp64 reference family, with fp64 outputs: o64 [B,T,H,V] (required),
- * ht64 [N,H,K,V] (optional).  Inputs are read in d->dtype; o and ht in d are
- * ignored.  kind is one of SGLA_BACKEND_REF_A..REF_D.
+ * ht64 [N,H,K,V] (optional), each 8-byte aligned and overlapping no input
+ * nor the other.  Inputs are read in d->dtype; o and ht in d are ignored.
+ * kind is one of SGLA_BACKEND_REF_A..REF_D.
  */
 SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kind,
                                     double *o64, double *ht64);
@@ -363,7 +367,8 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * in fwd->dtype; dht, dg, dg_gamma, dh0 are fp32 (fp64 with SGLA_F64).  The
  * optional outputs are computed when given and must be absent when their input
  * is (dg needs fwd->g, dg_gamma fwd->g_gamma, dh0 fwd->h0).  No output may
- * overlap an input or another output, except dh0 == dht exactly (in place).
+ * overlap an input or another output, except dh0 == dht exactly (in place;
+ * dht then must not overlap another input).
  * The CUDA backend takes the same contract as the forward's (device pointers,
  * asynchronous on fwd->stream; workspace from sgla_backward_workspace_size,
  * passed here, or else taken from the stream-ordered allocator).  It is

@@ -4,6 +4,7 @@
 #include "dispatch.h"
 #include "ref/ref.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -110,8 +111,10 @@ sgla_status sgla_workspace_size(const sgla_forward_desc *user, sgla_backend back
     sgla_status st = prepare(user, &backend, &d, 0);
     if (st != SGLA_OK) return st;
     const sgla_backend_impl *be = backends[backend].impl;
-    *bytes = 0;
-    return be->workspace_size ? be->workspace_size(&d, bytes) : SGLA_OK;
+    size_t n = 0; /* *bytes only on success: no output written on a failure */
+    if (be->workspace_size && (st = be->workspace_size(&d, &n)) != SGLA_OK) return st;
+    *bytes = n;
+    return SGLA_OK;
 }
 
 void sgla_release_memory(void)
@@ -163,8 +166,10 @@ sgla_status sgla_backward_workspace_size(const sgla_backward_desc *user, sgla_ba
     sgla_status st = prepare_backward(user, &backend, &bd, &fwd, 0);
     if (st != SGLA_OK) return st;
     const sgla_backend_impl *be = backends[backend].impl;
-    *bytes = 0;
-    return be->backward_workspace_size ? be->backward_workspace_size(&bd, bytes) : SGLA_OK;
+    size_t n = 0;
+    if (be->backward_workspace_size && (st = be->backward_workspace_size(&bd, &n)) != SGLA_OK) return st;
+    *bytes = n;
+    return SGLA_OK;
 }
 
 sgla_status sgla_reference(const sgla_forward_desc *user, sgla_backend kind, double *o64, double *ht64)
@@ -173,16 +178,15 @@ sgla_status sgla_reference(const sgla_forward_desc *user, sgla_backend kind, dou
     sgla_forward_desc d;
     sgla_status st = sgla_desc_read(user, &d);
     if (st != SGLA_OK) return st;
-    /* o and ht of the descriptor are ignored here: validate with o64 in o's place. */
-    d.o = o64;
+    /* o and ht of the descriptor are ignored here: o64 and ht64 are the outputs, doubles */
+    d.o = NULL;
     d.ht = NULL;
     if (!o64 && d.T > 0) return sgla_fail(SGLA_ERR_NULL_POINTER, "o64 is NULL");
     if (d.pool) return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "sgla_reference does not take a state pool (sgla_forward on ref-a does)");
-    st = sgla_check_desc(&d, 1);
+    st = sgla_check_query(&d); /* the shape and the inputs (no data read yet) */
     if (st != SGLA_OK) return st;
-    if (kind < SGLA_BACKEND_REF_A || kind > SGLA_BACKEND_REF_D)
-        return sgla_fail(SGLA_ERR_INVALID_BACKEND, "kind %d is not a reference (ref-a..ref-d)", (int)kind);
-    /* validation sized o64 as a d.dtype buffer: check the fp64 outputs' real extent */
+    if ((uintptr_t)o64 % sizeof(double) || (uintptr_t)ht64 % sizeof(double))
+        return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "o64 and ht64 must be aligned to a double (8 bytes)");
     size_t nv = (size_t)(d.B * d.T * d.H * d.V), ns = (size_t)(sgla_num_sequences(&d) * d.H * d.K * d.V);
     if (nv > SIZE_MAX / 8 || ns > SIZE_MAX / 8)
         return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "fp64 outputs of %zu and %zu doubles overflow", nv, ns);
@@ -190,5 +194,10 @@ sgla_status sgla_reference(const sgla_forward_desc *user, sgla_backend kind, dou
         return sgla_fail(SGLA_ERR_OVERLAP, "ht64 is h0: the fp64 state cannot be written over the fp32 input");
     st = sgla_check_outputs(&d, o64, nv * 8, "o64", ht64, ns * 8, "ht64");
     if (st != SGLA_OK) return st;
+    d.o = o64; /* (its extent checked above as doubles) */
+    st = sgla_check_desc(&d, 1); /* the values: gates, offsets, finite where asked */
+    if (st != SGLA_OK) return st;
+    if (kind < SGLA_BACKEND_REF_A || kind > SGLA_BACKEND_REF_D)
+        return sgla_fail(SGLA_ERR_INVALID_BACKEND, "kind %d is not a reference (ref-a..ref-d)", (int)kind);
     return sgla_ref_forward64(&d, kind, o64, ht64);
 }

@@ -412,6 +412,26 @@ static void validation(tu_rng *r)
         vbase(&f, &b);
         b.dh0 = vdht + 1;
         vexpect("dh0 across dht", &b, be, SGLA_ERR_OVERLAP);
+        {   /* dh0 == dht in place, where dht is another input too: still an overlap */
+            float qsnap[VNQK];
+            memcpy(qsnap, vq, sizeof vq);
+            vbase(&f, &b);
+            b.dht = b.dh0 = vq;
+            vexpect("dh0 == dht == q", &b, be, SGLA_ERR_OVERLAP);
+            TU_CHECK(!memcmp(qsnap, vq, sizeof vq), "dh0 == dht == q: q written");
+            vbase(&f, &b);
+            b.dht = b.dh0 = vh0;
+            vexpect("dh0 == dht == h0", &b, be, SGLA_ERR_OVERLAP);
+        }
+        {   /* a workspace query that fails (in the backend: the CPU takes no f64) writes no size */
+            vbase(&f, &b);
+            f.dtype = SGLA_F64, f.q = f.k = f.v = NULL, f.g = NULL, f.h0 = NULL;
+            b.dout = b.dq = b.dk = b.dv = NULL, b.dht = NULL, b.dg = NULL, b.dh0 = NULL;
+            size_t nb = 12345;
+            const sgla_status st = sgla_backward_workspace_size(&b, SGLA_BACKEND_CPU, &nb);
+            TU_CHECK(st == SGLA_ERR_UNSUPPORTED_DTYPE && nb == 12345, "failed backward workspace query: %s, bytes %zu",
+                     sgla_status_string(st), nb);
+        }
         vbase(&f, &b);
         vg[3] = 0.5f;
         vexpect("positive g", &b, be, SGLA_ERR_POSITIVE_GATE);

@@ -236,6 +236,16 @@ int main(void)
         refused("host_cu_seqlens decreasing", bes[b], &h, 4, cu2, 2, 0, SGLA_ERR_CU_SEQLENS_DECREASING);
         h.host_cu_seqlens = hc_start;
         refused("host_cu_seqlens not from 0", bes[b], &h, 4, cu2, 2, 0, SGLA_ERR_CU_SEQLENS_START);
+        {   /* the workspace query reads no data (sgla.h): not the host offsets either */
+            sgla_forward_desc qd;
+            sgla_forward_desc_init(&qd);
+            qd.h0 = pool0, qd.pool = &h, qd.B = 1, qd.T = 4, qd.H = H, qd.K = K, qd.V = V, qd.cu_seqlens = cu2;
+            qd.num_seqs = 2;
+            size_t nb = 7;
+            const sgla_status st = sgla_workspace_size(&qd, bes[b], &nb);
+            TU_CHECK(st == SGLA_OK && nb == 0, "workspace query with bad host offsets (%s): %s (%s), bytes %zu",
+                     sgla_backend_name(bes[b]), sgla_status_string(st), sgla_last_error(), nb);
+        }
         const int64_t hc_other[3] = {0, 1, 4}; /* valid offsets, but not cu_seqlens' */
         h.host_cu_seqlens = hc_other;
         refused("host_cu_seqlens other than cu_seqlens", bes[b], &h, 4, cu2, 2, 0, SGLA_ERR_INVALID_ARGUMENT);

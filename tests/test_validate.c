@@ -170,6 +170,20 @@ static void statuses(void)
         TU_CHECK(sgla_validate(&d, 1) == SGLA_ERR_OVERLAP, "ht overlaps o");
     }
     base(&d), d.ht = h0 + 1, expect("ht partly overlaps h0", &d, SGLA_ERR_OVERLAP);
+    /* ht == h0 in place, where h0 is another input too: ht still may not overlap it (the CPU backend
+     * wrote the state over q while reading it) */
+    {
+        float qsnap[NQK];
+        memcpy(qsnap, q, sizeof q);
+        base(&d), d.h0 = q, d.ht = q, expect("ht == h0 == q", &d, SGLA_ERR_OVERLAP);
+        TU_CHECK(!memcmp(qsnap, q, sizeof q), "ht == h0 == q: q written");
+        static float sh[NS];
+        for (int i = 0; i < NS; i++) sh[i] = -0.5f;
+        base(&d), d.g_gamma = sh, d.h0 = sh, d.ht = sh, expect("ht == h0 on g_gamma", &d, SGLA_ERR_OVERLAP);
+        int same = 1;
+        for (int i = 0; i < NS; i++) same &= sh[i] == -0.5f;
+        TU_CHECK(same, "ht == h0 on g_gamma: written");
+    }
     /* o and ht against the other inputs too: a backend reads gates, offsets
      * and h0 while it writes. */
     {
@@ -339,6 +353,32 @@ static void abi(void)
     double o64[NV];
     TU_CHECK(sgla_reference(&d, SGLA_BACKEND_REF_A, o64, (double *)(void *)h0) == SGLA_ERR_OVERLAP,
              "sgla_reference with ht64 == h0 accepted");
+    /* its outputs are doubles: aligned to 8 bytes, their extent as doubles, named as themselves */
+    {
+        static double o64b[NV + 1], ht64b[NS + 1];
+        base(&d);
+        sgla_status st = sgla_reference(&d, SGLA_BACKEND_REF_A, (double *)(void *)((char *)o64b + 4), ht64b);
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "sgla_reference with o64 4 bytes off a double: %s",
+                 sgla_status_string(st));
+        st = sgla_reference(&d, SGLA_BACKEND_REF_A, o64b, (double *)(void *)((char *)ht64b + 4));
+        TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "sgla_reference with ht64 4 bytes off a double: %s",
+                 sgla_status_string(st));
+        static double qd[NQK]; /* q's floats in a double-aligned buffer, which o64 then overlaps */
+        memcpy(qd, q, sizeof q);
+        base(&d), d.q = qd;
+        st = sgla_reference(&d, SGLA_BACKEND_REF_A, qd, NULL);
+        TU_CHECK(st == SGLA_ERR_OVERLAP && strstr(sgla_last_error(), "o64"),
+                 "sgla_reference with o64 over q: %s (%s)", sgla_status_string(st), sgla_last_error());
+        TU_CHECK(!memcmp(qd, q, sizeof q), "sgla_reference with o64 over q: q written");
+    }
+    /* a workspace query that fails (in the backend: the CPU takes no f64) writes no size */
+    base(&d), d.dtype = SGLA_F64, d.q = d.k = d.v = NULL, d.o = NULL, d.h0 = NULL, d.ht = NULL;
+    {
+        size_t nb = 12345;
+        const sgla_status st = sgla_workspace_size(&d, SGLA_BACKEND_CPU, &nb);
+        TU_CHECK(st == SGLA_ERR_UNSUPPORTED_DTYPE && nb == 12345, "failed workspace query: %s, bytes %zu",
+                 sgla_status_string(st), nb);
+    }
 }
 
 int main(void)

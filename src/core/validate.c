@@ -159,7 +159,8 @@ static sgla_status check_shape_of(const sgla_forward_desc *d, counts *c, int nee
         if (p->host_cu_seqlens && !is_aligned(p->host_cu_seqlens, 8))
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "pool: host_cu_seqlens must be 8-byte aligned");
         sgla_status st;
-        if (p->host_cu_seqlens && !(d->flags & SGLA_FLAG_SKIP_VALUE_CHECK) &&
+        /* (values: not by the workspace queries, which read no data) */
+        if (p->host_cu_seqlens && need_tensors && !(d->flags & SGLA_FLAG_SKIP_VALUE_CHECK) &&
             (st = check_cu("pool: host_cu_seqlens", p->host_cu_seqlens, d->num_seqs, d->T)) != SGLA_OK)
             return st;
     }
@@ -192,7 +193,8 @@ typedef struct span {
     const char *name;
 } span;
 
-/* The forward's inputs as spans; returns how many (7). */
+/* The forward's inputs as spans; returns how many (7; h0 last, SPAN_H0). */
+enum { SPAN_H0 = 6 };
 static int input_spans(const sgla_forward_desc *d, const counts *c, span *in)
 {
     const size_t bq = (size_t)c->nqk * c->es, bv = (size_t)c->nv * c->es;
@@ -209,15 +211,16 @@ static int input_spans(const sgla_forward_desc *d, const counts *c, span *in)
     return 7;
 }
 
-/* No output overlaps an input or another output, except output `same_out`
- * equal to input `same_in` exactly (the in-place update of a state). */
-static sgla_status check_spans(const span *in, int nin, const span *out, int nout, const void *same_in,
-                               const void *same_out)
+/* No output overlaps an input or another output, except output out[same_o]
+ * equal to input in[same_i] exactly (the in-place update of a state; -1 for
+ * none).  By index, not by address: a state given in place must still not
+ * overlap any other input (h0 = ht = q is an overlap of ht and q). */
+static sgla_status check_spans(const span *in, int nin, const span *out, int nout, int same_i, int same_o)
 {
     for (int o = 0; o < nout; o++) {
         for (int i = 0; i < nin; i++) {
             if (!ranges_overlap(out[o].p, out[o].n, in[i].p, in[i].n)) continue;
-            const int pair = same_in && in[i].p == same_in && out[o].p == same_out;
+            const int pair = i == same_i && o == same_o;
             if (pair && out[o].p == in[i].p) continue;
             return sgla_fail(SGLA_ERR_OVERLAP, "%s overlaps %s%s", out[o].name, in[i].name,
                              pair ? " (only exactly equal is allowed)" : "");
@@ -238,7 +241,7 @@ sgla_status sgla_check_outputs(const sgla_forward_desc *d, const void *o, size_t
     span in[7];
     const int nin = input_spans(d, &c, in);
     const span out[2] = {{o, bo, oname}, {ht, bht, htname}};
-    return check_spans(in, nin, out, 2, NULL, NULL);
+    return check_spans(in, nin, out, 2, -1, -1);
 }
 
 static sgla_status check_gate_values(const char *name, const void *p, sgla_dtype adt, int64_t n)
@@ -348,7 +351,7 @@ static sgla_status check_desc_of(const sgla_forward_desc *d, int values_on_host,
     span in[7];
     const int nin = input_spans(d, &c, in);
     const span out[2] = {{d->o, (size_t)c.nv * c.es, "o"}, {d->ht, (size_t)c.n_state * c.aes, "ht"}};
-    if ((st = check_spans(in, nin, out, 2, d->h0, d->ht)) != SGLA_OK) return st;
+    if ((st = check_spans(in, nin, out, 2, SPAN_H0, 1)) != SGLA_OK) return st;
     return values_on_host ? check_values(d, &c) : SGLA_OK;
 }
 
@@ -385,6 +388,7 @@ static sgla_status check_backward_of(const sgla_backward_desc *b, int values_on_
     span in[9];
     int nin = input_spans(d, &c, in);
     in[nin++] = (span){b->dout, (size_t)c.nv * c.es, "dout"};
+    const int dht_i = nin;
     in[nin++] = (span){b->dht, (size_t)c.n_state * c.aes, "dht"};
     const span out[6] = {{b->dq, (size_t)c.nqk * c.es, "dq"},
                          {b->dk, (size_t)c.nqk * c.es, "dk"},
@@ -392,7 +396,7 @@ static sgla_status check_backward_of(const sgla_backward_desc *b, int values_on_
                          {b->dg, (size_t)c.bth * c.aes, "dg"},
                          {b->dg_gamma, (size_t)d->H * c.aes, "dg_gamma"},
                          {b->dh0, (size_t)c.n_state * c.aes, "dh0"}};
-    if ((st = check_spans(in, nin, out, 6, b->dht, b->dh0)) != SGLA_OK) return st;
+    if ((st = check_spans(in, nin, out, 6, dht_i, 5)) != SGLA_OK) return st;
     if (!values_on_host) return SGLA_OK;
     if ((st = check_values(d, &c)) != SGLA_OK) return st;
     if (d->flags & SGLA_FLAG_CHECK_FINITE) {

@@ -887,7 +887,8 @@ def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=No
     Keyword-only extras:
         backend: None picks "cpu" for host arrays ("ref-b" for float64) and
             "cuda" for CUDA tensors;
-            "ref-a" .. "ref-d" run the fp64 references (host only); see
+            "ref-a" .. "ref-d" run the fp64 references (host only; ref-a
+            and ref-b have a backward, ref-c and ref-d do not); see
             :func:`sgla.backends`.
         threads: CPU threads, 0 = all cores.
         chunk: chunk length C (default 64; CUDA takes 16, 32 and 64, all computed

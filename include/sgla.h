@@ -153,6 +153,7 @@ SGLA_API int sgla_backend_available(sgla_backend b);
  *
  * ht may equal h0 (state updated in place: the decode step with T = 1); it
  * must still not overlap any other input (h0 = ht = q is SGLA_ERR_OVERLAP).
+ * A workspace, which the call writes, overlaps no tensor of the call either.
  *
  * `size` must hold sizeof(sgla_forward_desc) as the caller's header had it:
  * sgla_forward_desc_init() sets it.  The library reads only the fields that

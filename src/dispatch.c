@@ -178,7 +178,8 @@ sgla_status sgla_reference(const sgla_forward_desc *user, sgla_backend kind, dou
     sgla_forward_desc d;
     sgla_status st = sgla_desc_read(user, &d);
     if (st != SGLA_OK) return st;
-    /* o and ht of the descriptor are ignored here: o64 and ht64 are the outputs, doubles */
+    /* o and ht of the descriptor are ignored here: o64 and ht64 are the outputs, doubles (its workspace
+     * fields are checked as a call's: sgla_validate's rules) */
     d.o = NULL;
     d.ht = NULL;
     if (!o64 && d.T > 0) return sgla_fail(SGLA_ERR_NULL_POINTER, "o64 is NULL");

@@ -423,6 +423,12 @@ static void validation(tu_rng *r)
             b.dht = b.dh0 = vh0;
             vexpect("dh0 == dht == h0", &b, be, SGLA_ERR_OVERLAP);
         }
+        vbase(&f, &b);
+        b.workspace = vdk + 1, b.workspace_bytes = 16;
+        vexpect("workspace on dk", &b, be, SGLA_ERR_OVERLAP);
+        vbase(&f, &b);
+        b.workspace = (void *)(vdo + 2), b.workspace_bytes = 4;
+        vexpect("workspace on dout", &b, be, SGLA_ERR_OVERLAP);
         {   /* a workspace query that fails (in the backend: the CPU takes no f64) writes no size */
             vbase(&f, &b);
             f.dtype = SGLA_F64, f.q = f.k = f.v = NULL, f.g = NULL, f.h0 = NULL;

@@ -170,6 +170,30 @@ static void statuses(void)
         TU_CHECK(sgla_validate(&d, 1) == SGLA_ERR_OVERLAP, "ht overlaps o");
     }
     base(&d), d.ht = h0 + 1, expect("ht partly overlaps h0", &d, SGLA_ERR_OVERLAP);
+    /* the workspace is written: on an input or an output it is an overlap too (sgla_reference checks
+     * the descriptor's workspace fields as a call's, as for workspace_bytes without one, against the
+     * inputs: it ignores o) */
+    for (int w = 0; w < 2; w++) {
+        const char *what = w ? "workspace in o" : "workspace on q";
+        base(&d), d.workspace = w ? (void *)(o + NV - 2) : (void *)(q + 3), d.workspace_bytes = 8;
+        TU_CHECK(sgla_validate(&d, 1) == SGLA_ERR_OVERLAP, "%s: sgla_validate", what);
+        poison();
+        TU_CHECK(sgla_forward(&d, SGLA_BACKEND_CPU) == SGLA_ERR_OVERLAP && untouched(), "%s: sgla_forward(cpu)", what);
+        TU_CHECK(sgla_forward(&d, SGLA_BACKEND_REF_A) == SGLA_ERR_OVERLAP && untouched(), "%s: sgla_forward(ref-a)", what);
+        double o64w[NV];
+        TU_CHECK(sgla_reference(&d, SGLA_BACKEND_REF_A, o64w, NULL) == (w ? SGLA_OK : SGLA_ERR_OVERLAP),
+                 "%s: sgla_reference", what);
+    }
+    {
+        static float wsb[16];
+        base(&d), d.workspace = wsb, d.workspace_bytes = sizeof wsb, expect("workspace apart", &d, SGLA_OK);
+        /* an end past the address space (SIZE_MAX bytes from just before q): still an overlap */
+        static float arena[16 + NQK];
+        memcpy(arena + 16, q, sizeof q);
+        base(&d), d.q = arena + 16, d.workspace = arena, d.workspace_bytes = SIZE_MAX;
+        TU_CHECK(sgla_validate(&d, 1) == SGLA_ERR_OVERLAP, "a workspace of SIZE_MAX bytes before q: %s",
+                 sgla_last_error());
+    }
     /* ht == h0 in place, where h0 is another input too: ht still may not overlap it (the CPU backend
      * wrote the state over q while reading it) */
     {

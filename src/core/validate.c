@@ -81,8 +81,10 @@ static int is_aligned(const void *p, size_t a) { return ((uintptr_t)p % a) == 0;
 static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
 {
     if (!a || !b || na == 0 || nb == 0) return 0;
-    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
-    return a0 < b0 + nb && b0 < a0 + na;
+    const uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    /* ends saturated: a caller's workspace_bytes may reach past the address space */
+    const uintptr_t a1 = na > UINTPTR_MAX - a0 ? UINTPTR_MAX : a0 + na, b1 = nb > UINTPTR_MAX - b0 ? UINTPTR_MAX : b0 + nb;
+    return a0 < b1 && b0 < a1;
 }
 
 /* Sizes of a call's tensors, in elements and bytes; filled by check_shape. */
@@ -350,8 +352,11 @@ static sgla_status check_desc_of(const sgla_forward_desc *d, int values_on_host,
     if (!is_aligned(d->ht, c.aes)) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "ht must be %zu-byte aligned", c.aes);
     span in[7];
     const int nin = input_spans(d, &c, in);
-    const span out[2] = {{d->o, (size_t)c.nv * c.es, "o"}, {d->ht, (size_t)c.n_state * c.aes, "ht"}};
-    if ((st = check_spans(in, nin, out, 2, SPAN_H0, 1)) != SGLA_OK) return st;
+    /* the workspace is written too: it may overlap no tensor of the call */
+    const span out[3] = {{d->o, (size_t)c.nv * c.es, "o"},
+                         {d->ht, (size_t)c.n_state * c.aes, "ht"},
+                         {d->workspace, d->workspace ? d->workspace_bytes : 0, "workspace"}};
+    if ((st = check_spans(in, nin, out, 3, SPAN_H0, 1)) != SGLA_OK) return st;
     return values_on_host ? check_values(d, &c) : SGLA_OK;
 }
 
@@ -390,13 +395,14 @@ static sgla_status check_backward_of(const sgla_backward_desc *b, int values_on_
     in[nin++] = (span){b->dout, (size_t)c.nv * c.es, "dout"};
     const int dht_i = nin;
     in[nin++] = (span){b->dht, (size_t)c.n_state * c.aes, "dht"};
-    const span out[6] = {{b->dq, (size_t)c.nqk * c.es, "dq"},
+    const span out[7] = {{b->dq, (size_t)c.nqk * c.es, "dq"},
                          {b->dk, (size_t)c.nqk * c.es, "dk"},
                          {b->dv, (size_t)c.nv * c.es, "dv"},
                          {b->dg, (size_t)c.bth * c.aes, "dg"},
                          {b->dg_gamma, (size_t)d->H * c.aes, "dg_gamma"},
-                         {b->dh0, (size_t)c.n_state * c.aes, "dh0"}};
-    if ((st = check_spans(in, nin, out, 6, dht_i, 5)) != SGLA_OK) return st;
+                         {b->dh0, (size_t)c.n_state * c.aes, "dh0"},
+                         {b->workspace, b->workspace ? b->workspace_bytes : 0, "workspace"}};
+    if ((st = check_spans(in, nin, out, 7, dht_i, 5)) != SGLA_OK) return st;
     if (!values_on_host) return SGLA_OK;
     if ((st = check_values(d, &c)) != SGLA_OK) return st;
     if (d->flags & SGLA_FLAG_CHECK_FINITE) {

@@ -179,7 +179,7 @@ sgla_status sgla_reference(const sgla_forward_desc *user, sgla_backend kind, dou
     sgla_status st = sgla_desc_read(user, &d);
     if (st != SGLA_OK) return st;
     /* o and ht of the descriptor are ignored here: o64 and ht64 are the outputs, doubles (its workspace
-     * fields are checked as a call's: sgla_validate's rules) */
+     * fields are checked as a call's: sgla_validate's rules, by sgla_check_query) */
     d.o = NULL;
     d.ht = NULL;
     if (!o64 && d.T > 0) return sgla_fail(SGLA_ERR_NULL_POINTER, "o64 is NULL");
@@ -194,9 +194,7 @@ sgla_status sgla_reference(const sgla_forward_desc *user, sgla_backend kind, dou
     if (ht64 && (const void *)ht64 == (const void *)d.h0) /* fp64 over fp32: never in place */
         return sgla_fail(SGLA_ERR_OVERLAP, "ht64 is h0: the fp64 state cannot be written over the fp32 input");
     st = sgla_check_outputs(&d, o64, nv * 8, "o64", ht64, ns * 8, "ht64");
-    if (st != SGLA_OK) return st;
-    d.o = o64; /* (its extent checked above as doubles) */
-    st = sgla_check_desc(&d, 1); /* the values: gates, offsets, finite where asked */
+    if (st == SGLA_OK) st = sgla_check_host_values(&d); /* gates, offsets, finite where asked */
     if (st != SGLA_OK) return st;
     if (kind < SGLA_BACKEND_REF_A || kind > SGLA_BACKEND_REF_D)
         return sgla_fail(SGLA_ERR_INVALID_BACKEND, "kind %d is not a reference (ref-a..ref-d)", (int)kind);

@@ -333,11 +333,11 @@ int main(void)
             run_case(&many, &r);
             conform_bwd_path = 0;
         }
-        if (!hopper)
+        if (!hopper) {
             printf("skipped: the three passes forced, and K = 256 split on them (no sm_90a kernels in this build "
                    "for this device)\n");
-        if (hopper) {   /* K = 256 with a split forced on the usual path: the three passes take it (their fallback
-             * has no split at K = 256 and refused it before session 22) */
+        } else { /* K = 256 with a split forced on the usual path: the three passes take it (their fallback
+                  * has no split at K = 256 and refused it before session 22) */
             static const conform_case k256[] = {
                 {BF, G, MIX30, 1, 1000, 2, 256, 256, 1, 1, 0, 0},
                 {BF, GAMMA, MILD, 1, 700, 1, 256, 256, 1, 1, 1, 0},

@@ -3,16 +3,7 @@
 # fla's wheels (flash-linear-attention and fla-core 0.6.0) in .whl (carry [".devbin", ".whl"]).  Two runs of bench/fla_compare.py, each compiling fla's
 # kernels first in parallel processes: the forward table (gate g), then the backward at three shapes with
 # both gates (fla's gated backward timed with its Triton check bypassed: fla issue 640).
-OUT=${OUT:-/tmp/sgla_out}
-mkdir -p "$OUT"
-BD=.devbin
-for z in $BD/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
-if ldd $BD/libsgla.so 2>/dev/null | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/$BD/lib:${LD_LIBRARY_PATH:-}; fi
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-export TRITON_CACHE_DIR=/tmp/triton_cache PYTHONUNBUFFERED=1 SGLA_LIBRARY=$PWD/$BD/libsgla.so
-mkdir -p $TRITON_CACHE_DIR
-# an earlier call's Triton cache where one is carried (.triton_cache/cache.tgz; session 30 on): fewer cold compiles
-[ -f .triton_cache/cache.tgz ] && tar xzf .triton_cache/cache.tgz -C $TRITON_CACHE_DIR 2>/dev/null
+. bench/calls/fla_env.sh
 t0=$(date +%s)
 timeout ${SGLA_T1:-180} python3 bench/fla_compare.py --shapes issue14 --gates g --bwd-shapes= --warm-jobs 14 --rounds 3 \
   > "$OUT/fla_fwd.log" 2>&1

@@ -11,20 +11,7 @@
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 t0=$(date +%s)
-for z in .devbinB/*.xz .devbinB/tests/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
-chmod +x .devbinB/sgla .devbinB/tests/*
-ldd .devbinB/sgla 2>/dev/null | grep -q "not found" && export LD_LIBRARY_PATH=$PWD/.devbinB/lib:${LD_LIBRARY_PATH:-}
-SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
-( SGLA_GPU_EXPECT_HOPPER=1 timeout 200 .devbinB/tests/test_gpu_forward > /tmp/b_fwd.log 2>&1; echo "B test_gpu_forward rc=$?" > /tmp/b_rc_fwd.txt ) &
-for tool in memcheck racecheck; do
-  ( SGLA_GPU_SMALL=1 timeout 150 $SAN --tool $tool --error-exitcode 1 .devbinB/tests/test_gpu_forward > /tmp/b_san_$tool.log 2>&1
-    echo "B compute-sanitizer $tool test_gpu_forward rc=$?" > /tmp/b_rc_$tool.txt ) &
-done
-wait
-cat /tmp/b_rc_*.txt | tee "$OUT/b_tests.txt"
-tail -1 /tmp/b_fwd.log | tee -a "$OUT/b_tests.txt"
-grep -h "^FAIL" /tmp/b_fwd.log | head -10 | tee -a "$OUT/b_tests.txt"
-grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" /tmp/b_san_*.log | tee -a "$OUT/b_tests.txt"
+. bench/calls/staged_fwd_tests.sh .devbinB
 echo "tests: $(( $(date +%s) - t0 )) s"
 SGLA_DEVBIN_A=.devbin SGLA_DEVBIN_B=.devbinB SGLA_ROUNDS=3 SGLA_CASES="8,4096,16,128,128:g:--config=portable
 8,4096,16,128,128:gamma:--config=portable 16,2048,32,128,128:g:--config=portable 4,8192,32,64,64:g:--config=portable

@@ -3,15 +3,7 @@
 # gates, dtypes and tolerances of fla's tests/ops/test_simple_gla.py, fla's naive recurrence as the
 # reference), then issue 14's forward table beside fla 0.6 (bench/calls/s25_call4.sh's first half).
 # Carry [".devbin", ".whl", ".triton_cache"].
-OUT=${OUT:-/tmp/sgla_out}
-mkdir -p "$OUT"
-BD=.devbin
-for z in $BD/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
-if ldd $BD/libsgla.so 2>/dev/null | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/$BD/lib:${LD_LIBRARY_PATH:-}; fi
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
-export TRITON_CACHE_DIR=/tmp/triton_cache PYTHONUNBUFFERED=1 SGLA_LIBRARY=$PWD/$BD/libsgla.so
-mkdir -p $TRITON_CACHE_DIR
-[ -f .triton_cache/cache.tgz ] && tar xzf .triton_cache/cache.tgz -C $TRITON_CACHE_DIR 2>/dev/null
+. bench/calls/fla_env.sh
 nvidia-smi --query-gpu=name --format=csv,noheader
 t0=$(date +%s)
 # fla's kernels for the table compile (CPU) while the acceptance cases run

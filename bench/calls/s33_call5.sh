@@ -7,11 +7,7 @@
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 t0=$(date +%s)
-( OUT=$OUT/jit SGLA_JIT_T=240 bash bench/calls/s32_call4.sh > /tmp/jit_tail.txt 2>&1 ) &
-bash bench/device_run.sh tests > /tmp/tests_tail.txt 2>&1
-wait
-sed -n '/^==== summary/,$p' /tmp/tests_tail.txt
-cat /tmp/jit_tail.txt
+bash bench/calls/s33_call1.sh  # main's suites beside the JIT build's
 SGLA_DEVBIN_A=.devbin SGLA_DEVBIN_B=.devbin SGLA_ROUNDS=2 SGLA_CASES="8,4096,16,128,128:g:--config=portable-one-stage
 8,4096,16,128,128:g:--config=portable 4,8192,32,64,64:g:--config=portable" bash bench/ab.sh > /dev/null 2>&1
 python3 bench/ab_summary.py "$OUT/ab.log" | tee "$OUT/ab_summary.txt"

@@ -406,6 +406,13 @@ typedef struct sgla_backward_desc {
     void *dh0;                     /* [N,H,K,V], or NULL */
     void *workspace;               /* CUDA: device scratch of workspace_bytes for this call, or NULL */
     size_t workspace_bytes;
+    /* CUDA: 0, the fastest plan; else the plan whose workspace is at most this many bytes:
+     * with dg or dg_gamma on the three passes the 16-bit chunk states are made and used a
+     * time window at a time (dense batches, K a multiple of 64, where no pass splits along
+     * time), a few per cent slower; SGLA_ERR_UNSUPPORTED_SHAPE, with the least it can
+     * take, where none fits.  sgla_backward_workspace_size honours it.  (Added in 0.2.x: a
+     * descriptor sized without it reads 0.) */
+    size_t workspace_limit;
 } sgla_backward_desc;
 
 /* Zero everything, then size = sizeof *d. */

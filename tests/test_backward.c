@@ -449,8 +449,15 @@ static void validation(tu_rng *r)
         b.size = 7;
         vexpect("backward descriptor size 7", &b, be, SGLA_ERR_INVALID_ARGUMENT);
         vbase(&f, &b);
-        b.size = sizeof b - 4; /* ends inside workspace_bytes */
+        b.size = offsetof(sgla_backward_desc, workspace_bytes) + 4; /* ends inside workspace_bytes */
         vexpect("backward descriptor cut inside a field", &b, be, SGLA_ERR_INVALID_ARGUMENT);
+        vbase(&f, &b);
+        b.size = sizeof b - 4; /* ends inside workspace_limit */
+        vexpect("backward descriptor cut inside workspace_limit", &b, be, SGLA_ERR_INVALID_ARGUMENT);
+        vbase(&f, &b);
+        b.size = offsetof(sgla_backward_desc, workspace_limit); /* the layout before it: read as 0 */
+        b.workspace_limit = 1; /* past the size given: not read */
+        vexpect("backward descriptor of the layout before workspace_limit", &b, be, SGLA_OK);
         vbase(&f, &b);
         f.size = offsetof(sgla_forward_desc, pool) + 4; /* ends inside pool */
         vexpect("forward descriptor cut inside a field", &b, be, SGLA_ERR_INVALID_ARGUMENT);

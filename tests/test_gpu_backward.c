@@ -135,6 +135,92 @@ static void repeats_workspace_graph(tu_rng *r, int gamma)
     for (int i = 0; i < 4; i++) free(first[i]), free(again[i]);
 }
 
+/* workspace_limit below the usual plan's workspace (Hopper's three passes, gate g with dg, h0 and dht):
+ * the query honours it, the call takes the time windows (sgla_cuda_backward_windows' bytes) and writes
+ * every gradient, dv and dk (no state kept for them) in the same bits as the plan without a limit, dq
+ * and dg (their entering states now from the scan) within 1e-3; a limit nothing fits is refused with
+ * the outputs untouched. */
+static void workspace_limit(tu_rng *r)
+{
+    const int64_t B = 2, T = 2048, H = 3, K = 64, V = 128, nqk = B * T * H * K, nv = B * T * H * V, ng = B * T * H,
+                  ns = B * H * K * V;
+    uint16_t *hx = malloc((size_t)nv * 2);
+    float *hf = malloc((size_t)(ng > ns ? ng : ns) * 4);
+    void *in[4], *out[4];
+    const int64_t n16[4] = {nqk, nqk, nv, nv};
+    for (int i = 0; i < 4; i++) {
+        in[i] = dalloc((size_t)n16[i] * 2), out[i] = dalloc((size_t)n16[i] * 2);
+        tu_fill(r, hx, SGLA_BF16, n16[i], 1.0);
+        CK(cudaMemcpy(in[i], hx, (size_t)n16[i] * 2, cudaMemcpyHostToDevice));
+    }
+    float *g = dalloc((size_t)ng * 4), *dg = dalloc((size_t)ng * 4), *h0 = dalloc((size_t)ns * 4),
+          *dht = dalloc((size_t)ns * 4), *dh0 = dalloc((size_t)ns * 4);
+    for (int64_t i = 0; i < ng; i++) hf[i] = (float)-tu_uniform_range(r, 0, 0.1);
+    CK(cudaMemcpy(g, hf, (size_t)ng * 4, cudaMemcpyHostToDevice));
+    tu_fill(r, hf, SGLA_F32, ns, 0.5);
+    CK(cudaMemcpy(h0, hf, (size_t)ns * 4, cudaMemcpyHostToDevice));
+    tu_fill(r, hf, SGLA_F32, ns, 0.5);
+    CK(cudaMemcpy(dht, hf, (size_t)ns * 4, cudaMemcpyHostToDevice));
+    sgla_forward_desc f;
+    sgla_forward_desc_init(&f);
+    f.q = in[0], f.k = in[1], f.v = in[2], f.g = g, f.h0 = h0, f.dtype = SGLA_BF16;
+    f.B = B, f.T = T, f.H = H, f.K = K, f.V = V, f.scale = 0.125f;
+    sgla_backward_desc b;
+    sgla_backward_desc_init(&b);
+    b.fwd = &f, b.dout = in[3], b.dht = dht, b.dq = out[0], b.dk = out[1], b.dv = out[2], b.dg = dg, b.dh0 = dh0;
+    void *const o[5] = {out[0], out[1], out[2], dg, dh0};
+    const sgla_dtype odt[5] = {SGLA_BF16, SGLA_BF16, SGLA_BF16, SGLA_F32, SGLA_F32};
+    const int64_t on[5] = {nqk, nqk, nv, ng, ns};
+    double *ref[5], *got[5];
+    char *raw[5];
+    for (int i = 0; i < 5; i++)
+        ref[i] = malloc((size_t)on[i] * 8), got[i] = malloc((size_t)on[i] * 8), raw[i] = malloc((size_t)on[i] * 4);
+    size_t full = 0, lim = 0, win = 0;
+    TU_CHECK(sgla_backward_workspace_size(&b, SGLA_BACKEND_CUDA, &full) == SGLA_OK, "workspace: %s", sgla_last_error());
+    TU_CHECK(sgla_cuda_backward_windows(&b, 2, &win) == SGLA_OK && win < full, "two windows: %zu bytes against %zu (%s)",
+             win, full, sgla_last_error());
+    for (int pass = 0; pass < 3; pass++) { /* no limit; the limit one byte under the usual plan's; 1 byte */
+        b.workspace_limit = pass == 0 ? 0 : pass == 1 ? full - 1 : 1;
+        for (int i = 0; i < 5; i++) CK(cudaMemset(o[i], 0xff, (size_t)on[i] * sgla_dtype_size(odt[i])));
+        size_t need = 0;
+        const sgla_status qs = sgla_backward_workspace_size(&b, SGLA_BACKEND_CUDA, &need);
+        const sgla_status st = sgla_backward(&b, SGLA_BACKEND_CUDA);
+        CK(cudaDeviceSynchronize());
+        if (pass == 2) {
+            TU_CHECK(qs == SGLA_ERR_UNSUPPORTED_SHAPE && st == SGLA_ERR_UNSUPPORTED_SHAPE,
+                     "workspace_limit 1: query %d, call %d (%s)", (int)qs, (int)st, sgla_last_error());
+        } else {
+            TU_CHECK(qs == SGLA_OK && st == SGLA_OK, "workspace_limit %zu: query %d, call %d (%s)", b.workspace_limit,
+                     (int)qs, (int)st, sgla_last_error());
+            if (pass == 1) {
+                TU_CHECK(need <= b.workspace_limit && need <= win, "workspace_limit %zu: the plan takes %zu (two windows %zu)",
+                         b.workspace_limit, need, win);
+                printf("backward workspace at 2x2048x3, K=64, V=128, g, h0, dht: %zu bytes, %zu under a limit of %zu\n",
+                       full, need, b.workspace_limit);
+            }
+        }
+        for (int i = 0; i < 5; i++) {
+            CK(cudaMemcpy(raw[i], o[i], (size_t)on[i] * sgla_dtype_size(odt[i]), cudaMemcpyDeviceToHost));
+            const int64_t left = tu_count_poison(raw[i], odt[i], on[i]);
+            if (pass < 2) TU_CHECK(left == 0, "workspace_limit pass %d: gradient %d has %lld unwritten", pass, i, (long long)left);
+            else TU_CHECK(left == on[i], "workspace_limit 1 (refused): gradient %d written", i);
+            tu_to_double(raw[i], odt[i], on[i], pass ? got[i] : ref[i]);
+        }
+        if (pass == 1)
+            for (int i = 0; i < 5; i++) {
+                const double e = tu_rel_l2(got[i], ref[i], on[i]);
+                const int exact = i == 1 || i == 2 || i == 4; /* dk, dv, dh0: no kept state on their way */
+                TU_CHECK(exact ? !memcmp(got[i], ref[i], (size_t)on[i] * 8) : e <= 1e-3,
+                         "time windows: gradient %d (dq, dk, dv, dg, dh0) %s the plain plan's (rel %.2e)", i,
+                         exact ? "not bit for bit" : "far from", e);
+            }
+    }
+    for (int i = 0; i < 4; i++) cudaFree(in[i]), cudaFree(out[i]);
+    cudaFree(g), cudaFree(dg), cudaFree(h0), cudaFree(dht), cudaFree(dh0);
+    for (int i = 0; i < 5; i++) free(ref[i]), free(got[i]), free(raw[i]);
+    free(hx), free(hf);
+}
+
 /* The plain call on the GPUs users own, emulated on this one (sgla_cuda_dev_emulate): 8.9 with
  * 99 KB a block (RTX 4090, L40S) takes the mma.sync kernels with one stage at K = V = 64 and the
  * CUDA-core kernels above; 8.0 with 163 KB (A100) the mma.sync kernels up to K = V = 128 (one stage
@@ -354,6 +440,43 @@ int main(void)
             run_case(&padded3[0], &r);
             conform_bwd_nseg = 0;
             conform_bwd_path = 0;
+            /* the chunk states a time window at a time: both gates' gradients, h0, dht, dh0 in place, B > 1
+             * with a partial last chunk, the merged pass (K = V <= 128) and the dk pass with the dv pass
+             * apart (K != V, K = 256), windows of one chunk (7 asked of 300 tokens: 5 of 64), resets */
+            static const conform_case windows[] = {
+                {BF, G, MILD, 2, 300, 3, 128, 128, 1, 1, 0, 0},
+                {BF, GAMMA, MIX30, 2, 200, 2, 64, 64, 1, 1, 1, 0},
+                {BF, G, MIX30, 1, 700, 2, 64, 128, 1, 1, 0, 0},
+                {BF, GAMMA, MILD, 3, 333, 2, 128, 64, 0, 1, 0, 0},
+                {BF, G, MILD, 1, 500, 2, 256, 256, 1, 1, 0, 0},
+                {BF, G, CONFORM_RESET, 1, 400, 2, 128, 128, 1, 1, 0, 0},
+            };
+            for (int t = 2; t <= 7; t += 5) {
+                conform_bwd_tseg = t;
+                for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++) run_case(&windows[i], &r);
+            }
+            conform_bwd_tseg = 0;
+            {   /* where windows cannot serve: refused (a packed batch; no gate gradient) */
+                static const conform_case nowin[] = {
+                    {BF, G, MILD, 1, 300, 2, 64, 64, 1, 1, 0, 3},
+                    {BF, NONE, MILD, 1, 300, 2, 64, 64, 1, 1, 0, 0},
+                };
+                for (size_t i = 0; i < sizeof nowin / sizeof nowin[0]; i++) {
+                    conform_data x;
+                    sgla_status st = conform_draw(&x, &nowin[i], &r, SGLA_BACKEND_REF_A);
+                    if (st == SGLA_OK) st = conform_draw_backward(&x, &r);
+                    if (st == SGLA_OK) {
+                        conform_bresult res;
+                        conform_bwd_tseg = 2;
+                        conform_check_backward(&x, SGLA_BACKEND_CUDA, &res);
+                        conform_bwd_tseg = 0;
+                        TU_CHECK(res.status == SGLA_ERR_INVALID_ARGUMENT, "time windows on case %zu: status %d, want a refusal",
+                                 i, (int)res.status);
+                    }
+                    conform_free(&x);
+                }
+            }
+            workspace_limit(&r);
         }
         for (size_t i = 0; i < sizeof split_auto / sizeof split_auto[0]; i++) run_case(&split_auto[i], &r);
         repeats_workspace_graph(&r, 0);

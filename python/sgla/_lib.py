@@ -144,6 +144,7 @@ class BackwardDesc(ctypes.Structure):
         ("dh0", ctypes.c_void_p),
         ("workspace", ctypes.c_void_p),
         ("workspace_bytes", ctypes.c_size_t),
+        ("workspace_limit", ctypes.c_size_t),
     ]
 
 

@@ -14,6 +14,7 @@ from . import _lib
 from ._lib import Backend, DType, SglaError
 
 __all__ = ["chunk_simple_gla", "chunk_simple_gla_backward", "fused_recurrent_simple_gla", "backends",
+           "set_backward_workspace_limit",
            "resolve_backend"]
 
 _BACKEND_NAMES = {
@@ -688,6 +689,22 @@ def _torch_forward_raw(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, b
     return o, ht
 
 
+_BWD_WS_LIMIT = [0]
+
+
+def set_backward_workspace_limit(nbytes=None):
+    """Cap the CUDA backward's workspace at nbytes (None or 0: no cap, the
+    fastest plan) for every later backward in this process, autograd's
+    included; returns the previous cap.  With dg or dg_gamma on Hopper the
+    backward then keeps its 16-bit chunk states a time window at a time (dense
+    batches, K a multiple of 64), a few per cent slower; a call whose least
+    workspace exceeds the cap raises SglaError (UNSUPPORTED_SHAPE)."""
+    old = _BWD_WS_LIMIT[0] or None
+    n = 0 if nbytes is None else _c_int("nbytes", nbytes, 0, (1 << 63) - 1)
+    _BWD_WS_LIMIT[0] = n
+    return old
+
+
 def _torch_backward_raw(q, k, v, do, g, g_gamma, h0, dht, cu, scale, be, threads, chunk,
                         want_dg=True, want_dgg=True, want_dh0=True):
     """(dq, dk, dv, dg, dg_gamma, dh0) of prepared tensors; None where the input is absent."""
@@ -707,6 +724,7 @@ def _torch_backward_raw(q, k, v, do, g, g_gamma, h0, dht, cu, scale, be, threads
     b.dout, b.dht = do.data_ptr(), _ptr(dht)
     b.dq, b.dk, b.dv = dq.data_ptr(), dk.data_ptr(), dv.data_ptr()
     b.dg, b.dg_gamma, b.dh0 = _ptr(dg), _ptr(dgg), _ptr(dh0)
+    b.workspace_limit = _BWD_WS_LIMIT[0]
     _torch_run(dev, b, be, _lib.sgla_backward, _lib.sgla_backward_workspace_size)
     return dq, dk, dv, dg, dgg, dh0
 

@@ -67,7 +67,9 @@ sgla_status sgla_backward_desc_read(const sgla_backward_desc *user, sgla_backwar
 {
     if (!user) return sgla_fail(SGLA_ERR_NULL_POINTER, "the backward descriptor is NULL");
     sgla_backward_desc_init(out);
-    sgla_status st = read_sized(user, user->size, NULL, 0, out, sizeof *out, "sgla_backward_desc"); /* one layout */
+    /* the layout before workspace_limit */
+    const size_t older[] = {offsetof(sgla_backward_desc, workspace_bytes) + sizeof(size_t)};
+    sgla_status st = read_sized(user, user->size, older, 1, out, sizeof *out, "sgla_backward_desc");
     out->size = sizeof *out;
     if (st != SGLA_OK) return st;
     if (!out->fwd) return sgla_fail(SGLA_ERR_NULL_POINTER, "the backward descriptor's fwd is NULL");

@@ -280,7 +280,7 @@ static __device__ __forceinline__ int chunk_work(const sgla_kparams &p, ChunkWor
     w.v0 = col * BV;
     int64_t t1;
     sgla_seq_range(&p, n, &w.bidx, &w.t0, &t1);
-    if (p.nseg > 1) {
+    if (p.nseg > 1 || p.seg_len > 0) { /* a split's segment, or one window (nseg = 1) */
         if (p.mode == 1 && w.seg == seg_unneeded<BW>(p)) return 0;
         const int64_t a = w.t0 + p.seg_off + w.seg * p.seg_len;
         w.t0 = a < t1 ? a : t1;
@@ -864,7 +864,9 @@ static __device__ __forceinline__ int64_t chunk_item(const sgla_kparams &p, cons
 template <class Sh>
 static __device__ __forceinline__ unsigned char *state_blob(const sgla_kparams &p, const ChunkWork &w, int ci)
 {
-    return p.sblob + chunk_item(p, w, ci) * (int64_t)Sh::SBYTES;
+    const int64_t it = p.blob_cw > 0 ? ((w.nh / p.H * p.blob_cw + ci) * p.H + w.h) * gridDim.x + blockIdx.x
+                                     : chunk_item(p, w, ci);
+    return p.sblob + it * (int64_t)Sh::SBYTES;
 }
 static __device__ __forceinline__ float *state_xc(const sgla_kparams &p, const ChunkWork &w, int ci)
 {
@@ -1137,7 +1139,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     if (p.mode == 1 && blockIdx.x == 0 && tid == 128 * Sh::NO) p.seg_ld[w.seg * p.N * p.H + w.nh] = ldsum;
     if (htp) {
         const float hm = BW != 0 && p.mode != 1 ? p.ht_mul : 1.f; /* the backward's dh0 = scale x the end state */
-        const bool tr = BW == 4 && p.mode != 1; /* the merged pass's dh0 is dv's: T^T (one block, v0 = 0) */
+        const bool tr = BW == 4 && p.mode != 1 && !p.ht_raw; /* the merged pass's dh0 is dv's: T^T (one block, v0 = 0) */
 #pragma unroll
         for (int mt = M0; mt < M0 + MW; mt++)
 #pragma unroll

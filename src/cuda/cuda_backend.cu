@@ -1469,12 +1469,19 @@ typedef struct bwd3_plan {
     int64_t Kp, Vp;       /* the kernels' head sizes (K, V rounded up) */
     int nyq, nyk;         /* column blocks of the dq and dk passes */
     size_t off_dot, off_blob, off_xc, off_h0T, off_dht, off_dhtT, off_dh0p, off_dotw, off_seg, off_dg, bytes;
+    /* time windows (tseg > 1): the blob holds one window's chunk states (tlen tokens); the dq pass's
+     * entering state of every window from a state-only first pass and the scan (off_tst), the reverse
+     * pass's carried from one window to the one before it (off_chain) */
+    int tseg;
+    int64_t tlen;
+    size_t off_tst, off_chain;
     int need_dg;
     int merged; /* dv in the dk pass (BW = 4): K = V, one column block holds the whole state */
     int qtile;  /* the dq pass takes q by TMA for q . dq (instance [4]) */
     size_t off_gb; /* gate g: b (gate_b.cu) for the three passes, gb_ld token rows a head */
     int64_t gb_ld;
     int sms;       /* gate_b's grid */
+    size_t seg_ws; /* the passes' splits' workspace (the largest) */
 } bwd3_plan;
 
 /* A forward descriptor of pass i's head sizes (for its row and split). */
@@ -1484,6 +1491,59 @@ static sgla_forward_desc bwd3_pass_desc(const sgla_forward_desc *d, int i)
     if (i != B3_DV) x.K = d->V, x.V = d->K;
     x.h0 = x.ht = NULL;
     return x;
+}
+
+/* The workspace of the three passes, in tseg time windows (1: none) */
+static void bwd3_layout(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
+{
+    const sgla_forward_desc *d = b->fwd;
+    const int64_t N = sgla_num_sequences(d), nhc = N * d->H, kv = pl->Kp * pl->Vp;
+    size_t off = 0;
+    const size_t sb = align256((size_t)(nhc * kv) * sizeof(float));
+    const int64_t slots = sgla_bwd_tc_slots(d->B, d->T, N);
+    /* windows of whole chunks; the blob's slots then n tcw + c (chunk_fwd.cuh: state_blob) */
+    pl->tseg = 1, pl->tlen = 0;
+    int64_t bslots = slots;
+    if (tseg > 1) {
+        int64_t tlen = (d->T + tseg - 1) / tseg;
+        tlen = (tlen + 63) / 64 * 64;
+        pl->tseg = (int)((d->T + tlen - 1) / tlen);
+        pl->tlen = tlen;
+        bslots = N * (tlen / 64);
+    }
+    pl->off_dot = off; /* e, ei [nyq][rows]; u, ui [nyk][rows] */
+    if (pl->need_dg) off += align256((size_t)(2 * (pl->nyq + pl->nyk) * pl->rows) * sizeof(float));
+    pl->off_blob = off; /* the dq pass's 16-bit state of every chunk */
+    if (pl->need_dg) off += align256((size_t)(bslots * d->H * kv) * 2);
+    pl->off_xc = off;
+    if (pl->need_dg) off += align256((size_t)(slots * d->H * pl->nyk * 4) * sizeof(float));
+    pl->off_h0T = off;
+    if (d->h0) off += sb;
+    pl->off_dht = off;
+    if (b->dht && !pl->merged) off += sb;
+    pl->off_dhtT = off;
+    if (b->dht) off += sb;
+    pl->off_dh0p = off; /* dh0 on the kernels' sizes, cropped into the caller's */
+    if (b->dh0 && (pl->Kp != d->K || pl->Vp != d->V)) off += sb;
+    /* the side outputs' rows (q, then k) as a copy of Kp features, zeros past K: the kernels read them
+     * at the pass's V (the native instances keep their code; the copy is this path's cost alone).  The
+     * merged pass reads k from its stage */
+    pl->off_dotw = off;
+    if (pl->need_dg && pl->Kp != d->K) off += align256((size_t)(pl->rows * pl->Kp) * sgla_dtype_size(d->dtype));
+    pl->off_seg = off;
+    off += align256(pl->seg_ws);
+    pl->off_dg = off; /* g_gamma: dg summed per chunk (dg3), then over the chunks */
+    if (d->g_gamma && b->dg_gamma) off += align256((size_t)(slots * d->H) * sizeof(float));
+    pl->off_gb = off; /* every backward row reads b (sgla_row_reads_b; GateB keeps one instance on its scan) */
+    if (d->g) {
+        pl->gb_ld = gate_b_ld(d);
+        off += align256(gate_b_bytes(d));
+    }
+    pl->off_tst = off; /* the dq pass's entering state of every window, and each window's total decay */
+    if (pl->tseg > 1) off += align256(split_ws(pl->tseg, nhc, kv));
+    pl->off_chain = off; /* the reverse pass's state between windows */
+    if (pl->tseg > 1) off += sb;
+    pl->bytes = d->T > 0 ? off : 0;
 }
 
 /* 1 and *pl filled where the three passes serve b (force_nseg as for the tensor-core path), else 0
@@ -1502,7 +1562,6 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     if (!(fabsf(d->scale) >= 1e-30f)) return 0; /* the end state is divided by scale */
     if (force_nseg > 1 && d->cu_seqlens) return 0;
     pl->Kp = pad_dim(d->K), pl->Vp = pad_dim(d->V);
-    const int64_t N = sgla_num_sequences(d), nhc = N * d->H, kv = pl->Kp * pl->Vp;
     sgla_forward_desc dp = *d; /* the call on the kernels' sizes */
     dp.K = pl->Kp, dp.V = pl->Vp;
     pl->rows = d->B * d->T * d->H;
@@ -1510,7 +1569,7 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     /* fp16 rounds the pair weights of the passes' products to zero below 6e-8, and where decays are
      * steep the gate's gradient is made of such pairs alone: the mma.sync path keeps them in fp32 */
     if (pl->need_dg && d->dtype == SGLA_F16) return 0;
-    size_t off = 0, seg = 0;
+    size_t seg = 0;
     for (int i = 0; i < B3_PASSES; i++) {
         const sgla_forward_desc x = bwd3_pass_desc(&dp, i);
         pl->row[i] = row_for(x.K, x.V);
@@ -1523,42 +1582,27 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
         pl->fp[i].order = 0;
         if (pl->fp[i].nseg > 1 && pl->fp[i].ws_bytes > seg) seg = pl->fp[i].ws_bytes;
     }
-    const size_t sb = align256((size_t)(nhc * kv) * sizeof(float));
     pl->nyq = (int)(pl->Kp / sgla_chunk_configs[pl->row[B3_DQ]].bv);
     pl->nyk = (int)(pl->Kp / sgla_chunk_configs[pl->row[B3_DK]].bv);
     pl->merged = pl->Kp == pl->Vp && pl->nyk == 1 && sgla_chunk_bwd3_bf16[3][pl->row[B3_DK]].fn != NULL;
     pl->qtile = pl->need_dg && sgla_chunk_bwd3_bf16[4][pl->row[B3_DQ]].fn != NULL;
-    const int64_t slots = sgla_bwd_tc_slots(d->B, d->T, N);
-    pl->off_dot = off; /* e, ei [nyq][rows]; u, ui [nyk][rows] */
-    if (pl->need_dg) off += align256((size_t)(2 * (pl->nyq + pl->nyk) * pl->rows) * sizeof(float));
-    pl->off_blob = off; /* the dq pass's 16-bit state of every chunk */
-    if (pl->need_dg) off += align256((size_t)(slots * d->H * kv) * 2);
-    pl->off_xc = off;
-    if (pl->need_dg) off += align256((size_t)(slots * d->H * pl->nyk * 4) * sizeof(float));
-    pl->off_h0T = off;
-    if (d->h0) off += sb;
-    pl->off_dht = off;
-    if (b->dht && !pl->merged) off += sb;
-    pl->off_dhtT = off;
-    if (b->dht) off += sb;
-    pl->off_dh0p = off; /* dh0 on the kernels' sizes, cropped into the caller's */
-    if (b->dh0 && (pl->Kp != d->K || pl->Vp != d->V)) off += sb;
-    /* the side outputs' rows (q, then k) as a copy of Kp features, zeros past K: the kernels read them
-     * at the pass's V (the native instances keep their code; the copy is this path's cost alone).  The
-     * merged pass reads k from its stage */
-    pl->off_dotw = off;
-    if (pl->need_dg && pl->Kp != d->K) off += align256((size_t)(pl->rows * pl->Kp) * sgla_dtype_size(d->dtype));
-    pl->off_seg = off;
-    off += align256(seg);
-    pl->off_dg = off; /* g_gamma: dg summed per chunk (dg3), then over the chunks */
-    if (d->g_gamma && b->dg_gamma) off += align256((size_t)(slots * d->H) * sizeof(float));
-    pl->off_gb = off; /* every backward row reads b (sgla_row_reads_b; GateB keeps one instance on its scan) */
-    if (d->g) {
-        pl->gb_ld = gate_b_ld(d);
-        off += align256(gate_b_bytes(d));
-    }
+    pl->seg_ws = seg;
     pl->sms = f->sms;
-    pl->bytes = d->T > 0 ? off : 0;
+    bwd3_layout(b, pl, 1);
+    return 1;
+}
+
+/* Time windows: where the three passes run unsplit (every pass fills the SMs) on a dense batch, the
+ * gate's gradient wanted and q, k read in place (no rounded copy), the chunk states the dq pass keeps
+ * for X_c can be made one window at a time: 1 where tseg windows serve b (pl laid out for them). */
+static int bwd3_windows(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
+{
+    const sgla_forward_desc *d = b->fwd;
+    if (tseg <= 1) return bwd3_layout(b, pl, 1), 1;
+    if (!pl->need_dg || d->cu_seqlens || pl->Kp != d->K || tseg > 64 || d->T < 128) return 0;
+    for (int i = 0; i < B3_PASSES; i++)
+        if (pl->fp[i].nseg > 1) return 0;
+    bwd3_layout(b, pl, tseg);
     return 1;
 }
 
@@ -1575,6 +1619,58 @@ static sgla_status bwd3_pass(const sgla_forward_desc *d, const bwd3_plan *pl, in
     if (rc != SGLA_OK) return rc;
     if (pl->fp[i].nseg == 1) return launch_chunk(k, pl->row[i], &p, &tm, st);
     return run_split(k, pl->row[i], &pl->fp[i], p, &tm, seg_ws, st, i != B3_DQ);
+}
+
+/* The passes a time window at a time (plan.tseg > 1), from the last window: the dq pass over it from its
+ * entering state (a state-only first pass of the dq pass's kernel over the windows but the last, then
+ * the split's scan), writing its chunks' states into the blob, and the dk pass (merged: dk and dv) over
+ * it, reading them, from the state the window after it left (dht's at the end).  The dv pass, where it
+ * is not merged, runs once over the whole sequence (it keeps no states).  params(i): pass i's
+ * parameters over the whole sequence. */
+template <class Params>
+static sgla_status bwd3_run_windows(const sgla_forward_desc *d, const bwd3_plan *pl, unsigned char *ws, Params params,
+                                    cudaStream_t st)
+{
+    const int64_t N = sgla_num_sequences(d), nhc = N * d->H, kv = pl->Kp * pl->Vp;
+    float *tst = (float *)(ws + pl->off_tst), *chain = (float *)(ws + pl->off_chain);
+    sgla_status rc = SGLA_OK;
+    if (!pl->merged && (rc = bwd3_pass(d, pl, B3_DV, params(B3_DV), NULL, st)) != SGLA_OK) return rc;
+    const int bwq = pl->qtile ? 4 : 0, bwk = pl->merged ? 3 : 2;
+    const sgla_chunk_kernel *kq = &(d->dtype == SGLA_BF16 ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[bwq][pl->row[B3_DQ]];
+    const sgla_chunk_kernel *kk = &(d->dtype == SGLA_BF16 ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[bwk][pl->row[B3_DK]];
+    sgla_kparams q = params(B3_DQ), r = params(B3_DK);
+    sgla_tmaps tq, tk;
+    if ((rc = tma_maps_dims(&q, d->dtype, &tq, q.kt, q.vt)) != SGLA_OK ||
+        (rc = tma_maps_dims(&r, d->dtype, &tk, r.kt, r.vt)) != SGLA_OK)
+        return rc;
+    /* the dq pass's state entering each window: local states (the last window's is never needed), the scan */
+    sgla_kparams x = q;
+    x.nseg = pl->tseg, x.seg_len = pl->tlen, x.seg_off = 0, x.seg_sub = 0, x.mode = 1;
+    x.seg_buf = tst, x.seg_ld = tst + pl->tseg * nhc * kv;
+    x.sblob = NULL, x.dot = x.dot_in = NULL, x.o = NULL;
+    if ((rc = launch_chunk(kq, pl->row[B3_DQ], &x, &tq, st)) != SGLA_OK ||
+        (rc = sgla_seg_scan(x.seg_buf, x.seg_ld, q.h0, pl->tseg, nhc, kv, 0, st)) != SGLA_OK)
+        return rc;
+    const float *const rh0 = r.h0;
+    float *const rht = r.ht;
+    const float rmul = r.ht_mul;
+    for (int w = pl->tseg - 1; w >= 0 && rc == SGLA_OK; w--) {
+        x = q; /* mode 0 over window w */
+        x.seg_len = pl->tlen, x.seg_off = w * pl->tlen;
+        x.h0 = tst + w * nhc * kv;
+        x.blob_cw = pl->tlen / 64;
+        if ((rc = launch_chunk(kq, pl->row[B3_DQ], &x, &tq, st)) != SGLA_OK) break;
+        x = r;
+        x.seg_len = pl->tlen, x.seg_off = w * pl->tlen;
+        x.blob_cw = pl->tlen / 64;
+        x.h0 = w == pl->tseg - 1 ? rh0 : chain;
+        if (w > 0) /* the state leaving the window backwards, as it is held: the next one's h0 (in place) */
+            x.ht = chain, x.ht_mul = 1.f, x.ht_raw = 1;
+        else /* dh0 as the whole pass would leave it (merged: dv's; else the dv pass made it) */
+            x.ht = rht, x.ht_mul = rmul;
+        rc = launch_chunk(kk, pl->row[B3_DK], &x, &tk, st);
+    }
+    return rc;
 }
 
 static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, unsigned char *ws, cudaStream_t st)
@@ -1625,13 +1721,10 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
     float *xc = (float *)(ws + pl->off_xc);
     void *dotw = pl->need_dg && Kp != K ? (void *)(ws + pl->off_dotw) : NULL;
     const size_t es = sgla_dtype_size(d->dtype);
-    for (int i = 0; i < B3_PASSES && rc == SGLA_OK; i++) {
+    /* pass i's parameters over the whole sequence */
+    const auto pass_params = [&](int i) {
         sgla_kparams x = p;
-        if (i == B3_DV && pl->merged) continue; /* in the dk pass */
         const int mk = i == B3_DK && pl->merged, qk = i == B3_DQ && pl->qtile; /* dotw from the stage */
-        if (dotw && i != B3_DV && !mk && !qk &&
-            (rc = resize(dotw, 1, Kp, i == B3_DQ ? d->q : d->k, 1, K, pl->rows, es, st)) != SGLA_OK)
-            break;
         if (i == B3_DQ) { /* q' = do, k' = v, v' = k */
             x.q = b->dout, x.k = d->v, x.v = d->k, x.o = b->dq, x.K = Vp, x.V = Kp, x.kt = V, x.vt = K;
             x.h0 = h0T;
@@ -1650,7 +1743,20 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
             x.dot = u, x.dot_in = ui, x.sblob = blob, x.xc = blob ? xc : NULL;
             if (mk) x.kw = d->k, x.o2 = b->dv, x.ht = dh0p, x.ht_mul = s; /* dv as the dv pass would make it */
         }
-        rc = bwd3_pass(d, pl, i, x, seg_ws, st);
+        return x;
+    };
+    if (pl->tseg > 1) {
+        rc = bwd3_run_windows(d, pl, ws, pass_params, st);
+        if (rc == SGLA_OK && dh0p && dh0p != (float *)b->dh0)
+            rc = sgla_state_copy((float *)b->dh0, K, V, dh0p, Kp, Vp, nhc, 0, 1.f, st);
+    }
+    for (int i = 0; pl->tseg == 1 && i < B3_PASSES && rc == SGLA_OK; i++) {
+        if (i == B3_DV && pl->merged) continue; /* in the dk pass */
+        const int mk = i == B3_DK && pl->merged, qk = i == B3_DQ && pl->qtile; /* dotw from the stage */
+        if (dotw && i != B3_DV && !mk && !qk &&
+            (rc = resize(dotw, 1, Kp, i == B3_DQ ? d->q : d->k, 1, K, pl->rows, es, st)) != SGLA_OK)
+            break;
+        rc = bwd3_pass(d, pl, i, pass_params(i), seg_ws, st);
         if (rc == SGLA_OK && i == (pl->merged ? B3_DK : B3_DV) && dh0p && dh0p != (float *)b->dh0)
             rc = sgla_state_copy((float *)b->dh0, K, V, dh0p, Kp, Vp, nhc, 0, 1.f, st);
     }
@@ -1668,8 +1774,8 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
 }
 
 /* The backward's plan: the three passes where they serve (force 0 or 3), else bwd_plan_of's path. */
-static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_nseg, bwd_plan *pl, bwd3_plan *p3,
-                              int *three, size_t *bytes)
+static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_nseg, int force_tseg, bwd_plan *pl,
+                              bwd3_plan *p3, int *three, size_t *bytes)
 {
     *three = 0;
     if (force == 0 || force == 3) {
@@ -1680,12 +1786,23 @@ static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_
         if (force == 3 && !*three)
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the three-pass backward cannot serve this call (Hopper; bf16, or "
                              "fp16 without dg; K and V up to 256, multiples of 8; 16-byte aligned tensors; scale != 0)");
+        if (*three && force_tseg > 1 && !bwd3_windows(b, p3, force_tseg))
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the backward in %d time windows cannot serve this call (the "
+                             "gate's gradient wanted, no cu_seqlens, K a multiple of 64, no pass split, T >= 128)",
+                             force_tseg);
+        /* under a workspace limit, the fewest windows whose workspace fits it */
+        const size_t lim = b->workspace_limit;
+        for (int t = 2; *three && force_tseg <= 1 && lim && p3->bytes > lim && t <= 64; t++)
+            if (!bwd3_windows(b, p3, t)) break;
     }
     /* where the three passes serve, a forced split is theirs and the fallback's plan is only sized (made
      * with the split, K = 256's fallback, which has none, refused a split meant for the passes) */
     const sgla_status rc = bwd_plan_of(b, force == 3 ? 0 : force, *three ? 0 : force_nseg, pl);
     if (rc != SGLA_OK) return rc;
     *bytes = *three ? p3->bytes : pl->bytes;
+    if (b->workspace_limit && *bytes > b->workspace_limit)
+        return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backward: no plan fits workspace_limit = %zu bytes (the "
+                         "least this call takes: %zu)", b->workspace_limit, *bytes);
     return SGLA_OK;
 }
 
@@ -1694,17 +1811,17 @@ static sgla_status cuda_backward_workspace_size(const sgla_backward_desc *b, siz
     bwd_plan pl;
     bwd3_plan p3;
     int three;
-    return bwd_choose(b, 0, 0, &pl, &p3, &three, bytes);
+    return bwd_choose(b, 0, 0, 0, &pl, &p3, &three, bytes);
 }
 
-static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force, int force_nseg)
+static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force, int force_nseg, int force_tseg = 0)
 {
     const sgla_forward_desc *d = b->fwd;
     bwd_plan pl;
     bwd3_plan p3;
     int three;
     size_t need;
-    sgla_status rc = bwd_choose(b, force, force_nseg, &pl, &p3, &three, &need);
+    sgla_status rc = bwd_choose(b, force, force_nseg, force_tseg, &pl, &p3, &three, &need);
     if (rc != SGLA_OK) return rc;
     char why[192];
     const device_facts *f = current_device(why, sizeof why);
@@ -1947,7 +2064,7 @@ extern "C" sgla_status sgla_cuda_backward_forced_workspace(const sgla_backward_d
     bwd3_plan p3;
     int three;
     const sgla_status st = forced_backward_desc(user, path, nseg, 1, &bd, &fwd);
-    return st != SGLA_OK ? st : bwd_choose(&bd, path, nseg, &pl, &p3, &three, bytes);
+    return st != SGLA_OK ? st : bwd_choose(&bd, path, nseg, 0, &pl, &p3, &three, bytes);
 }
 
 extern "C" sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *user, int path, int nseg)
@@ -1956,4 +2073,17 @@ extern "C" sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *user,
     sgla_forward_desc fwd;
     const sgla_status st = forced_backward_desc(user, path, nseg, 0, &bd, &fwd);
     return st != SGLA_OK ? st : cuda_backward_run(&bd, path, nseg);
+}
+
+extern "C" sgla_status sgla_cuda_backward_windows(const sgla_backward_desc *user, int tseg, size_t *bytes)
+{
+    sgla_backward_desc bd;
+    sgla_forward_desc fwd;
+    if (tseg < 2 || tseg > 64) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward time windows %d", tseg);
+    const sgla_status st = forced_backward_desc(user, 3, 0, bytes != NULL, &bd, &fwd);
+    if (st != SGLA_OK || !bytes) return st != SGLA_OK ? st : cuda_backward_run(&bd, 3, 0, tseg);
+    bwd_plan pl;
+    bwd3_plan p3;
+    int three;
+    return bwd_choose(&bd, 3, 0, tseg, &pl, &p3, &three, bytes);
 }

@@ -75,6 +75,9 @@ sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *b, int path, int
 /* The workspace sgla_cuda_backward_forced(b, path, nseg) needs (its tensors may be NULL, as for
  * sgla_backward_workspace_size; the plan then takes them as 16-byte aligned). */
 sgla_status sgla_cuda_backward_forced_workspace(const sgla_backward_desc *b, int path, int nseg, size_t *bytes);
+/* The three-pass backward in tseg (2..64) time windows (bwd3_run_windows): bytes NULL runs it, else
+ * the workspace it needs goes there (tensors may then be NULL) */
+sgla_status sgla_cuda_backward_windows(const sgla_backward_desc *b, int tseg, size_t *bytes);
 
 /* From now on every device's facts as those of a GPU of compute capability cc (10 major + minor,
  * e.g. 89) whose blocks hold at most optin bytes of shared memory (sm_86 / sm_89: 101376; sm_80:

@@ -205,6 +205,14 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
     fns = (("sfb", fb_s), ("ffb", fb_f), ("sf", f_s), ("ff", f_f))
     if gg is not None:  # sgla with g_gamma a constant: what fla's g_gamma backward computes
         fns += (("sfb0", lambda: fb_s(gg)),)
+    def fb_sL():  # sgla under the workspace cap (--ws-limit)
+        old = sgla.set_backward_workspace_limit(args.ws_limit << 20)
+        try:
+            fb_s()
+        finally:
+            sgla.set_backward_workspace_limit(old)
+    if args.ws_limit:
+        fns += (("sfbL", fb_sL),)
     for name, fn in fns:
         if fla_chunk is None and name[0] == "f":
             res[name] = None  # not timed
@@ -222,7 +230,7 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
                 continue
             res[name].append(triton.testing.do_bench(fn, warmup=5, rep=args.rep, return_mode="median"))
     med = {n: (statistics.median(t) if t else float("nan")) for n, t in res.items() if t is not None}
-    med = {n: med.get(n, float("nan")) for n in ("sfb", "ffb", "sf", "ff", "sfb0")}
+    med = {n: med.get(n, float("nan")) for n in ("sfb", "ffb", "sf", "ff", "sfb0", "sfbL")}
     # accuracy on the last (batch, head) slice
     r = ref_bwd_slice(q[bq, :, hq], k[bq, :, hq], v[bq, :, hq], do[bq, :, hq], None if g is None else g[bq, :, hq],
                       None if gg is None else gg[hq].item(), scale)
@@ -249,9 +257,10 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
             return float("nan")
         torch.cuda.synchronize()
         return (torch.cuda.max_memory_allocated() - base) / 1e6
-    mem = (peak(fb_s), peak(fb_f) if fla_chunk is not None else float("nan"))
+    mem = (peak(fb_s), peak(fb_f) if fla_chunk is not None else float("nan"),
+           peak(fb_sL) if args.ws_limit else float("nan"))
     row = (sh, gate, med["sfb"], med["ffb"], med["sfb"] - med["sf"], med["ffb"] - med["ff"], es, ef,
-           med["sfb0"] - med["sf"], mem)
+           med["sfb0"] - med["sf"], mem, med["sfbL"] - med["sf"])
     print("bwd " + " ".join(str(x) for x in row), flush=True)
     return row
 
@@ -297,6 +306,9 @@ def main():
                     help="first compile fla's kernels in this many processes at once, one (shape, gate) each (Triton's"
                          " file cache keeps them for the timed run; its compiles are serial within a process)")
     ap.add_argument("--no-ceilings", action="store_true")
+    ap.add_argument("--ws-limit", type=int, default=0,
+                    help="also time sgla's backward (and its peak memory) under this workspace cap, MiB "
+                         "(sgla.set_backward_workspace_limit)")
     ap.add_argument("--bwd-shapes", default="8x4096x16x128,4x8192x32x64",
                     help="shapes that also time forward + backward and check the gradients ('' for none)")
     args = ap.parse_args()
@@ -394,13 +406,16 @@ def main():
     if bwd_rows:
         print()
         print(f"{'BxTxHxD':<16} {'gate':<6} {'sgla f+b':>9} {'fla f+b':>9} {'sgla bwd':>9} {'fla bwd':>9}"
-              f" {'fla/sgla':>8} {'bwd, fixed':>10} {'MB sgla':>8} {'MB fla':>8}  relRMS sgla (dq dk dv dg) | fla (dq dk dv dg)")
-        for (sh, gate, sfb, ffb, sb, fb, es, ef, sb0, mem) in bwd_rows:
+              f" {'fla/sgla':>8} {'bwd, fixed':>10} {'MB sgla':>8} {'MB fla':>8} {'bwd cap':>8} {'MB cap':>7}"
+              f"  relRMS sgla (dq dk dv dg) | fla (dq dk dv dg)")
+        for (sh, gate, sfb, ffb, sb, fb, es, ef, sb0, mem, sbL) in bwd_rows:
             fmt = lambda e: " ".join(f"{x:.1e}" for x in e)  # noqa: E731
             print(f"{sh:<16} {gate:<6} {sfb:9.4f} {ffb:9.4f} {sb:9.4f} {fb:9.4f} {fb / sb:8.2f} {sb0:10.4f}"
-                  f" {mem[0]:8.0f} {mem[1]:8.0f}  {fmt(es)} | {fmt(ef)}")
+                  f" {mem[0]:8.0f} {mem[1]:8.0f} {sbL:8.4f} {mem[2]:7.0f}  {fmt(es)} | {fmt(ef)}")
         print("bwd, fixed: sgla's backward with g_gamma a constant (no dg_gamma; fla never returns one)")
         print("MB: peak memory of one fwd + bwd beyond what was allocated before it (o and the gradients included)")
+        if args.ws_limit:
+            print(f"bwd cap, MB cap: sgla's backward and its peak under a workspace cap of {args.ws_limit} MiB")
     bad = [r for r in rows if not (r[7] <= (1e-5 if r[0].endswith("@f32") else 8e-3))]
     if bad:
         print(f"FAIL: {len(bad)} sgla outputs off the fp64 reference by more than 8e-3")

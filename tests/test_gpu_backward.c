@@ -394,6 +394,12 @@ int main(void)
             static const conform_case padded_small = {BF, G, MILD, 1, 100, 1, 96, 48, 1, 1, 0, 2};
             run_case(&padded_small, &r);
             conform_bwd_path = 0;
+            /* time windows: the merged pass, and the dk pass with the dv pass apart */
+            static const conform_case win_small = {BF, GAMMA, MILD, 2, 200, 1, 64, 128, 1, 1, 0, 0};
+            conform_bwd_tseg = 3;
+            run_case(&split_small, &r);
+            run_case(&win_small, &r);
+            conform_bwd_tseg = 0;
         }
     }
     if (!small) {

@@ -168,7 +168,8 @@ def test_cuda_backward_workspace_limit():
     """A cap on the backward's workspace (sgla.set_backward_workspace_limit): under it the chunk
     states are kept a time window at a time (Hopper), dk and dv come out in the same bits and dq
     and dg within 1e-3; torch's allocator peaks lower; a cap nothing fits raises."""
-    q, k, v, g, _, h0, _ = t_inputs(8, 2, 4096, 4, 128, 128, torch.bfloat16, device="cuda")
+    # 128 (sequence, head) pairs fill the GPU without a split along time (as 8x4096x16x128 does)
+    q, k, v, g, _, h0, _ = t_inputs(8, 8, 2048, 16, 128, 128, torch.bfloat16, device="cuda")
     do = torch.randn(q.shape, device="cuda", dtype=q.dtype)
     args = [x.detach() for x in (q, k, v)] + [do]
 
@@ -181,7 +182,7 @@ def test_cuda_backward_workspace_limit():
         return r, torch.cuda.max_memory_allocated() - base
 
     plain, peak0 = run()
-    old = sgla.set_backward_workspace_limit(12 << 20)
+    old = sgla.set_backward_workspace_limit(120 << 20)
     try:
         capped, peak1 = run()
         sgla.set_backward_workspace_limit(1)
@@ -199,7 +200,7 @@ def test_cuda_backward_workspace_limit():
             assert e <= 1e-3, f"{name}: {e:.3g} from the uncapped backward"
     major = torch.cuda.get_device_capability()[0]
     if major == 9:  # the three passes (Hopper): the cap moved the peak
-        assert peak1 < peak0 - (4 << 20), f"peak {peak1} with the cap, {peak0} without"
+        assert peak1 < peak0 - (30 << 20), f"peak {peak1} with the cap, {peak0} without"
 
 
 @pytest.mark.gpu

@@ -1643,12 +1643,14 @@ static sgla_status bwd3_run_windows(const sgla_forward_desc *d, const bwd3_plan 
     if ((rc = tma_maps_dims(&q, d->dtype, &tq, q.kt, q.vt)) != SGLA_OK ||
         (rc = tma_maps_dims(&r, d->dtype, &tk, r.kt, r.vt)) != SGLA_OK)
         return rc;
-    /* the dq pass's state entering each window: local states (the last window's is never needed), the scan */
+    /* the dq pass's state entering each window: local states (the last window's is never needed), the
+     * scan.  Its recurrence is the forward's on the pass's sizes (k' = v, v' = k): the forward's first-pass
+     * instance (a split's: both warpgroups on the state's chain) makes them */
     sgla_kparams x = q;
     x.nseg = pl->tseg, x.seg_len = pl->tlen, x.seg_off = 0, x.seg_sub = 0, x.mode = 1;
     x.seg_buf = tst, x.seg_ld = tst + pl->tseg * nhc * kv;
-    x.sblob = NULL, x.dot = x.dot_in = NULL, x.o = NULL;
-    if ((rc = launch_chunk(kq, pl->row[B3_DQ], &x, &tq, st)) != SGLA_OK ||
+    x.sblob = NULL, x.dot = x.dot_in = NULL, x.o = NULL, x.dotw = NULL, x.kw = NULL;
+    if ((rc = launch_chunk(&chunk_kernels(d->dtype)[pl->row[B3_DQ]], pl->row[B3_DQ], &x, &tq, st)) != SGLA_OK ||
         (rc = sgla_seg_scan(x.seg_buf, x.seg_ld, q.h0, pl->tseg, nhc, kv, 0, st)) != SGLA_OK)
         return rc;
     const float *const rh0 = r.h0;

@@ -205,13 +205,14 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
     fns = (("sfb", fb_s), ("ffb", fb_f), ("sf", f_s), ("ff", f_f))
     if gg is not None:  # sgla with g_gamma a constant: what fla's g_gamma backward computes
         fns += (("sfb0", lambda: fb_s(gg)),)
+    cap = args.ws_caps.get(sh, 0)
     def fb_sL():  # sgla under the workspace cap (--ws-limit)
-        old = sgla.set_backward_workspace_limit(args.ws_limit << 20)
+        old = sgla.set_backward_workspace_limit(cap << 20)
         try:
             fb_s()
         finally:
             sgla.set_backward_workspace_limit(old)
-    if args.ws_limit:
+    if cap:
         fns += (("sfbL", fb_sL),)
     for name, fn in fns:
         if fla_chunk is None and name[0] == "f":
@@ -258,7 +259,7 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
         torch.cuda.synchronize()
         return (torch.cuda.max_memory_allocated() - base) / 1e6
     mem = (peak(fb_s), peak(fb_f) if fla_chunk is not None else float("nan"),
-           peak(fb_sL) if args.ws_limit else float("nan"))
+           peak(fb_sL) if cap else float("nan"))
     row = (sh, gate, med["sfb"], med["ffb"], med["sfb"] - med["sf"], med["ffb"] - med["ff"], es, ef,
            med["sfb0"] - med["sf"], mem, med["sfbL"] - med["sf"])
     print("bwd " + " ".join(str(x) for x in row), flush=True)
@@ -306,12 +307,15 @@ def main():
                     help="first compile fla's kernels in this many processes at once, one (shape, gate) each (Triton's"
                          " file cache keeps them for the timed run; its compiles are serial within a process)")
     ap.add_argument("--no-ceilings", action="store_true")
-    ap.add_argument("--ws-limit", type=int, default=0,
+    ap.add_argument("--ws-limit", default="0",
                     help="also time sgla's backward (and its peak memory) under this workspace cap, MiB "
-                         "(sgla.set_backward_workspace_limit)")
+                         "(sgla.set_backward_workspace_limit); a list gives one cap a --bwd-shapes entry")
     ap.add_argument("--bwd-shapes", default="8x4096x16x128,4x8192x32x64",
                     help="shapes that also time forward + backward and check the gradients ('' for none)")
     args = ap.parse_args()
+    caps = [int(x) for x in args.ws_limit.split(",")]
+    bwd_list = args.bwd_shapes.split(",")
+    args.ws_caps = {sh: caps[min(i, len(caps) - 1)] for i, sh in enumerate(bwd_list)}
 
     torch.manual_seed(0)
     dev = torch.cuda.get_device_name()
@@ -414,8 +418,9 @@ def main():
                   f" {mem[0]:8.0f} {mem[1]:8.0f} {sbL:8.4f} {mem[2]:7.0f}  {fmt(es)} | {fmt(ef)}")
         print("bwd, fixed: sgla's backward with g_gamma a constant (no dg_gamma; fla never returns one)")
         print("MB: peak memory of one fwd + bwd beyond what was allocated before it (o and the gradients included)")
-        if args.ws_limit:
-            print(f"bwd cap, MB cap: sgla's backward and its peak under a workspace cap of {args.ws_limit} MiB")
+        if any(args.ws_caps.values()):
+            print("bwd cap, MB cap: sgla's backward and its peak under a workspace cap (MiB: "
+                  + ", ".join(f"{k} {v}" for k, v in args.ws_caps.items()) + ")")
     bad = [r for r in rows if not (r[7] <= (1e-5 if r[0].endswith("@f32") else 8e-3))]
     if bad:
         print(f"FAIL: {len(bad)} sgla outputs off the fp64 reference by more than 8e-3")

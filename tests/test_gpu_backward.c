@@ -449,7 +449,8 @@ int main(void)
             conform_bwd_path = 0;
             /* the chunk states a time window at a time: both gates' gradients, h0, dht, dh0 in place, B > 1
              * with a partial last chunk, the merged pass (K = V <= 128) and the dk pass with the dv pass
-             * apart (K != V, K = 256), windows of one chunk (7 asked of 300 tokens: 5 of 64), resets */
+             * apart (K != V, K = 256), windows of one chunk (7 asked of 300 tokens: 5 of 64), resets, and
+             * windows split along time */
             static const conform_case windows[] = {
                 {BF, G, MILD, 2, 300, 3, 128, 128, 1, 1, 0, 0},
                 {BF, GAMMA, MIX30, 2, 200, 2, 64, 64, 1, 1, 1, 0},
@@ -457,6 +458,11 @@ int main(void)
                 {BF, GAMMA, MILD, 3, 333, 2, 128, 64, 0, 1, 0, 0},
                 {BF, G, MILD, 1, 500, 2, 256, 256, 1, 1, 0, 0},
                 {BF, G, CONFORM_RESET, 1, 400, 2, 128, 128, 1, 1, 0, 0},
+                /* few pairs, long sequences: the passes split along time, and so each window (segments of
+                 * 256 tokens at 2 windows of 2048; 7 asked: windows of whole segments, fewer, the last shorter) */
+                {BF, G, MILD, 1, 2048, 2, 128, 128, 1, 1, 0, 0},
+                {BF, GAMMA, MIX30, 1, 1500, 2, 64, 128, 1, 1, 0, 0},
+                {BF, G, MILD, 1, 1100, 1, 256, 256, 1, 1, 1, 0},
             };
             for (int t = 2; t <= 7; t += 5) {
                 conform_bwd_tseg = t;

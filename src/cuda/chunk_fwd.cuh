@@ -864,7 +864,8 @@ static __device__ __forceinline__ int64_t chunk_item(const sgla_kparams &p, cons
 template <class Sh>
 static __device__ __forceinline__ unsigned char *state_blob(const sgla_kparams &p, const ChunkWork &w, int ci)
 {
-    const int64_t it = p.blob_cw > 0 ? ((w.nh / p.H * p.blob_cw + ci) * p.H + w.h) * gridDim.x + blockIdx.x
+    const int64_t it = p.blob_cw > 0 ? ((w.nh / p.H * p.blob_cw + w.t0 / 64 - p.blob_c0 + ci) * p.H + w.h) * gridDim.x +
+                                           blockIdx.x
                                      : chunk_item(p, w, ci);
     return p.sblob + it * (int64_t)Sh::SBYTES;
 }

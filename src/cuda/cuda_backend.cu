@@ -830,6 +830,7 @@ static sgla_status split_steps(const plan *pl, sgla_kparams q, void *ws, int rev
 {
     const int64_t nhc = q.N * q.H, kv = q.K * q.V;
     const int sub = pl->seg_sub;
+    const int64_t base = q.seg_off; /* the segments from this token (a backward's time window), else 0 */
     if (sub > 1 && pl->portable)
         return sgla_fail(SGLA_ERR_INTERNAL, "a split's first pass in pieces (%d a segment) on the mma.sync path", sub);
     /* the first pass: the pieces of every segment but the one whose local state is not needed (the last;
@@ -837,7 +838,7 @@ static sgla_status split_steps(const plan *pl, sgla_kparams q, void *ws, int rev
      * reverse, segment 0's last one (seg_off) */
     q.nseg = (pl->nseg - 1) * sub + 1;
     q.seg_len = pl->seg_len / sub;
-    q.seg_off = reverse ? pl->seg_len - q.seg_len : 0;
+    q.seg_off = base + (reverse ? pl->seg_len - q.seg_len : 0);
     q.seg_sub = 0;
     q.seg_buf = (float *)ws;
     q.seg_ld = q.seg_buf + q.nseg * nhc * kv;
@@ -846,7 +847,7 @@ static sgla_status split_steps(const plan *pl, sgla_kparams q, void *ws, int rev
     if (rc == SGLA_OK) rc = sgla_seg_scan(q.seg_buf, q.seg_ld, q.h0, q.nseg, nhc, kv, reverse, st);
     q.nseg = pl->nseg;
     q.seg_len = pl->seg_len;
-    q.seg_off = 0;
+    q.seg_off = base;
     q.seg_sub = sub;
     q.mode = 2;
     return rc == SGLA_OK ? launch(&q) : rc;
@@ -1472,7 +1473,7 @@ typedef struct bwd3_plan {
     /* time windows (tseg > 1): the blob holds one window's chunk states (tlen tokens); the dq pass's
      * entering state of every window from a state-only first pass and the scan (off_tst), the reverse
      * pass's carried from one window to the one before it (off_chain) */
-    int tseg;
+    int tseg, tsplit;  /* windows, and the segments each is split in (the passes' split, 1: none) */
     int64_t tlen;
     size_t off_tst, off_chain;
     int need_dg;
@@ -1504,12 +1505,15 @@ static void bwd3_layout(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
     /* windows of whole chunks; the blob's slots then n tcw + c (chunk_fwd.cuh: state_blob) */
     pl->tseg = 1, pl->tlen = 0;
     int64_t bslots = slots;
-    if (tseg > 1) {
+    size_t seg_ws = pl->seg_ws;
+    if (tseg > 1) { /* windows of whole segments of whole chunks: the passes' split (tsplit) inside each */
+        const int64_t unit = 64 * pl->tsplit;
         int64_t tlen = (d->T + tseg - 1) / tseg;
-        tlen = (tlen + 63) / 64 * 64;
+        tlen = (tlen + unit - 1) / unit * unit;
         pl->tseg = (int)((d->T + tlen - 1) / tlen);
         pl->tlen = tlen;
         bslots = N * (tlen / 64);
+        if (pl->tsplit > 1 && split_ws(pl->tsplit, nhc, kv) > seg_ws) seg_ws = split_ws(pl->tsplit, nhc, kv);
     }
     pl->off_dot = off; /* e, ei [nyq][rows]; u, ui [nyk][rows] */
     if (pl->need_dg) off += align256((size_t)(2 * (pl->nyq + pl->nyk) * pl->rows) * sizeof(float));
@@ -1531,7 +1535,7 @@ static void bwd3_layout(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
     pl->off_dotw = off;
     if (pl->need_dg && pl->Kp != d->K) off += align256((size_t)(pl->rows * pl->Kp) * sgla_dtype_size(d->dtype));
     pl->off_seg = off;
-    off += align256(pl->seg_ws);
+    off += align256(seg_ws);
     pl->off_dg = off; /* g_gamma: dg summed per chunk (dg3), then over the chunks */
     if (d->g_gamma && b->dg_gamma) off += align256((size_t)(slots * d->H) * sizeof(float));
     pl->off_gb = off; /* every backward row reads b (sgla_row_reads_b; GateB keeps one instance on its scan) */
@@ -1539,8 +1543,8 @@ static void bwd3_layout(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
         pl->gb_ld = gate_b_ld(d);
         off += align256(gate_b_bytes(d));
     }
-    pl->off_tst = off; /* the dq pass's entering state of every window, and each window's total decay */
-    if (pl->tseg > 1) off += align256(split_ws(pl->tseg, nhc, kv));
+    pl->off_tst = off; /* the dq pass's entering state of every window's segments, and their total decays */
+    if (pl->tseg > 1) off += align256(split_ws(pl->tseg * pl->tsplit, nhc, kv));
     pl->off_chain = off; /* the reverse pass's state between windows */
     if (pl->tseg > 1) off += sb;
     pl->bytes = d->T > 0 ? off : 0;
@@ -1588,6 +1592,7 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     pl->qtile = pl->need_dg && sgla_chunk_bwd3_bf16[4][pl->row[B3_DQ]].fn != NULL;
     pl->seg_ws = seg;
     pl->sms = f->sms;
+    pl->tsplit = 1;
     bwd3_layout(b, pl, 1);
     return 1;
 }
@@ -1599,11 +1604,16 @@ static int bwd3_windows(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
 {
     const sgla_forward_desc *d = b->fwd;
     if (tseg <= 1) return bwd3_layout(b, pl, 1), 1;
-    if (!pl->need_dg || d->cu_seqlens || pl->Kp != d->K || tseg > 64 || d->T < 128) return 0;
-    for (int i = 0; i < B3_PASSES; i++)
-        if (pl->fp[i].nseg > 1) return 0;
+    if (!pl->need_dg || d->cu_seqlens || pl->Kp != d->K || tseg > 64 || d->T < 128) return bwd3_layout(b, pl, 1), 0;
+    /* where the passes split along time to fill the SMs, each window is split as many times (the dq and
+     * dk passes alike; the dv pass apart runs as planned) */
+    pl->tsplit = pl->fp[B3_DQ].nseg > pl->fp[B3_DK].nseg ? pl->fp[B3_DQ].nseg : pl->fp[B3_DK].nseg;
+    if (pl->tsplit < 1) pl->tsplit = 1;
     bwd3_layout(b, pl, tseg);
-    return 1;
+    if (pl->tseg > 1) return 1;
+    pl->tsplit = 1; /* one window would hold the whole sequence: the plain plan */
+    bwd3_layout(b, pl, 1);
+    return 0;
 }
 
 /* One pass: its instance (BW = 1 dq; 2 dv, and dk without dg; 3 dk with dg's side outputs and X_c;
@@ -1622,19 +1632,24 @@ static sgla_status bwd3_pass(const sgla_forward_desc *d, const bwd3_plan *pl, in
 }
 
 /* The passes a time window at a time (plan.tseg > 1), from the last window: the dq pass over it from its
- * entering state (a state-only first pass of the dq pass's kernel over the windows but the last, then
- * the split's scan), writing its chunks' states into the blob, and the dk pass (merged: dk and dv) over
- * it, reading them, from the state the window after it left (dht's at the end).  The dv pass, where it
- * is not merged, runs once over the whole sequence (it keeps no states).  params(i): pass i's
- * parameters over the whole sequence. */
+ * entering state, writing its chunks' states into the blob, and the dk pass (merged: dk and dv) over
+ * it, reading them, from the state the window after it left (dht's at the end).  Where the passes split
+ * along time, each window is split in plan.tsplit segments: the dq pass's entering state of every
+ * segment of every window comes from one state-only first pass and the scan, the dk pass's from its own
+ * split of the window (its scan from the carried state).  The dv pass, where it is not merged, runs
+ * once over the whole sequence as planned (it keeps no states).  params(i): pass i's parameters over
+ * the whole sequence. */
 template <class Params>
 static sgla_status bwd3_run_windows(const sgla_forward_desc *d, const bwd3_plan *pl, unsigned char *ws, Params params,
                                     cudaStream_t st)
 {
     const int64_t N = sgla_num_sequences(d), nhc = N * d->H, kv = pl->Kp * pl->Vp;
+    const int ns = pl->tsplit, nall = pl->tseg * ns;
+    const int64_t slen = pl->tlen / ns; /* a segment of a window (whole chunks) */
     float *tst = (float *)(ws + pl->off_tst), *chain = (float *)(ws + pl->off_chain);
+    void *seg_ws = ws + pl->off_seg;
     sgla_status rc = SGLA_OK;
-    if (!pl->merged && (rc = bwd3_pass(d, pl, B3_DV, params(B3_DV), NULL, st)) != SGLA_OK) return rc;
+    if (!pl->merged && (rc = bwd3_pass(d, pl, B3_DV, params(B3_DV), seg_ws, st)) != SGLA_OK) return rc;
     const int bwq = pl->qtile ? 4 : 0, bwk = pl->merged ? 3 : 2;
     const sgla_chunk_kernel *kq = &(d->dtype == SGLA_BF16 ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[bwq][pl->row[B3_DQ]];
     const sgla_chunk_kernel *kk = &(d->dtype == SGLA_BF16 ? sgla_chunk_bwd3_bf16 : sgla_chunk_bwd3_f16)[bwk][pl->row[B3_DK]];
@@ -1643,34 +1658,43 @@ static sgla_status bwd3_run_windows(const sgla_forward_desc *d, const bwd3_plan 
     if ((rc = tma_maps_dims(&q, d->dtype, &tq, q.kt, q.vt)) != SGLA_OK ||
         (rc = tma_maps_dims(&r, d->dtype, &tk, r.kt, r.vt)) != SGLA_OK)
         return rc;
-    /* the dq pass's state entering each window: local states (the last window's is never needed), the
-     * scan.  Its recurrence is the forward's on the pass's sizes (k' = v, v' = k): the forward's first-pass
-     * instance (a split's: both warpgroups on the state's chain) makes them */
+    /* the dq pass's state entering every segment of every window: local states (the last one's is never
+     * needed), the scan.  Its recurrence is the forward's on the pass's sizes (k' = v, v' = k): the
+     * forward's first-pass instance (a split's: both warpgroups on the state's chain) makes them */
     sgla_kparams x = q;
-    x.nseg = pl->tseg, x.seg_len = pl->tlen, x.seg_off = 0, x.seg_sub = 0, x.mode = 1;
-    x.seg_buf = tst, x.seg_ld = tst + pl->tseg * nhc * kv;
+    x.nseg = nall, x.seg_len = slen, x.seg_off = 0, x.seg_sub = 0, x.mode = 1;
+    x.seg_buf = tst, x.seg_ld = tst + nall * nhc * kv;
     x.sblob = NULL, x.dot = x.dot_in = NULL, x.o = NULL, x.dotw = NULL, x.kw = NULL;
     if ((rc = launch_chunk(&chunk_kernels(d->dtype)[pl->row[B3_DQ]], pl->row[B3_DQ], &x, &tq, st)) != SGLA_OK ||
-        (rc = sgla_seg_scan(x.seg_buf, x.seg_ld, q.h0, pl->tseg, nhc, kv, 0, st)) != SGLA_OK)
+        (rc = sgla_seg_scan(x.seg_buf, x.seg_ld, q.h0, nall, nhc, kv, 0, st)) != SGLA_OK)
         return rc;
+    plan wp; /* a window's split for the dk pass (split_steps, reverse) */
+    memset(&wp, 0, sizeof wp);
+    wp.nseg = ns, wp.seg_len = slen, wp.seg_sub = 1, wp.row = pl->row[B3_DK];
     const float *const rh0 = r.h0;
     float *const rht = r.ht;
     const float rmul = r.ht_mul;
     for (int w = pl->tseg - 1; w >= 0 && rc == SGLA_OK; w--) {
-        x = q; /* mode 0 over window w */
-        x.seg_len = pl->tlen, x.seg_off = w * pl->tlen;
-        x.h0 = tst + w * nhc * kv;
-        x.blob_cw = pl->tlen / 64;
+        x = q; /* mode 2 over window w's segments, their entering states from the scan */
+        x.nseg = ns, x.seg_len = slen, x.seg_off = w * pl->tlen, x.seg_sub = 1, x.mode = 2;
+        x.seg_buf = tst + (int64_t)w * ns * nhc * kv;
+        x.blob_cw = pl->tlen / 64, x.blob_c0 = w * (pl->tlen / 64);
         if ((rc = launch_chunk(kq, pl->row[B3_DQ], &x, &tq, st)) != SGLA_OK) break;
         x = r;
-        x.seg_len = pl->tlen, x.seg_off = w * pl->tlen;
-        x.blob_cw = pl->tlen / 64;
+        x.seg_off = w * pl->tlen;
+        x.blob_cw = pl->tlen / 64, x.blob_c0 = w * (pl->tlen / 64);
         x.h0 = w == pl->tseg - 1 ? rh0 : chain;
-        if (w > 0) /* the state leaving the window backwards, as it is held: the next one's h0 (in place) */
+        if (w > 0) /* the state leaving the window backwards, as it is held: the next one's h0 */
             x.ht = chain, x.ht_mul = 1.f, x.ht_raw = 1;
         else /* dh0 as the whole pass would leave it (merged: dv's; else the dv pass made it) */
             x.ht = rht, x.ht_mul = rmul;
-        rc = launch_chunk(kk, pl->row[B3_DK], &x, &tk, st);
+        if (ns == 1) { /* one segment: mode 0 from h0 (in place: each thread reads its part, then writes it) */
+            x.seg_len = pl->tlen;
+            rc = launch_chunk(kk, pl->row[B3_DK], &x, &tk, st);
+        } else { /* the split of the window: the scan starts from h0, segment 0 leaves ht */
+            rc = split_steps(&wp, x, seg_ws, 1, st,
+                             [&](const sgla_kparams *y) { return launch_chunk(kk, pl->row[B3_DK], y, &tk, st); });
+        }
     }
     return rc;
 }

@@ -45,8 +45,8 @@ typedef struct sgla_kparams {
      * first pass's pieces start that many tokens later (a reverse split in pieces: its
      * piece 0, never needed, ends where segment 0 does, so that slot s seg_sub is the
      * state at segment s's end either way).  nseg = 1 with seg_len > 0: one window of each
-     * sequence, [seg_off, seg_off + seg_len), in mode 0 (the backward's time segments, in
-     * chunk_bwd3.cu's host code: h0 the state entering the window, ht the one leaving it). */
+     * sequence, [seg_off, seg_off + seg_len) (the backward's time windows, bwd3_run_windows in
+     * cuda_backend.cu: h0, or seg_buf[0] in mode 2, the state entering it, ht the one leaving it). */
     int nseg, mode, seg_sub;
     int64_t seg_len, seg_off;
     float *seg_buf;        /* [the first pass's nseg][N*H][K][V] */
@@ -69,16 +69,17 @@ typedef struct sgla_kparams {
      * written by the time-order pass (BW = 1)
      * and read by the reverse one (BW = 2), which puts scale exp(b_L) <its state, that one> of every
      * chunk, per state warp, into xc.  Both indexed by chunk slot (sgla_bwd_tc_slots); the blob,
-     * where blob_cw > 0 (a time window of blob_cw chunks at most, nseg = 1), by sequence n and chunk
-     * c of the window as n blob_cw + c, so that it holds one window's states.  ht_raw: the merged pass
-     * (BW = 4) writes its end state as it holds it (the next window's h0), not as dh0. */
+     * where blob_cw > 0 (a time window of blob_cw chunks from chunk blob_c0 of each sequence, dense
+     * batches, the window's segments if split), by sequence n and chunk c of the window as
+     * n blob_cw + c, so that it holds one window's states.  ht_raw: the merged pass (BW = 4) writes
+     * its end state as it holds it (the next window's h0), not as dh0. */
     const void *dotw;
     float *dot, *dot_in;
     int64_t dot_ld;
     float ht_mul;
     unsigned char *sblob;
     float *xc;
-    int64_t blob_cw;
+    int64_t blob_cw, blob_c0;
     int ht_raw;
     /* the feature sizes of q / k and v / o in memory where the kernel runs on larger K, V (their
      * rows then read as zero past them and are not written there); 0 means K, V.  Only the

@@ -20,7 +20,7 @@ SGLA_LIBRARY=$PWD/.devbin/libsgla.so PYTHONPATH=$PWD/python timeout 200 python3 
   > "$OUT/pytest.log" 2>&1; echo "pytest backward_torch rc=$?"; tail -1 "$OUT/pytest.log"
 echo "correctness $(( $(date +%s) - t0 )) s"
 t1=$(date +%s)
-SGLA_DEVBIN_A=.devbin SGLA_ROUNDS=3 SGLA_ITERS=20 SGLA_CASES="1,32768,16,128,128:g:--backward \
+SGLA_DEVBIN_A=.devbin SGLA_ROUNDS=2 SGLA_ITERS=20 SGLA_CASES="1,32768,16,128,128:g:--backward \
 1,32768,16,128,128:g:--backward:--bwd-windows=2 2,16384,8,256,256:g:--backward 2,16384,8,256,256:g:--backward:--bwd-windows=2 \
 8,4096,16,128,128:g:--backward:--bwd-windows=2" bash bench/ab.sh > "$OUT/ab_run.log" 2>&1
 echo "ab rc=$? $(( $(date +%s) - t1 )) s"

@@ -401,6 +401,10 @@ int main(void)
             run_case(&split_small, &r);
             run_case(&win_small, &r);
             conform_bwd_tseg = 0;
+            static const conform_case grp_small = {BF, GAMMA, MILD, 3, 70, 136, 64, 64, 1, 1, 0, 0}; /* batch groups */
+            conform_bwd_groups = 2;
+            run_case(&grp_small, &r);
+            conform_bwd_groups = 0;
         }
     }
     if (!small) {
@@ -469,6 +473,17 @@ int main(void)
                 for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++) run_case(&windows[i], &r);
             }
             conform_bwd_tseg = 0;
+            /* batch groups (each at least twice the SMs' (sequence, head) pairs): dg_gamma summed over the
+             * groups' chunk sums, a smaller last group (5 rows in 2 and in 3), dh0 in place, K != V */
+            static const conform_case groups[] = {
+                {BF, GAMMA, MILD, 5, 130, 136, 64, 64, 1, 1, 0, 0},
+                {BF, G, MIX30, 5, 200, 136, 64, 128, 1, 1, 1, 0},
+            };
+            for (int gr = 2; gr <= 3; gr++) {
+                conform_bwd_groups = gr;
+                for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) run_case(&groups[i], &r);
+            }
+            conform_bwd_groups = 0;
             {   /* where windows cannot serve: refused (a packed batch; no gate gradient) */
                 static const conform_case nowin[] = {
                     {BF, G, MILD, 1, 300, 2, 64, 64, 1, 1, 0, 3},

@@ -29,6 +29,7 @@ typedef struct bench_args {
     int cols;               /* CUDA: force the mma.sync path's columns a block (sgla_cuda_plan.cols; 0: the usual) */
     int bwd_path;           /* CUDA backward: force a path (sgla_cuda_backward_forced; 0: the usual one) */
     int bwd_windows;        /* CUDA backward: the three passes in N time windows (sgla_cuda_backward_windows; 0: none) */
+    int bwd_groups;         /* ... in N batch groups (sgla_cuda_backward_groups; 0: none) */
     int backward;           /* also time the backward */
     int no_gate_grad;       /* --no-gate-grad: the backward without dg / dg_gamma (a gate that is not learned) */
     int tf32;               /* --tf32: SGLA_FLAG_ALLOW_TF32 (CUDA, fp32) */

@@ -319,15 +319,17 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
             d.q = dq[0]; d.k = dk[0]; d.v = dv[0]; d.o = dout[0]; d.g = dg[0];
             bd.fwd = &d, bd.dout = bdo, bd.dq = bq, bd.dk = bk, bd.dv = bv, bd.dg = bdg, bd.dg_gamma = bdgg;
             size_t wsb = 0;
-            const int forced = a->bwd_path || a->split, win = a->bwd_windows;
-            r = win      ? sgla_cuda_backward_windows(&bd, win, &wsb)
+            const int forced = a->bwd_path || a->split, win = a->bwd_windows, grp = a->bwd_groups;
+            r = grp      ? sgla_cuda_backward_groups(&bd, grp, &wsb)
+                : win    ? sgla_cuda_backward_windows(&bd, win, &wsb)
                 : forced ? sgla_cuda_backward_forced_workspace(&bd, a->bwd_path, a->split, &wsb)
                          : sgla_backward_workspace_size(&bd, SGLA_BACKEND_CUDA, &wsb);
             if (r == SGLA_OK && wsb) BC(cudaMalloc(&ws, wsb));
             bd.workspace = ws, bd.workspace_bytes = wsb;
             for (int i = 0; r == SGLA_OK && i < warm + iters; i++) {
                 if (i >= warm) BC(cudaEventRecord(ev[2 * (i - warm)], st));
-                r = win      ? sgla_cuda_backward_windows(&bd, win, NULL)
+                r = grp      ? sgla_cuda_backward_groups(&bd, grp, NULL)
+                    : win    ? sgla_cuda_backward_windows(&bd, win, NULL)
                     : forced ? sgla_cuda_backward_forced(&bd, a->bwd_path, a->split)
                              : sgla_backward(&bd, SGLA_BACKEND_CUDA);
                 if (i >= warm) BC(cudaEventRecord(ev[2 * (i - warm) + 1], st));

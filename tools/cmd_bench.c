@@ -45,6 +45,7 @@ static void usage(FILE *f)
             "                  [--no-gate-grad]  (the backward without dg or dg_gamma: a gate that is not learned)\n"
             "                  [--bwd-path 0-4]  (CUDA: the backward's path forced, with --split as its split)\n"
             "                  [--bwd-windows N]  (CUDA: the three-pass backward's chunk states a time window at a time, N of 2-64)\n"
+            "                  [--bwd-groups N]  (CUDA: the three-pass backward N batch groups at a time; checked on the usual plan)\n"
             "                  [--format table|csv|json] [--varlen N | --varlen L1,L2,...] [--pool]\n"
             "\n"
             "Times one forward per shape (median of --iters runs after --warmup runs) and prints\n"
@@ -234,6 +235,7 @@ int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax)
     conform_bresult res;
     if (a->backend == SGLA_BACKEND_CUDA) /* the timed path */
         conform_bwd_path = a->bwd_path, conform_bwd_nseg = a->split, conform_bwd_tseg = a->bwd_windows;
+    /* (--bwd-groups: the check's case has one batch row, so it runs the usual plan; test_gpu_backward checks groups) */
     conform_check_backward(&x, a->backend, &res);
     conform_bwd_path = conform_bwd_nseg = conform_bwd_tseg = 0;
     fprintf(bench_info(a), "  check ");
@@ -685,6 +687,16 @@ int sgla_cmd_bench(int argc, char **argv)
                 return 2;
             }
             a.bwd_windows = (int)x;
+        } else if (!strcmp(s, "--bwd-groups")) {
+            int64_t x;
+            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
+                !cli_parse_i64("bench", s, val, &x))
+                return 2;
+            if (x < 2 || x > 1 << 20) {
+                fprintf(stderr, "sgla bench: --bwd-groups: %lld is not 2 or more\n", (long long)x);
+                return 2;
+            }
+            a.bwd_groups = (int)x;
         } else if (!strcmp(s, "--blocks")) {
             int64_t x;
             if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||

@@ -142,6 +142,8 @@ extern int conform_bwd_path;
 extern int conform_bwd_nseg;
 /* and, > 1, the three passes in that many time windows (sgla_cuda_backward_windows; the two above unread) */
 extern int conform_bwd_tseg;
+/* and, > 1, the three passes in that many batch groups (sgla_cuda_backward_groups; the three above unread) */
+extern int conform_bwd_groups;
 void conform_print_backward(FILE *f, const conform_bresult *res);
 
 #endif

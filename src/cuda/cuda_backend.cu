@@ -1474,6 +1474,11 @@ typedef struct bwd3_plan {
      * entering state of every window from a state-only first pass and the scan (off_tst), the reverse
      * pass's carried from one window to the one before it (off_chain) */
     int tseg, tsplit;  /* windows, and the segments each is split in (the passes' split, 1: none) */
+    /* batch groups (groups > 1): the passes run on gB batch rows at a time (the last group fewer), each
+     * group's plan in the workspace's first gbytes, dg_gamma's chunk sums of all groups at off_gdgc */
+    int groups;
+    int64_t gB;
+    size_t gbytes, off_gdgc;
     int64_t tlen;
     size_t off_tst, off_chain;
     int need_dg;
@@ -1616,6 +1621,53 @@ static int bwd3_windows(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
     return 0;
 }
 
+/* Batch group g (gB rows a group) of a dense call: b's tensors from batch row g gB on, B the group's rows
+ * (fwd and bwd written into *f, *bb) */
+static void bwd3_group_desc(const sgla_backward_desc *b, int64_t gB, int g, sgla_forward_desc *f, sgla_backward_desc *bb)
+{
+    const sgla_forward_desc *d = b->fwd;
+    const int64_t b0 = g * gB, rows = d->B - b0 < gB ? d->B - b0 : gB;
+    const size_t es = sgla_dtype_size(d->dtype), qk = (size_t)(d->T * d->H * d->K) * es, vv = (size_t)(d->T * d->H * d->V) * es,
+                 gt = (size_t)(d->T * d->H) * sizeof(float), st = (size_t)(d->H * d->K * d->V) * sizeof(float);
+    /* p + b0 rows of n bytes (NULL stays NULL) */
+    const auto at = [b0](const void *p, size_t n) { return p ? (void *)((const unsigned char *)p + (size_t)b0 * n) : (void *)0; };
+    *f = *d;
+    f->B = rows;
+    f->q = at(d->q, qk), f->k = at(d->k, qk), f->v = at(d->v, vv);
+    f->g = at(d->g, gt), f->h0 = at(d->h0, st);
+    *bb = *b;
+    bb->fwd = f;
+    bb->dout = at(b->dout, vv), bb->dht = at(b->dht, st);
+    bb->dq = at(b->dq, qk), bb->dk = at(b->dk, qk), bb->dv = at(b->dv, vv);
+    bb->dg = at(b->dg, gt), bb->dh0 = at(b->dh0, st);
+}
+
+/* Batch groups: where each group of a dense call still fills the SMs twice over with (sequence, head) pairs,
+ * the passes run group by group, and the chunk states the dq pass keeps are a group's.  1 and *pl
+ * extended where G groups serve b, else 0 (*pl as it was). */
+static int bwd3_groups(const sgla_backward_desc *b, const device_facts *f, bwd3_plan *pl, int G)
+{
+    const sgla_forward_desc *d = b->fwd;
+    if (G < 2 || !pl->need_dg || d->cu_seqlens || d->B < 2) return 0;
+    const int64_t gB = (d->B + G - 1) / G;
+    G = (int)((d->B + gB - 1) / gB);
+    if (G < 2 || gB * d->H < 2 * (int64_t)f->sms) return 0;
+    size_t most = 0;
+    for (int i = 0; i < 2; i++) { /* the first group's plan and the last's (fewer rows) */
+        sgla_forward_desc gf;
+        sgla_backward_desc gb;
+        bwd3_group_desc(b, gB, i ? G - 1 : 0, &gf, &gb);
+        bwd3_plan gp;
+        if (!bwd3_plan_of(&gb, f, 0, &gp)) return 0;
+        if (gp.bytes > most) most = gp.bytes;
+    }
+    pl->groups = G, pl->gB = gB, pl->gbytes = align256(most);
+    pl->off_gdgc = pl->gbytes;
+    const size_t dgc = d->g_gamma && b->dg_gamma ? (size_t)(G * sgla_bwd_tc_slots(gB, d->T, gB) * d->H) * sizeof(float) : 0;
+    pl->bytes = pl->gbytes + align256(dgc);
+    return 1;
+}
+
 /* One pass: its instance (BW = 1 dq; 2 dv, and dk without dg; 3 dk with dg's side outputs and X_c;
  * 4 dk and dv) and its split (reverse scans for the reverse passes). */
 static sgla_status bwd3_pass(const sgla_forward_desc *d, const bwd3_plan *pl, int i, sgla_kparams p, void *seg_ws,
@@ -1699,7 +1751,10 @@ static sgla_status bwd3_run_windows(const sgla_forward_desc *d, const bwd3_plan 
     return rc;
 }
 
-static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, unsigned char *ws, cudaStream_t st)
+/* dgc_ext: dg_gamma's chunk sums go there, zeroed and summed by the caller (batch groups), else into the
+ * workspace and dg_gamma here */
+static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, unsigned char *ws, cudaStream_t st,
+                            float *dgc_ext = NULL)
 {
     const sgla_forward_desc *d = b->fwd;
     const int64_t N = sgla_num_sequences(d), nhc = N * d->H, K = d->K, V = d->V, Kp = pl->Kp, Vp = pl->Vp;
@@ -1716,8 +1771,8 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
     if (rc == SGLA_OK && dhtTS) rc = sgla_state_copy(dhtTS, Vp, Kp, (const float *)b->dht, K, V, nhc, 1, 1.f / s, st);
     if (rc != SGLA_OK) return rc;
     const int64_t slots = sgla_bwd_tc_slots(d->B, d->T, N);
-    float *dgc = d->g_gamma && b->dg_gamma ? (float *)(ws + pl->off_dg) : NULL;
-    if (dgc) { /* dg_gamma sums it: slots no sequence covers read 0 */
+    float *dgc = !(d->g_gamma && b->dg_gamma) ? NULL : dgc_ext ? dgc_ext : (float *)(ws + pl->off_dg);
+    if (dgc && !dgc_ext) { /* dg_gamma sums it: slots no sequence covers read 0 */
         const cudaError_t e = cudaMemsetAsync(dgc, 0, (size_t)(slots * d->H) * sizeof(float), st);
         if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "backward: cudaMemsetAsync of dg's chunk sums: %s", cudaGetErrorString(e));
     }
@@ -1796,12 +1851,38 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
     g.T = d->T, g.H = d->H, g.N = N;
     g.dg = (float *)b->dg, g.dgc = dgc;
     if ((rc = sgla_dg3_launch(&g, st)) != SGLA_OK) return rc;
-    return dgc ? sgla_dg_gamma_launch(dgc, slots, d->H, (float *)b->dg_gamma, st) : SGLA_OK;
+    return dgc && !dgc_ext ? sgla_dg_gamma_launch(dgc, slots, d->H, (float *)b->dg_gamma, st) : SGLA_OK;
+}
+
+/* The three passes a batch group at a time (plan.groups > 1): each group's own plan in the workspace's
+ * first gbytes; dg_gamma summed once over every group's chunk sums. */
+static sgla_status bwd3_run_groups(const sgla_backward_desc *b, const device_facts *f, const bwd3_plan *pl,
+                                   unsigned char *ws, cudaStream_t st)
+{
+    const sgla_forward_desc *d = b->fwd;
+    const int64_t gslots = sgla_bwd_tc_slots(pl->gB, d->T, pl->gB);
+    float *dgc = d->g_gamma && b->dg_gamma ? (float *)(ws + pl->off_gdgc) : NULL;
+    if (dgc) {
+        const cudaError_t e = cudaMemsetAsync(dgc, 0, (size_t)(pl->groups * gslots * d->H) * sizeof(float), st);
+        if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "backward: cudaMemsetAsync of dg's chunk sums: %s", cudaGetErrorString(e));
+    }
+    sgla_status rc = SGLA_OK;
+    for (int g = 0; g < pl->groups && rc == SGLA_OK; g++) {
+        sgla_forward_desc gf;
+        sgla_backward_desc gb;
+        bwd3_group_desc(b, pl->gB, g, &gf, &gb);
+        bwd3_plan gp;
+        if (!bwd3_plan_of(&gb, f, 0, &gp) || gp.bytes > pl->gbytes)
+            return sgla_fail(SGLA_ERR_INTERNAL, "backward: batch group %d has no plan within its %zu bytes", g, pl->gbytes);
+        rc = bwd3_run(&gb, &gp, ws, st, dgc ? dgc + g * gslots * d->H : NULL);
+    }
+    if (rc != SGLA_OK || !dgc) return rc;
+    return sgla_dg_gamma_launch(dgc, pl->groups * gslots, d->H, (float *)b->dg_gamma, st);
 }
 
 /* The backward's plan: the three passes where they serve (force 0 or 3), else bwd_plan_of's path. */
 static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_nseg, int force_tseg, bwd_plan *pl,
-                              bwd3_plan *p3, int *three, size_t *bytes)
+                              bwd3_plan *p3, int *three, size_t *bytes, int force_groups = 0)
 {
     *three = 0;
     if (force == 0 || force == 3) {
@@ -1814,11 +1895,21 @@ static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_
                              "fp16 without dg; K and V up to 256, multiples of 8; 16-byte aligned tensors; scale != 0)");
         if (*three && force_tseg > 1 && !bwd3_windows(b, p3, force_tseg))
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the backward in %d time windows cannot serve this call (the "
-                             "gate's gradient wanted, no cu_seqlens, K a multiple of 64, no pass split, T >= 128)",
-                             force_tseg);
-        /* under a workspace limit, the fewest windows whose workspace fits it */
+                             "gate's gradient wanted, no cu_seqlens, K a multiple of 64, T >= 128)", force_tseg);
+        if (*three && force_groups > 1 && !bwd3_groups(b, f, p3, force_groups))
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the backward in %d batch groups cannot serve this call (the "
+                             "gate's gradient wanted, no cu_seqlens, twice the SMs' (sequence, head) pairs a group)",
+                             force_groups);
+        /* under a workspace limit: the fewest batch groups whose workspace fits it (each group filling the
+         * SMs twice over: about the time of one call), else the fewest time windows */
         const size_t lim = b->workspace_limit;
-        for (int t = 2; *three && force_tseg <= 1 && lim && p3->bytes > lim && t <= 64; t++)
+        const int free_ = force_tseg <= 1 && force_groups <= 1;
+        for (int g = 2; *three && free_ && lim && p3->bytes > lim && g <= b->fwd->B; g++) {
+            bwd3_plan x = *p3;
+            if (!bwd3_groups(b, f, &x, g)) break;
+            if (x.bytes <= lim) *p3 = x;
+        }
+        for (int t = 2; *three && free_ && lim && p3->bytes > lim && t <= 64; t++)
             if (!bwd3_windows(b, p3, t)) break;
     }
     /* where the three passes serve, a forced split is theirs and the fallback's plan is only sized (made
@@ -1840,14 +1931,15 @@ static sgla_status cuda_backward_workspace_size(const sgla_backward_desc *b, siz
     return bwd_choose(b, 0, 0, 0, &pl, &p3, &three, bytes);
 }
 
-static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force, int force_nseg, int force_tseg = 0)
+static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force, int force_nseg, int force_tseg = 0,
+                                     int force_groups = 0)
 {
     const sgla_forward_desc *d = b->fwd;
     bwd_plan pl;
     bwd3_plan p3;
     int three;
     size_t need;
-    sgla_status rc = bwd_choose(b, force, force_nseg, force_tseg, &pl, &p3, &three, &need);
+    sgla_status rc = bwd_choose(b, force, force_nseg, force_tseg, &pl, &p3, &three, &need, force_groups);
     if (rc != SGLA_OK) return rc;
     char why[192];
     const device_facts *f = current_device(why, sizeof why);
@@ -1869,7 +1961,9 @@ static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force, int
     void *wsv;
     if ((rc = ws_acquire(b->workspace, need, st, "backward", &wsv)) != SGLA_OK) return rc;
     unsigned char *ws = (unsigned char *)wsv;
-    if (three) return ws_release(b->workspace, ws, st, bwd3_run(b, &p3, ws, st), "backward");
+    if (three)
+        return ws_release(b->workspace, ws, st, p3.groups > 1 ? bwd3_run_groups(b, f, &p3, ws, st) : bwd3_run(b, &p3, ws, st),
+                          "backward");
     sgla_bparams p;
     memset(&p, 0, sizeof p);
     p.q = d->q, p.k = d->k, p.v = d->v, p.dout = b->dout;
@@ -2101,15 +2195,29 @@ extern "C" sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *user,
     return st != SGLA_OK ? st : cuda_backward_run(&bd, path, nseg);
 }
 
-extern "C" sgla_status sgla_cuda_backward_windows(const sgla_backward_desc *user, int tseg, size_t *bytes)
+/* the three passes in tseg time windows, or in groups batch groups (the other 0) */
+static sgla_status backward_lean(const sgla_backward_desc *user, int tseg, int groups, size_t *bytes)
 {
     sgla_backward_desc bd;
     sgla_forward_desc fwd;
-    if (tseg < 2 || tseg > 64) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward time windows %d", tseg);
     const sgla_status st = forced_backward_desc(user, 3, 0, bytes != NULL, &bd, &fwd);
-    if (st != SGLA_OK || !bytes) return st != SGLA_OK ? st : cuda_backward_run(&bd, 3, 0, tseg);
+    if (st != SGLA_OK || !bytes) return st != SGLA_OK ? st : cuda_backward_run(&bd, 3, 0, tseg, groups);
     bwd_plan pl;
     bwd3_plan p3;
     int three;
-    return bwd_choose(&bd, 3, 0, tseg, &pl, &p3, &three, bytes);
+    return bwd_choose(&bd, 3, 0, tseg, &pl, &p3, &three, bytes, groups);
+}
+
+extern "C" sgla_status sgla_cuda_backward_windows(const sgla_backward_desc *user, int tseg, size_t *bytes)
+{
+    sgla_clear_error();
+    if (tseg < 2 || tseg > 64) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward time windows %d", tseg);
+    return backward_lean(user, tseg, 0, bytes);
+}
+
+extern "C" sgla_status sgla_cuda_backward_groups(const sgla_backward_desc *user, int groups, size_t *bytes)
+{
+    sgla_clear_error();
+    if (groups < 2) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward batch groups %d", groups);
+    return backward_lean(user, 0, groups, bytes);
 }

@@ -78,6 +78,9 @@ sgla_status sgla_cuda_backward_forced_workspace(const sgla_backward_desc *b, int
 /* The three-pass backward in tseg (2..64) time windows (bwd3_run_windows): bytes NULL runs it, else
  * the workspace it needs goes there (tensors may then be NULL) */
 sgla_status sgla_cuda_backward_windows(const sgla_backward_desc *b, int tseg, size_t *bytes);
+/* ... in batch groups (2 or more; bwd3_run_groups), where each group keeps twice the SMs' (sequence,
+ * head) pairs */
+sgla_status sgla_cuda_backward_groups(const sgla_backward_desc *b, int groups, size_t *bytes);
 
 /* From now on every device's facts as those of a GPU of compute capability cc (10 major + minor,
  * e.g. 89) whose blocks hold at most optin bytes of shared memory (sm_86 / sm_89: 101376; sm_80:

@@ -378,8 +378,8 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * multiples of 8, and 16-byte aligned tensors: three passes of the forward's
  * kernel on K and V rounded up to 64, 128 or 256 (the tensors read in place);
  * with dg or dg_gamma one 16-bit K x V state per 64 tokens and head (about
- * B T H K V / 32 bytes; under workspace_limit those of one time window of W,
- * plus W + 1 fp32 states a sequence and head), a few fp32 values per token and head (4 at
+ * B T H K V / 32 bytes; under workspace_limit those of one batch group, or of
+ * one time window of W, plus W + 1 fp32 states a sequence and head), a few fp32 values per token and head (4 at
  * K = V = 128, 16 at 256) and, where K is rounded up, a copy of q (then k) on
  * the rounded K; with gate g the chunk-local cumulative gate (4 bytes a token
  * and head); with h0 or dht their fp32 copies (on the rounded sizes, and
@@ -408,11 +408,12 @@ typedef struct sgla_backward_desc {
     void *workspace;               /* CUDA: device scratch of workspace_bytes for this call, or NULL */
     size_t workspace_bytes;
     /* CUDA: 0, the fastest plan; else the plan whose workspace is at most this many bytes:
-     * with dg or dg_gamma on the three passes the 16-bit chunk states are made and used a
-     * time window at a time (dense batches, K a multiple of 64, where no pass splits along
-     * time), a few per cent slower; SGLA_ERR_UNSUPPORTED_SHAPE, with the least it can
-     * take, where none fits.  sgla_backward_workspace_size honours it.  (Added in 0.2.x: a
-     * descriptor sized without it reads 0.) */
+     * with dg or dg_gamma on the three passes (dense batches) the 16-bit chunk states are
+     * made and used a batch group at a time (where each group keeps twice the SMs'
+     * (sequence, head) pairs), else a time window at a time (K a multiple of 64), 4-15 %
+     * slower where measured; SGLA_ERR_UNSUPPORTED_SHAPE, with the least it can take, where
+     * none fits.  sgla_backward_workspace_size honours it.  (Added in 0.2.x: a descriptor
+     * sized without it reads 0.) */
     size_t workspace_limit;
 } sgla_backward_desc;
 

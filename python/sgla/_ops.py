@@ -696,9 +696,9 @@ def set_backward_workspace_limit(nbytes=None):
     """Cap the CUDA backward's workspace at nbytes (None or 0: no cap, the
     fastest plan) for every later backward in this process, autograd's
     included; returns the previous cap.  With dg or dg_gamma on Hopper the
-    backward then keeps its 16-bit chunk states a time window at a time (dense
-    batches, K a multiple of 64), a few per cent slower; a call whose least
-    workspace exceeds the cap raises SglaError (UNSUPPORTED_SHAPE)."""
+    backward then keeps its 16-bit chunk states a batch group or a time window
+    at a time (dense batches), 4-15 % slower where measured; a call whose
+    least workspace exceeds the cap raises SglaError (UNSUPPORTED_SHAPE)."""
     old = _BWD_WS_LIMIT[0] or None
     n = 0 if nbytes is None else _c_int("nbytes", nbytes, 0, (1 << 63) - 1)
     _BWD_WS_LIMIT[0] = n

@@ -379,7 +379,8 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * kernel on K and V rounded up to 64, 128 or 256 (the tensors read in place);
  * with dg or dg_gamma one 16-bit K x V state per 64 tokens and head (about
  * B T H K V / 32 bytes; under workspace_limit those of one batch group, or of
- * one time window of W, plus W + 1 fp32 states a sequence and head), a few fp32 values per token and head (4 at
+ * one time window of W, plus W + 1 fp32 states a sequence and head), a few
+ * fp32 values per token and head (4 at
  * K = V = 128, 16 at 256) and, where K is rounded up, a copy of q (then k) on
  * the rounded K; with gate g the chunk-local cumulative gate (4 bytes a token
  * and head); with h0 or dht their fp32 copies (on the rounded sizes, and

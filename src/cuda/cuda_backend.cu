@@ -1602,9 +1602,9 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     return 1;
 }
 
-/* Time windows: where the three passes run unsplit (every pass fills the SMs) on a dense batch, the
- * gate's gradient wanted and q, k read in place (no rounded copy), the chunk states the dq pass keeps
- * for X_c can be made one window at a time: 1 where tseg windows serve b (pl laid out for them). */
+/* Time windows: on a dense batch with the gate's gradient wanted and q, k read in place (no rounded
+ * copy), the chunk states the dq pass keeps for X_c can be made one window at a time: 1 where tseg
+ * windows serve b (pl laid out for them), else 0 (pl laid out as the plain plan). */
 static int bwd3_windows(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
 {
     const sgla_forward_desc *d = b->fwd;

@@ -44,9 +44,10 @@ typedef struct sgla_kparams {
      * (nseg, seg_len its own), so that it fills the SMs; 0 or 1 otherwise.  seg_off: the
      * first pass's pieces start that many tokens later (a reverse split in pieces: its
      * piece 0, never needed, ends where segment 0 does, so that slot s seg_sub is the
-     * state at segment s's end either way).  nseg = 1 with seg_len > 0: one window of each
-     * sequence, [seg_off, seg_off + seg_len) (the backward's time windows, bwd3_run_windows in
-     * cuda_backend.cu: h0, or seg_buf[0] in mode 2, the state entering it, ht the one leaving it). */
+     * state at segment s's end either way).  The backward's time windows (bwd3_run_windows in
+     * cuda_backend.cu) start at seg_off: nseg = 1 with seg_len > 0 is one window of each
+     * sequence, [seg_off, seg_off + seg_len) (h0, or seg_buf[0] in mode 2, the state entering
+     * it, ht the one leaving it); nseg > 1 the segments of a window split along time. */
     int nseg, mode, seg_sub;
     int64_t seg_len, seg_off;
     float *seg_buf;        /* [the first pass's nseg][N*H][K][V] */

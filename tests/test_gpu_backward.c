@@ -176,7 +176,7 @@ static void workspace_limit(tu_rng *r)
     char *raw[5];
     for (int i = 0; i < 5; i++)
         ref[i] = malloc((size_t)on[i] * 8), got[i] = malloc((size_t)on[i] * 8), raw[i] = malloc((size_t)on[i] * 4);
-    size_t full = 0, lim = 0, win = 0;
+    size_t full = 0, win = 0;
     TU_CHECK(sgla_backward_workspace_size(&b, SGLA_BACKEND_CUDA, &full) == SGLA_OK, "workspace: %s", sgla_last_error());
     TU_CHECK(sgla_cuda_backward_windows(&b, 2, &win) == SGLA_OK && win < full, "two windows: %zu bytes against %zu (%s)",
              win, full, sgla_last_error());

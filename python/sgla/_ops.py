@@ -697,7 +697,8 @@ def set_backward_workspace_limit(nbytes=None):
     fastest plan) for every later backward in this process, autograd's
     included; returns the previous cap.  With dg or dg_gamma on Hopper the
     backward then keeps its 16-bit chunk states a batch group or a time window
-    at a time (dense batches), 4-15 % slower where measured; a call whose
+    at a time (dense batches), slower by its launches (4-15 % at the caps
+    measured in docs/perf.md); a call whose
     least workspace exceeds the cap raises SglaError (UNSUPPORTED_SHAPE)."""
     old = _BWD_WS_LIMIT[0] or None
     n = 0 if nbytes is None else _c_int("nbytes", nbytes, 0, (1 << 63) - 1)

@@ -1610,13 +1610,14 @@ static int bwd3_windows(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
     const sgla_forward_desc *d = b->fwd;
     if (tseg <= 1) return bwd3_layout(b, pl, 1), 1;
     if (!pl->need_dg || d->cu_seqlens || pl->Kp != d->K || tseg > 64 || d->T < 128) return bwd3_layout(b, pl, 1), 0;
+    const int64_t nhc = sgla_num_sequences(d) * d->H;
     /* where the passes split along time to fill the SMs, each window is split as many times (the dq and
      * dk passes alike; the dv pass apart runs as planned) */
     pl->tsplit = pl->fp[B3_DQ].nseg > pl->fp[B3_DK].nseg ? pl->fp[B3_DQ].nseg : pl->fp[B3_DK].nseg;
     if (pl->tsplit < 1) pl->tsplit = 1;
     bwd3_layout(b, pl, tseg);
-    if (pl->tseg > 1) return 1;
-    pl->tsplit = 1; /* one window would hold the whole sequence: the plain plan */
+    if (pl->tseg > 1 && (int64_t)pl->tseg * pl->tsplit * nhc <= 0x7fffffffLL) return 1; /* the first pass's grid */
+    pl->tsplit = 1; /* one window would hold the whole sequence, or the first pass's grid be too large: the plain plan */
     bwd3_layout(b, pl, 1);
     return 0;
 }
@@ -1895,7 +1896,7 @@ static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_
                              "fp16 without dg; K and V up to 256, multiples of 8; 16-byte aligned tensors; scale != 0)");
         if (*three && force_tseg > 1 && !bwd3_windows(b, p3, force_tseg))
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the backward in %d time windows cannot serve this call (the "
-                             "gate's gradient wanted, no cu_seqlens, K a multiple of 64, T >= 128)", force_tseg);
+                             "gate's gradient wanted, no cu_seqlens, K of 64, 128 or 256, T >= 128)", force_tseg);
         if (*three && force_groups > 1 && !bwd3_groups(b, f, p3, force_groups))
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the backward in %d batch groups cannot serve this call (the "
                              "gate's gradient wanted, no cu_seqlens, twice the SMs' (sequence, head) pairs a group)",
@@ -1904,13 +1905,20 @@ static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_
          * SMs twice over: about the time of one call), else the fewest time windows */
         const size_t lim = b->workspace_limit;
         const int free_ = force_tseg <= 1 && force_groups <= 1;
+        size_t least = p3->bytes; /* the least of the plans tried (a window's states grow with their count) */
         for (int g = 2; *three && free_ && lim && p3->bytes > lim && g <= b->fwd->B; g++) {
             bwd3_plan x = *p3;
             if (!bwd3_groups(b, f, &x, g)) break;
+            if (x.bytes < least) least = x.bytes;
             if (x.bytes <= lim) *p3 = x;
         }
-        for (int t = 2; *three && free_ && lim && p3->bytes > lim && t <= 64; t++)
+        for (int t = 2; *three && free_ && lim && p3->bytes > lim && t <= 64; t++) {
             if (!bwd3_windows(b, p3, t)) break;
+            if (p3->bytes < least) least = p3->bytes;
+        }
+        if (*three && lim && p3->bytes > lim)
+            return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backward: no plan fits workspace_limit = %zu bytes (the "
+                             "least this call takes: %zu)", lim, least);
     }
     /* where the three passes serve, a forced split is theirs and the fallback's plan is only sized (made
      * with the split, K = 256's fallback, which has none, refused a split meant for the passes) */

@@ -228,3 +228,25 @@ def test_sgla_error_pickles(qkv):
     e = ei.value
     for x in (pickle.loads(pickle.dumps(e)), copy.copy(e)):
         assert type(x) is SglaError and x.status == e.status and x.detail == e.detail and str(x) == str(e)
+
+
+def test_backward_workspace_limit_setter():
+    """The cap's setter: an integer in range, None or 0 lifts it, each call returns the previous
+    cap; the NumPy backward (CPU, no workspace) runs under any cap."""
+    try:
+        assert sgla.set_backward_workspace_limit(1 << 20) is None
+        assert sgla.set_backward_workspace_limit(None) == 1 << 20
+        assert sgla.set_backward_workspace_limit(0) is None
+        with pytest.raises(ValueError):
+            sgla.set_backward_workspace_limit(-1)
+        with pytest.raises(TypeError):
+            sgla.set_backward_workspace_limit(1.5)
+        sgla.set_backward_workspace_limit(1)
+        rng = np.random.default_rng(0)
+        q, k = rng.standard_normal((2, B, T, H, K), dtype=np.float32)
+        v, do = rng.standard_normal((2, B, T, H, V), dtype=np.float32)
+        g = -0.1 * rng.random((B, T, H), dtype=np.float32)
+        dq = sgla.chunk_simple_gla_backward(q, k, v, do, g=g, backend=BACKEND)[0]
+        assert dq.shape == q.shape and np.isfinite(dq).all()
+    finally:
+        sgla.set_backward_workspace_limit(None)

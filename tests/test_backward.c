@@ -456,7 +456,7 @@ static void validation(tu_rng *r)
         vexpect("backward descriptor cut inside workspace_limit", &b, be, SGLA_ERR_INVALID_ARGUMENT);
         vbase(&f, &b);
         b.size = offsetof(sgla_backward_desc, workspace_limit); /* the layout before it: read as 0 */
-        b.workspace_limit = 1; /* past the size given: not read */
+        b.workspace_limit = 1; /* past the size given (and a CUDA field): the older layout is what is checked */
         vexpect("backward descriptor of the layout before workspace_limit", &b, be, SGLA_OK);
         vbase(&f, &b);
         f.size = offsetof(sgla_forward_desc, pool) + 4; /* ends inside pool */

@@ -6,18 +6,9 @@
 #   3. fla_compare without fla: uncapped and capped fwd + bwd, peak memory, two shapes.
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
-t0=$(date +%s)
-for z in .devbin/*.xz .devbin/tests/*.xz .devbinA/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
-chmod +x .devbin/sgla .devbinA/sgla .devbin/tests/*
-export SGLA_GPU_EXPECT_HOPPER=1
-.devbin/tests/test_gpu_backward > "$OUT/test_gpu_backward.log" 2>&1; echo "test_gpu_backward rc=$?"
-grep -E "passed|FAIL|workspace" "$OUT/test_gpu_backward.log" | head -20
-SGLA_GPU_SMALL=1 compute-sanitizer --tool memcheck .devbin/tests/test_gpu_backward > "$OUT/memcheck.log" 2>&1; echo "memcheck rc=$?"
-SGLA_GPU_SMALL=1 compute-sanitizer --tool racecheck .devbin/tests/test_gpu_backward > "$OUT/racecheck.log" 2>&1; echo "racecheck rc=$?"
-grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed" "$OUT/memcheck.log" "$OUT/racecheck.log"
-SGLA_LIBRARY=$PWD/.devbin/libsgla.so PYTHONPATH=$PWD/python timeout 200 python3 -m pytest -q -x python/tests/test_backward_torch.py \
-  > "$OUT/pytest.log" 2>&1; echo "pytest backward_torch rc=$?"; tail -2 "$OUT/pytest.log"
-echo "correctness $(( $(date +%s) - t0 )) s"
+for z in .devbinA/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
+chmod +x .devbinA/sgla
+. bench/calls/staged_bwd_tests.sh
 t1=$(date +%s)
 SGLA_ROUNDS=3 SGLA_ITERS=20 SGLA_CASES="8,4096,16,128,128:g:--backward 8,4096,16,128,128:g:--backward:--bwd-windows=2 \
 8,4096,16,128,128:g:--backward:--bwd-windows=3 8,4096,16,128,128:g:--backward:--bwd-windows=4 \

@@ -6,19 +6,7 @@
 #   3. fla_compare without fla: uncapped and capped fwd + bwd and peak memory there.
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
-t0=$(date +%s)
-for z in .devbin/*.xz .devbin/tests/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
-chmod +x .devbin/sgla .devbin/tests/*
-export SGLA_GPU_EXPECT_HOPPER=1
-.devbin/tests/test_gpu_backward > "$OUT/test_gpu_backward.log" 2>&1; echo "test_gpu_backward rc=$?"
-grep -E "passed|FAIL|workspace" "$OUT/test_gpu_backward.log" | head -20
-grep -E "time windows" "$OUT/test_gpu_backward.log" | grep -E "T=(2048|1500|1100)" | cut -c1-190
-SGLA_GPU_SMALL=1 compute-sanitizer --tool memcheck .devbin/tests/test_gpu_backward > "$OUT/memcheck.log" 2>&1; echo "memcheck rc=$?"
-SGLA_GPU_SMALL=1 compute-sanitizer --tool racecheck .devbin/tests/test_gpu_backward > "$OUT/racecheck.log" 2>&1; echo "racecheck rc=$?"
-grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed" "$OUT/memcheck.log" "$OUT/racecheck.log"
-SGLA_LIBRARY=$PWD/.devbin/libsgla.so PYTHONPATH=$PWD/python timeout 200 python3 -m pytest -q -x python/tests/test_backward_torch.py \
-  > "$OUT/pytest.log" 2>&1; echo "pytest backward_torch rc=$?"; tail -1 "$OUT/pytest.log"
-echo "correctness $(( $(date +%s) - t0 )) s"
+. bench/calls/staged_bwd_tests.sh "time windows.*T=(2048|1500|1100)"
 t1=$(date +%s)
 SGLA_DEVBIN_A=.devbin SGLA_ROUNDS=2 SGLA_ITERS=20 SGLA_CASES="1,32768,16,128,128:g:--backward \
 1,32768,16,128,128:g:--backward:--bwd-windows=2 2,16384,8,256,256:g:--backward 2,16384,8,256,256:g:--backward:--bwd-windows=2 \

@@ -5,19 +5,7 @@
 #   2. sgla bench --backward at 64x1024x16x128: the usual plan and 2, 3 groups (2 rounds);
 #   3. fla_compare with fla: 64x1024x16x128 (cap 220 MiB: groups) and 1x32768x16x128 (cap 200: windows).
 . bench/calls/fla_env.sh
-t0=$(date +%s)
-for z in .devbin/tests/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
-chmod +x .devbin/sgla .devbin/tests/*
-export SGLA_GPU_EXPECT_HOPPER=1
-.devbin/tests/test_gpu_backward > "$OUT/test_gpu_backward.log" 2>&1; echo "test_gpu_backward rc=$?"
-grep -E "passed|FAIL" "$OUT/test_gpu_backward.log" | head -20
-grep -E "batch groups" "$OUT/test_gpu_backward.log" | cut -c1-200
-SGLA_GPU_SMALL=1 compute-sanitizer --tool memcheck .devbin/tests/test_gpu_backward > "$OUT/memcheck.log" 2>&1; echo "memcheck rc=$?"
-SGLA_GPU_SMALL=1 compute-sanitizer --tool racecheck .devbin/tests/test_gpu_backward > "$OUT/racecheck.log" 2>&1; echo "racecheck rc=$?"
-grep -E "ERROR SUMMARY|RACECHECK SUMMARY|passed" "$OUT/memcheck.log" "$OUT/racecheck.log"
-PYTHONPATH=$PWD/python:$PYTHONPATH timeout 200 python3 -m pytest -q -x python/tests/test_backward_torch.py > "$OUT/pytest.log" 2>&1
-echo "pytest backward_torch rc=$?"; tail -1 "$OUT/pytest.log"
-echo "correctness $(( $(date +%s) - t0 )) s"
+. bench/calls/staged_bwd_tests.sh "batch groups"
 t1=$(date +%s)
 SGLA_DEVBIN_A=.devbin SGLA_ROUNDS=1 SGLA_ITERS=20 SGLA_CASES="64,1024,16,128,128:g:--backward \
 64,1024,16,128,128:g:--backward:--bwd-groups=2 64,1024,16,128,128:g:--backward:--bwd-groups=3 \

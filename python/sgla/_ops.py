@@ -689,7 +689,7 @@ def _torch_forward_raw(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, b
     return o, ht
 
 
-_BWD_WS_LIMIT = [0]
+_bwd_ws_limit = 0  # set_backward_workspace_limit's cap, bytes (0: none)
 
 
 def set_backward_workspace_limit(nbytes=None):
@@ -700,9 +700,9 @@ def set_backward_workspace_limit(nbytes=None):
     at a time (dense batches), slower by its launches (4-15 % at the caps
     measured in docs/perf.md); a call whose
     least workspace exceeds the cap raises SglaError (UNSUPPORTED_SHAPE)."""
-    old = _BWD_WS_LIMIT[0] or None
-    n = 0 if nbytes is None else _c_int("nbytes", nbytes, 0, (1 << 63) - 1)
-    _BWD_WS_LIMIT[0] = n
+    global _bwd_ws_limit
+    old = _bwd_ws_limit or None
+    _bwd_ws_limit = 0 if nbytes is None else _c_int("nbytes", nbytes, 0, (1 << 63) - 1)
     return old
 
 
@@ -725,7 +725,7 @@ def _torch_backward_raw(q, k, v, do, g, g_gamma, h0, dht, cu, scale, be, threads
     b.dout, b.dht = do.data_ptr(), _ptr(dht)
     b.dq, b.dk, b.dv = dq.data_ptr(), dk.data_ptr(), dv.data_ptr()
     b.dg, b.dg_gamma, b.dh0 = _ptr(dg), _ptr(dgg), _ptr(dh0)
-    b.workspace_limit = _BWD_WS_LIMIT[0]
+    b.workspace_limit = _bwd_ws_limit
     _torch_run(dev, b, be, _lib.sgla_backward, _lib.sgla_backward_workspace_size)
     return dq, dk, dv, dg, dgg, dh0
 

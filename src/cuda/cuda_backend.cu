@@ -1827,21 +1827,21 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
         }
         return x;
     };
-    if (pl->tseg > 1) {
+    if (pl->tseg > 1)
         rc = bwd3_run_windows(d, pl, ws, pass_params, st);
-        if (rc == SGLA_OK && dh0p && dh0p != (float *)b->dh0)
-            rc = sgla_state_copy((float *)b->dh0, K, V, dh0p, Kp, Vp, nhc, 0, 1.f, st);
-    }
-    for (int i = 0; pl->tseg == 1 && i < B3_PASSES && rc == SGLA_OK; i++) {
-        if (i == B3_DV && pl->merged) continue; /* in the dk pass */
-        const int mk = i == B3_DK && pl->merged, qk = i == B3_DQ && pl->qtile; /* dotw from the stage */
-        if (dotw && i != B3_DV && !mk && !qk &&
-            (rc = resize(dotw, 1, Kp, i == B3_DQ ? d->q : d->k, 1, K, pl->rows, es, st)) != SGLA_OK)
-            break;
-        rc = bwd3_pass(d, pl, i, pass_params(i), seg_ws, st);
-        if (rc == SGLA_OK && i == (pl->merged ? B3_DK : B3_DV) && dh0p && dh0p != (float *)b->dh0)
-            rc = sgla_state_copy((float *)b->dh0, K, V, dh0p, Kp, Vp, nhc, 0, 1.f, st);
-    }
+    else
+        for (int i = 0; i < B3_PASSES && rc == SGLA_OK; i++) {
+            if (i == B3_DV && pl->merged) continue; /* in the dk pass */
+            const int mk = i == B3_DK && pl->merged, qk = i == B3_DQ && pl->qtile; /* dotw from the stage */
+            if (dotw && i != B3_DV && !mk && !qk &&
+                (rc = resize(dotw, 1, Kp, i == B3_DQ ? d->q : d->k, 1, K, pl->rows, es, st)) != SGLA_OK)
+                break;
+            rc = bwd3_pass(d, pl, i, pass_params(i), seg_ws, st);
+        }
+    /* dh0 on the kernels' sizes cropped into the caller's (no pass reads dht or dh0 themselves: they take
+     * dht's copies, so in place dh0 == dht waits for the end) */
+    if (rc == SGLA_OK && dh0p && dh0p != (float *)b->dh0)
+        rc = sgla_state_copy((float *)b->dh0, K, V, dh0p, Kp, Vp, nhc, 0, 1.f, st);
     if (rc != SGLA_OK || !pl->need_dg) return rc;
     sgla_dg3params g;
     memset(&g, 0, sizeof g);

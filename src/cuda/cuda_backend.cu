@@ -1868,12 +1868,12 @@ static sgla_status bwd3_run_groups(const sgla_backward_desc *b, const device_fac
         if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "backward: cudaMemsetAsync of dg's chunk sums: %s", cudaGetErrorString(e));
     }
     sgla_status rc = SGLA_OK;
+    bwd3_plan gp; /* the plan of gB rows (a shape's, not its pointers'), made again for a shorter last group */
     for (int g = 0; g < pl->groups && rc == SGLA_OK; g++) {
         sgla_forward_desc gf;
         sgla_backward_desc gb;
         bwd3_group_desc(b, pl->gB, g, &gf, &gb);
-        bwd3_plan gp;
-        if (!bwd3_plan_of(&gb, f, 0, &gp) || gp.bytes > pl->gbytes)
+        if ((g == 0 || gf.B != pl->gB) && (!bwd3_plan_of(&gb, f, 0, &gp) || gp.bytes > pl->gbytes))
             return sgla_fail(SGLA_ERR_INTERNAL, "backward: batch group %d has no plan within its %zu bytes", g, pl->gbytes);
         rc = bwd3_run(&gb, &gp, ws, st, dgc ? dgc + g * gslots * d->H : NULL);
     }

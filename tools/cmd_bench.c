@@ -99,6 +99,23 @@ static void usage(FILE *f)
             "          1,32768,16,128,128); g ~ U(-0.2, 0), gamma = ln(1 - 2^-(5+h%%8))\n");
 }
 
+/* An option's integer value in [lo, hi] into *out (a flag given once); else a message naming what it must be */
+static int int_option(cli_seen *seen, const char *flag, int argc, char **argv, int *i, int64_t lo, int64_t hi,
+                      const char *what, int *out)
+{
+    const char *val;
+    int64_t x;
+    if (!cli_once("bench", seen, flag) || !(val = cli_value("bench", argc, argv, i)) ||
+        !cli_parse_i64("bench", flag, val, &x))
+        return 0;
+    if (x < lo || x > hi) {
+        fprintf(stderr, "sgla bench: %s: %lld is not %s\n", flag, (long long)x, what);
+        return 0;
+    }
+    *out = (int)x;
+    return 1;
+}
+
 static int parse_gate(const char *s, int *out)
 {
     if (!strcmp(s, "none")) *out = BENCH_GATE_NONE;
@@ -678,45 +695,13 @@ int sgla_cmd_bench(int argc, char **argv)
             }
             a.bwd_path = (int)x;
         } else if (!strcmp(s, "--bwd-windows")) {
-            int64_t x;
-            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
-                !cli_parse_i64("bench", s, val, &x))
-                return 2;
-            if (x < 2 || x > 64) {
-                fprintf(stderr, "sgla bench: --bwd-windows: %lld is not in 2..64\n", (long long)x);
-                return 2;
-            }
-            a.bwd_windows = (int)x;
+            if (!int_option(&seen, s, argc, argv, &i, 2, 64, "in 2..64", &a.bwd_windows)) return 2;
         } else if (!strcmp(s, "--bwd-groups")) {
-            int64_t x;
-            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
-                !cli_parse_i64("bench", s, val, &x))
-                return 2;
-            if (x < 2 || x > 1 << 20) {
-                fprintf(stderr, "sgla bench: --bwd-groups: %lld is not 2 or more\n", (long long)x);
-                return 2;
-            }
-            a.bwd_groups = (int)x;
+            if (!int_option(&seen, s, argc, argv, &i, 2, 1 << 20, "2 or more", &a.bwd_groups)) return 2;
         } else if (!strcmp(s, "--blocks")) {
-            int64_t x;
-            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
-                !cli_parse_i64("bench", s, val, &x))
-                return 2;
-            if (x < -1 || x > 0x7fffffff) {
-                fprintf(stderr, "sgla bench: --blocks: %lld is not -1 or a count of blocks\n", (long long)x);
-                return 2;
-            }
-            a.blocks = (int)x;
+            if (!int_option(&seen, s, argc, argv, &i, -1, 0x7fffffff, "-1 or a count of blocks", &a.blocks)) return 2;
         } else if (!strcmp(s, "--sub")) {
-            int64_t x;
-            if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
-                !cli_parse_i64("bench", s, val, &x))
-                return 2;
-            if (x < 1 || x > 4096) {
-                fprintf(stderr, "sgla bench: --sub: %lld is not a count of pieces (1: none)\n", (long long)x);
-                return 2;
-            }
-            a.sub = (int)x;
+            if (!int_option(&seen, s, argc, argv, &i, 1, 4096, "a count of pieces (1: none)", &a.sub)) return 2;
         } else if (!strcmp(s, "--cols")) {
             int64_t x;
             if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||

@@ -1475,10 +1475,10 @@ typedef struct bwd3_plan {
      * pass's carried from one window to the one before it (off_chain) */
     int tseg, tsplit;  /* windows, and the segments each is split in (the passes' split, 1: none) */
     /* batch groups (groups > 1): the passes run on gB batch rows at a time (the last group fewer), each
-     * group's plan in the workspace's first gbytes, dg_gamma's chunk sums of all groups at off_gdgc */
+     * group's plan in the workspace's first gbytes, dg_gamma's chunk sums of all groups after them */
     int groups;
     int64_t gB;
-    size_t gbytes, off_gdgc;
+    size_t gbytes;
     int64_t tlen;
     size_t off_tst, off_chain;
     int need_dg;
@@ -1663,7 +1663,6 @@ static int bwd3_groups(const sgla_backward_desc *b, const device_facts *f, bwd3_
         if (gp.bytes > most) most = gp.bytes;
     }
     pl->groups = G, pl->gB = gB, pl->gbytes = align256(most);
-    pl->off_gdgc = pl->gbytes;
     const size_t dgc = d->g_gamma && b->dg_gamma ? (size_t)(G * sgla_bwd_tc_slots(gB, d->T, gB) * d->H) * sizeof(float) : 0;
     pl->bytes = pl->gbytes + align256(dgc);
     return 1;
@@ -1862,7 +1861,7 @@ static sgla_status bwd3_run_groups(const sgla_backward_desc *b, const device_fac
 {
     const sgla_forward_desc *d = b->fwd;
     const int64_t gslots = sgla_bwd_tc_slots(pl->gB, d->T, pl->gB);
-    float *dgc = d->g_gamma && b->dg_gamma ? (float *)(ws + pl->off_gdgc) : NULL;
+    float *dgc = d->g_gamma && b->dg_gamma ? (float *)(ws + pl->gbytes) : NULL;
     if (dgc) {
         const cudaError_t e = cudaMemsetAsync(dgc, 0, (size_t)(pl->groups * gslots * d->H) * sizeof(float), st);
         if (e != cudaSuccess) return sgla_fail(SGLA_ERR_CUDA, "backward: cudaMemsetAsync of dg's chunk sums: %s", cudaGetErrorString(e));

@@ -688,6 +688,64 @@ static void workspace_gate_b(cudaStream_t stream, tu_rng *r)
     }
 }
 
+/* Gate g with H a multiple of 4 is read by TMA where g is 16-byte aligned (kparams.gtma) and through
+ * gate_b.cu's b otherwise: the same gates at an aligned and a misaligned address give o in the same bits
+ * (b of every row a sequence has is the same scan of the same values) and ht within fp32 rounding (past
+ * a partial chunk's end the TMA path scans zeros where gate_b repeats the last b) */
+static void gate_tma_fallback(cudaStream_t stream, tu_rng *r)
+{
+    if (!hopper_kernels) {
+        printf("skipped: gate g by TMA and by gate_b (no sm_90a kernels in this build for this device)\n");
+        return;
+    }
+    static const int64_t shapes[][5] = {{2, 1000, 4, 64, 64}, {1, 700, 8, 256, 128}};
+    for (int si = 0; si < 2; si++) {
+        const int64_t B = shapes[si][0], T = shapes[si][1], H = shapes[si][2], K = shapes[si][3], V = shapes[si][4];
+        const int64_t nk = B * T * H * K, nv = B * T * H * V, ng = B * T * H, ns = B * H * K * V;
+        uint16_t *o1 = malloc((size_t)nv * 2), *o2 = malloc((size_t)nv * 2);
+        float *hg = malloc((size_t)ng * 4), *h1 = malloc((size_t)ns * 4), *h2 = malloc((size_t)ns * 4);
+        uint16_t *dq = dupload(r, SGLA_BF16, nk, 1.0), *dk = dupload(r, SGLA_BF16, nk, 1.0),
+                 *dv = dupload(r, SGLA_BF16, nv, 1.0), *dout = dalloc((size_t)nv * 2);
+        float *gbuf = dalloc((size_t)(ng + 4) * 4), *dht = dalloc((size_t)ns * 4);
+        tu_fill(r, hg, SGLA_F32, ng, 1.0);
+        for (int64_t i = 0; i < ng; i++) hg[i] = -0.3f * fabsf(hg[i]);
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.q = dq; d.k = dk; d.v = dv; d.o = dout; d.ht = dht; d.dtype = SGLA_BF16;
+        d.B = B; d.T = T; d.H = H; d.K = K; d.V = V; d.stream = stream;
+        for (int pass = 0; pass < 2; pass++) { /* g at gbuf (aligned), then at gbuf + 1 (4 bytes off) */
+            float *dg = gbuf + pass;
+            CK(cudaMemcpy(dg, hg, (size_t)ng * 4, cudaMemcpyHostToDevice));
+            CK(cudaMemset(dout, 0xff, (size_t)nv * 2));
+            CK(cudaMemset(dht, 0xff, (size_t)ns * 4));
+            CK(cudaDeviceSynchronize());
+            d.g = dg;
+            const sgla_status st = sgla_forward(&d, SGLA_BACKEND_CUDA);
+            CK(cudaStreamSynchronize(stream));
+            TU_CHECK(st == SGLA_OK, "%lldx%lldx%lldx%lld g %s: %s (%s)", (long long)B, (long long)T, (long long)H,
+                     (long long)K, pass ? "misaligned" : "aligned", sgla_status_string(st), sgla_last_error());
+            CK(cudaMemcpy(pass ? o2 : o1, dout, (size_t)nv * 2, cudaMemcpyDeviceToHost));
+            CK(cudaMemcpy(pass ? h2 : h1, dht, (size_t)ns * 4, cudaMemcpyDeviceToHost));
+        }
+        double num = 0, den = 0;
+        int finite = 1;
+        for (int64_t i = 0; i < ns; i++) {
+            finite &= isfinite(h1[i]) && isfinite(h2[i]);
+            num += ((double)h1[i] - h2[i]) * ((double)h1[i] - h2[i]);
+            den += (double)h1[i] * h1[i];
+        }
+        const double rel = den > 0 ? sqrt(num / den) : (num > 0 ? 1.0 : 0.0);
+        TU_CHECK(!memcmp(o1, o2, (size_t)nv * 2), "%lldx%lldx%lldx%lld: o by TMA's g and by gate_b's b: bits differ",
+                 (long long)B, (long long)T, (long long)H, (long long)K);
+        TU_CHECK(finite && rel <= 1e-6, "%lldx%lldx%lldx%lld: ht by TMA's g and by gate_b's b: rel %.3g%s", (long long)B,
+                 (long long)T, (long long)H, (long long)K, rel, finite ? "" : " (not finite)");
+        printf("gate g by TMA and by gate_b at %lldx%lldx%lldx%lldx%lld: o same bits, ht rel %.3g\n", (long long)B,
+               (long long)T, (long long)H, (long long)K, (long long)V, rel);
+        cudaFree(dq); cudaFree(dk); cudaFree(dv); cudaFree(dout); cudaFree(gbuf); cudaFree(dht);
+        free(o1); free(o2); free(hg); free(h1); free(h2);
+    }
+}
+
 /* The plain call on the GPUs users own, emulated on this one (sgla_cuda_dev_emulate): compute
  * capability 8.9 with 99 KB a block (RTX 4090, L40S; sm_86 alike), 8.0 with 163 KB (A100).  The
  * mma.sync path takes 16-bit inputs, with one stage of q, k, v at K = 128 where two do not fit;
@@ -789,6 +847,17 @@ int main(void)
         {BF, G, MILD, 1, 4096, 2, 64, 128, 0, 1, 0, 0},
         /* more heads than gate_b's tile takes at once (32) */
         {BF, G, MILD, 1, 200, 40, 64, 64, 1, 1, 0, 0},
+        /* H a multiple of 4: the rows that read b take g by TMA (kparams.gtma), tiles of 4 heads: partial
+         * chunks, packed (a tile reaches into the next sequence), a split, V column blocks, K halves */
+        {BF, G, MILD, 2, 130, 4, 64, 64, 1, 1, 0, 0},
+        {HF, G, MIX30, 1, 1000, 8, 64, 64, 1, 1, 0, 5},
+        {BF, G, NEG30, 1, 4096, 4, 64, 64, 0, 1, 0, 0},
+        {BF, G, MILD, 2, 300, 4, 256, 256, 1, 1, 0, 0},
+        {HF, G, MIX30, 1, 2000, 4, 256, 512, 1, 1, 1, 3},
+        {BF, G, MILD, 1, 4096, 4, 256, 64, 1, 1, 0, 0},
+        {BF, G, MILD, 64, 200, 8, 64, 64, 1, 1, 1, 0},
+        {BF, G, MIX30, 1, 300, 4, 512, 64, 1, 1, 0, 0},
+        {BF, G, MILD, 1, 256, 4, 64, 64, 1, 1, 0, 8, 0, 0, conform_cuts256},
         /* more than 65535 pairs: the grid's z slices (one token each, no states) */
         {BF, G, MILD, 4100, 1, 16, 128, 128, 0, 0, 0, 0},
         /* pairs enough for the persistent grid to be the usual plan (K = 64, on an H200); K = 256 with as many
@@ -907,6 +976,9 @@ int main(void)
         {BF, G, MILD, 1, 1024, 1, 64, 64, 1, 1, 1, 0}, /* sequence split (2 segments) */
         {BF, G, MILD, 1, 100, 2, 96, 48, 1, 1, 1, 2},  /* padded head sizes, in place, varlen */
         {BF, G, MILD, 1, 1200, 2, 64, 64, 0, 0, 0, 100}, /* varlen without states, 200 blocks: longest first */
+        {BF, G, MILD, 1, 1024, 4, 64, 64, 1, 1, 0, 0},   /* g by TMA (H % 4 == 0), a split */
+        {BF, G, MIX30, 1, 300, 4, 256, 64, 1, 1, 0, 3},  /* ... packed, K = 256 */
+        {BF, G, MILD, 16, 130, 4, 64, 64, 1, 1, 0, 0},   /* ... the persistent grid's rows */
     };
     const conform_case *list = small ? smalls : all;
     int nlist = small ? (int)(sizeof smalls / sizeof smalls[0]) : (int)(sizeof all / sizeof all[0]);
@@ -921,6 +993,7 @@ int main(void)
         repeat_bits_g(stream, &r);
         workspace_gate_b(stream, &r);
     }
+    gate_tma_fallback(stream, &r);
     CK(cudaStreamDestroy(stream));
     printf("%d runs\n", n_run);
     return tu_finish("test_gpu_forward");

@@ -52,6 +52,12 @@
 
 /* ---- compile-time shape of one instance ---------------------------------------- */
 
+/* The forward's gate g where the host made g's tensor map (p.gtma): the producer loads the tile of 4
+ * heads x 64 tokens holding its head's gates by TMA, SGLA_GT_SLOTS chunks ahead, and scans it into b
+ * itself, so that no gate_b launch precedes the kernel and no strided loads run in it */
+constexpr int SGLA_GT_SLOTS = 4;
+
+
 template <int KD_, int BV_, int ST_, int NO_, int X_ = 0, int L_ = 0> struct ChunkShape {
     static constexpr int KD = KD_;  /* K */
     static constexpr int BV = BV_;  /* V columns of the block */
@@ -70,6 +76,7 @@ template <int KD_, int BV_, int ST_, int NO_, int X_ = 0, int L_ = 0> struct Chu
     static constexpr int QBYTES = 64 * KD * 2;     /* a 64-token tile of Q or K */
     static constexpr int VBYTES = 64 * BV * 2;     /* a 64-token tile of V or o */
     static constexpr int SBYTES = KD * BV * 2;     /* the state's 16-bit copy */
+    static constexpr int GT = X || KD == 128 ? 0 : SGLA_GT_SLOTS; /* g's TMA ring: the forward's rows that read b */
     /* setmaxnreg shares (the producer needs few): 128 x (40 + NO x OUT + STATE) <= the block's registers */
     static constexpr int REG_PRODUCER = 40;
     static constexpr int REG_OUT = NO == 1 ? 232 : 160;
@@ -97,6 +104,14 @@ template <class Sh, bool W = Sh::X != 0> struct ChunkStage {
 template <class Sh> struct ChunkStage<Sh, true> { /* + w (q in the dq pass, k in the merged pass; 64 x BV) */
     unsigned char q[Sh::QBYTES], k[Sh::QBYTES], v[Sh::VBYTES], w[Sh::VBYTES];
 };
+/* n chunks of g, 4 heads x 64 tokens each, and their mbarriers; none in the instances that never read g
+ * by TMA (last in ChunkSmem: the empty one adds a few bytes of tail) */
+template <int N> struct alignas(128) GateRing {
+    float t[N][64 * 4];
+    uint64_t full[N];
+};
+template <> struct GateRing<0> {
+};
 template <class Sh> struct ChunkSmem {
     using Stage = ChunkStage<Sh>;
     Stage stage[Sh::ST];                    /* TMA tiles of chunk c in stage c % ST */
@@ -107,6 +122,7 @@ template <class Sh> struct ChunkSmem {
     float g[Sh::ST][64];                    /* b of stage s's chunk: cumulative log2 gate, floored */
     float b[Sh::NCW][64];                   /* per consumer warp: b of its current chunk */
     uint64_t full[Sh::ST], empty[Sh::ST];   /* stage mbarriers */
+    GateRing<Sh::GT> gr;                    /* the forward's gate g by TMA (p.gtma) */
 };
 
 /* The opt-in shared-memory limit of a block on sm_90. */
@@ -117,6 +133,7 @@ template <class Sh> struct ChunkSmemChecks {
     static_assert(sizeof(typename M::Stage) % 1024 == 0, "stages keep 1 KB alignment");
     static_assert(offsetof(M, S) % 1024 == 0 && offsetof(M, o) % 1024 == 0, "S_s and o tiles 1 KB aligned");
     static_assert(offsetof(M, full) % 8 == 0, "mbarriers 8-byte aligned");
+    static_assert(Sh::GT == 0 || offsetof(M, gr) % 128 == 0, "gr: TMA destinations");
     static_assert(sizeof(M) <= SGLA_SM90_SMEM_MAX, "one block's shared memory fits an SM");
     static constexpr bool ok = true;
 };
@@ -301,7 +318,7 @@ static __device__ __forceinline__ int chunk_work(const sgla_kparams &p, ChunkWor
 
 /* Shared addresses of the block's arrays. */
 struct ChunkAddr {
-    uint32_t stage, S, full, empty;
+    uint32_t stage, S, full, empty, gfull;
 };
 template <class Sh> static __device__ __forceinline__ uint32_t stage_q(const ChunkAddr &a, int s)
 {
@@ -440,8 +457,27 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         if (wt) sgla_tma_prefetch_map(&tm.w);
     }
     float gr0 = 0.f, gr1 = 0.f; /* g of rows lane, lane + 32 of the next chunk */
-    if (GB && w.gg) sgla_griddep_wait(); /* b: gate_b's, this kernel launched while it ran */
-    if (w.gg && w.nchunks > 0) load_gate<GB>(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
+    /* GT: g's tiles by TMA into the gt ring, SGLA_GT_SLOTS chunks ahead (SGLA_GT_SLOTS), the slot and
+     * parity counted on across a persistent grid's items as the stages are */
+    static_assert(!(GB && BW == 0) || Sh::GT == SGLA_GT_SLOTS, "the forward's rows that read b have the ring");
+    const bool gt = GB && BW == 0 && p.gtma && w.gg;
+    const int hq = (int)(w.h & 3); /* this head's column of a tile */
+    const auto gt_load = [&](int c) {
+        const int gs = (g0 + c) % SGLA_GT_SLOTS;
+        sgla_mbar_arrive_tx(a.gfull + 8 * gs, 64 * 4 * 4);
+        sgla_tma_load3(sgla_smem_u32(&sm.gr) + gs * 1024, &tm.g, (int)(w.h - hq), (int)(w.t0 + (int64_t)chunk_index<BW>(w, c) * 64),
+                       tb, a.gfull + 8 * gs);
+    };
+    if (gt) {
+        if (lane == 0) {
+            sgla_tma_prefetch_map(&tm.g);
+            sgla_fence_proxy_async(); /* a persistent grid's previous item read these slots */
+            for (int c = 0; c < SGLA_GT_SLOTS && c < w.nchunks; c++) gt_load(c);
+        }
+    } else {
+        if (GB && w.gg) sgla_griddep_wait(); /* b: gate_b's, this kernel launched while it ran */
+        if (w.gg && w.nchunks > 0) load_gate<GB>(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
+    }
     int s = g0 % Sh::ST; /* g0: the chunks this block walked before this item (a persistent grid) */
     for (int c = 0; c < w.nchunks; c++) {
         const int gc = g0 + c;
@@ -493,7 +529,21 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
                 for (int b = 0; b < Sh::BV / 64; b++)
                     sgla_tma_load4(vs + Sh::VBYTES + b * 8192, &tm.w, w.v0 + 64 * b, th, tt, tb, full);
         }
-        if (w.gg) {
+        if (gt) { /* b from chunk c's tile (rows past the chunk's end: 0, as load_gate's), its slot then refilled */
+            const int gs = gc % SGLA_GT_SLOTS;
+            sgla_mbar_wait(a.gfull + 8 * gs, (uint32_t)((gc / SGLA_GT_SLOTS) & 1));
+            const float *gtile = (const float *)&sm.gr + gs * 256;
+            float x0 = lane < cl ? gtile[4 * lane + hq] : 0.f;
+            float x1 = lane + 32 < cl ? gtile[4 * (lane + 32) + hq] : 0.f;
+            chunk_gate_b(x0, x1, lane);
+            sm.g[s][lane] = x0;
+            sm.g[s][lane + 32] = x1;
+            __syncwarp(); /* every lane has read the slot */
+            if (lane == 0 && c + SGLA_GT_SLOTS < w.nchunks) {
+                sgla_fence_proxy_async(); /* those reads before the TMA's writes */
+                gt_load(c + SGLA_GT_SLOTS);
+            }
+        } else if (w.gg) {
             /* PS: b, the chunk-local cumulative log2 gate (floored), made here once rather than by every
              * consumer warp on its way into the chunk; else g as it is (or b, GB with p.gb) */
             float x0 = gr0, x1 = gr1;
@@ -502,7 +552,7 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
             sm.g[s][lane + 32] = x1;
         }
         if (w.gg || p.cu) sgla_mbar_arrive(full); /* release: this lane's stores above */
-        if (w.gg && c + 1 < w.nchunks) load_gate<GB>(p, w, chunk_index<BW>(w, c + 1), lane, gr0, gr1);
+        if (!gt && w.gg && c + 1 < w.nchunks) load_gate<GB>(p, w, chunk_index<BW>(w, c + 1), lane, gr0, gr1);
         s = s + 1 == Sh::ST ? 0 : s + 1;
     }
 }
@@ -1223,6 +1273,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
     a.S = sgla_smem_u32(sm.S);
     a.full = sgla_smem_u32(sm.full);
     a.empty = sgla_smem_u32(sm.empty);
+    a.gfull = sgla_smem_u32(&sm.gr) + SGLA_GT_SLOTS * 1024; /* (gr.full where GT) */
 
     if (tid == 0) {
         if (a.stage & 1023) __trap(); /* the 128-byte swizzle needs 1 KB-aligned tiles */
@@ -1232,6 +1283,8 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
             sgla_mbar_init(a.full + 8 * i, (PT ? p.gmode == SGLA_GATE_G : w.gg != nullptr) || p.cu ? 33 : 1);
             sgla_mbar_init(a.empty + 8 * i, 256); /* every consumer thread of a stage */
         }
+        if (Sh::GT && GB && BW == 0)
+            for (int i = 0; i < SGLA_GT_SLOTS; i++) sgla_mbar_init(a.gfull + 8 * i, 1); /* the producer's TMA of g */
         sgla_mbar_init_fence();
     }
     __syncthreads(); /* the only block-wide barrier: the mbarriers exist */

@@ -652,6 +652,7 @@ static sgla_status tma_maps_dims(const sgla_kparams *p, sgla_dtype dt, sgla_tmap
     } t[6] = {{&m->q, p->q, kt, "q"}, {&m->k, p->k, kt, "k"}, {&m->v, p->v, vt, "v"},
               {&m->o, p->o, vt, "o"}, {&m->w, p->kw, vt, "k (merged pass)"}, {&m->o2, p->o2, kt, "dv (merged pass)"}};
     memset(&m->w, 0, sizeof m->w);
+    memset(&m->g, 0, sizeof m->g);
     memset(&m->o2, 0, sizeof m->o2);
     for (int i = 0; i < 6; i++) {
         if (i >= 4 && !t[i].ptr) continue;
@@ -668,6 +669,20 @@ static sgla_status tma_maps_dims(const sgla_kparams *p, sgla_dtype dt, sgla_tmap
                              t[i].name, (long long)t[i].d, (long long)p->H, (long long)p->T, (long long)nb, (int)r);
     }
     return SGLA_OK;
+}
+/* Gate g as a (head, token, batch) fp32 tensor, boxes of 4 heads x 64 tokens (16 bytes x 64 rows, no
+ * swizzle; tokens past T read as zero), for the forward's instances that read b (kparams.gtma): 0 where
+ * the tensor cannot be a TMA source (H not a multiple of 4, g not 16-byte aligned: gate_b then makes b) */
+static int tma_gate_map(const sgla_kparams *p, sgla_tmaps *m)
+{
+    if (!tma_encode || !p->g || p->H % 4 || ((uintptr_t)p->g & 15)) return 0;
+    const int64_t nb = p->cu ? 1 : p->N;
+    const cuuint64_t dim[3] = {(cuuint64_t)p->H, (cuuint64_t)p->T, (cuuint64_t)nb};
+    const cuuint64_t str[2] = {(cuuint64_t)(p->H * 4), (cuuint64_t)(p->T * p->H * 4)};
+    const cuuint32_t box[3] = {4, 64, 1}, one[3] = {1, 1, 1};
+    return tma_encode(&m->g, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, (void *)p->g, dim, str, box, one,
+                      CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m)
 {
@@ -997,7 +1012,8 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
     if (pl.gb_ld) { /* before the sequence order: gate_b reads the offsets as given */
         p.gb = (const float *)((char *)ws + pl.gb_off);
         p.gb_ld = pl.gb_ld;
-        rc = sgla_gate_b_launch(&p, pl.sms, st);
+        p.gtma = tma_gate_map(&p, &tm); /* else b from gate_b */
+        if (!p.gtma) rc = sgla_gate_b_launch(&p, pl.sms, st);
     }
     if (rc == SGLA_OK && pl.order) {
         p.cu = (const int64_t *)ws;
@@ -1007,7 +1023,7 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
         rc = e != cudaSuccess ? sgla_fail(SGLA_ERR_CUDA, "launch of the sequence order: %s", cudaGetErrorString(e))
                               : launch_chunk(k, pl.row, &p, &tm, st);
     } else if (rc == SGLA_OK) {
-        const int after_gb = pl.gb_ld != 0;
+        const int after_gb = pl.gb_ld != 0 && !p.gtma;
         rc = pl.nseg == 1 ? launch_chunk(k, pl.row, &p, &tm, st, after_gb, pl.persist)
                           : run_split(k, pl.row, &pl, p, &tm, ws, st, 0, after_gb);
     }

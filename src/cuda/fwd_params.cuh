@@ -94,6 +94,9 @@ typedef struct sgla_kparams {
      * gb[h gb_ld + r] (gate_b.cu), or NULL: the kernel scans g */
     const float *gb;
     int64_t gb_ld;
+    /* gate g in the forward's instances that read b: 1 where the host made g's tensor map (tmaps.g; H a
+     * multiple of 4, g 16-byte aligned), which their producer then loads and scans instead of gb */
+    int gtma;
     /* a persistent grid's items, (sequence, head) pairs (the instances with PT walk items blockIdx.x,
      * + gridDim.x, ...); 0 elsewhere */
     int64_t items;
@@ -132,6 +135,7 @@ static __device__ __forceinline__ void sgla_trace_mark(const sgla_kparams &p, un
  * parameter space). */
 typedef struct sgla_tmaps {
     CUtensorMap q, k, v, o, w, o2;
+    CUtensorMap g; /* gate g as (head, token, batch) fp32, boxes of 4 heads x 64 tokens (kparams.gtma) */
 } sgla_tmaps;
 
 #ifdef __CUDACC__

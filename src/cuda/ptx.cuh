@@ -177,6 +177,15 @@ static __device__ __forceinline__ void sgla_fence_proxy_async(void)
 /* ---- TMA (cp.async.bulk.tensor) ------------------------------------------------- */
 
 /* box (c0, c1, c2, c3) of a 4-D tensor map into shared memory; completes on mbar */
+static __device__ __forceinline__ void sgla_tma_load3(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2,
+                                                      uint32_t mbar)
+{
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(mbar)
+                 : "memory");
+}
+
 static __device__ __forceinline__ void sgla_tma_load4(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2,
                                                       int c3, uint32_t mbar)
 {

@@ -52,11 +52,6 @@
 
 /* ---- compile-time shape of one instance ---------------------------------------- */
 
-/* The forward's gate g where the host made g's tensor map (p.gtma): the producer loads the tile of 4
- * heads x 64 tokens holding its head's gates by TMA, SGLA_GT_SLOTS chunks ahead, and scans it into b
- * itself, so that no gate_b launch precedes the kernel and no strided loads run in it */
-constexpr int SGLA_GT_SLOTS = 4;
-
 
 template <int KD_, int BV_, int ST_, int NO_, int X_ = 0, int L_ = 0> struct ChunkShape {
     static constexpr int KD = KD_;  /* K */
@@ -76,9 +71,12 @@ template <int KD_, int BV_, int ST_, int NO_, int X_ = 0, int L_ = 0> struct Chu
     static constexpr int QBYTES = 64 * KD * 2;     /* a 64-token tile of Q or K */
     static constexpr int VBYTES = 64 * BV * 2;     /* a 64-token tile of V or o */
     static constexpr int SBYTES = KD * BV * 2;     /* the state's 16-bit copy */
-    static constexpr int GT = X || KD == 128 ? 0 : SGLA_GT_SLOTS; /* g's TMA ring: the forward's rows that read b */
+    /* the forward's gate g where the host made g's map (p.gtma): a ring of g's tiles (4 heads x 64 tokens), a
+     * slot a stage, which the producer loads and scans into b itself, so that no gate_b launch precedes the
+     * kernel and no strided loads run in it (chunk_producer); none in the rows that never read b */
+    static constexpr int GT = X || KD == 128 ? 0 : ST;
     /* setmaxnreg shares (the producer needs few): 128 x (40 + NO x OUT + STATE) <= the block's registers */
-    static constexpr int REG_PRODUCER = 40;
+    static constexpr int REG_PRODUCER = NO == 2 && !X ? 56 : 40; /* K = 64: its loop of g by TMA beside b's (the register file allows) */
     static constexpr int REG_OUT = NO == 1 ? 232 : 160;
     static constexpr int REG_STATE = NO == 1 ? 232 : 136;
 
@@ -456,34 +454,9 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         sgla_tma_prefetch_map(&tm.v);
         if (wt) sgla_tma_prefetch_map(&tm.w);
     }
-    float gr0 = 0.f, gr1 = 0.f; /* g of rows lane, lane + 32 of the next chunk */
-    /* GT: g's tiles by TMA into the gt ring, SGLA_GT_SLOTS chunks ahead (SGLA_GT_SLOTS), the slot and
-     * parity counted on across a persistent grid's items as the stages are */
-    static_assert(!(GB && BW == 0) || Sh::GT == SGLA_GT_SLOTS, "the forward's rows that read b have the ring");
-    const bool gt = GB && BW == 0 && p.gtma && w.gg;
-    const int hq = (int)(w.h & 3); /* this head's column of a tile */
-    const auto gt_load = [&](int c) {
-        const int gs = (g0 + c) % SGLA_GT_SLOTS;
-        sgla_mbar_arrive_tx(a.gfull + 8 * gs, 64 * 4 * 4);
-        sgla_tma_load3(sgla_smem_u32(&sm.gr) + gs * 1024, &tm.g, (int)(w.h - hq), (int)(w.t0 + (int64_t)chunk_index<BW>(w, c) * 64),
-                       tb, a.gfull + 8 * gs);
-    };
-    if (gt) {
-        if (lane == 0) {
-            sgla_tma_prefetch_map(&tm.g);
-            sgla_fence_proxy_async(); /* a persistent grid's previous item read these slots */
-            for (int c = 0; c < SGLA_GT_SLOTS && c < w.nchunks; c++) gt_load(c);
-        }
-    } else {
-        if (GB && w.gg) sgla_griddep_wait(); /* b: gate_b's, this kernel launched while it ran */
-        if (w.gg && w.nchunks > 0) load_gate<GB>(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
-    }
-    int s = g0 % Sh::ST; /* g0: the chunks this block walked before this item (a persistent grid) */
-    for (int c = 0; c < w.nchunks; c++) {
-        const int gc = g0 + c;
-        if (lane == 0) chunk_trace<BW>(p, 3, c, 0);
-        if (gc >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((gc / Sh::ST - 1) & 1));
-        if (lane == 0) chunk_trace<BW>(p, 3, c, 1);
+    /* stage s's tiles of chunk c (index ci, cl rows) on their way: TMA, or a packed sequence's last chunk by the
+     * lanes */
+    const auto issue = [&](int c, int s) {
         const uint32_t qs = stage_q<Sh>(a, s), ks = qs + Sh::QBYTES, vs = ks + Sh::QBYTES;
         const uint32_t full = a.full + 8 * s;
         const int ci = chunk_index<BW>(w, c);
@@ -529,21 +502,55 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
                 for (int b = 0; b < Sh::BV / 64; b++)
                     sgla_tma_load4(vs + Sh::VBYTES + b * 8192, &tm.w, w.v0 + 64 * b, th, tt, tb, full);
         }
-        if (gt) { /* b from chunk c's tile (rows past the chunk's end: 0, as load_gate's), its slot then refilled */
-            const int gs = gc % SGLA_GT_SLOTS;
-            sgla_mbar_wait(a.gfull + 8 * gs, (uint32_t)((gc / SGLA_GT_SLOTS) & 1));
-            const float *gtile = (const float *)&sm.gr + gs * 256;
-            float x0 = lane < cl ? gtile[4 * lane + hq] : 0.f;
-            float x1 = lane + 32 < cl ? gtile[4 * (lane + 32) + hq] : 0.f;
-            chunk_gate_b(x0, x1, lane);
-            sm.g[s][lane] = x0;
-            sm.g[s][lane + 32] = x1;
-            __syncwarp(); /* every lane has read the slot */
-            if (lane == 0 && c + SGLA_GT_SLOTS < w.nchunks) {
-                sgla_fence_proxy_async(); /* those reads before the TMA's writes */
-                gt_load(c + SGLA_GT_SLOTS);
+    };
+    /* GT (the forward's rows that read b, where the host made g's map): chunk c's tile of g by TMA into ring
+     * slot s, issued ahead of its stage's tiles, so that it lands first; the producer scans it into b once
+     * the tile is there and then refills stage s with chunk c + ST.  Every wait but the stage's empty one
+     * is thus for a tile issued a whole pipeline earlier (a ring of fewer slots than stages held the
+     * producer to its length: the tiles queue behind the stages in flight) */
+    if constexpr (GB && BW == 0) {
+        static_assert(Sh::GT == Sh::ST, "the ring: a slot a stage");
+        if (p.gtma && w.gg) {
+            const int hq = (int)(w.h & 3); /* this head's column of a tile */
+            const auto issue_gt = [&](int c) {
+                const int gc = g0 + c, s = gc % Sh::ST;
+                if (gc >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((gc / Sh::ST - 1) & 1));
+                if (lane == 0) {
+                    sgla_fence_proxy_async(); /* the lanes' reads of the slot before the TMA's writes */
+                    sgla_mbar_arrive_tx(a.gfull + 8 * s, 64 * 4 * 4);
+                    sgla_tma_load3(sgla_smem_u32(&sm.gr) + s * 1024, &tm.g, (int)(w.h - hq),
+                                   (int)(w.t0 + (int64_t)chunk_index<BW>(w, c) * 64), tb, a.gfull + 8 * s);
+                }
+                issue(c, s);
+            };
+            if (lane == 0) sgla_tma_prefetch_map(&tm.g);
+            for (int c = 0; c < Sh::ST && c < w.nchunks; c++) issue_gt(c);
+            for (int c = 0; c < w.nchunks; c++) {
+                const int gc = g0 + c, s = gc % Sh::ST, cl = chunk_rows(w.len, chunk_index<BW>(w, c));
+                sgla_mbar_wait(a.gfull + 8 * s, (uint32_t)((gc / Sh::ST) & 1));
+                const float *t = (const float *)&sm.gr + s * 256; /* rows past the chunk's end: 0, as load_gate's */
+                float x0 = lane < cl ? t[4 * lane + hq] : 0.f, x1 = lane + 32 < cl ? t[4 * (lane + 32) + hq] : 0.f;
+                chunk_gate_b(x0, x1, lane);
+                sm.g[s][lane] = x0;
+                sm.g[s][lane + 32] = x1;
+                sgla_mbar_arrive(a.full + 8 * s); /* release: this lane's stores above */
+                __syncwarp();                     /* every lane has read the slot */
+                if (c + Sh::ST < w.nchunks) issue_gt(c + Sh::ST);
             }
-        } else if (w.gg) {
+            return;
+        }
+    }
+    float gr0 = 0.f, gr1 = 0.f; /* g of rows lane, lane + 32 of the next chunk */
+    if (GB && w.gg) sgla_griddep_wait(); /* b: gate_b's, this kernel launched while it ran */
+    if (w.gg && w.nchunks > 0) load_gate<GB>(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
+    int s = g0 % Sh::ST; /* g0: the chunks this block walked before this item (a persistent grid) */
+    for (int c = 0; c < w.nchunks; c++) {
+        const int gc = g0 + c;
+        if (lane == 0) chunk_trace<BW>(p, 3, c, 0);
+        if (gc >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((gc / Sh::ST - 1) & 1));
+        if (lane == 0) chunk_trace<BW>(p, 3, c, 1);
+        issue(c, s);
+        if (w.gg) {
             /* PS: b, the chunk-local cumulative log2 gate (floored), made here once rather than by every
              * consumer warp on its way into the chunk; else g as it is (or b, GB with p.gb) */
             float x0 = gr0, x1 = gr1;
@@ -551,8 +558,8 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
             sm.g[s][lane] = x0;
             sm.g[s][lane + 32] = x1;
         }
-        if (w.gg || p.cu) sgla_mbar_arrive(full); /* release: this lane's stores above */
-        if (!gt && w.gg && c + 1 < w.nchunks) load_gate<GB>(p, w, chunk_index<BW>(w, c + 1), lane, gr0, gr1);
+        if (w.gg || p.cu) sgla_mbar_arrive(a.full + 8 * s); /* release: this lane's stores above */
+        if (w.gg && c + 1 < w.nchunks) load_gate<GB>(p, w, chunk_index<BW>(w, c + 1), lane, gr0, gr1);
         s = s + 1 == Sh::ST ? 0 : s + 1;
     }
 }
@@ -1273,7 +1280,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
     a.S = sgla_smem_u32(sm.S);
     a.full = sgla_smem_u32(sm.full);
     a.empty = sgla_smem_u32(sm.empty);
-    a.gfull = sgla_smem_u32(&sm.gr) + SGLA_GT_SLOTS * 1024; /* (gr.full where GT) */
+    a.gfull = sgla_smem_u32(&sm.gr) + Sh::GT * 1024; /* (gr.full where GT) */
 
     if (tid == 0) {
         if (a.stage & 1023) __trap(); /* the 128-byte swizzle needs 1 KB-aligned tiles */
@@ -1284,7 +1291,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
             sgla_mbar_init(a.empty + 8 * i, 256); /* every consumer thread of a stage */
         }
         if (Sh::GT && GB && BW == 0)
-            for (int i = 0; i < SGLA_GT_SLOTS; i++) sgla_mbar_init(a.gfull + 8 * i, 1); /* the producer's TMA of g */
+            for (int i = 0; i < Sh::GT; i++) sgla_mbar_init(a.gfull + 8 * i, 1); /* the producer's TMA of g */
         sgla_mbar_init_fence();
     }
     __syncthreads(); /* the only block-wide barrier: the mbarriers exist */
@@ -1371,7 +1378,8 @@ constexpr int local_stages(const sgla_chunk_config c)
     const int q = 64 * c.K * 2, v = 64 * c.bv * 2, no = c.out_wgs;
     const int fixed = 2 * no * 1024 + no * 1024 + 64 * 4 * 4 * (no + 1);
     int st = c.stages;
-    while ((st + 1) * (2 * q + v + 64 * 4 + 16) + fixed <= (int)SGLA_SM90_SMEM_MAX) st++;
+    const int ring = sgla_row_reads_b(c.K, false) ? 1024 + 8 : 0; /* g's tile a stage (ChunkShape::GT) */
+    while ((st + 1) * (2 * q + v + 64 * 4 + 16 + ring) + fixed <= (int)SGLA_SM90_SMEM_MAX) st++;
     return st;
 }
 template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void)

@@ -71,10 +71,11 @@ template <int KD_, int BV_, int ST_, int NO_, int X_ = 0, int L_ = 0> struct Chu
     static constexpr int QBYTES = 64 * KD * 2;     /* a 64-token tile of Q or K */
     static constexpr int VBYTES = 64 * BV * 2;     /* a 64-token tile of V or o */
     static constexpr int SBYTES = KD * BV * 2;     /* the state's 16-bit copy */
-    /* the forward's gate g where the host made g's map (p.gtma): a ring of g's tiles (4 heads x 64 tokens), a
-     * slot a stage, which the producer loads and scans into b itself, so that no gate_b launch precedes the
-     * kernel and no strided loads run in it (chunk_producer); none in the rows that never read b */
-    static constexpr int GT = X || KD == 128 ? 0 : ST;
+    /* K = 64's forward with gate g where the host made g's map (p.gtma): a ring of g's tiles (4 heads x 64
+     * tokens), two slots more than stages, which the producer loads and scans into b itself, so that no
+     * gate_b launch precedes the kernel and no strided loads run in it (chunk_producer).  K = 256 keeps
+     * gate_b: its gate g costs ~1 % over g_gamma, and its producer spilled with the ring's loop */
+    static constexpr int GT = X || !sgla_row_gate_tma(KD) ? 0 : ST + 2;
     /* setmaxnreg shares (the producer needs few): 128 x (40 + NO x OUT + STATE) <= the block's registers */
     static constexpr int REG_PRODUCER = NO == 2 && !X ? 56 : 40; /* K = 64: its loop of g by TMA beside b's (the register file allows) */
     static constexpr int REG_OUT = NO == 1 ? 232 : 160;
@@ -503,46 +504,32 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
                     sgla_tma_load4(vs + Sh::VBYTES + b * 8192, &tm.w, w.v0 + 64 * b, th, tt, tb, full);
         }
     };
-    /* GT (the forward's rows that read b, where the host made g's map): chunk c's tile of g by TMA into ring
-     * slot s, issued ahead of its stage's tiles, so that it lands first; the producer scans it into b once
-     * the tile is there and then refills stage s with chunk c + ST.  Every wait but the stage's empty one
-     * is thus for a tile issued a whole pipeline earlier (a ring of fewer slots than stages held the
-     * producer to its length: the tiles queue behind the stages in flight) */
-    if constexpr (GB && BW == 0) {
-        static_assert(Sh::GT == Sh::ST, "the ring: a slot a stage");
-        if (p.gtma && w.gg) {
-            const int hq = (int)(w.h & 3); /* this head's column of a tile */
-            const auto issue_gt = [&](int c) {
-                const int gc = g0 + c, s = gc % Sh::ST;
-                if (gc >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((gc / Sh::ST - 1) & 1));
-                if (lane == 0) {
-                    sgla_fence_proxy_async(); /* the lanes' reads of the slot before the TMA's writes */
-                    sgla_mbar_arrive_tx(a.gfull + 8 * s, 64 * 4 * 4);
-                    sgla_tma_load3(sgla_smem_u32(&sm.gr) + s * 1024, &tm.g, (int)(w.h - hq),
-                                   (int)(w.t0 + (int64_t)chunk_index<BW>(w, c) * 64), tb, a.gfull + 8 * s);
-                }
-                issue(c, s);
-            };
-            if (lane == 0) sgla_tma_prefetch_map(&tm.g);
-            for (int c = 0; c < Sh::ST && c < w.nchunks; c++) issue_gt(c);
-            for (int c = 0; c < w.nchunks; c++) {
-                const int gc = g0 + c, s = gc % Sh::ST, cl = chunk_rows(w.len, chunk_index<BW>(w, c));
-                sgla_mbar_wait(a.gfull + 8 * s, (uint32_t)((gc / Sh::ST) & 1));
-                const float *t = (const float *)&sm.gr + s * 256; /* rows past the chunk's end: 0, as load_gate's */
-                float x0 = lane < cl ? t[4 * lane + hq] : 0.f, x1 = lane + 32 < cl ? t[4 * (lane + 32) + hq] : 0.f;
-                chunk_gate_b(x0, x1, lane);
-                sm.g[s][lane] = x0;
-                sm.g[s][lane + 32] = x1;
-                sgla_mbar_arrive(a.full + 8 * s); /* release: this lane's stores above */
-                __syncwarp();                     /* every lane has read the slot */
-                if (c + Sh::ST < w.nchunks) issue_gt(c + Sh::ST);
-            }
-            return;
-        }
-    }
+    /* GT (K = 64's forward, where the host made g's map: p.gtma): chunk c's tile of g by TMA into ring slot
+     * c % GT, issued GT chunks ahead, which the producer scans into b itself once it has issued stage c's
+     * tiles; it then refills the slot with chunk c + GT.  A tile queues behind the stages in flight, so the
+     * ring is deeper than the stages (four slots with six or eight stages held the producer to the ring:
+     * docs/perf.md, session 35) */
     float gr0 = 0.f, gr1 = 0.f; /* g of rows lane, lane + 32 of the next chunk */
-    if (GB && w.gg) sgla_griddep_wait(); /* b: gate_b's, this kernel launched while it ran */
-    if (w.gg && w.nchunks > 0) load_gate<GB>(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
+    constexpr bool GT = Sh::GT > 0 && GB && BW == 0;
+    constexpr int RG = GT ? Sh::GT : 1; /* (1 where there is no ring) */
+    const bool gt = GT && p.gtma && w.gg;
+    const int hq = (int)(w.h & 3); /* this head's column of a tile */
+    const auto gt_load = [&](int c) {
+        const int r = (g0 + c) % RG;
+        sgla_mbar_arrive_tx(a.gfull + 8 * r, 64 * 4 * 4);
+        sgla_tma_load3(sgla_smem_u32(&sm.gr) + r * 1024, &tm.g, (int)(w.h - hq),
+                       (int)(w.t0 + (int64_t)chunk_index<BW>(w, c) * 64), tb, a.gfull + 8 * r);
+    };
+    if (gt) {
+        if (lane == 0) {
+            sgla_tma_prefetch_map(&tm.g);
+            sgla_fence_proxy_async(); /* a persistent grid's previous item read these slots */
+            for (int c = 0; c < RG && c < w.nchunks; c++) gt_load(c);
+        }
+    } else {
+        if (GB && w.gg) sgla_griddep_wait(); /* b: gate_b's, this kernel launched while it ran */
+        if (w.gg && w.nchunks > 0) load_gate<GB>(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
+    }
     int s = g0 % Sh::ST; /* g0: the chunks this block walked before this item (a persistent grid) */
     for (int c = 0; c < w.nchunks; c++) {
         const int gc = g0 + c;
@@ -550,7 +537,20 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         if (gc >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((gc / Sh::ST - 1) & 1));
         if (lane == 0) chunk_trace<BW>(p, 3, c, 1);
         issue(c, s);
-        if (w.gg) {
+        if (GT && gt) { /* rows past the chunk's end: 0, as load_gate's */
+            const int r = gc % RG, cl = chunk_rows(w.len, chunk_index<BW>(w, c));
+            sgla_mbar_wait(a.gfull + 8 * r, (uint32_t)((gc / RG) & 1));
+            const float *t = (const float *)&sm.gr + r * 256;
+            float x0 = lane < cl ? t[4 * lane + hq] : 0.f, x1 = lane + 32 < cl ? t[4 * (lane + 32) + hq] : 0.f;
+            chunk_gate_b(x0, x1, lane);
+            sm.g[s][lane] = x0;
+            sm.g[s][lane + 32] = x1;
+            __syncwarp(); /* every lane has read the slot */
+            if (lane == 0 && c + RG < w.nchunks) {
+                sgla_fence_proxy_async(); /* those reads before the TMA's writes */
+                gt_load(c + RG);
+            }
+        } else if (w.gg) {
             /* PS: b, the chunk-local cumulative log2 gate (floored), made here once rather than by every
              * consumer warp on its way into the chunk; else g as it is (or b, GB with p.gb) */
             float x0 = gr0, x1 = gr1;
@@ -559,7 +559,7 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
             sm.g[s][lane + 32] = x1;
         }
         if (w.gg || p.cu) sgla_mbar_arrive(a.full + 8 * s); /* release: this lane's stores above */
-        if (w.gg && c + 1 < w.nchunks) load_gate<GB>(p, w, chunk_index<BW>(w, c + 1), lane, gr0, gr1);
+        if (!gt && w.gg && c + 1 < w.nchunks) load_gate<GB>(p, w, chunk_index<BW>(w, c + 1), lane, gr0, gr1);
         s = s + 1 == Sh::ST ? 0 : s + 1;
     }
 }
@@ -1378,8 +1378,8 @@ constexpr int local_stages(const sgla_chunk_config c)
     const int q = 64 * c.K * 2, v = 64 * c.bv * 2, no = c.out_wgs;
     const int fixed = 2 * no * 1024 + no * 1024 + 64 * 4 * 4 * (no + 1);
     int st = c.stages;
-    const int ring = sgla_row_reads_b(c.K, false) ? 1024 + 8 : 0; /* g's tile a stage (ChunkShape::GT) */
-    while ((st + 1) * (2 * q + v + 64 * 4 + 16 + ring) + fixed <= (int)SGLA_SM90_SMEM_MAX) st++;
+    const int ring = sgla_row_gate_tma(c.K) ? 1024 + 8 : 0; /* g's ring, ChunkShape::GT = ST + 2 slots */
+    while ((st + 1) * (2 * q + v + 64 * 4 + 16 + ring) + 2 * ring + fixed <= (int)SGLA_SM90_SMEM_MAX) st++;
     return st;
 }
 template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void)

@@ -671,8 +671,9 @@ static sgla_status tma_maps_dims(const sgla_kparams *p, sgla_dtype dt, sgla_tmap
     return SGLA_OK;
 }
 /* Gate g as a (head, token, batch) fp32 tensor, boxes of 4 heads x 64 tokens (16 bytes x 64 rows, no
- * swizzle; tokens past T read as zero), for the forward's instances that read b (kparams.gtma): 0 where
- * the tensor cannot be a TMA source (H not a multiple of 4, g not 16-byte aligned: gate_b then makes b) */
+ * swizzle; tokens past T read as zero), for the forward's row that loads g itself (sgla_row_gate_tma,
+ * kparams.gtma): 0 where the tensor cannot be a TMA source (H not a multiple of 4, g not 16-byte aligned:
+ * gate_b then makes b) */
 static int tma_gate_map(const sgla_kparams *p, sgla_tmaps *m)
 {
     if (!tma_encode || !p->g || p->H % 4 || ((uintptr_t)p->g & 15)) return 0;
@@ -1012,7 +1013,7 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
     if (pl.gb_ld) { /* before the sequence order: gate_b reads the offsets as given */
         p.gb = (const float *)((char *)ws + pl.gb_off);
         p.gb_ld = pl.gb_ld;
-        p.gtma = tma_gate_map(&p, &tm); /* else b from gate_b */
+        p.gtma = sgla_row_gate_tma(sgla_chunk_configs[pl.row].K) && tma_gate_map(&p, &tm); /* else b from gate_b */
         if (!p.gtma) rc = sgla_gate_b_launch(&p, pl.sms, st);
     }
     if (rc == SGLA_OK && pl.order) {

@@ -688,10 +688,11 @@ static void workspace_gate_b(cudaStream_t stream, tu_rng *r)
     }
 }
 
-/* Gate g with H a multiple of 4 is read by TMA where g is 16-byte aligned (kparams.gtma) and through
- * gate_b.cu's b otherwise: the same gates at an aligned and a misaligned address give o in the same bits
- * (b of every row a sequence has is the same scan of the same values) and ht within fp32 rounding (past
- * a partial chunk's end the TMA path scans zeros where gate_b repeats the last b) */
+/* Gate g at K = 64 with H a multiple of 4 is read by TMA where g is 16-byte aligned (kparams.gtma) and
+ * through gate_b.cu's b otherwise: the same gates at an aligned and a misaligned address give o in the
+ * same bits (b of every row a sequence has is the same scan of the same values) and ht within fp32
+ * rounding (past a partial chunk's end the TMA path scans zeros where gate_b repeats the last b).  K = 256
+ * reads gate_b's b either way: the same bits again */
 static void gate_tma_fallback(cudaStream_t stream, tu_rng *r)
 {
     if (!hopper_kernels) {
@@ -847,8 +848,9 @@ int main(void)
         {BF, G, MILD, 1, 4096, 2, 64, 128, 0, 1, 0, 0},
         /* more heads than gate_b's tile takes at once (32) */
         {BF, G, MILD, 1, 200, 40, 64, 64, 1, 1, 0, 0},
-        /* H a multiple of 4: the rows that read b take g by TMA (kparams.gtma), tiles of 4 heads: partial
-         * chunks, packed (a tile reaches into the next sequence), a split, V column blocks, K halves */
+        /* H a multiple of 4: K = 64 takes g by TMA (kparams.gtma), tiles of 4 heads: partial chunks, packed (a
+         * tile reaches into the next sequence), the persistent grid; a split, K = 256 (V column blocks, K
+         * halves) b from gate_b as before */
         {BF, G, MILD, 2, 130, 4, 64, 64, 1, 1, 0, 0},
         {HF, G, MIX30, 1, 1000, 8, 64, 64, 1, 1, 0, 5},
         {BF, G, NEG30, 1, 4096, 4, 64, 64, 0, 1, 0, 0},
@@ -976,7 +978,7 @@ int main(void)
         {BF, G, MILD, 1, 1024, 1, 64, 64, 1, 1, 1, 0}, /* sequence split (2 segments) */
         {BF, G, MILD, 1, 100, 2, 96, 48, 1, 1, 1, 2},  /* padded head sizes, in place, varlen */
         {BF, G, MILD, 1, 1200, 2, 64, 64, 0, 0, 0, 100}, /* varlen without states, 200 blocks: longest first */
-        {BF, G, MILD, 1, 1024, 4, 64, 64, 1, 1, 0, 0},   /* g by TMA (H % 4 == 0), a split */
+        {BF, G, MILD, 1, 1024, 4, 64, 64, 1, 1, 0, 0},   /* H % 4 == 0: g by TMA, and a split's b from gate_b */
         {BF, G, MIX30, 1, 300, 4, 256, 64, 1, 1, 0, 3},  /* ... packed, K = 256 */
         {BF, G, MILD, 16, 130, 4, 64, 64, 1, 1, 0, 0},   /* ... the persistent grid's rows */
     };

@@ -530,20 +530,13 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         if (GB && w.gg) sgla_griddep_wait(); /* b: gate_b's, this kernel launched while it ran */
         if (w.gg && w.nchunks > 0) load_gate<GB>(p, w, chunk_index<BW>(w, 0), lane, gr0, gr1);
     }
-    /* GT: a block's first stages all on their way before the first wait for a tile of g (that wait, a
-     * latency, had held back stage 1 and after: the split's short blocks ran 6 % slower); not after a
-     * persistent grid's first item, whose stages wait for the item before */
-    const int pre = gt && g0 == 0 ? (w.nchunks < Sh::ST ? w.nchunks : Sh::ST) : 0;
-    for (int c = 0; c < pre; c++) issue(c, c);
     int s = g0 % Sh::ST; /* g0: the chunks this block walked before this item (a persistent grid) */
     for (int c = 0; c < w.nchunks; c++) {
         const int gc = g0 + c;
-        if (c >= pre) {
-            if (lane == 0) chunk_trace<BW>(p, 3, c, 0);
-            if (gc >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((gc / Sh::ST - 1) & 1));
-            if (lane == 0) chunk_trace<BW>(p, 3, c, 1);
-            issue(c, s);
-        }
+        if (lane == 0) chunk_trace<BW>(p, 3, c, 0);
+        if (gc >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((gc / Sh::ST - 1) & 1));
+        if (lane == 0) chunk_trace<BW>(p, 3, c, 1);
+        issue(c, s);
         if (GT && gt) { /* rows past the chunk's end: 0, as load_gate's */
             const int r = gc % RG, cl = chunk_rows(w.len, chunk_index<BW>(w, c));
             sgla_mbar_wait(a.gfull + 8 * r, (uint32_t)((gc / RG) & 1));

@@ -42,8 +42,8 @@ constexpr sgla_chunk_config sgla_chunk_configs[] = {
  * keeps one instance on its scan). */
 constexpr bool sgla_row_reads_b(int K, bool backward) { return backward || K != 128; }
 /* The forward's row whose producer loads gate g by TMA and scans it itself, where g can be a TMA source (H a
- * multiple of 4, g 16-byte aligned; kparams.gtma), instead of reading gate_b's b: K = 64, where gate_b's
- * launch and the strided loads it replaced were 5-9 % of the kernel (docs/perf.md, session 35) */
+ * multiple of 4, g 16-byte aligned) and the call does not split (kparams.gtma), instead of reading gate_b's
+ * b: K = 64, where gate_b's launch and its b were 5-9 % of the call (docs/perf.md, session 35) */
 constexpr bool sgla_row_gate_tma(int K) { return K == 64; }
 /* The rows with a persistent-grid instance (PT in chunk_fwd.cuh: a block an SM walks the (sequence, head)
  * pairs of its V columns) and the longest sequences the plan gives it: 0 where the row has none.

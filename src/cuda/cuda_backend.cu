@@ -1013,7 +1013,9 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
     if (pl.gb_ld) { /* before the sequence order: gate_b reads the offsets as given */
         p.gb = (const float *)((char *)ws + pl.gb_off);
         p.gb_ld = pl.gb_ld;
-        p.gtma = sgla_row_gate_tma(sgla_chunk_configs[pl.row].K) && tma_gate_map(&p, &tm); /* else b from gate_b */
+        /* b from gate_b where g cannot be loaded by TMA, and in a split (whose short blocks ran 7 % slower
+         * on g by TMA: docs/perf.md, session 35) */
+        p.gtma = pl.nseg == 1 && sgla_row_gate_tma(sgla_chunk_configs[pl.row].K) && tma_gate_map(&p, &tm);
         if (!p.gtma) rc = sgla_gate_b_launch(&p, pl.sms, st);
     }
     if (rc == SGLA_OK && pl.order) {

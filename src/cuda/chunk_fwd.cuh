@@ -1273,7 +1273,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
         if (Sh::L && w.outputs) __trap(); /* the first pass's instance has no room for outputs (the host's choice) */
     }
     constexpr bool GB = GateB<Sh, BW>::on && !GS;
-    if (GB && p.gmode == SGLA_GATE_G && !p.gb) __trap(); /* the host's duty (cuda_backend.cu) */
+    if (GB && p.gmode == SGLA_GATE_G && !p.gb && !(Sh::GT && p.gtma)) __trap(); /* the host's duty (cuda_backend.cu) */
     float *bw = sm.b[warp % Sh::NCW]; /* this consumer warp's b (the producer has none) */
     ChunkAddr a;
     a.stage = sgla_smem_u32(sm.stage);

@@ -802,14 +802,14 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
     sgla_kparams pp;
     void *args[2] = {(void *)p, (void *)tm};
     if (persist) { /* gx x cols blocks; each (x, column) walks pairs x, x + gx, ... */
-        if (!k->fn_persist || p->nseg != 1 || p->mode != 0 || p->cu || p->pidx || (p->gmode == SGLA_GATE_G && !p->gb))
+        if (!k->fn_persist || p->nseg != 1 || p->mode != 0 || p->cu || p->pidx || (p->gmode == SGLA_GATE_G && !p->gb && !p->gtma))
             return sgla_fail(SGLA_ERR_INTERNAL, "chunked forward, row %d: no persistent grid for this call", row);
         pp = *p;
         pp.items = items;
         grid = dim3((unsigned)(persist < items ? persist : items), (unsigned)cols);
         args[0] = (void *)&pp;
     }
-    const int scan = p->gmode == SGLA_GATE_G && !p->gb && k->fn_scan; /* a pool's prefills (no workspace) */
+    const int scan = p->gmode == SGLA_GATE_G && !p->gb && !p->gtma && k->fn_scan; /* a pool's prefills (no workspace) */
     if (scan && p->mode != 0)
         return sgla_fail(SGLA_ERR_INTERNAL, "chunked forward, row %d: a split with gate g needs b (gate_b)", row);
     /* a split's first pass on its own instance where the row has one (no outputs: more stages, and the output
@@ -1008,15 +1008,17 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
     sgla_tmaps tm;
     if ((rc = tma_maps_dims(&p, d->dtype, &tm, kt, vt)) != SGLA_OK) return rc;
     const sgla_chunk_kernel *k = &chunk_kernels(d->dtype)[pl.row];
+    /* gate g on the row that loads it itself (sgla_row_gate_tma): b from gate_b only where g cannot be a TMA
+     * source, and in a split (whose short blocks ran 7 % slower on g by TMA: docs/perf.md, session 35).
+     * Without b the call needs no b rows: none are allocated (a caller's workspace is sized by the
+     * query, which cannot know g's address, with them) */
+    p.gtma = pl.gb_ld && pl.nseg == 1 && sgla_row_gate_tma(sgla_chunk_configs[pl.row].K) && tma_gate_map(&p, &tm);
     void *ws;
-    if ((rc = ws_acquire(d->workspace, pl.ws_bytes, st, "forward", &ws)) != SGLA_OK) return rc;
-    if (pl.gb_ld) { /* before the sequence order: gate_b reads the offsets as given */
+    if ((rc = ws_acquire(d->workspace, p.gtma ? pl.gb_off : pl.ws_bytes, st, "forward", &ws)) != SGLA_OK) return rc;
+    if (pl.gb_ld && !p.gtma) { /* before the sequence order: gate_b reads the offsets as given */
         p.gb = (const float *)((char *)ws + pl.gb_off);
         p.gb_ld = pl.gb_ld;
-        /* b from gate_b where g cannot be loaded by TMA, and in a split (whose short blocks ran 7 % slower
-         * on g by TMA: docs/perf.md, session 35) */
-        p.gtma = pl.nseg == 1 && sgla_row_gate_tma(sgla_chunk_configs[pl.row].K) && tma_gate_map(&p, &tm);
-        if (!p.gtma) rc = sgla_gate_b_launch(&p, pl.sms, st);
+        rc = sgla_gate_b_launch(&p, pl.sms, st);
     }
     if (rc == SGLA_OK && pl.order) {
         p.cu = (const int64_t *)ws;

@@ -94,8 +94,9 @@ typedef struct sgla_kparams {
      * gb[h gb_ld + r] (gate_b.cu), or NULL: the kernel scans g */
     const float *gb;
     int64_t gb_ld;
-    /* gate g in the forward's instances that read b: 1 where the host made g's tensor map (tmaps.g; H a
-     * multiple of 4, g 16-byte aligned), which their producer then loads and scans instead of gb */
+    /* gate g in the forward's row that loads it itself (sgla_row_gate_tma): 1 where the host made g's tensor
+     * map (tmaps.g; H a multiple of 4, g 16-byte aligned, no split), which its producer then loads and
+     * scans; gb is then NULL */
     int gtma;
     /* a persistent grid's items, (sequence, head) pairs (the instances with PT walk items blockIdx.x,
      * + gridDim.x, ...); 0 elsewhere */

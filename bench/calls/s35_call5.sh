@@ -1,7 +1,6 @@
 #!/bin/bash
 # Session 35 call 5: gate g by TMA at K = 64 as in call 3 (5e03157's kernels but for the entry check of gb),
-# not where the call splits, and without b's rows in the workspace
-# (gate_b's b there, as before).  Carry [".devbin", ".devbinM"] (.devbinM: main e121813, sgla alone).
+# not where the call splits (gate_b's b there, as before), and without b's rows in the workspace.  Carry [".devbin", ".devbinM"] (.devbinM: main e121813, sgla alone).
 #   1. the suites: bash bench/device_run.sh tests;
 #   2. bench/ab.sh, A = main, B = this: K = 64's rows with gate g.
 OUT=${OUT:-/tmp/sgla_out}

@@ -2,20 +2,9 @@
 # Session 35 call 3: gate g by TMA at K = 64 alone, the ring two slots deeper than the stages, each tile
 # scanned right after its stage is issued (call 1's order); the producer at 56 registers.
 # Carry [".devbin", ".devbinM"] (.devbinM: main e121813, sgla alone).
-#   1. the change's suites: bash bench/device_run.sh tests;
-#   2. bench/ab.sh, A = main, B = the change: the forward rows with gate g that read b, g_gamma beside.
-OUT=${OUT:-/tmp/sgla_out}
-mkdir -p "$OUT"
-t0=$(date +%s)
-bash bench/device_run.sh tests > "$OUT/tests_run.txt" 2>&1
-sed -n '/==== summary/,$p' "$OUT/tests_run.txt"
-mv "$OUT/logs.tgz" "$OUT/tests_logs.tgz" 2>/dev/null
-echo "tests $(( $(date +%s) - t0 )) s"
-t1=$(date +%s)
-SGLA_DEVBIN_A=.devbinM SGLA_ROUNDS=3 SGLA_ITERS=30 SGLA_CASES="4,8192,32,64,64:g 4,8192,32,64,64:gamma \
+# the suites, then bench/ab.sh (A = main, B = the change) on these rows:
+SGLA_CASES="4,8192,32,64,64:g 4,8192,32,64,64:gamma \
 8,4096,16,64,64:g 8,4096,16,64,64:gamma 64,1024,16,64,64:g 64,1024,16,64,64:gamma 2,16384,8,256,256:g \
 1,65536,16,64,64:g 1,65536,16,64,64:gamma 1,65536,16,64,64:g:--varlen=64 1,65536,16,64,64:gamma:--varlen=64 \
 8,4096,16,128,128:g" \
-  bash bench/ab.sh > "$OUT/ab_run.txt" 2>&1
-echo "ab forward rc=$? $(( $(date +%s) - t1 )) s"
-python3 bench/ab_summary.py "$OUT/ab.log"
+  . bench/calls/tests_then_ab.sh

@@ -616,7 +616,8 @@ static void repeat_bits_g(cudaStream_t stream, tu_rng *r)
 
 /* Gate g at K = 64 and 256 takes b from gate_b.cu in the workspace: its size is counted (none with
  * g_gamma), a workspace passed in full of NaN gives the bits of the library's own, one a byte short is
- * refused, and the call captured in a CUDA graph gives them again */
+ * refused, and the call captured in a CUDA graph gives them again.  At K = 64 with H % 4 == 0 the kernel
+ * loads g by TMA instead: the size is counted all the same, and the workspace is left untouched */
 static void workspace_gate_b(cudaStream_t stream, tu_rng *r)
 {
     if (!hopper_kernels) { /* (the mma.sync path scans g itself: no workspace to check) */
@@ -666,6 +667,17 @@ static void workspace_gate_b(cudaStream_t stream, tu_rng *r)
         CK(cudaMemcpy(o2, dout, (size_t)nv * 2, cudaMemcpyDeviceToHost));
         TU_CHECK(st == SGLA_OK && !memcmp(o1, o2, (size_t)nv * 2), "workspace passed in: %s, bits %s",
                  sgla_status_string(st), memcmp(o1, o2, (size_t)nv * 2) ? "differ" : "same");
+        { /* b's rows written by gate_b, or (K = 64, H % 4 == 0: g by TMA) the workspace not touched */
+            unsigned char *hw = malloc(need);
+            CK(cudaMemcpy(hw, ws, need, cudaMemcpyDeviceToHost));
+            size_t kept = 0;
+            for (size_t i = 0; i < need; i++) kept += hw[i] == 0xff;
+            const int tma = K == 64 && H % 4 == 0;
+            TU_CHECK(tma ? kept == need : kept < need, "%lldx%lldx%lldx%lld g: %zu of the workspace's %zu bytes untouched (%s)",
+                     (long long)B, (long long)T, (long long)H, (long long)K, kept, need,
+                     tma ? "g by TMA: all expected" : "gate_b's b: written expected");
+            free(hw);
+        }
         d.workspace_bytes = need - 1;
         st = sgla_forward(&d, SGLA_BACKEND_CUDA);
         TU_CHECK(st == SGLA_ERR_INVALID_ARGUMENT, "workspace one byte short: got %s", sgla_status_string(st));
@@ -957,8 +969,10 @@ int main(void)
         {HF, GAMMA, MIX30, 1, 6000, 3, 64, 64, 0, 0, 0, 200},
         {BF, NONE, MILD, 1, 700, 2, 64, 128, 0, 0, 0, 2},
         {BF, G, NEG30, 1, 300, 2, 96, 48, 0, 0, 0, 5},
-        /* the same with gate g's b (gate_b.cu reads the offsets as given, the kernel the ordered pairs) */
+        /* the same with gate g's b (gate_b.cu reads the offsets as given, the kernel the ordered pairs), and
+         * with g by TMA (H % 4 == 0: the kernel's tiles at the ordered pairs' tokens) */
         {BF, G, MIX30, 1, 9000, 2, 64, 64, 0, 0, 0, 160},
+        {BF, G, MIX30, 1, 9000, 4, 64, 64, 0, 0, 0, 160},
         {HF, G, MILD, 1, 5000, 2, 256, 64, 0, 0, 0, 150},
         /* fixed cuts (conform_cuts256): empty first and last sequences, lengths 1, 63, 65, starts on and
          * off chunk boundaries, with states and without, every row */
@@ -979,9 +993,11 @@ int main(void)
         {BF, G, MILD, 1, 1024, 1, 64, 64, 1, 1, 1, 0}, /* sequence split (2 segments) */
         {BF, G, MILD, 1, 100, 2, 96, 48, 1, 1, 1, 2},  /* padded head sizes, in place, varlen */
         {BF, G, MILD, 1, 1200, 2, 64, 64, 0, 0, 0, 100}, /* varlen without states, 200 blocks: longest first */
-        {BF, G, MILD, 1, 1024, 4, 64, 64, 1, 1, 0, 0},   /* H % 4 == 0: g by TMA, and a split's b from gate_b */
-        {BF, G, MIX30, 1, 300, 4, 256, 64, 1, 1, 0, 3},  /* ... packed, K = 256 */
-        {BF, G, MILD, 16, 130, 4, 64, 64, 1, 1, 0, 0},   /* ... the persistent grid's rows */
+        {BF, G, MILD, 2, 300, 4, 64, 64, 1, 1, 0, 0},    /* H % 4 == 0 at K = 64: g by TMA (kparams.gtma) */
+        {BF, G, MIX30, 1, 300, 4, 64, 64, 1, 1, 0, 3},   /* ... packed (a tile reaches into the next sequence) */
+        {BF, G, MILD, 128, 130, 4, 64, 64, 1, 1, 0, 0},  /* ... the persistent grid (512 pairs): the ring across items */
+        {BF, G, MILD, 1, 1024, 4, 64, 64, 1, 1, 0, 0},   /* ... a split: b from gate_b */
+        {BF, G, MIX30, 1, 300, 4, 256, 64, 1, 1, 0, 3},  /* K = 256, packed: b from gate_b */
     };
     const conform_case *list = small ? smalls : all;
     int nlist = small ? (int)(sizeof smalls / sizeof smalls[0]) : (int)(sizeof all / sizeof all[0]);

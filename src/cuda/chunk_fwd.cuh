@@ -75,7 +75,7 @@ template <int KD_, int BV_, int ST_, int NO_, int X_ = 0, int L_ = 0> struct Chu
      * tokens), two slots more than stages, which the producer loads and scans into b itself, so that no
      * gate_b launch precedes the kernel and no strided loads run in it (chunk_producer).  K = 256 keeps
      * gate_b: its gate g costs ~1 % over g_gamma, and its producer spilled with the ring's loop */
-    static constexpr int GT = X || !sgla_row_gate_tma(KD) ? 0 : ST + 2;
+    static constexpr int GT = X || L || !sgla_row_gate_tma(KD) ? 0 : ST + 2; /* (L: a split, never by TMA) */
     /* setmaxnreg shares (the producer needs few): 128 x (40 + NO x OUT + STATE) <= the block's registers */
     static constexpr int REG_PRODUCER = NO == 2 && !X ? 56 : 40; /* K = 64: its loop of g by TMA beside b's (the register file allows) */
     static constexpr int REG_OUT = NO == 1 ? 232 : 160;
@@ -96,15 +96,15 @@ template <int KD_, int BV_, int ST_, int NO_, int X_ = 0, int L_ = 0> struct Chu
 
 /* Shared memory of one block.  No padding: every array is a multiple of 1 KB
  * up to g (the swizzled TMA tiles need 1 KB alignment), then 4-byte and
- * 8-byte arrays. */
+ * 8-byte arrays, and last g's ring (128-byte aligned where it exists). */
 template <class Sh, bool W = Sh::X != 0> struct ChunkStage {
     unsigned char q[Sh::QBYTES], k[Sh::QBYTES], v[Sh::VBYTES];
 };
 template <class Sh> struct ChunkStage<Sh, true> { /* + w (q in the dq pass, k in the merged pass; 64 x BV) */
     unsigned char q[Sh::QBYTES], k[Sh::QBYTES], v[Sh::VBYTES], w[Sh::VBYTES];
 };
-/* n chunks of g, 4 heads x 64 tokens each, and their mbarriers; none in the instances that never read g
- * by TMA (last in ChunkSmem: the empty one adds a few bytes of tail) */
+/* n chunks of g, 4 heads x 64 tokens each, and their mbarriers (ChunkShape::GT); none where the shape's
+ * instances never read g by TMA (last in ChunkSmem: the empty one adds a few bytes of tail) */
 template <int N> struct alignas(128) GateRing {
     float t[N][64 * 4];
     uint64_t full[N];
@@ -231,11 +231,17 @@ static __device__ __forceinline__ int64_t state_nh(const sgla_kparams &p, const 
 }
 
 /* gate g: the instances of the rows that read b made beforehand (sgla_row_reads_b): every launch with
- * gate g passes it (p.gb), but of the GS instances (chunk_fwd_kernel).  The backward's dq pass with its
+ * gate g passes it (p.gb), but of the GS instances and those with g by TMA (p.gtma: K = 64's forward,
+ * chunk_producer; chunk_fwd_kernel).  The backward's dq pass with its
  * q tile (X = 1, four tiles a stage) at K = 64 scans: it ran 5-8 % slower reading b, with more DRAM
  * reads than b explains, where every other pass gained (docs/perf.md, session 17, calls 2-6) */
 template <class Sh, int BW> struct GateB {
     static constexpr bool on = sgla_row_reads_b(Sh::KD, BW != 0) && !(BW == 1 && Sh::X == 1 && Sh::KD == 64);
+};
+/* the instances whose producer loads g by TMA where the host made its map (p.gtma), GB their GateB (off
+ * in the GS instances): the forward's with a ring (ChunkShape::GT) */
+template <class Sh, int BW, bool GB> struct GateTma {
+    static constexpr bool on = Sh::GT > 0 && GB && BW == 0;
 };
 
 /* The backward's passes (chunk_bwd3.cu) run this kernel with BW != 0:
@@ -505,12 +511,12 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         }
     };
     /* GT (K = 64's forward, where the host made g's map: p.gtma): chunk c's tile of g by TMA into ring slot
-     * c % GT, issued GT chunks ahead, which the producer scans into b itself once it has issued stage c's
+     * (g0 + c) % GT (counted on across a persistent grid's items), issued GT chunks ahead, which the producer scans into b itself once it has issued stage c's
      * tiles; it then refills the slot with chunk c + GT.  A tile queues behind the stages in flight, so the
      * ring is deeper than the stages (four slots with six or eight stages held the producer to the ring:
      * docs/perf.md, session 35) */
     float gr0 = 0.f, gr1 = 0.f; /* g of rows lane, lane + 32 of the next chunk */
-    constexpr bool GT = Sh::GT > 0 && GB && BW == 0;
+    constexpr bool GT = GateTma<Sh, BW, GB>::on;
     constexpr int RG = GT ? Sh::GT : 1; /* (1 where there is no ring) */
     const bool gt = GT && p.gtma && w.gg;
     const int hq = (int)(w.h & 3); /* this head's column of a tile */
@@ -1250,7 +1256,8 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* wgmma, TMA, setmaxnreg: sm_90a */
     static_assert(ChunkSmemChecks<Sh>::ok, "shared-memory layout");
     /* gate g: who scans the chunk's gates into b.  The producer, once, in the forward at K = 128 (5-6 %
-     * faster there: docs/perf.md, session 9 call 8); elsewhere gate_b.cu beforehand (GateB: the
+     * faster there: docs/perf.md, session 9 call 8); at K = 64 the producer too, from g's tiles by TMA
+     * where the host made their map (GTK, p.gtma: session 35); elsewhere gate_b.cu beforehand (GateB: the
      * producer's loads of g, a line per token, were most of K = 64's cost over g_gamma: docs/perf.md,
      * sessions 16-17); every consumer warp in GateB's one exception and the pool's GS instances */
     constexpr bool PS = Sh::KD == 128 && BW == 0;
@@ -1273,7 +1280,8 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
         if (Sh::L && w.outputs) __trap(); /* the first pass's instance has no room for outputs (the host's choice) */
     }
     constexpr bool GB = GateB<Sh, BW>::on && !GS;
-    if (GB && p.gmode == SGLA_GATE_G && !p.gb && !(Sh::GT && p.gtma)) __trap(); /* the host's duty (cuda_backend.cu) */
+    constexpr bool GTK = GateTma<Sh, BW, GB>::on; /* g by TMA where p.gtma (chunk_producer) */
+    if (GB && p.gmode == SGLA_GATE_G && !p.gb && !(GTK && p.gtma)) __trap(); /* the host's duty (cuda_backend.cu) */
     float *bw = sm.b[warp % Sh::NCW]; /* this consumer warp's b (the producer has none) */
     ChunkAddr a;
     a.stage = sgla_smem_u32(sm.stage);
@@ -1290,7 +1298,7 @@ __global__ void __launch_bounds__(Sh::THREADS, 1) chunk_fwd_kernel(const sgla_kp
             sgla_mbar_init(a.full + 8 * i, (PT ? p.gmode == SGLA_GATE_G : w.gg != nullptr) || p.cu ? 33 : 1);
             sgla_mbar_init(a.empty + 8 * i, 256); /* every consumer thread of a stage */
         }
-        if (Sh::GT && GB && BW == 0)
+        if (GTK)
             for (int i = 0; i < Sh::GT; i++) sgla_mbar_init(a.gfull + 8 * i, 1); /* the producer's TMA of g */
         sgla_mbar_init_fence();
     }
@@ -1378,8 +1386,7 @@ constexpr int local_stages(const sgla_chunk_config c)
     const int q = 64 * c.K * 2, v = 64 * c.bv * 2, no = c.out_wgs;
     const int fixed = 2 * no * 1024 + no * 1024 + 64 * 4 * 4 * (no + 1);
     int st = c.stages;
-    const int ring = sgla_row_gate_tma(c.K) ? 1024 + 8 : 0; /* g's ring, ChunkShape::GT = ST + 2 slots */
-    while ((st + 1) * (2 * q + v + 64 * 4 + 16 + ring) + 2 * ring + fixed <= (int)SGLA_SM90_SMEM_MAX) st++;
+    while ((st + 1) * (2 * q + v + 64 * 4 + 16) + fixed <= (int)SGLA_SM90_SMEM_MAX) st++;
     return st;
 }
 template <class E, int I, int BW = 0> constexpr sgla_chunk_kernel chunk_row(void)

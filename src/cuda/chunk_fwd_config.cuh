@@ -36,7 +36,8 @@ constexpr sgla_chunk_config sgla_chunk_configs[] = {
 };
 /* gate g: the rows whose instances read b, the chunk-local cumulative log2 gate, made beforehand by
  * gate_b.cu (a row per head, token-contiguous, in the workspace): a block reads 256 contiguous bytes a
- * chunk where g's layout [B,T,H] puts each token on its own line, and no warp scans.  The forward's
+ * chunk where g's layout [B,T,H] puts each token on its own line, and no warp scans (but K = 64's forward
+ * where g can be a TMA source: sgla_row_gate_tma below).  The forward's
  * K = 128 producer scans g itself (PS in chunk_fwd.cuh), where gate_b's own launch and bytes would not
  * pay.  The backward's passes read it at every K (three passes share one b; chunk_fwd.cuh's GateB
  * keeps one instance on its scan). */

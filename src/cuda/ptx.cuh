@@ -176,7 +176,7 @@ static __device__ __forceinline__ void sgla_fence_proxy_async(void)
 
 /* ---- TMA (cp.async.bulk.tensor) ------------------------------------------------- */
 
-/* box (c0, c1, c2, c3) of a 4-D tensor map into shared memory; completes on mbar */
+/* box (c0, c1, c2) of a 3-D tensor map into shared memory; completes on mbar */
 static __device__ __forceinline__ void sgla_tma_load3(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2,
                                                       uint32_t mbar)
 {
@@ -186,6 +186,7 @@ static __device__ __forceinline__ void sgla_tma_load3(uint32_t dst, const CUtens
                  : "memory");
 }
 
+/* box (c0, c1, c2, c3) of a 4-D tensor map into shared memory; completes on mbar */
 static __device__ __forceinline__ void sgla_tma_load4(uint32_t dst, const CUtensorMap *map, int c0, int c1, int c2,
                                                       int c3, uint32_t mbar)
 {

@@ -511,10 +511,11 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         }
     };
     /* GT (K = 64's forward, where the host made g's map: p.gtma): chunk c's tile of g by TMA into ring slot
-     * (g0 + c) % GT (counted on across a persistent grid's items), issued GT chunks ahead, which the producer scans into b itself once it has issued stage c's
-     * tiles; it then refills the slot with chunk c + GT.  A tile queues behind the stages in flight, so the
-     * ring is deeper than the stages (four slots with six or eight stages held the producer to the ring:
-     * docs/perf.md, session 35) */
+     * (g0 + c) % GT (counted on across a persistent grid's items), issued GT chunks ahead; the producer scans
+     * it into b once it has issued stage c's tiles, then refills the slot with chunk c + GT.  The ring is
+     * two slots deeper than the stages, since a tile queues behind the stages in flight (four slots timed
+     * the same on the dense rows; scanning before the stage's issue put the producer between the
+     * consumers' chunks: docs/perf.md, session 35) */
     float gr0 = 0.f, gr1 = 0.f; /* g of rows lane, lane + 32 of the next chunk */
     constexpr bool GT = GateTma<Sh, BW, GB>::on;
     constexpr int RG = GT ? Sh::GT : 1; /* (1 where there is no ring) */

@@ -77,7 +77,9 @@ template <int KD_, int BV_, int ST_, int NO_, int X_ = 0, int L_ = 0> struct Chu
      * gate_b: its gate g costs ~1 % over g_gamma, and its producer spilled with the ring's loop */
     static constexpr int GT = X || L || !sgla_row_gate_tma(KD) ? 0 : ST + 2; /* (L: a split, never by TMA) */
     /* setmaxnreg shares (the producer needs few): 128 x (40 + NO x OUT + STATE) <= the block's registers */
-    static constexpr int REG_PRODUCER = NO == 2 && !X ? 56 : 40; /* K = 64: its loop of g by TMA beside b's (the register file allows) */
+    /* K = 64's forward: 56, its loop of g by TMA beside b's (the block's file allows it with two output
+     * warpgroups) */
+    static constexpr int REG_PRODUCER = NO == 2 && !X ? 56 : 40;
     static constexpr int REG_OUT = NO == 1 ? 232 : 160;
     static constexpr int REG_STATE = NO == 1 ? 232 : 136;
 

@@ -802,7 +802,8 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
     sgla_kparams pp;
     void *args[2] = {(void *)p, (void *)tm};
     if (persist) { /* gx x cols blocks; each (x, column) walks pairs x, x + gx, ... */
-        if (!k->fn_persist || p->nseg != 1 || p->mode != 0 || p->cu || p->pidx || (p->gmode == SGLA_GATE_G && !p->gb && !p->gtma))
+        if (!k->fn_persist || p->nseg != 1 || p->mode != 0 || p->cu || p->pidx ||
+            (p->gmode == SGLA_GATE_G && !p->gb && !p->gtma))
             return sgla_fail(SGLA_ERR_INTERNAL, "chunked forward, row %d: no persistent grid for this call", row);
         pp = *p;
         pp.items = items;

@@ -52,7 +52,6 @@
 
 /* ---- compile-time shape of one instance ---------------------------------------- */
 
-
 template <int KD_, int BV_, int ST_, int NO_, int X_ = 0, int L_ = 0> struct ChunkShape {
     static constexpr int KD = KD_;  /* K */
     static constexpr int BV = BV_;  /* V columns of the block */
@@ -546,7 +545,7 @@ static __device__ __forceinline__ void chunk_producer(const sgla_kparams &p, con
         if (gc >= Sh::ST) sgla_mbar_wait(a.empty + 8 * s, (uint32_t)((gc / Sh::ST - 1) & 1));
         if (lane == 0) chunk_trace<BW>(p, 3, c, 1);
         issue(c, s);
-        if (GT && gt) { /* rows past the chunk's end: 0, as load_gate's */
+        if (gt) { /* rows past the chunk's end: 0, as load_gate's */
             const int r = gc % RG, cl = chunk_rows(w.len, chunk_index<BW>(w, c));
             sgla_mbar_wait(a.gfull + 8 * r, (uint32_t)((gc / RG) & 1));
             const float *t = (const float *)&sm.gr + r * 256;

@@ -789,6 +789,10 @@ extern "C" SGLA_API void sgla_trace_set(void *buf, int bw)
 }
 #endif
 
+/* gate g's b where the kernel takes it made: gate_b's rows (gb), or its own loads of g by TMA (gtma); else a
+ * pool's prefills scan g in every consumer warp (the GS instances) */
+static int gate_b_given(const sgla_kparams *p) { return p->gmode != SGLA_GATE_G || p->gb || p->gtma; }
+
 /* after_gb: launched as a programmatic dependent of gate_b, just launched on st (its producer waits for b);
  * persist: blocks along x of a persistent grid (plan.persist; 0: a block a pair) */
 static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_kparams *p, const sgla_tmaps *tm,
@@ -802,15 +806,14 @@ static sgla_status launch_chunk(const sgla_chunk_kernel *k, int row, const sgla_
     sgla_kparams pp;
     void *args[2] = {(void *)p, (void *)tm};
     if (persist) { /* gx x cols blocks; each (x, column) walks pairs x, x + gx, ... */
-        if (!k->fn_persist || p->nseg != 1 || p->mode != 0 || p->cu || p->pidx ||
-            (p->gmode == SGLA_GATE_G && !p->gb && !p->gtma))
+        if (!k->fn_persist || p->nseg != 1 || p->mode != 0 || p->cu || p->pidx || !gate_b_given(p))
             return sgla_fail(SGLA_ERR_INTERNAL, "chunked forward, row %d: no persistent grid for this call", row);
         pp = *p;
         pp.items = items;
         grid = dim3((unsigned)(persist < items ? persist : items), (unsigned)cols);
         args[0] = (void *)&pp;
     }
-    const int scan = p->gmode == SGLA_GATE_G && !p->gb && !p->gtma && k->fn_scan; /* a pool's prefills (no workspace) */
+    const int scan = !gate_b_given(p) && k->fn_scan; /* a pool's prefills (no workspace) */
     if (scan && p->mode != 0)
         return sgla_fail(SGLA_ERR_INTERNAL, "chunked forward, row %d: a split with gate g needs b (gate_b)", row);
     /* a split's first pass on its own instance where the row has one (no outputs: more stages, and the output

@@ -5,20 +5,11 @@
 #   1. the change's suites: bash bench/device_run.sh tests;
 #   2. bench/ab.sh, A = main, B = the change: the forward with gate g where it reads b, g_gamma beside;
 #   3. bench/ab.sh, A = 8abba2c, B = main, C = the change: the uncapped backward.
-OUT=${OUT:-/tmp/sgla_out}
-mkdir -p "$OUT"
-t0=$(date +%s)
-bash bench/device_run.sh tests > "$OUT/tests_run.log" 2>&1
-sed -n '/==== summary/,$p' "$OUT/tests_run.log"
-mv "$OUT/logs.tgz" "$OUT/tests_logs.tgz" 2>/dev/null
-echo "tests $(( $(date +%s) - t0 )) s"
-t1=$(date +%s)
-SGLA_DEVBIN_A=.devbinM SGLA_ROUNDS=3 SGLA_ITERS=30 SGLA_CASES="4,8192,32,64,64:g 4,8192,32,64,64:gamma \
+# 1-2 (call 1 wrote its tests' summary to tests_run.log, which device_run.sh's archive then took):
+SGLA_CASES="4,8192,32,64,64:g 4,8192,32,64,64:gamma \
 8,4096,16,64,64:g 64,1024,16,64,64:g 2,16384,8,256,256:g 2,16384,8,256,256:gamma 16,4096,8,256,256:g \
 1,65536,16,64,64:g 1,65536,16,64,64:g:--varlen=64 8,4096,16,128,128:g" \
-  bash bench/ab.sh > "$OUT/ab_run.log" 2>&1
-echo "ab forward rc=$? $(( $(date +%s) - t1 )) s"
-python3 bench/ab_summary.py "$OUT/ab.log"
+  . bench/calls/tests_then_ab.sh
 mv "$OUT/ab.log" "$OUT/ab_fwd.log"; mv "$OUT/ab_raw.log" "$OUT/ab_fwd_raw.log"
 t2=$(date +%s)
 SGLA_DEVBIN_A=.devbinA SGLA_DEVBIN_B=.devbinM SGLA_DEVBIN_C=.devbin SGLA_ROUNDS=3 SGLA_ITERS=20 \

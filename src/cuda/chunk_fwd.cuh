@@ -929,9 +929,8 @@ static __device__ __forceinline__ int64_t chunk_item(const sgla_kparams &p, cons
 template <class Sh>
 static __device__ __forceinline__ unsigned char *state_blob(const sgla_kparams &p, const ChunkWork &w, int ci)
 {
-    const int64_t it = p.blob_cw > 0 ? ((w.nh / p.H * p.blob_cw + w.t0 / 64 - p.blob_c0 + ci) * p.H + w.h) * gridDim.x +
-                                           blockIdx.x
-                                     : chunk_item(p, w, ci);
+    const int64_t it = (sgla_chunk_slot(w.bidx, p.blob_T, w.t0 - p.blob_t0, w.nh / p.H, ci) * p.H + w.h) * gridDim.x +
+                       blockIdx.x;
     return p.sblob + it * (int64_t)Sh::SBYTES;
 }
 static __device__ __forceinline__ float *state_xc(const sgla_kparams &p, const ChunkWork &w, int ci)

@@ -1542,7 +1542,7 @@ static void bwd3_layout(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
         tlen = (tlen + unit - 1) / unit * unit;
         pl->tseg = (int)((d->T + tlen - 1) / tlen);
         pl->tlen = tlen;
-        bslots = N * (tlen / 64);
+        bslots = N * (tlen / 64 + 1); /* sgla_chunk_slot on a sequence of tlen tokens: n (tlen / 64 + 1) + c */
         if (pl->tsplit > 1 && split_ws(pl->tsplit, nhc, kv) > seg_ws) seg_ws = split_ws(pl->tsplit, nhc, kv);
     }
     pl->off_dot = off; /* e, ei [nyq][rows]; u, ui [nyk][rows] */
@@ -1755,11 +1755,11 @@ static sgla_status bwd3_run_windows(const sgla_forward_desc *d, const bwd3_plan 
         x = q; /* mode 2 over window w's segments, their entering states from the scan */
         x.nseg = ns, x.seg_len = slen, x.seg_off = w * pl->tlen, x.seg_sub = 1, x.mode = 2;
         x.seg_buf = tst + (int64_t)w * ns * nhc * kv;
-        x.blob_cw = pl->tlen / 64, x.blob_c0 = w * (pl->tlen / 64);
+        x.blob_T = pl->tlen, x.blob_t0 = w * pl->tlen;
         if ((rc = launch_chunk(kq, pl->row[B3_DQ], &x, &tq, st)) != SGLA_OK) break;
         x = r;
         x.seg_off = w * pl->tlen;
-        x.blob_cw = pl->tlen / 64, x.blob_c0 = w * (pl->tlen / 64);
+        x.blob_T = pl->tlen, x.blob_t0 = w * pl->tlen;
         x.h0 = w == pl->tseg - 1 ? rh0 : chain;
         if (w > 0) /* the state leaving the window backwards, as it is held: the next one's h0 */
             x.ht = chain, x.ht_mul = 1.f, x.ht_raw = 1;
@@ -1807,6 +1807,7 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
     p.g_gamma = (const float *)d->g_gamma;
     p.cu = d->cu_seqlens;
     p.T = d->T;
+    p.blob_T = d->T; /* the blob's slots those of the sequence (a time window's under a cap) */
     p.H = d->H;
     p.N = N;
     p.scale = s;

@@ -70,9 +70,9 @@ typedef struct sgla_kparams {
      * written by the time-order pass (BW = 1)
      * and read by the reverse one (BW = 2), which puts scale exp(b_L) <its state, that one> of every
      * chunk, per state warp, into xc.  Both indexed by chunk slot (sgla_bwd_tc_slots); the blob,
-     * where blob_cw > 0 (a time window of blob_cw chunks from chunk blob_c0 of each sequence, dense
-     * batches, the window's segments if split), by sequence n and chunk c of the window as
-     * n blob_cw + c, so that it holds one window's states.  ht_raw: the merged pass (BW = 4) writes
+     * by the slot of its chunk in a sequence of blob_T tokens from token blob_t0 (T and 0, or a time
+     * window's length and first token: dense batches, the window's segments if split), so that it
+     * holds one window's states.  ht_raw: the merged pass (BW = 4) writes
      * its end state as it holds it (the next window's h0), not as dh0. */
     const void *dotw;
     float *dot, *dot_in;
@@ -80,7 +80,7 @@ typedef struct sgla_kparams {
     float ht_mul;
     unsigned char *sblob;
     float *xc;
-    int64_t blob_cw, blob_c0;
+    int64_t blob_T, blob_t0;
     int ht_raw;
     /* the feature sizes of q / k and v / o in memory where the kernel runs on larger K, V (their
      * rows then read as zero past them and are not written there); 0 means K, V.  Only the

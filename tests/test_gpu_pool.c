@@ -25,6 +25,7 @@ typedef struct gcase {
     int fresh[NMAX];
     int host_cu; /* pass the host copy of cu_seqlens (the chunked grid covers the prefills only) */
     int dense;   /* no cu_seqlens: B = nseq rows of len[0] tokens each (every len the same) */
+    int heads;   /* H (0: 2); a multiple of 4 takes gate g by TMA in K = 64's prefills */
 } gcase;
 
 /* a device copy of h; without h, n bytes of 0xFF (NaN in every float dtype) */
@@ -46,7 +47,7 @@ static double rel(const float *a, const float *b, int64_t n)
 
 static void run(const gcase *c, tu_rng *r)
 {
-    const int K = c->K, V = c->V;
+    const int K = c->K, V = c->V, H = c->heads ? c->heads : 2; /* (the file's H elsewhere) */
     int64_t T = 0, cu[NMAX + 1] = {0};
     for (int n = 0; n < c->nseq; n++) cu[n + 1] = cu[n] + c->len[n], T += c->len[n];
     const size_t es = sgla_dtype_size(c->dt), nqk = (size_t)(T * H * K), nv = (size_t)(T * H * V);
@@ -281,6 +282,9 @@ int main(void)
         {BF, 64, 64, 4, 0, 0, 0, {200, 1, 70, 3}, {{0}, {4}, {7}, {9}}, {0}, {0, 0, 1, 0}},
         {F16, 64, 128, 3, 0, 0, 1, {1, 129, 64}, {{2}, {6}, {10}}, {0}, {0, 1, 0}, 1},
         {BF, 64, 64, 3, 0, 0, 0, {100, 100, 100}, {{0}, {4}, {7}}, {0}, {0, 1, 0}, 0, 1}, /* the dense instance */
+        /* ... with H = 4: g by TMA (kparams.gtma), packed and dense */
+        {BF, 64, 64, 4, 0, 0, 0, {200, 1, 70, 3}, {{0}, {4}, {7}, {9}}, {0}, {0, 0, 1, 0}, 0, 0, 4},
+        {BF, 64, 64, 3, 0, 0, 0, {100, 100, 100}, {{0}, {4}, {7}}, {0}, {0, 1, 0}, 0, 1, 4},
         {BF, 64, 64, 3, 0, 1, 0, {130, 1, 2}, {{1}, {2}, {3}}, {0}, {0, 1, 0}}, /* [V][K]: the recurrence */
         /* head sizes only the recurrence takes */
         {F32, 96, 32, 3, 0, 0, 0, {1, 1, 5}, {{0}, {1}, {2}}, {0}, {0, 0, 0}},

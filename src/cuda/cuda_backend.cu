@@ -2111,6 +2111,9 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
         c.pbits = sp->index_bits;
         sgla_tmaps tm;
         if ((rc = tma_maps(&c, d->dtype, &tm)) != SGLA_OK) return rc;
+        /* gate g on the row that loads it itself: the row's own instance, no workspace (launch_chunk); else the
+         * instance that scans g in every consumer warp (GS) */
+        c.gtma = c.gmode == SGLA_GATE_G && sgla_row_gate_tma(sgla_chunk_configs[pl.row].K) && tma_gate_map(&c, &tm);
         if ((rc = launch_chunk(&chunk_kernels(d->dtype)[pl.row], pl.row, &c, &tm, st)) != SGLA_OK) return rc;
     }
     if (chunked) pp.chunk_from = POOL_CHUNK_FROM; /* the long ones are the chunked kernel's, launched or not */

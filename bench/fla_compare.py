@@ -34,8 +34,8 @@ import sgla  # noqa: E402
 
 HBM = 4.25e12
 DEFAULT_SHAPES = "8x4096x16x128,4x8192x32x64,2x16384x8x256,64x1024x16x128,1x32768x16x128"
-# issue 14's table: one long sequence, packed batches, K != V, D = 256, K = 32 / 96, fp32 inputs
-ISSUE14_SHAPES = ("16x2048x32x128,1x65536x8x128,1x65536x16x128v64,0x0x16x128u1000_1_4096,4x8192x16x128x256,"
+# issue 14's table: K = 64 with gate g, one long sequence, packed batches, K != V, D = 256, K = 32 / 96, fp32 inputs
+ISSUE14_SHAPES = ("16x2048x32x128,4x8192x32x64,1x65536x8x128,1x65536x16x128v64,0x0x16x128u1000_1_4096,4x8192x16x128x256,"
                   "2x16384x8x256,8x4096x16x32,8x4096x16x96,8x4096x16x128@f32,64x1024x16x128@f32")
 
 

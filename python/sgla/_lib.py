@@ -4,7 +4,7 @@ Library search order:
   1. the environment variable SGLA_LIBRARY (a path to libsgla.so / .dylib / .dll);
   2. the library shipped inside this package (pip install ./python);
   3. when the package is imported from a source checkout (python/sgla), the
-     build trees <repo>/build*/ beside it.
+     build trees <repo>/build*/ beside it, the most recently built library first.
 """
 from __future__ import annotations
 
@@ -188,9 +188,16 @@ def _candidates():
     out = [os.path.join(here, n) for n in names]
     repo = os.path.dirname(os.path.dirname(here))
     if os.path.isfile(os.path.join(repo, "include", "sgla.h")):
-        for d in sorted(glob.glob(os.path.join(repo, "build*"))):
-            out += [os.path.join(d, n) for n in names]
+        # the newest build first: a checkout often holds several trees (build, build-cpu, build-cuda, an
+        # ASan one), and the one built last is the one its owner means; the name breaks ties
+        out += _newest_first([os.path.join(d, n) for d in sorted(glob.glob(os.path.join(repo, "build*"))) for n in names])
     return out, False
+
+
+def _newest_first(paths):
+    """The files among paths, the most recently modified first (stable: equal times keep their order)."""
+    found = [p for p in paths if os.path.isfile(p)]
+    return sorted(found, key=lambda p: -os.path.getmtime(p))
 
 
 def _load():

@@ -332,7 +332,9 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
     if cu_host is not None and cu is not None:
         np = _np()
         kind("cu_seqlens_cpu", cu_host, False)
-        cu_host = np.ascontiguousarray(cu_host.cpu().numpy() if hasattr(cu_host, "cpu") else cu_host, dtype=np.int64)
+        cu_host = np.asarray(cu_host.cpu().numpy() if hasattr(cu_host, "cpu") else cu_host)
+        _cu_fits_int64(cu_host)
+        cu_host = np.ascontiguousarray(cu_host, dtype=np.int64)
         if cu_host.shape != (N + 1,):
             raise ValueError(f"cu_seqlens_cpu must be [{N + 1}] like cu_seqlens, got {list(cu_host.shape)}")
         p.host_cu_seqlens = cu_host.ctypes.data
@@ -450,9 +452,7 @@ def _forward_numpy(q, k, v, g, g_gamma, scale, h0, output_final_state, cu, backe
     if h0 is not None and state_v_first:
         h0 = np.ascontiguousarray(h0.transpose(0, 1, 3, 2))
     if cu is not None:
-        if not np.issubdtype(cu.dtype, np.integer):
-            raise TypeError(f"cu_seqlens must be an integer array (int64), got dtype {cu.dtype}")
-        cu = np.require(cu, dtype=np.int64, requirements=["C", "A"])
+        cu = _np_cu(cu)
     o = np.empty((B, T, H, V), dtype=q.dtype)
     ht = np.empty((N, H, K, V), dtype=np.float64 if f64 else np.float32) if output_final_state else None
 
@@ -500,9 +500,7 @@ def _backward_numpy(q, k, v, do, g, g_gamma, scale, h0, dht, cu, backend, thread
         h0 = np.ascontiguousarray(h0.transpose(0, 1, 3, 2)) if h0 is not None else None
         dht = np.ascontiguousarray(dht.transpose(0, 1, 3, 2)) if dht is not None else None
     if cu is not None:
-        if not np.issubdtype(cu.dtype, np.integer):
-            raise TypeError(f"cu_seqlens must be an integer array (int64), got dtype {cu.dtype}")
-        cu = np.require(cu, dtype=np.int64, requirements=["C", "A"])
+        cu = _np_cu(cu)
     dq, dk, dv = np.empty_like(q), np.empty_like(k), np.empty_like(v)
     dg = np.empty((B, T, H), dtype=aux) if g is not None else None
     dgg = np.empty((H,), dtype=aux) if g_gamma is not None else None
@@ -542,6 +540,24 @@ def _torch_dtype_code(name, t):
 def _compiling(torch):
     f = getattr(getattr(torch, "compiler", None), "is_compiling", None)
     return bool(f()) if f is not None else False
+
+
+def _cu_fits_int64(cu):
+    """An unsigned cu_seqlens whose values int64 holds (the cast would wrap the others to negatives, and the
+    library would report a decreasing sequence that the caller never wrote)."""
+    np = _np()
+    big = cu > np.iinfo(np.int64).max
+    if cu.dtype.kind == "u" and big.any():
+        i = int(np.argmax(big))
+        raise ValueError(f"cu_seqlens[{i}] = {int(cu[i])} does not fit int64 (the offsets are int64 token indices)")
+
+
+def _np_cu(cu):
+    np = _np()
+    if not np.issubdtype(cu.dtype, np.integer):
+        raise TypeError(f"cu_seqlens must be an integer array (int64), got dtype {cu.dtype}")
+    _cu_fits_int64(cu)
+    return np.require(cu, dtype=np.int64, requirements=["C", "A"])
 
 
 def _cuda_available_on(torch, dev):
@@ -592,6 +608,8 @@ def _torch_prepare(q, k, v, g, g_gamma, h0, cu, backend, state_v_first):
     if cu is not None:
         if cu.is_floating_point() or cu.is_complex() or cu.dtype == torch.bool:
             raise TypeError(f"cu_seqlens must be an integer tensor (torch.long), got {cu.dtype}")
+        if cu.dtype == getattr(torch, "uint64", None):  # values past int64's range would wrap in the cast
+            _cu_fits_int64(cu.cpu().numpy())
         cu = cu.to(torch.int64).contiguous()
 
     on_cuda = dev.type == "cuda"

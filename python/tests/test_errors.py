@@ -146,6 +146,13 @@ def test_bad_cu_seqlens_form(qkv):
         call(q, k, v, cu_seqlens=np.array([[0, T]]))
     with pytest.raises(ValueError, match="^cu_seqlens must hold at least 2"):
         call(q, k, v, cu_seqlens=np.array([0]))
+    # unsigned offsets past int64 are refused by name, not wrapped into a "decreasing" sequence
+    for big in (2 ** 63 + 5, 2 ** 64 - 1):
+        with pytest.raises(ValueError, match=rf"^cu_seqlens\[1\] = {big} does not fit int64"):
+            call(q, k, v, cu_seqlens=np.array([0, big, T], np.uint64))
+    o, _ = call(q, k, v, cu_seqlens=np.array([0, 5, T], np.uint64))  # in range: taken as int64
+    o2, _ = call(q, k, v, cu_seqlens=np.array([0, 5, T], np.int64))
+    assert np.array_equal(o, o2)
 
 
 def test_bad_backend_and_threads(qkv):

@@ -89,6 +89,10 @@ def test_cpu_errors():
     assert ei.value.status == sgla.Status.ERR_UNSUPPORTED_DTYPE
     with pytest.raises(TypeError, match="^cu_seqlens must be an integer"):
         sgla.chunk_simple_gla(q, k, v, cu_seqlens=torch.tensor([0.0, 8.0]))
+    if hasattr(torch, "uint64"):  # an offset past int64 is refused by name, not wrapped negative
+        cu = torch.from_numpy(np.array([0, 2 ** 64 - 1, 8], np.uint64))
+        with pytest.raises(ValueError, match=r"^cu_seqlens\[1\] = 18446744073709551615 does not fit int64"):
+            sgla.chunk_simple_gla(q, k, v, cu_seqlens=cu)
     with pytest.raises(sgla.SglaError) as ei:
         sgla.chunk_simple_gla(q, k, v, g=-g)
     assert ei.value.status == sgla.Status.ERR_POSITIVE_GATE

@@ -11,5 +11,5 @@ SGLA_CASES="4,8192,32,64,64:g 4,8192,32,64,64:gamma" SGLA_DEVBIN_A=.devbinM SGLA
   bash bench/ab.sh > "$OUT/ab_run.txt" 2>&1
 echo "ab rc=$? $(( $(date +%s) - t0 )) s"
 python3 bench/ab_summary.py "$OUT/ab.log"
-SGLA_T2=420 bash bench/calls/s33_call4.sh
+SGLA_T2=300 bash bench/calls/s33_call4.sh
 echo "took $(( $(date +%s) - t0 )) s"

@@ -4,7 +4,8 @@ Library search order:
   1. the environment variable SGLA_LIBRARY (a path to libsgla.so / .dylib / .dll);
   2. the library shipped inside this package (pip install ./python);
   3. when the package is imported from a source checkout (python/sgla), the
-     build trees <repo>/build*/ beside it, the most recently built library first.
+     build trees <repo>/build*/ beside it: build/ first, then the others, the
+     most recently built first (trees built with sanitizers left out).
 """
 from __future__ import annotations
 
@@ -188,10 +189,29 @@ def _candidates():
     out = [os.path.join(here, n) for n in names]
     repo = os.path.dirname(os.path.dirname(here))
     if os.path.isfile(os.path.join(repo, "include", "sgla.h")):
-        # the newest build first: a checkout often holds several trees (build, build-cpu, build-cuda, an
-        # ASan one), and the one built last is the one its owner means; the name breaks ties
-        out += _newest_first([os.path.join(d, n) for d in sorted(glob.glob(os.path.join(repo, "build*"))) for n in names])
+        out += _build_tree_order(repo, names)
     return out, False
+
+
+def _sanitized(tree):
+    """A tree configured with SGLA_SANITIZE: its library needs the ASan runtime loaded first, and
+    ctypes loading it ends the process instead of raising."""
+    try:
+        with open(os.path.join(tree, "CMakeCache.txt"), encoding="utf-8", errors="replace") as f:
+            return any(line.strip().upper() in ("SGLA_SANITIZE:BOOL=ON", "SGLA_SANITIZE:BOOL=TRUE", "SGLA_SANITIZE:BOOL=1")
+                       for line in f)
+    except OSError:
+        return False
+
+
+def _build_tree_order(repo, names):
+    """A checkout's libraries: build/ first (the README's tree, which tests/run.sh builds with CUDA
+    where nvcc is found), then the other build*/ trees, the most recently built first; trees built
+    with sanitizers are left out."""
+    trees = [d for d in sorted(glob.glob(os.path.join(repo, "build*"))) if os.path.isdir(d) and not _sanitized(d)]
+    first = [d for d in trees if os.path.basename(d) == "build"]
+    libs = lambda ds: [os.path.join(d, n) for d in ds for n in names]  # noqa: E731
+    return [p for p in libs(first) if os.path.isfile(p)] + _newest_first(libs([d for d in trees if d not in first]))
 
 
 def _newest_first(paths):

@@ -273,7 +273,9 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
                         "when ssm_state_indices is given: it is read and updated in place")
     def kind(name, x, floating, bools=False):
         return _of_kind(name, x, floating, bools, torch.as_tensor if fw == "torch" else None)
-    cu = as_arr("cu_seqlens", kind("cu_seqlens", cu, False), i64)
+    cu = kind("cu_seqlens", cu, False)
+    _fits_int64("cu_seqlens", cu)
+    cu = as_arr("cu_seqlens", cu, i64)
     g = as_arr("g", kind("g", g, True), f32)
     g_gamma = as_arr("g_gamma", kind("g_gamma", g_gamma, True), f32)
     B, T, H, K, V, N = (int(x) for x in _shape_checks(q, k, v, g, g_gamma, None, cu, state_v_first))
@@ -289,11 +291,14 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
     else:
         idx = np.asarray(idx)
         bits = 32 if idx.dtype == np.int32 else 64
+    _fits_int64("ssm_state_indices", idx)
     idx = as_arr("ssm_state_indices", idx, i32 if bits == 32 else i64)
     if len(idx.shape) not in (1, 2) or int(idx.shape[0]) != N:
         raise ValueError(f"ssm_state_indices must be [N] or [N, T_max] with N = {N}, got {list(idx.shape)}")
     t_max = int(idx.shape[1]) if len(idx.shape) == 2 else 0
-    acc = as_arr("num_accepted_tokens", kind("num_accepted_tokens", num_accepted, False), i32 if bits == 32 else i64)
+    acc = kind("num_accepted_tokens", num_accepted, False)
+    _fits_int64("num_accepted_tokens", acc)
+    acc = as_arr("num_accepted_tokens", acc, i32 if bits == 32 else i64)
     if acc is not None and tuple(int(x) for x in acc.shape) != (N,):
         raise ValueError(f"num_accepted_tokens must be [N] = [{N}], got {list(acc.shape)}")
     his = as_arr("has_initial_state", kind("has_initial_state", has_initial_state, False, bools=True), u8)
@@ -332,9 +337,8 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
     if cu_host is not None and cu is not None:
         np = _np()
         kind("cu_seqlens_cpu", cu_host, False)
-        cu_host = np.asarray(cu_host.cpu().numpy() if hasattr(cu_host, "cpu") else cu_host)
-        _cu_fits_int64(cu_host)
-        cu_host = np.ascontiguousarray(cu_host, dtype=np.int64)
+        _fits_int64("cu_seqlens_cpu", cu_host)
+        cu_host = np.ascontiguousarray(cu_host.cpu().numpy() if hasattr(cu_host, "cpu") else cu_host, dtype=np.int64)
         if cu_host.shape != (N + 1,):
             raise ValueError(f"cu_seqlens_cpu must be [{N + 1}] like cu_seqlens, got {list(cu_host.shape)}")
         p.host_cu_seqlens = cu_host.ctypes.data
@@ -542,21 +546,34 @@ def _compiling(torch):
     return bool(f()) if f is not None else False
 
 
-def _cu_fits_int64(cu):
-    """An unsigned cu_seqlens whose values int64 holds (the cast would wrap the others to negatives, and the
-    library would report a decreasing sequence that the caller never wrote)."""
+def _fits_int64(name, x):
+    """An unsigned integer array or tensor (numpy's or torch's uint64) whose values int64 holds: the cast
+    to int64 would wrap the others to negatives, which the library reads as something else (a decreasing
+    cu_seqlens, a -1 index that pads a sequence).  Signed and None pass; a torch tensor of another dtype
+    is not copied to the host."""
+    if x is None:
+        return
+    if type(x).__module__.startswith("torch"):
+        import torch
+        if x.dtype != getattr(torch, "uint64", None):
+            return
+        x = x.cpu().numpy()
     np = _np()
-    big = cu > np.iinfo(np.int64).max
-    if cu.dtype.kind == "u" and big.any():
-        i = int(np.argmax(big))
-        raise ValueError(f"cu_seqlens[{i}] = {int(cu[i])} does not fit int64 (the offsets are int64 token indices)")
+    x = np.asarray(x)
+    if x.dtype.kind != "u":
+        return
+    big = x.reshape(-1) > np.iinfo(np.int64).max
+    if big.any():
+        at = np.unravel_index(int(np.argmax(big)), x.shape) if x.ndim else ()
+        raise ValueError(f"{name}[{', '.join(str(int(i)) for i in at)}] = {int(x[at])} does not fit int64 "
+                         "(sgla's offsets and indices are int64)")
 
 
 def _np_cu(cu):
     np = _np()
     if not np.issubdtype(cu.dtype, np.integer):
         raise TypeError(f"cu_seqlens must be an integer array (int64), got dtype {cu.dtype}")
-    _cu_fits_int64(cu)
+    _fits_int64("cu_seqlens", cu)
     return np.require(cu, dtype=np.int64, requirements=["C", "A"])
 
 
@@ -608,8 +625,7 @@ def _torch_prepare(q, k, v, g, g_gamma, h0, cu, backend, state_v_first):
     if cu is not None:
         if cu.is_floating_point() or cu.is_complex() or cu.dtype == torch.bool:
             raise TypeError(f"cu_seqlens must be an integer tensor (torch.long), got {cu.dtype}")
-        if cu.dtype == getattr(torch, "uint64", None):  # values past int64's range would wrap in the cast
-            _cu_fits_int64(cu.cpu().numpy())
+        _fits_int64("cu_seqlens", cu)  # (a uint64 tensor's values past int64 would wrap in the cast)
         cu = cu.to(torch.int64).contiguous()
 
     on_cuda = dev.type == "cuda"

@@ -170,6 +170,31 @@ def test_cuda_mixed_batch_bf16(host_cu):
 
 
 
+def test_pool_unsigned_past_int64_refused():
+    """uint64 offsets, slot indices and accepted counts past int64 are refused by name (the cast wrapped
+    them: an index 2**64 - 1 became -1, a padded sequence), and nothing is written; in range they are
+    taken as int64."""
+    rng = np.random.default_rng(6)
+    H, K, V, S = 2, 8, 8, 4
+    cu = np.array([0, 3, 4])
+    q, k, v = (rng.standard_normal((1, 4, H, K), dtype=np.float32) for _ in range(3))
+    pool = rng.standard_normal((S, H, K, V)).astype(np.float32)
+    p0 = pool.copy()
+    big = np.uint64(2 ** 64 - 1)
+    kw = dict(initial_state=pool, cu_seqlens=cu, ssm_state_indices=np.array([0, 1]))
+    for name, val, msg in (
+            ("ssm_state_indices", np.array([0, big], np.uint64), r"^ssm_state_indices\[1\] = 18446744073709551615"),
+            ("cu_seqlens", np.array([0, big, 4], np.uint64), r"^cu_seqlens\[1\] = 18446744073709551615"),
+            ("cu_seqlens_cpu", np.array([0, 3, big], np.uint64), r"^cu_seqlens_cpu\[2\] = 18446744073709551615"),
+            ("num_accepted_tokens", np.array([big, 1], np.uint64), r"^num_accepted_tokens\[0\] = 18446744073709551615")):
+        with pytest.raises(ValueError, match=msg + " does not fit int64"):
+            sgla.chunk_simple_gla(q, k, v, **dict(kw, **{name: val}))
+        np.testing.assert_array_equal(pool, p0)
+    o_u, _ = sgla.chunk_simple_gla(q, k, v, **dict(kw, initial_state=p0.copy(), ssm_state_indices=np.array([0, 1], np.uint64)))
+    o_i, _ = sgla.chunk_simple_gla(q, k, v, **dict(kw, initial_state=p0.copy()))
+    np.testing.assert_array_equal(o_u, o_i)
+
+
 def test_pool_inputs_checked_like_plain_calls():
     """The pool path checks every input's shape and dtype before the library reads it (a short k
     was read past its end), and refuses float offsets and slot indices rather than rounding them."""

@@ -1532,7 +1532,8 @@ static void bwd3_layout(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
     size_t off = 0;
     const size_t sb = align256((size_t)(nhc * kv) * sizeof(float));
     const int64_t slots = sgla_bwd_tc_slots(d->B, d->T, N);
-    /* windows of whole chunks; the blob's slots then n tcw + c (chunk_fwd.cuh: state_blob) */
+    /* windows of whole chunks; the blob's slots then sgla_chunk_slot's over a window of tlen tokens,
+     * n (tlen / 64 + 1) + c (chunk_fwd.cuh: state_blob) */
     pl->tseg = 1, pl->tlen = 0;
     int64_t bslots = slots;
     size_t seg_ws = pl->seg_ws;

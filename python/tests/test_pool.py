@@ -125,14 +125,19 @@ def test_cuda_pool_matches_cpu(v_first):
     np.testing.assert_allclose(pg.cpu().numpy(), pc, rtol=2e-5, atol=2e-5)
 
 
-def test_pool_host_cu_seqlens_checked():
-    """cu_seqlens_cpu that does not describe T is refused before anything is written."""
-    rng = np.random.default_rng(5)
+def two_sequences(seed):
+    """Two packed sequences of 3 and 1 tokens (H = 2, K = V = 8), a pool of 4 slots and its copy."""
+    rng = np.random.default_rng(seed)
     H, K, V, S = 2, 8, 8, 4
     cu = np.array([0, 3, 4])
     q, k, v = (rng.standard_normal((1, 4, H, K), dtype=np.float32) for _ in range(3))
     pool = rng.standard_normal((S, H, K, V)).astype(np.float32)
-    p0 = pool.copy()
+    return cu, q, k, v, pool, pool.copy()
+
+
+def test_pool_host_cu_seqlens_checked():
+    """cu_seqlens_cpu that does not describe T is refused before anything is written."""
+    cu, q, k, v, pool, p0 = two_sequences(5)
     with pytest.raises(sgla.SglaError, match="cu_seqlens"):
         sgla.chunk_simple_gla(q, k, v, initial_state=pool, cu_seqlens=cu, ssm_state_indices=np.array([0, 1]),
                               cu_seqlens_cpu=np.array([0, 3, 5]))
@@ -174,12 +179,7 @@ def test_pool_unsigned_past_int64_refused():
     """uint64 offsets, slot indices and accepted counts past int64 are refused by name (the cast wrapped
     them: an index 2**64 - 1 became -1, a padded sequence), and nothing is written; in range they are
     taken as int64."""
-    rng = np.random.default_rng(6)
-    H, K, V, S = 2, 8, 8, 4
-    cu = np.array([0, 3, 4])
-    q, k, v = (rng.standard_normal((1, 4, H, K), dtype=np.float32) for _ in range(3))
-    pool = rng.standard_normal((S, H, K, V)).astype(np.float32)
-    p0 = pool.copy()
+    cu, q, k, v, pool, p0 = two_sequences(6)
     big = np.uint64(2 ** 64 - 1)
     kw = dict(initial_state=pool, cu_seqlens=cu, ssm_state_indices=np.array([0, 1]))
     for name, val, msg in (

@@ -201,6 +201,9 @@ sgla_cli_test(cli_bench_json "bench|--shape|1,64,1,16,16|--iters|2|--no-peak|--b
   RE "^\\[\n  \\{\"backend\": \"cpu\", \"B\": 1, [^\n]*\"pass\": \"fwd\"[^\n]*\\},\n  \\{[^\n]*\"pass\": \"bwd\"")
 sgla_cli_test(cli_bench_pool "bench|--shape|8,1,2,16,16|--pool|--iters|3|--no-peak|--format|csv"
   RE "decode-cold,[0-9][^\n]*\ncpu,8,1,2,16,16,,f32,g,decode-pool,[0-9]")
+# lengths near 2^63 whose wrapped sum is T: refused before any call (they gave offsets past T, read unchecked)
+sgla_cli_test(cli_bench_varlen_wrap "bench|--shape|1,64,2,16|--varlen|9223372036854775807,9223372036854775807,66|--iters|1|--no-peak"
+  RC 2 RE "--varlen lengths sum past the shape's T = 64")
 sgla_cli_test(cli_bench_varlen_pool "bench|--shape|1,300,2,16,16|--varlen|100x2,1x100|--pool|--iters|2|--no-peak|--format|csv"
   RE "\ncpu,1,300,2,16,16,102,f32,g,fwd,[0-9][^\n]*\ncpu,1,300,2,16,16,102,f32,g,pool,[0-9]")
 sgla_cli_test(cli_bench_varlen_repeat_bad "bench|--shape|1,300,2,16,16|--varlen|100x" RC 2 RE "is not an integer")

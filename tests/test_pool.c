@@ -138,6 +138,42 @@ static void refused(const char *what, sgla_backend be, const sgla_state_pool *p,
     TU_CHECK(same, "%s (%s): the refused call wrote the pool or o", what, sgla_backend_name(be));
 }
 
+/* A pool given SGLA_POOL_INPLACE is written: an input inside it is refused (it was read after its slots
+ * were rewritten), as are outputs over its index arrays; a pool only read may share memory with inputs. */
+static void overlaps(sgla_backend be)
+{
+    static float buf[SLOTS * H * KV + 4 * H * K], k[4 * H * K], v[4 * H * V], o[4 * H * V];
+    float *pool = buf, *q = buf + SLOTS * H * KV - 8; /* q's first 8 values are the pool's last */
+    static float before[sizeof buf / sizeof buf[0]];
+    int32_t idx[2] = {5, 6};
+    const int64_t cu[3] = {0, 3, 4};
+    memcpy(pool, pool0, sizeof pool0);
+    for (int i = SLOTS * H * KV; i < (int)(sizeof buf / sizeof buf[0]); i++) buf[i] = 0.25f;
+    for (int i = 0; i < 4 * H * K; i++) k[i] = 0.25f;
+    for (int i = 0; i < 4 * H * V; i++) v[i] = 0.5f, o[i] = -9.f;
+    memcpy(before, buf, sizeof buf);
+    sgla_state_pool p = {SLOTS, idx, 32, 0, NULL, NULL, SGLA_POOL_INPLACE, NULL};
+    sgla_forward_desc d;
+    sgla_forward_desc_init(&d);
+    d.q = q, d.k = k, d.v = v, d.o = o, d.h0 = pool, d.pool = &p;
+    d.B = 1, d.T = 4, d.H = H, d.K = K, d.V = V, d.cu_seqlens = cu, d.num_seqs = 2;
+    sgla_status st = sgla_forward(&d, be);
+    TU_CHECK(st == SGLA_ERR_OVERLAP && !memcmp(buf, before, sizeof buf) && o[0] == -9.f,
+             "q inside a pool written in place (%s): %s (%s)", sgla_backend_name(be), sgla_status_string(st),
+             sgla_last_error());
+    p.flags = 0; /* only read: q may lie in it */
+    st = sgla_forward(&d, be);
+    TU_CHECK(st == SGLA_OK && !memcmp(buf, before, sizeof buf), "q inside a pool only read (%s): %s (%s)",
+             sgla_backend_name(be), sgla_status_string(st), sgla_last_error());
+    p.flags = SGLA_POOL_INPLACE;
+    d.q = k;
+    for (int i = 0; i < 4 * H * V; i++) o[i] = -9.f;
+    p.indices = (const int32_t *)(const void *)(o + 1); /* o written over the slot indices */
+    st = sgla_forward(&d, be);
+    TU_CHECK(st == SGLA_ERR_OVERLAP && o[1] == -9.f, "o over the pool's indices (%s): %s (%s)", sgla_backend_name(be),
+             sgla_status_string(st), sgla_last_error());
+}
+
 int main(void)
 {
     uint64_t seed = tu_seed("test_pool");
@@ -252,6 +288,7 @@ int main(void)
         h.host_cu_seqlens = cu2;
         refused("host_cu_seqlens without cu_seqlens", bes[b], &h, 2, NULL, 2, 0, SGLA_ERR_INVALID_ARGUMENT);
     }
+    for (int b = 0; b < 2; b++) overlaps(bes[b]);
     sgla_state_pool p = {SLOTS, ok2, 32, 0, NULL, NULL, SGLA_POOL_INPLACE};
     refused("ref-b", SGLA_BACKEND_REF_B, &p, 4, cu2, 2, 0, SGLA_ERR_UNSUPPORTED_SHAPE);
     /* the CUDA backend takes a pool (device pointers): tests/test_gpu_pool.c */

@@ -272,7 +272,14 @@ int bench_varlen(const bench_args *a, const int64_t sh[5], int64_t *cu, int *n)
     }
     cu[0] = 0;
     if (a->nlens) {
-        for (int i = 0; i < a->nlens; i++) cu[i + 1] = cu[i] + a->lens[i];
+        for (int i = 0; i < a->nlens; i++) {
+            if (a->lens[i] > sh[1] - cu[i]) { /* (before the sum: lengths near 2^63 wrapped to T) */
+                fprintf(stderr, "sgla bench: --varlen lengths sum past the shape's T = %lld (at length %d, %lld)\n",
+                        (long long)sh[1], i + 1, (long long)a->lens[i]);
+                return -1;
+            }
+            cu[i + 1] = cu[i] + a->lens[i];
+        }
         if (cu[a->nlens] != sh[1]) {
             fprintf(stderr, "sgla bench: --varlen lengths sum to %lld, the shape's T is %lld\n",
                     (long long)cu[a->nlens], (long long)sh[1]);

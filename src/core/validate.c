@@ -156,6 +156,10 @@ static sgla_status check_shape_of(const sgla_forward_desc *d, counts *c, int nee
         if (p->num_accepted && !p->t_max)
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "pool: num_accepted needs indices [N][t_max] (t_max > 0)");
         const size_t ib = (size_t)p->index_bits / 8;
+        int64_t nidx;
+        if (!sgla_mul_ok(N, p->t_max ? p->t_max : 1, &nidx) || !sgla_mul_ok(nidx, (int64_t)ib, &bytes) || bytes > lim ||
+            (uint64_t)bytes > SIZE_MAX)
+            return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "pool: indices N*t_max overflows (t_max=%lld)", (long long)p->t_max);
         if (!is_aligned(p->indices, ib) || !is_aligned(p->num_accepted, ib))
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "pool: indices and num_accepted must be %zu-byte aligned", ib);
         if (p->host_cu_seqlens && !d->cu_seqlens)
@@ -352,13 +356,26 @@ static sgla_status check_desc_of(const sgla_forward_desc *d, int values_on_host,
     if (d->o && !is_aligned(d->o, c.es))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "o must be aligned to its element size (%zu bytes)", c.es);
     if (!is_aligned(d->ht, c.aes)) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "ht must be %zu-byte aligned", c.aes);
-    span in[7];
-    const int nin = input_spans(d, &c, in);
-    /* the workspace is written too: it may overlap no tensor of the call */
-    const span out[3] = {{d->o, (size_t)c.nv * c.es, "o"},
-                         {d->ht, (size_t)c.n_state * c.aes, "ht"},
-                         {d->workspace, d->workspace ? d->workspace_bytes : 0, "workspace"}};
-    if ((st = check_spans(in, nin, out, 3, SPAN_H0, 1)) != SGLA_OK) return st;
+    span in[11];
+    int nin = input_spans(d, &c, in);
+    /* the workspace is written too: it may overlap no tensor of the call; a pool given SGLA_POOL_INPLACE is
+     * written (its slots), so it may overlap nothing but itself as h0, and its index arrays are read */
+    span out[4] = {{d->o, (size_t)c.nv * c.es, "o"},
+                   {d->ht, (size_t)c.n_state * c.aes, "ht"},
+                   {d->workspace, d->workspace ? d->workspace_bytes : 0, "workspace"},
+                   {NULL, 0, "the pool (h0, written with SGLA_POOL_INPLACE)"}};
+    int same_o = 1; /* ht may be h0 exactly */
+    if (d->pool) {
+        const sgla_state_pool *p = d->pool;
+        const int64_t N = sgla_num_sequences(d);
+        const size_t ib = (size_t)p->index_bits / 8;
+        in[nin++] = (span){p->indices, (size_t)(N * (p->t_max ? p->t_max : 1)) * ib, "pool: indices"};
+        in[nin++] = (span){p->has_initial_state, p->has_initial_state ? (size_t)N : 0, "pool: has_initial_state"};
+        in[nin++] = (span){p->num_accepted, p->num_accepted ? (size_t)N * ib : 0, "pool: num_accepted"};
+        in[nin++] = (span){p->host_cu_seqlens, p->host_cu_seqlens ? (size_t)(N + 1) * 8 : 0, "pool: host_cu_seqlens"};
+        if (p->flags & SGLA_POOL_INPLACE) out[3] = (span){d->h0, in[SPAN_H0].n, out[3].name}, same_o = 3;
+    }
+    if ((st = check_spans(in, nin, out, 4, SPAN_H0, same_o)) != SGLA_OK) return st;
     return values_on_host ? check_values(d, &c) : SGLA_OK;
 }
 

@@ -37,7 +37,7 @@ double sgla_cpu_bench_kernels(int C, int K, int V, int threads, int reps)
     /* leading dimensions padded as the forward pads them (cpu_forward.c) */
     int ldc = (C + 15) / 16 * 16 + 16, ldv = (V + 15) / 16 * 16 + 16, ldk = (K + 15) / 16 * 16 + 16;
     double t = 0, t0 = 0;
-    int nth = threads > 0 ? threads : 1;
+    int nth = sgla_cpu_threads(threads > 0 ? threads : 1, INT64_MAX); /* the library's cap (4 x cores) */
     (void)nth;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nth)
@@ -182,7 +182,7 @@ __attribute__((target("avx2,fma"))) static double fma_loop256(long iters)
 /* GFLOP/s (2 per FMA lane) of all threads for the given SIMD level. */
 double sgla_cpu_bench_fma_peak(int threads, int isa)
 {
-    int nth = threads > 0 ? threads : 1;
+    int nth = sgla_cpu_threads(threads > 0 ? threads : 1, INT64_MAX); /* the library's cap (4 x cores) */
     (void)nth;
     const long iters = 20000000;
     double flops = 0, t = 0, sink = 0;
@@ -211,7 +211,7 @@ double sgla_cpu_bench_fma_peak(int threads, int isa)
  * copying their share of a buffer much larger than the caches. */
 double sgla_cpu_bench_copy_bw(int threads, size_t bytes)
 {
-    int nth = threads > 0 ? threads : 1;
+    int nth = sgla_cpu_threads(threads > 0 ? threads : 1, INT64_MAX); /* the library's cap (4 x cores) */
     (void)nth;
     char *a = aligned_alloc(64, bytes), *b = aligned_alloc(64, bytes);
     if (!a || !b) {

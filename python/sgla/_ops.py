@@ -138,9 +138,12 @@ def _scale_of(scale, K):
         if K < 1:
             raise ValueError(f"K = {K}: q and k need a last dimension of at least 1")
         return K ** -0.5
-    if isinstance(scale, (str, bytes)) or not isinstance(scale, numbers.Real):
+    if isinstance(scale, (str, bytes, bool)) or not isinstance(scale, numbers.Real):
         raise TypeError(f"scale must be a real number or None, got {type(scale).__name__} {scale!r}")
-    return float(scale)
+    try:
+        return float(scale)
+    except OverflowError:  # an int past the double range; the library checks the float (finite, fp32 range)
+        raise ValueError(f"scale = {scale} is beyond the float range") from None
 
 
 def _fill_desc(d, dtype, B, T, H, K, V, N, scale, chunk, threads, cu_present):
@@ -176,6 +179,8 @@ def _of_kind(name, x, floating, bools=False, asarray=None):
         return x
     s = str(dt)
     is_float = "float" in s
+    if s in ("object", "O"):  # an object array would be cast (rounded, wrapped) by the conversion after this
+        raise TypeError(f"{name} must be a numeric array, got dtype object")
     if floating and not is_float:
         raise TypeError(f"{name} must be a floating-point array (it is used as fp32), got dtype {s}")
     if bools and (is_float or "complex" in s):
@@ -262,15 +267,16 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
         f32, i64, i32, u8 = np.float32, np.int64, np.int32, np.uint8
         empty = np.empty
         pool_ok = isinstance(pool, np.ndarray) and pool.dtype == np.float32 and pool.flags.c_contiguous \
-            and pool.flags.aligned and pool.flags.writeable
+            and pool.flags.aligned and (pool.flags.writeable or not inplace)  # (not in place: only read)
     if dt is None or dt == DType.F64:
         raise TypeError(f"q must be float32, float16 or bfloat16 with a state pool, got {q.dtype}")
     for name, x in (("k", k), ("v", v)):
         if x.dtype != q.dtype:
             raise TypeError(f"{name} has dtype {x.dtype} but q has {q.dtype}; q, k and v must share one dtype")
     if not pool_ok:
-        raise TypeError("initial_state (the pool) must be a C-contiguous, writable float32 array [S, H, K, V] "
-                        "when ssm_state_indices is given: it is read and updated in place")
+        raise TypeError("initial_state (the pool) must be a C-contiguous float32 array [S, H, K, V] when "
+                        "ssm_state_indices is given, writable unless inplace_final_state=False: it is read and "
+                        "updated in place")
     def kind(name, x, floating, bools=False):
         return _of_kind(name, x, floating, bools, torch.as_tensor if fw == "torch" else None)
     cu = kind("cu_seqlens", cu, False)
@@ -284,24 +290,34 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
     if len(pool.shape) != 4 or tuple(int(x) for x in pool.shape[1:]) != want:
         raise ValueError(f"the pool must be [S, {', '.join(str(x) for x in want)}], got {list(pool.shape)}")
     idx = kind("ssm_state_indices", indices, False)
-    bits = 64
+    acc = kind("num_accepted_tokens", num_accepted, False)
     if fw == "torch":
         idx = idx if isinstance(idx, torch.Tensor) else torch.as_tensor(idx, device=q.device)
-        bits = 32 if idx.dtype == torch.int32 else 64
+        acc = acc if acc is None or isinstance(acc, torch.Tensor) else torch.as_tensor(acc, device=q.device)
+        i32_of = lambda x: x.dtype == torch.int32  # noqa: E731
     else:
         idx = np.asarray(idx)
-        bits = 32 if idx.dtype == np.int32 else 64
+        acc = acc if acc is None else np.asarray(acc)
+        i32_of = lambda x: x.dtype == np.int32  # noqa: E731
+    # the library takes indices and accepted counts of one integer type: int32 where both are, else both
+    # int64 (an int64 count cast to an index's int32 wrapped: 2**32 + 2 became 2)
+    bits = 32 if i32_of(idx) and (acc is None or i32_of(acc)) else 64
     _fits_int64("ssm_state_indices", idx)
+    _fits_int64("num_accepted_tokens", acc)
     idx = as_arr("ssm_state_indices", idx, i32 if bits == 32 else i64)
     if len(idx.shape) not in (1, 2) or int(idx.shape[0]) != N:
         raise ValueError(f"ssm_state_indices must be [N] or [N, T_max] with N = {N}, got {list(idx.shape)}")
     t_max = int(idx.shape[1]) if len(idx.shape) == 2 else 0
-    acc = kind("num_accepted_tokens", num_accepted, False)
-    _fits_int64("num_accepted_tokens", acc)
     acc = as_arr("num_accepted_tokens", acc, i32 if bits == 32 else i64)
     if acc is not None and tuple(int(x) for x in acc.shape) != (N,):
         raise ValueError(f"num_accepted_tokens must be [N] = [{N}], got {list(acc.shape)}")
-    his = as_arr("has_initial_state", kind("has_initial_state", has_initial_state, False, bools=True), u8)
+    his = kind("has_initial_state", has_initial_state, False, bools=True)
+    if his is not None:  # nonzero is true (a cast to uint8 took 256 for false); no host sync for CUDA tensors
+        if fw == "torch":
+            his = (his if isinstance(his, torch.Tensor) else torch.as_tensor(his, device=dev)) != 0
+        else:
+            his = np.asarray(his) != 0
+    his = as_arr("has_initial_state", his, u8)
     if his is not None and tuple(int(x) for x in his.shape) != (N,):
         raise ValueError(f"has_initial_state must be [N] = [{N}], got {list(his.shape)}")
     on_cuda = fw == "torch" and q.device.type == "cuda"

@@ -119,6 +119,10 @@ def test_bad_scale(qkv):
     assert ei.value.status == Status.ERR_INVALID_SCALE
     with pytest.raises(TypeError, match="scale"):
         call(q, k, v, scale="big")
+    with pytest.raises(TypeError, match="scale"):  # a bool is not a scale (True was taken as 1.0)
+        call(q, k, v, scale=True)
+    with pytest.raises(ValueError, match="beyond the float range"):  # (was OverflowError from float())
+        call(q, k, v, scale=10 ** 400)
 
 
 @pytest.mark.parametrize("cu,status", [

@@ -195,6 +195,42 @@ def test_pool_unsigned_past_int64_refused():
     np.testing.assert_array_equal(o_u, o_i)
 
 
+def test_pool_integer_inputs_not_wrapped():
+    """Object arrays are refused rather than cast (4.7 became slot 4); has_initial_state is nonzero-is-true
+    (256 wrapped to 0 in uint8); an int64 accepted count beside int32 indices is not cut to 32 bits
+    (2**32 + 2 became 2): both go as int64; a pool only read may be a read-only array."""
+    cu, q, k, v, pool, p0 = two_sequences(7)
+    kw = dict(initial_state=pool, cu_seqlens=cu, ssm_state_indices=np.array([0, 1]))
+    for name, val in (("ssm_state_indices", np.array([4.7, 2.2], dtype=object)),
+                      ("cu_seqlens", np.array([0, 1.9, 4], dtype=object)),
+                      ("has_initial_state", np.array([1, 0], dtype=object))):
+        with pytest.raises(TypeError, match=f"^{name} must be a numeric array, got dtype object"):
+            sgla.chunk_simple_gla(q, k, v, **dict(kw, **{name: val}))
+        np.testing.assert_array_equal(pool, p0)
+    o256, _ = sgla.chunk_simple_gla(q, k, v, **dict(kw, initial_state=p0.copy(), has_initial_state=[256, 0]))
+    o1, _ = sgla.chunk_simple_gla(q, k, v, **dict(kw, initial_state=p0.copy(), has_initial_state=[1, 0]))
+    np.testing.assert_array_equal(o256, o1)
+    spec = dict(initial_state=pool, cu_seqlens=np.array([0, 2, 4]),
+                ssm_state_indices=np.array([[0, 1], [2, 3]], np.int32))
+    with pytest.raises(sgla.SglaError) as ei:
+        sgla.fused_recurrent_simple_gla(q, k, v, num_accepted_tokens=np.array([2 ** 32 + 2, 1], np.int64), **spec)
+    assert ei.value.status == sgla.Status.ERR_POOL_INDEX
+    np.testing.assert_array_equal(pool, p0)
+    o_a, _ = sgla.fused_recurrent_simple_gla(q, k, v, **dict(spec, initial_state=p0.copy(),
+                                                              num_accepted_tokens=np.array([2, 1], np.int64)))
+    o_b, _ = sgla.fused_recurrent_simple_gla(q, k, v, **dict(spec, initial_state=p0.copy(),
+                                                              num_accepted_tokens=np.array([2, 1], np.int32)))
+    np.testing.assert_array_equal(o_a, o_b)
+    ro = p0.copy()
+    ro.flags.writeable = False
+    o_ro, ht = sgla.chunk_simple_gla(q, k, v, **dict(kw, initial_state=ro, inplace_final_state=False))
+    o_rw, ht2 = sgla.chunk_simple_gla(q, k, v, **dict(kw, initial_state=p0.copy(), inplace_final_state=False))
+    np.testing.assert_array_equal(o_ro, o_rw)
+    np.testing.assert_array_equal(ht, ht2)
+    with pytest.raises(TypeError, match="writable unless inplace_final_state=False"):
+        sgla.chunk_simple_gla(q, k, v, **dict(kw, initial_state=ro))
+
+
 def test_pool_inputs_checked_like_plain_calls():
     """The pool path checks every input's shape and dtype before the library reads it (a short k
     was read past its end), and refuses float offsets and slot indices rather than rounding them."""

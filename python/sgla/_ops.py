@@ -428,13 +428,29 @@ def _np_in(name, x, dlpack):
     return x
 
 
+_FLT_MAX = 3.4028234663852886e38
+
+
 def _np_f32(name, x, f64=False):
-    """Gates and states: fp32, or fp64 with float64 inputs (SGLA_F64)."""
+    """Gates and states: fp32, or fp64 with float64 inputs (SGLA_F64).  A wider float gate is judged
+    before it is rounded, as the CLI judges an f8 file: a positive log gate is refused however small
+    (+1e-50 would round to 0), one below -FLT_MAX is taken as -FLT_MAX (it would round to -inf, which
+    the library refuses naming a value never given; any gate under -104 already erases the state)."""
     np = _np()
     if x is None:
         return None
     if not (np.issubdtype(x.dtype, np.floating) or x.dtype.name == "bfloat16"):
         raise TypeError(f"{name} must be a floating-point array (it is used as fp32), got dtype {x.dtype}")
+    if not f64 and name in ("g", "g_gamma") and x.dtype.kind == "f" and x.dtype.itemsize > 4:
+        pos = np.asarray(x) > 0
+        if pos.any():
+            at = np.unravel_index(int(np.argmax(pos)), pos.shape) if pos.ndim else ()
+            st = _lib.Status.ERR_POSITIVE_GATE
+            raise _lib.SglaError(st, _lib.sgla_status_string(int(st)).decode(errors="replace"),
+                                 f"{name}[{', '.join(str(int(i)) for i in at)}] = {float(np.asarray(x)[at])!r}: "
+                                 "log gates must be <= 0 (judged in the input's precision, before fp32)")
+        xa = np.asarray(x)
+        x = np.where((xa < -_FLT_MAX) & np.isfinite(xa), -_FLT_MAX, xa)  # (-inf stays: the library names it)
     return np.require(x, dtype=np.float64 if f64 else np.float32, requirements=["C", "A"])
 
 
@@ -624,6 +640,9 @@ def _torch_prepare(q, k, v, g, g_gamma, h0, cu, backend, state_v_first):
             if not x.is_floating_point():
                 raise TypeError(f"{name} must be a floating-point tensor (it is used as fp32), "
                                 f"got {x.dtype}")
+            if name in ("g", "g_gamma") and aux == torch.float32 and x.dtype == torch.float64:
+                # below -FLT_MAX a log gate would round to -inf: -FLT_MAX, as the CLI and NumPy take it
+                x = torch.where((x < -_FLT_MAX) & x.isfinite(), torch.full_like(x, -_FLT_MAX), x)
             x = x.to(aux)
         return x
 

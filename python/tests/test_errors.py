@@ -105,6 +105,27 @@ def test_nonfinite_gate(qkv):
     assert ei.value.status == Status.ERR_NONFINITE_GATE
 
 
+def test_float64_gates_judged_before_rounding(qkv):
+    """A float64 log gate is judged as the CLI judges an f8 file: positive however small is refused
+    (+1e-50 rounds to 0 in fp32), below -FLT_MAX taken as -FLT_MAX (it rounded to -inf and was refused
+    as a value never given); -inf itself is still refused by name."""
+    q, k, v = qkv
+    g = np.full((B, T, H), -0.1)
+    g[0, 3, 1] = 1e-50
+    with pytest.raises(SglaError, match=r"g\[0, 3, 1\] = 1e-50") as ei:
+        call(q, k, v, g=g)
+    assert ei.value.status == Status.ERR_POSITIVE_GATE
+    g[0, 3, 1] = -1e300
+    o, _ = call(q, k, v, g=g)
+    o2, _ = call(q, k, v, g=np.where(g < -1e38, np.float32(-3.4028234663852886e38), g).astype(np.float32))
+    np.testing.assert_array_equal(o, o2)
+    assert np.isfinite(o).all()
+    g[0, 3, 1] = -np.inf
+    with pytest.raises(SglaError) as ei:
+        call(q, k, v, g=g)
+    assert ei.value.status == Status.ERR_NONFINITE_GATE
+
+
 def test_both_gates(qkv):
     q, k, v = qkv
     with pytest.raises(SglaError) as ei:

@@ -231,6 +231,27 @@ def test_pool_integer_inputs_not_wrapped():
         sgla.chunk_simple_gla(q, k, v, **dict(kw, initial_state=ro))
 
 
+def test_pool_integer_inputs_not_wrapped_torch():
+    """The same on CPU torch tensors (the torch branch of the pool path)."""
+    torch = pytest.importorskip("torch")
+    cu, q, k, v, pool, p0 = two_sequences(8)
+    t = torch.from_numpy
+    kw = dict(cu_seqlens=t(cu), ssm_state_indices=torch.tensor([0, 1]))
+    o256, _ = sgla.chunk_simple_gla(t(q), t(k), t(v), initial_state=t(p0.copy()), has_initial_state=torch.tensor([256, 0]), **kw)
+    o1, _ = sgla.chunk_simple_gla(t(q), t(k), t(v), initial_state=t(p0.copy()), has_initial_state=[True, False], **kw)
+    assert torch.equal(o256, o1)
+    spec = dict(cu_seqlens=torch.tensor([0, 2, 4]), ssm_state_indices=torch.tensor([[0, 1], [2, 3]], dtype=torch.int32))
+    pt = t(p0.copy())
+    with pytest.raises(sgla.SglaError) as ei:
+        sgla.fused_recurrent_simple_gla(t(q), t(k), t(v), initial_state=pt,
+                                        num_accepted_tokens=torch.tensor([2 ** 32 + 2, 1]), **spec)
+    assert ei.value.status == sgla.Status.ERR_POOL_INDEX
+    assert torch.equal(pt, t(p0))
+    with pytest.raises(TypeError, match="^ssm_state_indices must hold integers"):
+        sgla.chunk_simple_gla(t(q), t(k), t(v), initial_state=pt, cu_seqlens=t(cu),
+                              ssm_state_indices=torch.tensor([0.5, 1.0]))
+
+
 def test_pool_inputs_checked_like_plain_calls():
     """The pool path checks every input's shape and dtype before the library reads it (a short k
     was read past its end), and refuses float offsets and slot indices rather than rounding them."""

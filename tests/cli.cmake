@@ -104,6 +104,9 @@ foreach(b ref-a ref-b ref-c ref-d cpu auto)
   sgla_cli_test(cli_run_${b} "run|${_qkv}|--g|${_data}/run_g.npy|--h0|${_data}/run_h0.npy|--chunk|3|--scale|0.5|--backend|${b}|--o|${_out}/o_${b}.npy|--ht|${_out}/ht_${b}.npy"
     RE "s wall" FILES "${_out}/o_${b}.npy|${_out}/ht_${b}.npy")
 endforeach()
+# an output name near NAME_MAX (255): the temporary name beside it is a short one (".tmp-XXXXXX" made it too long)
+string(REPEAT "o" 250 _long)
+sgla_cli_test(cli_run_long_name "run|${_qkv}|--backend|ref-a|--o|${_out}/${_long}.npy" RE "s wall" FILES "${_out}/${_long}.npy")
 sgla_cli_test(cli_run_f16_alpha "run|--q|${_data}/run_q16.npy|--k|${_data}/run_k16.npy|--v|${_data}/run_v16.npy|--alpha|0.9|--backend|ref-b|--o|${_out}/o16.npy"
   RE "f16" FILES "${_out}/o16.npy")
 sgla_cli_test(cli_run_varlen "run|--q|${_data}/var_q.npy|--k|${_data}/var_k.npy|--v|${_data}/var_v.npy|--cu-seqlens|${_data}/var_cu.npy|--h0|${_data}/var_h0.npy|--g-gamma|${_data}/run_gg.npy|--chunk|2|--backend|ref-c|--o|${_out}/o_var.npy|--ht|${_out}/ht_var.npy"

@@ -505,6 +505,12 @@ FILE *npy_temp_beside(const char *path, char **tmp_out, char *err, size_t errlen
     memcpy(tmp, path, pl);
     memcpy(tmp + pl, ".tmp-XXXXXX", 12);
     int fd = mkstemp(tmp);
+    if (fd < 0 && errno == ENAMETOOLONG) { /* a name near NAME_MAX: a short temporary name in its directory */
+        const char *slash = strrchr(path, '/');
+        const size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+        memcpy(tmp + dl, ".sgla-XXXXXX", 13);
+        fd = mkstemp(tmp);
+    }
     if (fd < 0) {
         int e = errno;
         free(tmp);

@@ -207,6 +207,7 @@ sgla_cli_test(cli_bench_pool "bench|--shape|8,1,2,16,16|--pool|--iters|3|--no-pe
 # lengths near 2^63 whose wrapped sum is T: refused before any call (they gave offsets past T, read unchecked)
 sgla_cli_test(cli_bench_varlen_wrap "bench|--shape|1,64,2,16|--varlen|9223372036854775807,9223372036854775807,66|--iters|1|--no-peak"
   RC 2 RE "--varlen lengths sum past the shape's T = 64")
+sgla_cli_test(cli_bench_shape_trailing_comma "bench|--shape|1,64,2,16,|--iters|1|--no-peak" RC 2 RE "'1,64,2,16,' is not B,T,H,K,V")
 sgla_cli_test(cli_bench_varlen_pool "bench|--shape|1,300,2,16,16|--varlen|100x2,1x100|--pool|--iters|2|--no-peak|--format|csv"
   RE "\ncpu,1,300,2,16,16,102,f32,g,fwd,[0-9][^\n]*\ncpu,1,300,2,16,16,102,f32,g,pool,[0-9]")
 sgla_cli_test(cli_bench_varlen_repeat_bad "bench|--shape|1,300,2,16,16|--varlen|100x" RC 2 RE "is not an integer")

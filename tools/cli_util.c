@@ -113,7 +113,7 @@ int cli_parse_shape(const char *cmd, const char *s, int64_t shape[5])
         if (*end == ',') p = end + 1;
         else { p = end; break; }
     }
-    if (*p || (n != 4 && n != 5)) {
+    if (*p || (n != 4 && n != 5) || s[strlen(s) - 1] == ',') { /* (a trailing comma read as the end) */
         fprintf(stderr, "sgla %s: --shape: '%s' is not B,T,H,K,V or B,T,H,D\n", cmd, s);
         return 0;
     }

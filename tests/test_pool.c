@@ -172,6 +172,20 @@ static void overlaps(sgla_backend be)
     st = sgla_forward(&d, be);
     TU_CHECK(st == SGLA_ERR_OVERLAP && o[1] == -9.f, "o over the pool's indices (%s): %s (%s)", sgla_backend_name(be),
              sgla_status_string(st), sgla_last_error());
+    p.indices = idx;
+    int64_t *cin = (int64_t *)(void *)(pool + 16); /* cu_seqlens inside the pool (a slot overwrote it) */
+    cin[0] = 0, cin[1] = 3, cin[2] = 4;
+    d.cu_seqlens = cin;
+    memcpy(before, buf, sizeof buf);
+    st = sgla_forward(&d, be);
+    TU_CHECK(st == SGLA_ERR_OVERLAP && !memcmp(buf, before, sizeof buf), "cu_seqlens inside a pool written in place (%s): %s (%s)",
+             sgla_backend_name(be), sgla_status_string(st), sgla_last_error());
+    d.cu_seqlens = cu;
+    /* indices [N][t_max] past 2^62 bytes: a size error, whatever is trusted (t_max * N was unchecked) */
+    p.t_max = (int64_t)1 << 62, d.flags = SGLA_FLAG_SKIP_VALUE_CHECK;
+    st = sgla_forward(&d, be);
+    TU_CHECK(st == SGLA_ERR_SIZE_OVERFLOW && !memcmp(buf, before, sizeof buf), "t_max 2^62 (%s): %s (%s)",
+             sgla_backend_name(be), sgla_status_string(st), sgla_last_error());
 }
 
 int main(void)

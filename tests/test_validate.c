@@ -113,6 +113,17 @@ static void statuses(void)
     expect("byte size overflows", &d, SGLA_ERR_SIZE_OVERFLOW);
     base(&d), d.T = 0, d.B = 1 << 10, d.K = d.V = (int64_t)1 << 31, d.H = 1;
     expect("state size overflows", &d, SGLA_ERR_SIZE_OVERFLOW);
+    { /* a state that fits (2^53 doubles) with T = 0: the chunked references' scratch of C K is refused by
+       * its size, not computed in int64 (C K overflowed: UB under UBSan) */
+        double ht64w[4];
+        base(&d), d.T = 0, d.q = d.k = d.v = NULL, d.o = NULL, d.h0 = NULL, d.ht = NULL, d.g = d.g_gamma = NULL;
+        d.H = 1, d.K = (int64_t)1 << 53, d.V = 1, d.chunk = 1024;
+        for (int kind = SGLA_BACKEND_REF_B; kind <= SGLA_BACKEND_REF_D; kind++) {
+            const sgla_status st = sgla_reference(&d, (sgla_backend)kind, NULL, ht64w);
+            TU_CHECK(st == SGLA_ERR_OUT_OF_MEMORY, "K = 2^53, chunk 1024, %s: %s (%s)",
+                     sgla_backend_name((sgla_backend)kind), sgla_status_string(st), sgla_last_error());
+        }
+    }
 
     base(&d), d.g = g, d.g_gamma = gg, expect("both gates", &d, SGLA_ERR_BOTH_GATES);
 

@@ -202,6 +202,8 @@ typedef struct sgla_forward_desc {
  *   - with SGLA_POOL_INPLACE its final state is written to slot indices[n],
  *     or (indices [N][t_max]) the state after each of its tokens t to slot
  *     indices[n][t] (-1 entries skipped); a sequence is at most t_max long.
+ *     The pool is then an output: no other tensor of the call, nor the
+ *     pool's own index arrays, may overlap it (SGLA_ERR_OVERLAP).
  * Slots outside [-1, slots) and accepted counts outside [1, t_max] are
  * SGLA_ERR_POOL_INDEX, two writes to one slot SGLA_ERR_POOL_CONFLICT (both
  * checked on host pointers).  Backends: ref-a, cpu and cuda; refs B-D and the

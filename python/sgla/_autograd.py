@@ -23,7 +23,6 @@ from __future__ import annotations
 from typing import Optional, Tuple
 
 import torch
-from torch.autograd.function import once_differentiable
 
 if not hasattr(torch.library, "custom_op"):  # torch 2.4
     raise ImportError(f"sgla's torch support needs torch >= 2.4 (torch.library.custom_op); this is torch "
@@ -126,6 +125,20 @@ def _eager_bwd(q, k, v, do, g, g_gamma, h0, dht, cu, scale, backend, threads, ch
                                     want_dg, want_dgg, want_dh0)
 
 
+class _NoSecondDerivative(torch.autograd.Function):
+    """x, tied to the inputs its value depends on, refusing to be differentiated: sgla's gradients have no
+    gradient of their own (the custom op's chunk_bwd refuses the same way)."""
+
+    @staticmethod
+    def forward(ctx, x, *inputs):
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("sgla: chunk_simple_gla has no second derivative: its gradients were differentiated "
+                           "(backward with create_graph=True, gradgradcheck, a gradient penalty through sgla)")
+
+
 class _Eager(torch.autograd.Function):
     """The custom ops' bodies and autograd formula without their dispatch, for eager mode."""
 
@@ -136,9 +149,18 @@ class _Eager(torch.autograd.Function):
         return o, ht
 
     @staticmethod
-    @once_differentiable  # as the custom ops: chunk_bwd has no gradient of its own
     def backward(ctx, do, dht):
-        return _backward_by(_eager_bwd, ctx, do, dht)
+        with torch.no_grad():
+            grads = _backward_by(_eager_bwd, ctx, do, dht)
+        if not torch.is_grad_enabled():
+            return grads
+        # create_graph=True: the gradients depend on the inputs, and as constants (once_differentiable's way,
+        # where only an incoming gradient that requires grad is caught) their second derivative came back as
+        # 0 when the loss was linear in o.  Each is tied to the saved inputs that require grad instead.
+        live = [x for x in ctx.saved_tensors + (do, dht) if isinstance(x, _T) and x.requires_grad]
+        if not live:
+            return grads
+        return tuple(x if not isinstance(x, _T) else _NoSecondDerivative.apply(x, *live) for x in grads)
 
 
 def forward(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk, allow_tf32=False):

@@ -207,9 +207,17 @@ def _pool_call(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, has_
         torch = _torch()
         if _compiling(torch) and all(x is None or isinstance(x, torch.Tensor)
                                      for x in (k, v, g, g_gamma, pool, cu, indices, num_accepted, has_initial_state)):
+            _pool_no_grad(torch, (q, k, v, g, g_gamma, pool))  # (in the op body it came back as a compile failure)
             from . import _autograd
             return _autograd.pool_forward(*args)
     return _pool_forward(*args)
+
+
+def _pool_no_grad(torch, tensors):
+    if torch.is_grad_enabled() and any(isinstance(x, torch.Tensor) and x.requires_grad for x in tensors):
+        raise ValueError("the state-pool path (ssm_state_indices) is for inference and records no "
+                         "gradient: call it under torch.no_grad() or torch.inference_mode(), or train "
+                         "through initial_state without ssm_state_indices")
 
 
 def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, has_initial_state, inplace,
@@ -240,11 +248,7 @@ def _pool_forward(q, k, v, g, g_gamma, scale, pool, cu, indices, num_accepted, h
             return x.data_ptr()
 
         q, k, v = (as_arr(n, x) for n, x in (("q", q), ("k", k), ("v", v)))
-        if torch.is_grad_enabled() and any(isinstance(x, torch.Tensor) and x.requires_grad
-                                           for x in (q, k, v, g, g_gamma, pool)):
-            raise ValueError("the state-pool path (ssm_state_indices) is for inference and records no "
-                             "gradient: call it under torch.no_grad() or torch.inference_mode(), or train "
-                             "through initial_state without ssm_state_indices")
+        _pool_no_grad(torch, (q, k, v, g, g_gamma, pool))
         dt = {torch.float32: DType.F32, torch.float16: DType.F16, torch.bfloat16: DType.BF16}.get(q.dtype)
         f32, i64, i32, u8 = torch.float32, torch.int64, torch.int32, torch.uint8
 

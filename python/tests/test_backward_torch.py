@@ -369,3 +369,27 @@ def test_strided_and_expanded_inputs():
         q.grad = v.grad = None
     for a, b in zip(*outs):
         assert torch.equal(a, b)
+
+
+def test_no_second_derivative():
+    """Differentiating sgla's gradients raises (it has no second derivative): in eager mode a loss linear
+    in o gave constant gradients, whose second-order term came back as 0, a wrong Hessian with no error.
+    First-order use under create_graph=True (the gradient as a value) still works."""
+    torch.manual_seed(0)
+    q = torch.randn(1, 4, 1, 2, dtype=torch.float64, requires_grad=True)
+    v = torch.randn(1, 4, 1, 2, dtype=torch.float64)
+    o, _ = sgla.chunk_simple_gla(q, q, v)  # k = q: o is not linear in q
+    gq, = torch.autograd.grad(o.sum() + (q ** 3).sum(), q, create_graph=True)
+    with pytest.raises(RuntimeError, match="no second derivative"):
+        torch.autograd.grad(gq.sum(), q)
+    o, _ = sgla.chunk_simple_gla(q, q, v)
+    g1, = torch.autograd.grad(o.sum(), q, create_graph=True)
+    o, _ = sgla.chunk_simple_gla(q, q, v)
+    g0, = torch.autograd.grad(o.sum(), q)
+    assert torch.equal(g1.detach(), g0)
+    # a gradient penalty on another term, sgla's part only used as a value
+    w = torch.randn(1, 4, 1, 2, dtype=torch.float64, requires_grad=True)
+    o, _ = sgla.chunk_simple_gla(q, q, v)
+    gw, gq = torch.autograd.grad(o.sum() + (w ** 2 * q).sum(), (w, q), create_graph=True)
+    (gw ** 2).sum().backward()  # d/dw of (2 w q)^2: no path through sgla's gradient
+    assert torch.allclose(w.grad, 8 * w * q.detach() ** 2)

@@ -448,10 +448,10 @@ def _np_f32(name, x, f64=False):
     if not f64 and name in ("g", "g_gamma") and x.dtype.kind == "f" and x.dtype.itemsize > 4:
         pos = np.asarray(x) > 0
         if pos.any():
-            at = np.unravel_index(int(np.argmax(pos)), pos.shape) if pos.ndim else ()
+            at = _first(pos)
             st = _lib.Status.ERR_POSITIVE_GATE
             raise _lib.SglaError(st, _lib.sgla_status_string(int(st)).decode(errors="replace"),
-                                 f"{name}[{', '.join(str(int(i)) for i in at)}] = {float(np.asarray(x)[at])!r}: "
+                                 f"{name}{_index_text(at)} = {float(np.asarray(x)[at])!r}: "
                                  "log gates must be <= 0 (judged in the input's precision, before fp32)")
         xa = np.asarray(x)
         x = np.where((xa < -_FLT_MAX) & np.isfinite(xa), -_FLT_MAX, xa)  # (-inf stays: the library names it)
@@ -598,11 +598,21 @@ def _fits_int64(name, x):
     x = np.asarray(x)
     if x.dtype.kind != "u":
         return
-    big = x.reshape(-1) > np.iinfo(np.int64).max
+    big = x > np.iinfo(np.int64).max
     if big.any():
-        at = np.unravel_index(int(np.argmax(big)), x.shape) if x.ndim else ()
-        raise ValueError(f"{name}[{', '.join(str(int(i)) for i in at)}] = {int(x[at])} does not fit int64 "
+        at = _first(big)
+        raise ValueError(f"{name}{_index_text(at)} = {int(x[at])} does not fit int64 "
                          "(sgla's offsets and indices are int64)")
+
+
+def _first(mask):
+    """The index tuple of mask's first true element (C order; () for a 0-d mask)."""
+    np = _np()
+    return np.unravel_index(int(np.argmax(mask)), mask.shape) if mask.ndim else ()
+
+
+def _index_text(at):
+    return f"[{', '.join(str(int(i)) for i in at)}]"
 
 
 def _np_cu(cu):

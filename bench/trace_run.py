@@ -25,7 +25,7 @@ import torch
 import sgla
 from sgla import _lib
 
-ITEMS, CHUNKS, EV = 8, 512, 8  # chunk_fwd.cuh's SGLA_TRACE_ITEMS, _CHUNKS, _EV: the buffer's layout
+ITEMS, CHUNKS, EV = 8, 512, 16  # chunk_fwd.cuh's SGLA_TRACE_ITEMS, _CHUNKS, _EV: the buffer's layout
 NAMES = {0: "out0", 1: "out1", 2: "state", 3: "producer"}
 PASS_BW = {"fwd": 0, "dq": 1, "merged": 4, "f32": 8}
 
@@ -82,7 +82,7 @@ for r in range(4):
     for e in range(EV):
         vals = [row[e] for row in rows if row[e] is not None]
         cols.append(f"{int(statistics.median(vals)):6d}" if vals else "     -")
-    print(f"  {NAMES[r]:9s} step {cols[0]}  marks 1..7: {' '.join(cols[1:])}   ({len(rows)} chunks)")
+    print(f"  {NAMES[r]:9s} step {cols[0]}  marks 1..15: {' '.join(cols[1:])}   ({len(rows)} chunks)")
 # the outputs' chunk c against the state's: how long after its stage landed S_c was ready, and when the
 # state had stored it
 rows = []

@@ -731,6 +731,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                 sgla_wg_commit();
             }
             sgla_wg_wait<1>(); /* the scores done; the state's product may still run while they are weighted */
+            if (trc) chunk_trace<BW>(p, wo, c, 8);
 #pragma unroll
             for (int e = 0; e < 32; e++) sgla_pin(sc[e]);
             if constexpr (MV)
@@ -801,6 +802,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
             if constexpr (MV) {
                 const float bL = bw[63], w0 = row_w(bL, bi0), w1 = row_w(bL, bi1);
                 sgla_wg_wait<0>(); /* k T^T done */
+                if (trc) chunk_trace<BW>(p, wo, c, 9);
 #pragma unroll
                 for (int e = 0; e < Sh::NR; e++) sgla_pin(accv[e]);
 #pragma unroll
@@ -821,6 +823,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                     chunk_wg_ss<E, Sh::BV, 1>(acc, dQ + sw128_kstep(kk), dS + (uint64_t)(kk * 2 * Sh::BV));
                 sgla_wg_commit();
                 sgla_wg_wait<1>(); /* dv done */
+                if (trc) chunk_trace<BW>(p, wo, c, 10);
 #pragma unroll
                 for (int e = 0; e < Sh::NR; e++) sgla_pin(accv[e]);
 #pragma unroll
@@ -857,11 +860,13 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
             float di0 = 0.f, di1 = 0.f; /* BW: o . dotw of the state's part (rows i0, i1) */
             if constexpr (BW != 0)
                 if (p.dotw) row_dots<E, Sh::BV>(acc, dw, di0, di1);
+            if (trc) chunk_trace<BW>(p, wo, c, 11);
             sgla_wg_fence();
 #pragma unroll
             for (int kk = 0; kk < 4; kk++) chunk_wg_rs<E, Sh::BV>(acc, af[kk], dV + sw128_vstep(kk));
             sgla_wg_commit();
             sgla_wg_wait<0>();
+            if (trc) chunk_trace<BW>(p, wo, c, 12);
 #pragma unroll
             for (int e = 0; e < Sh::NR; e++) sgla_pin(acc[e]);
 #pragma unroll
@@ -877,6 +882,7 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
                     if (tig == 1 && i1 < cl) p.dot[o + (int64_t)i1 * p.H] = di1, p.dot_in[o + (int64_t)i1 * p.H] = d1 - di1;
                 }
             }
+            if (trc) chunk_trace<BW>(p, wo, c, 13);
             if constexpr (BW == 1 || BW >= 3) { /* o_i += w_ii v_i, row i of the V tile at this thread's columns */
 #pragma unroll
                 for (int j = 0; j < Sh::BV / 8; j++) {

@@ -113,7 +113,7 @@ typedef struct sgla_kparams {
  * mark ev of chunk c of role r in item it (a (sequence, head) pair below SGLA_TRACE_ITEMS), pass trace_bw:
  * 0, 1, 4 the chunked kernels' forward, dq and merged passes (chunk_trace in chunk_fwd.cuh), 8 the fp32
  * forward on wgmma (wg_trace in chunk_fwd_tf32.cu) */
-constexpr int SGLA_TRACE_ITEMS = 8, SGLA_TRACE_CHUNKS = 512, SGLA_TRACE_EV = 8, SGLA_TRACE_F32 = 8;
+constexpr int SGLA_TRACE_ITEMS = 8, SGLA_TRACE_CHUNKS = 512, SGLA_TRACE_EV = 16, SGLA_TRACE_F32 = 8;
 static __device__ __forceinline__ void sgla_trace_mark(const sgla_kparams &p, unsigned it, int r, int c, int ev)
 {
 #ifdef SGLA_TRACE

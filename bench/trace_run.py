@@ -8,7 +8,8 @@ distance from the role's chunk start, and of the chunk step itself (cycles).
   [--tf32]
 
 Marks: outputs 0 top, 1 stage landed, 2 S_c ready, 3 scores weighted, 4 Q.S done, 5 products done,
-6 o put, 7 (the merged pass) dv put; state 0 top, 1 stage landed, 5 X_c done (reverse passes), 2 update
+6 o put, 7 (the merged pass) dv put, 8 scores done (before their weights), 9 (merged) k T^T done, 10 (merged)
+dv's product done, 11 before A V, 12 A V done, 13 the row dots stored; state 0 top, 1 stage landed, 5 X_c done (reverse passes), 2 update
 done, 3 S_FREE passed, 4 S_{c+1} stored; producer 0 top, 1 stage empty.  A role's step: from a chunk's
 top to the top of the next chunk it takes (two output warpgroups take alternate chunks).
 --pass f32: fp32 inputs on the wgmma kernel (wg_trace in src/cuda/chunk_fwd_tf32.cu; --tf32 for TF32 alone).

@@ -926,22 +926,22 @@ static __device__ __forceinline__ void store_state16(const float (&S)[Sh::MT][Sh
     sgla_fence_proxy_async(); /* these stores are read next by wgmma */
 }
 
-/* chunk ci's (slot, head, column block) index in the BW passes' per-chunk arrays */
-static __device__ __forceinline__ int64_t chunk_item(const sgla_kparams &p, const ChunkWork &w, int ci)
+/* chunk ci's (slot, head, column block) index in the BW passes' per-chunk arrays, its slot that of a
+ * sequence of T tokens from token t_from (p.T and 0; the blob: a time window's under a cap) */
+static __device__ __forceinline__ int64_t chunk_item(const sgla_kparams &p, const ChunkWork &w, int ci, int64_t T,
+                                                     int64_t t_from)
 {
-    return (sgla_chunk_slot(w.bidx, p.T, w.t0, w.nh / p.H, ci) * p.H + w.h) * gridDim.x + blockIdx.x; /* (not in the persistent grid) */
+    return (sgla_chunk_slot(w.bidx, T, w.t0 - t_from, w.nh / p.H, ci) * p.H + w.h) * gridDim.x + blockIdx.x; /* (not in the persistent grid) */
 }
 /* where chunk ci's 16-bit state copy lives, and its X_c (one value per state warp) */
 template <class Sh>
 static __device__ __forceinline__ unsigned char *state_blob(const sgla_kparams &p, const ChunkWork &w, int ci)
 {
-    const int64_t it = (sgla_chunk_slot(w.bidx, p.blob_T, w.t0 - p.blob_t0, w.nh / p.H, ci) * p.H + w.h) * gridDim.x +
-                       blockIdx.x;
-    return p.sblob + it * (int64_t)Sh::SBYTES;
+    return p.sblob + chunk_item(p, w, ci, p.blob_T, p.blob_t0) * (int64_t)Sh::SBYTES;
 }
 static __device__ __forceinline__ float *state_xc(const sgla_kparams &p, const ChunkWork &w, int ci)
 {
-    return p.xc + chunk_item(p, w, ci) * 4;
+    return p.xc + chunk_item(p, w, ci, p.T, 0) * 4;
 }
 /* A chunk's state copy is laid out for the state warpgroup's threads, not as a matrix: the time-order
  * (dq) pass and the reverse (dk) pass hold the state (V x K in both) in the same fragments, so thread

@@ -685,6 +685,14 @@ static int tma_gate_map(const sgla_kparams *p, sgla_tmaps *m)
                       CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                       CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
+/* Gate g by TMA (kparams.gtma) on the row that loads it itself (sgla_row_gate_tma), where g can be a TMA
+ * source and the call does not split (a split's short blocks ran 7 % slower on it: docs/perf.md, session
+ * 35): the forward and a state pool's prefills alike.  Makes m->g where it says yes. */
+static int gate_by_tma(const sgla_kparams *p, int row, int nseg, sgla_tmaps *m)
+{
+    return p->gmode == SGLA_GATE_G && p->T > 0 && nseg == 1 && sgla_row_gate_tma(sgla_chunk_configs[row].K) &&
+           tma_gate_map(p, m);
+}
 static sgla_status tma_maps(const sgla_kparams *p, sgla_dtype dt, sgla_tmaps *m)
 {
     return tma_maps_dims(p, dt, m, p->K, p->V);
@@ -1012,11 +1020,9 @@ static sgla_status run_native_dims(const sgla_forward_desc *d, const sgla_cuda_p
     sgla_tmaps tm;
     if ((rc = tma_maps_dims(&p, d->dtype, &tm, kt, vt)) != SGLA_OK) return rc;
     const sgla_chunk_kernel *k = &chunk_kernels(d->dtype)[pl.row];
-    /* gate g on the row that loads it itself (sgla_row_gate_tma): b from gate_b only where g cannot be a TMA
-     * source, and in a split (whose short blocks ran 7 % slower on g by TMA: docs/perf.md, session 35).
-     * Without b the call needs no b rows: none are allocated (a caller's workspace is sized by the
-     * query, which cannot know g's address, with them) */
-    p.gtma = pl.gb_ld && pl.nseg == 1 && sgla_row_gate_tma(sgla_chunk_configs[pl.row].K) && tma_gate_map(&p, &tm);
+    /* gate g by TMA (gate_by_tma), else b from gate_b.  Without b the call needs no b rows: none are allocated
+     * (a caller's workspace is sized by the query, which cannot know g's address, with them) */
+    p.gtma = pl.gb_ld && gate_by_tma(&p, pl.row, pl.nseg, &tm); /* (gb_ld: b planned, gb_off the workspace before it) */
     void *ws;
     if ((rc = ws_acquire(d->workspace, p.gtma ? pl.gb_off : pl.ws_bytes, st, "forward", &ws)) != SGLA_OK) return rc;
     if (pl.gb_ld && !p.gtma) { /* before the sequence order: gate_b reads the offsets as given */
@@ -2112,9 +2118,9 @@ static sgla_status cuda_pool_run(const sgla_forward_desc *d)
         c.pbits = sp->index_bits;
         sgla_tmaps tm;
         if ((rc = tma_maps(&c, d->dtype, &tm)) != SGLA_OK) return rc;
-        /* gate g on the row that loads it itself: the row's own instance, no workspace (launch_chunk); else the
-         * instance that scans g in every consumer warp (GS) */
-        c.gtma = c.gmode == SGLA_GATE_G && sgla_row_gate_tma(sgla_chunk_configs[pl.row].K) && tma_gate_map(&c, &tm);
+        /* gate g by TMA: the row's own instance, no workspace (launch_chunk); else the instance that scans g in
+         * every consumer warp (GS) */
+        c.gtma = gate_by_tma(&c, pl.row, 1, &tm);
         if ((rc = launch_chunk(&chunk_kernels(d->dtype)[pl.row], pl.row, &c, &tm, st)) != SGLA_OK) return rc;
     }
     if (chunked) pp.chunk_from = POOL_CHUNK_FROM; /* the long ones are the chunked kernel's, launched or not */

@@ -276,6 +276,10 @@ template <int BW> static __device__ __forceinline__ int64_t seg_unneeded(const s
  * read its q and k from HBM once (L2 serves the others; with the columns in y a wave held one column of
  * many pairs, and q and k came from HBM once a column).  Item and column come from blockIdx, which the
  * compiler reads again rather than keeping in registers. */
+/* a compile-time switch passed to a generic lambda (weigh in chunk_outputs) */
+template <bool B> struct Flag {
+    static constexpr bool on = B;
+};
 static __device__ __forceinline__ unsigned block_item(void) { return blockIdx.y + blockIdx.z * gridDim.y; }
 /* A diagnostic build's timeline (-DSGLA_TRACE, bench/trace_run.py; sgla_trace_mark): mark ev of chunk c of
  * role r (0, 1: the output warpgroups; 2: the state's; 3: the producer), in the blocks of V column block 0,
@@ -751,46 +755,44 @@ static __device__ __forceinline__ void chunk_outputs(const sgla_kparams &p, cons
              * diagonal pair, in both, cancels only to fp32 rounding of its size (where decays are steep
              * it dwarfs dg) */
             float ed0 = 0.f, ed1 = 0.f;
+            /* the pairs' weights in one of two loops, gate or none, chosen once a chunk: with the gate
+             * tested at every pair each exp2 sat behind a branch, and dv's weights (MV) were made a
+             * second time (docs/perf.md, session 37).  A pair outside the sum (mask false) takes
+             * exp2(0), never its own difference, and its product is dropped by the mask */
+            const auto weigh = [&](auto gate) {
+                constexpr bool G = decltype(gate)::on;
 #pragma unroll
-            for (int j = 0; j < 8; j++) { /* n8 block j: keys 8j + 2tig, +1 */
-                const int j0 = 8 * j + 2 * tig, j1 = j0 + 1;
-                const bool m0 = R ? j0 >= i0 : j0 <= i0, m1 = R ? j1 >= i0 : j1 <= i0;
-                const bool m2 = R ? j0 >= i1 : j0 <= i1, m3 = R ? j1 >= i1 : j1 <= i1;
-                float e0, e1, e2, e3;
-                if (p.gmode) {
-                    const float bj0 = bw[j0], bj1 = bw[j1];
-                    e0 = m0 ? sc[4 * j + 0] * (sgla_exp2(R ? bj0 - bi0 : bi0 - bj0) * scl) : 0.f;
-                    e1 = m1 ? sc[4 * j + 1] * (sgla_exp2(R ? bj1 - bi0 : bi0 - bj1) * scl) : 0.f;
-                    e2 = m2 ? sc[4 * j + 2] * (sgla_exp2(R ? bj0 - bi1 : bi1 - bj0) * scl) : 0.f;
-                    e3 = m3 ? sc[4 * j + 3] * (sgla_exp2(R ? bj1 - bi1 : bi1 - bj1) * scl) : 0.f;
-                } else {
-                    e0 = m0 ? sc[4 * j + 0] * scl : 0.f;
-                    e1 = m1 ? sc[4 * j + 1] * scl : 0.f;
-                    e2 = m2 ? sc[4 * j + 2] * scl : 0.f;
-                    e3 = m3 ? sc[4 * j + 3] * scl : 0.f;
-                }
-                if constexpr (MV) { /* dv's pairs: the same weights (the same exp2, made once), the diagonal in the product */
-                    float f0 = scl, f1 = scl, f2 = scl, f3 = scl;
-                    if (p.gmode) {
+                for (int j = 0; j < 8; j++) { /* n8 block j: keys 8j + 2tig, +1 */
+                    const int j0 = 8 * j + 2 * tig, j1 = j0 + 1;
+                    const bool m0 = R ? j0 >= i0 : j0 <= i0, m1 = R ? j1 >= i0 : j1 <= i0;
+                    const bool m2 = R ? j0 >= i1 : j0 <= i1, m3 = R ? j1 >= i1 : j1 <= i1;
+                    float w0 = scl, w1 = scl, w2 = scl, w3 = scl;
+                    if constexpr (G) {
                         const float bj0 = bw[j0], bj1 = bw[j1];
-                        f0 = sgla_exp2(R ? bj0 - bi0 : bi0 - bj0) * scl;
-                        f1 = sgla_exp2(R ? bj1 - bi0 : bi0 - bj1) * scl;
-                        f2 = sgla_exp2(R ? bj0 - bi1 : bi1 - bj0) * scl;
-                        f3 = sgla_exp2(R ? bj1 - bi1 : bi1 - bj1) * scl;
+                        w0 = sgla_exp2(m0 ? (R ? bj0 - bi0 : bi0 - bj0) : 0.f) * scl;
+                        w1 = sgla_exp2(m1 ? (R ? bj1 - bi0 : bi0 - bj1) : 0.f) * scl;
+                        w2 = sgla_exp2(m2 ? (R ? bj0 - bi1 : bi1 - bj0) : 0.f) * scl;
+                        w3 = sgla_exp2(m3 ? (R ? bj1 - bi1 : bi1 - bj1) : 0.f) * scl;
                     }
-                    afv[j >> 1][2 * (j & 1) + 0] = chunk_pack<E>(m0 ? scv[4 * j + 0] * f0 : 0.f, m1 ? scv[4 * j + 1] * f1 : 0.f);
-                    afv[j >> 1][2 * (j & 1) + 1] = chunk_pack<E>(m2 ? scv[4 * j + 2] * f2 : 0.f, m3 ? scv[4 * j + 3] * f3 : 0.f);
+                    float e0 = m0 ? sc[4 * j + 0] * w0 : 0.f, e1 = m1 ? sc[4 * j + 1] * w1 : 0.f;
+                    float e2 = m2 ? sc[4 * j + 2] * w2 : 0.f, e3 = m3 ? sc[4 * j + 3] * w3 : 0.f;
+                    if constexpr (MV) { /* dv's pairs: the same weights, the diagonal in the product */
+                        afv[j >> 1][2 * (j & 1) + 0] = chunk_pack<E>(m0 ? scv[4 * j + 0] * w0 : 0.f, m1 ? scv[4 * j + 1] * w1 : 0.f);
+                        afv[j >> 1][2 * (j & 1) + 1] = chunk_pack<E>(m2 ? scv[4 * j + 2] * w2 : 0.f, m3 ? scv[4 * j + 3] * w3 : 0.f);
+                    }
+                    if constexpr (BW == 1 || BW >= 3) { /* the diagonal aside (see below) */
+                        if (j0 == i0) ed0 = e0, e0 = 0.f;
+                        if (j1 == i0) ed0 = e1, e1 = 0.f;
+                        if (j0 == i1) ed1 = e2, e2 = 0.f;
+                        if (j1 == i1) ed1 = e3, e3 = 0.f;
+                    }
+                    /* A fragment of k-step j/2: {i0, keys 2tig..}, {i1, 2tig..}, {i0, 2tig+8..}, {i1, 2tig+8..} */
+                    af[j >> 1][2 * (j & 1) + 0] = chunk_pack<E>(e0, e1);
+                    af[j >> 1][2 * (j & 1) + 1] = chunk_pack<E>(e2, e3);
                 }
-                if constexpr (BW == 1 || BW >= 3) { /* the diagonal aside (see below) */
-                    if (j0 == i0) ed0 = e0, e0 = 0.f;
-                    if (j1 == i0) ed0 = e1, e1 = 0.f;
-                    if (j0 == i1) ed1 = e2, e2 = 0.f;
-                    if (j1 == i1) ed1 = e3, e3 = 0.f;
-                }
-                /* A fragment of k-step j/2: {i0, keys 2tig..}, {i1, 2tig..}, {i0, 2tig+8..}, {i1, 2tig+8..} */
-                af[j >> 1][2 * (j & 1) + 0] = chunk_pack<E>(e0, e1);
-                af[j >> 1][2 * (j & 1) + 1] = chunk_pack<E>(e2, e3);
-            }
+            };
+            if (p.gmode) weigh(Flag<true>{});
+            else weigh(Flag<false>{});
             if constexpr (BW == 1 || BW >= 3) { /* the quad's thread tig = gid / 2 held both */
                 const int hl = (lane & ~3) | (gid >> 1);
                 ed0 = __shfl_sync(0xffffffffu, ed0, hl);
@@ -1027,10 +1029,23 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     const uint32_t k_off = (uint32_t)(k_key * 128 + (((k_f >> 3) ^ (lane & 7)) << 4));
     float ldsum = 0.f; /* total log2 decay of this block's tokens (mode 1) */
     int s = g0 % Sh::ST; /* stage of chunk c */
+    /* the reverse pass's words of a chunk's state copy (X_c below): at K = 64 (four 16-byte words a thread)
+     * loaded before the stage's wait, which then covers their latency (docs/perf.md, session 37); a larger
+     * state's loads where they are used (their registers) */
+    constexpr int NU = BlobLayout<Sh>::NW / 4;
+    constexpr bool XEARLY = NU <= 4;
+    const auto blob_load = [&](uint4 (&xs)[NU], int ci) {
+        const uint4 *gsrc = (const uint4 *)state_blob<Sh>(p, w, ci) + (tid - 128 * Sh::NO);
+#pragma unroll
+        for (int u = 0; u < NU; u++) xs[u] = __ldg(gsrc + u * 128);
+    };
     for (int c = 0; c < w.nchunks; c++) {
         const int ci = chunk_index<BW>(w, c);
         const bool trc = (tid & 127) == 0 && MW == Sh::MT; /* chunk_trace's thread (not a first pass's half) */
         if (trc) chunk_trace<BW>(p, 2, c, 0);
+        uint4 xs[NU];
+        if constexpr (BW >= 2 && XEARLY)
+            if (blob_r) blob_load(xs, ci);
         const float bC = chunk_top<Sh, PS, GB>(p, w, sm, a, s, g0 + c, ci, lane, bw);
         if (trc) chunk_trace<BW>(p, 2, c, 1);
         const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
@@ -1046,13 +1061,9 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                 /* X_c = scale exp(b_L) <this state, the time-order pass's>, per warp: this thread's words of
                  * the copy read from global memory where they are used (staged in shared memory the copy cost
                  * a TMA stage at K = V = 128 and ran 3% slower: docs/perf.md) */
-                const uint4 *gsrc = (const uint4 *)state_blob<Sh>(p, w, ci) + (tid - 128 * Sh::NO);
                 /* every load in flight before the first use, and four sums (one chain of 128 FMAs behind
                  * loads issued as registers freed was half the state's chunk: docs/perf.md, session 21) */
-                constexpr int NU = BlobLayout<Sh>::NW / 4;
-                uint4 xs[NU];
-#pragma unroll
-                for (int u = 0; u < NU; u++) xs[u] = __ldg(gsrc + u * 128);
+                if constexpr (!XEARLY) blob_load(xs, ci);
                 float pt[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
                 for (int u = 0; u < NU; u++) {

@@ -265,6 +265,11 @@ template <int BW> static __device__ __forceinline__ int chunk_index(const ChunkW
     return BW >= 2 ? w.nchunks - 1 - c : c;
 }
 
+/* a compile-time switch passed to a generic lambda (weigh in chunk_outputs) */
+template <bool B> struct Flag {
+    static constexpr bool on = B;
+};
+
 /* the segment whose local state a split never needs: the last one (first in reverse) */
 template <int BW> static __device__ __forceinline__ int64_t seg_unneeded(const sgla_kparams &p)
 {
@@ -276,10 +281,6 @@ template <int BW> static __device__ __forceinline__ int64_t seg_unneeded(const s
  * read its q and k from HBM once (L2 serves the others; with the columns in y a wave held one column of
  * many pairs, and q and k came from HBM once a column).  Item and column come from blockIdx, which the
  * compiler reads again rather than keeping in registers. */
-/* a compile-time switch passed to a generic lambda (weigh in chunk_outputs) */
-template <bool B> struct Flag {
-    static constexpr bool on = B;
-};
 static __device__ __forceinline__ unsigned block_item(void) { return blockIdx.y + blockIdx.z * gridDim.y; }
 /* A diagnostic build's timeline (-DSGLA_TRACE, bench/trace_run.py; sgla_trace_mark): mark ev of chunk c of
  * role r (0, 1: the output warpgroups; 2: the state's; 3: the producer), in the blocks of V column block 0,
@@ -1059,8 +1060,8 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                     for (int d = c == 0 ? 0 : PF; d <= PF; d++)
                         if (c + d < w.nchunks) sgla_prefetch_l2(state_blob<Sh>(p, w, chunk_index<BW>(w, c + d)), Sh::SBYTES);
                 /* X_c = scale exp(b_L) <this state, the time-order pass's>, per warp: this thread's words of
-                 * the copy read from global memory where they are used (staged in shared memory the copy cost
-                 * a TMA stage at K = V = 128 and ran 3% slower: docs/perf.md) */
+                 * the copy read from global memory into registers (staged in shared memory the copy cost a TMA
+                 * stage at K = V = 128 and ran 3% slower: docs/perf.md) */
                 /* every load in flight before the first use, and four sums (one chain of 128 FMAs behind
                  * loads issued as registers freed was half the state's chunk: docs/perf.md, session 21) */
                 if constexpr (!XEARLY) blob_load(xs, ci);

@@ -35,10 +35,22 @@ __global__ void state_copy_kernel(float *dst, int64_t dr, int64_t dc, const floa
 
 constexpr int DG_HEADS = 8; /* a block's heads, a warp each: a token's 8 values are one sector */
 
-__device__ __forceinline__ float parts(const float *a, int ny, int64_t ld, int64_t row)
+constexpr int DG_PARTS = 4; /* the passes' column blocks at most (K, V <= 256 in blocks of 64 or more) */
+
+/* a row's parts a[y][row], y < ny <= NP, loaded all at once where `on` (a loop that added each as it
+ * came waited a load's round trip a part: most of the kernel's time, docs/perf.md, session 37), and their
+ * sum in the order y = 0, 1, ... from 0 (the parts past ny are 0: the same bits) */
+template <int NP>
+__device__ __forceinline__ void parts_load(const float *a, int ny, int64_t ld, int64_t row, bool on, float (&v)[NP])
+{
+#pragma unroll
+    for (int y = 0; y < NP; y++) v[y] = on && y < ny ? a[y * ld + row] : 0.f;
+}
+template <int NP> __device__ __forceinline__ float parts_sum(const float (&v)[NP])
 {
     float x = 0.f;
-    for (int y = 0; y < ny; y++) x += a[y * ld + row];
+#pragma unroll
+    for (int y = 0; y < NP; y++) x += v[y];
     return x;
 }
 
@@ -53,6 +65,7 @@ __device__ __forceinline__ float parts(const float *a, int ny, int64_t ld, int64
  *                                     the same in both passes, so it cancels to fp32 rounding)
  * The side outputs and dg are [B T H]: the block reads and writes them a token's 8 heads at a time
  * through a transposing tile (a warp reading one head's 64 tokens touched 64 sectors for 256 bytes). */
+template <int NP> /* the passes' column blocks at most: 1 (one block each, the usual) or DG_PARTS */
 __global__ void __launch_bounds__(32 * DG_HEADS) dg3_kernel(const sgla_dg3params p)
 {
     __shared__ float tile[3][64][DG_HEADS + 1]; /* e, u, ei - ui; then dg in [0] */
@@ -74,22 +87,28 @@ __global__ void __launch_bounds__(32 * DG_HEADS) dg3_kernel(const sgla_dg3params
         const int L = (int)(t1 - c0 < 64 ? t1 - c0 : 64);
         const int64_t rb = (bidx * p.T + c0) * p.H + h0 + th; /* row tr of the chunk, head h0 + th */
         __syncthreads(); /* the last chunk's tile is read */
+        /* every load of the chunk first (two rows a thread, and X_c's parts), then the sums */
+        float ve[2][NP], vu[2][NP], vei[2][NP], vui[2][NP], vx[4 * NP];
 #pragma unroll
-        for (int k = 0; k < 64; k += 32) { /* 32 rows a pass: 32 DG_HEADS threads, DG_HEADS a row */
-            const int i = tr + k;
-            float e = 0.f, u = 0.f, d = 0.f;
-            if (i < L && thin) {
-                const int64_t r = rb + (int64_t)i * p.H;
-                e = parts(p.e, p.nyq, p.ld, r), u = parts(p.u, p.nyk, p.ld, r);
-                d = parts(p.ei, p.nyq, p.ld, r) - parts(p.ui, p.nyk, p.ld, r);
-            }
-            tile[0][i][th] = e, tile[1][i][th] = u, tile[2][i][th] = d;
+        for (int k = 0; k < 2; k++) { /* 32 rows a pass: 32 DG_HEADS threads, DG_HEADS a row */
+            const int i = tr + 32 * k;
+            const bool on = i < L && thin;
+            const int64_t r = rb + (int64_t)i * p.H;
+            parts_load(p.e, p.nyq, p.ld, r, on, ve[k]), parts_load(p.u, p.nyk, p.ld, r, on, vu[k]);
+            parts_load(p.ei, p.nyq, p.ld, r, on, vei[k]), parts_load(p.ui, p.nyk, p.ld, r, on, vui[k]);
+        }
+        const float *xp = p.xc + ((slot0 + c) * p.H + h) * p.nyk * 4;
+#pragma unroll
+        for (int i = 0; i < 4 * NP; i++) vx[i] = hin && i < 4 * p.nyk ? xp[i] : 0.f;
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            const int i = tr + 32 * k;
+            tile[0][i][th] = parts_sum(ve[k]), tile[1][i][th] = parts_sum(vu[k]);
+            tile[2][i][th] = parts_sum(vei[k]) - parts_sum(vui[k]);
         }
         float X = 0.f;
-        if (hin) {
-            const float *xp = p.xc + ((slot0 + c) * p.H + h) * p.nyk * 4;
-            for (int i = 0; i < 4 * p.nyk; i++) X += xp[i];
-        }
+#pragma unroll
+        for (int i = 0; i < 4 * NP; i++) X += vx[i];
         __syncthreads();
         float e0 = tile[0][lane][warp], e1 = tile[0][lane + 32][warp];
         float u0 = tile[1][lane][warp], u1 = tile[1][lane + 32][warp];
@@ -133,11 +152,16 @@ sgla_status sgla_state_copy(float *dst, int64_t dr, int64_t dc, const float *src
 sgla_status sgla_dg3_launch(const sgla_dg3params *p, cudaStream_t st)
 {
     if (p->N * p->H == 0 || p->T == 0) return SGLA_OK;
+    if (p->nyq < 1 || p->nyq > DG_PARTS || p->nyk < 1 || p->nyk > DG_PARTS)
+        return sgla_fail(SGLA_ERR_INTERNAL, "the backward's dg: %d and %d column blocks (1 to %d)", p->nyq, p->nyk,
+                         DG_PARTS);
     /* enough blocks to fill the device for a few long sequences, one a (sequence, 8 heads) for many */
     const int64_t hb = (p->H + DG_HEADS - 1) / DG_HEADS, chunks = (p->T + 63) / 64;
     int64_t gy = 4096 / (p->N * hb);
     gy = gy < 1 ? 1 : (gy > chunks ? chunks : gy);
-    dg3_kernel<<<dim3((unsigned)(p->N * hb), (unsigned)gy), 32 * DG_HEADS, 0, st>>>(*p);
+    const dim3 grid((unsigned)(p->N * hb), (unsigned)gy);
+    if (p->nyq == 1 && p->nyk == 1) dg3_kernel<1><<<grid, 32 * DG_HEADS, 0, st>>>(*p);
+    else dg3_kernel<DG_PARTS><<<grid, 32 * DG_HEADS, 0, st>>>(*p);
     const cudaError_t e = cudaGetLastError();
     return e == cudaSuccess ? SGLA_OK : sgla_fail(SGLA_ERR_CUDA, "launch of the backward's dg: %s", cudaGetErrorString(e));
 }

@@ -1,4 +1,5 @@
 #!/bin/bash
+# NOT RUN in session 37 (no device time left to start a machine): the first thing to run when one starts.
 # Session 37 call 5: where the merged backward pass stalls (ncu --set full, one launch each) at K = 64 and K = 128
 # on main fde692d's kernels (.devbin: be08915, the same sources).
 # Carry [".devbin"].  Full reports in $OUT/ncu_*.txt; the rule messages and key metrics printed.

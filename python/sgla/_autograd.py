@@ -11,6 +11,10 @@ instead: the custom ops' eager dispatch took ~0.5 ms of host time per forward
 and backward (docs/perf.md, session 12), more than the kernels at small and
 medium sizes, where the GPU then waits for the host.
 
+torch.func's transforms (grad, vjp, jacrev, vmap) take a third route, _FuncFwd: the
+eager Function is of the old form and the custom op's formula is wrapped in one
+too, which the transforms refuse.
+
 Custom ops return tensors only: an absent output (no final state asked for,
 no gate, no initial state) is an empty tensor here and None outside.
 
@@ -163,12 +167,80 @@ class _Eager(torch.autograd.Function):
         return tuple(x if not isinstance(x, _T) else _NoSecondDerivative.apply(x, *live) for x in grads)
 
 
+def _vmap_loop(body, info, in_dims, inputs):
+    """torch.func.vmap's rule for the two Functions below: one call a batch entry (the inputs' mapped
+    dimensions selected), the outputs stacked along dimension 0."""
+    if info.batch_size == 0:
+        raise ValueError("sgla: torch.func.vmap over a dimension of size 0")
+    outs = [body(*(x.select(d, i) if d is not None else x for x, d in zip(inputs, in_dims)))
+            for i in range(info.batch_size)]
+    return tuple(torch.stack([o[j] for o in outs]) for j in range(len(outs[0]))), (0,) * len(outs[0])
+
+
+def _bwd_tensors(*inputs):
+    return tuple(x if x is not None else _empty(inputs[0]) for x in _eager_bwd(*inputs))
+
+
+class _FuncBwd(torch.autograd.Function):
+    """The backward's call for torch.func: a Function of its own, so that the transform hands it plain tensors
+    (the library reads their memory) and sees a gradient it cannot differentiate again."""
+
+    @staticmethod
+    def forward(*inputs):
+        return _bwd_tensors(*inputs)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        pass
+
+    @staticmethod
+    def vmap(info, in_dims, *inputs):
+        return _vmap_loop(_bwd_tensors, info, in_dims, inputs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("sgla: chunk_simple_gla has no second derivative: its gradients were differentiated "
+                           "(a torch.func transform over sgla's gradient)")
+
+
+class _FuncFwd(torch.autograd.Function):
+    """The forward for torch.func's transforms (grad, vjp, jacrev, vmap): a Function in the form they need
+    (setup_context), whose forward the transform runs on plain tensors; the eager _Eager and the custom op
+    (whose autograd formula torch 2.11 wraps in a Function without setup_context) fail there."""
+
+    @staticmethod
+    def forward(*inputs):
+        return _eager_fwd(*inputs)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        _setup_context(ctx, inputs, output)
+
+    @staticmethod
+    def vmap(info, in_dims, *inputs):
+        return _vmap_loop(_eager_fwd, info, in_dims, inputs)
+
+    @staticmethod
+    def backward(ctx, do, dht):
+        return _backward_by(lambda *a: _FuncBwd.apply(*a), ctx, do, dht)
+
+
+_wrapped = getattr(getattr(torch._C, "_functorch", None), "is_functorch_wrapped_tensor", None)
+
+
+def _functorch(xs):
+    """Whether a tensor among xs is wrapped by a torch.func transform."""
+    return _wrapped is not None and any(isinstance(x, _T) and _wrapped(x) for x in xs)
+
+
 def forward(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk, allow_tf32=False):
     """(o, final state or None) of prepared tensors, differentiable."""
     args = (q, k, v, g, g_gamma, h0, cu, float(scale), bool(output_final_state), int(backend), int(threads),
             64 if chunk is None else int(chunk), bool(allow_tf32))
     if _ops._compiling(torch) or type(q) is not torch.Tensor:  # tracing, fake or other tensor subclasses
         o, ht = chunk_fwd(*args)
+    elif _functorch(args[:7]):
+        o, ht = _FuncFwd.apply(*args)
     elif torch.is_grad_enabled() and any(isinstance(x, _T) and x.requires_grad for x in args[:6]):
         o, ht = _Eager.apply(*args)
     else:

@@ -393,3 +393,42 @@ def test_no_second_derivative():
     gw, gq = torch.autograd.grad(o.sum() + (w ** 2 * q).sum(), (w, q), create_graph=True)
     (gw ** 2).sum().backward()  # d/dw of (2 w q)^2: no path through sgla's gradient
     assert torch.allclose(w.grad, 8 * w * q.detach() ** 2)
+
+
+@pytest.mark.parametrize("gate,nseq", [("g", 0), ("g_gamma", 0), ("g", 3)])
+def test_torch_func_grad_and_vjp(gate, nseq):
+    """torch.func's grad, vjp, jacrev and vmap give autograd's gradients and the forward's values (a
+    Function in the form they need: the eager Function and the custom op's formula, which torch 2.11
+    wraps without setup_context, fail there; vmap by one call a batch entry); a transform over sgla's
+    gradient refuses."""
+    q, k, v, g, gg, h0, cu = t_inputs(7, 1 if nseq else 2, 21, 2, 3, 4, torch.float64, gate=gate, nseq=nseq)
+    w = torch.randn(*q.shape[:3], v.shape[3], dtype=torch.float64)
+    wt = torch.randn(h0.shape, dtype=torch.float64)
+
+    def f(q, k, v, g, gg, h0):
+        o, ht = sgla.chunk_simple_gla(q, k, v, g=g, g_gamma=gg, initial_state=h0, output_final_state=True,
+                                      cu_seqlens=cu)
+        return (o * w).sum() + (ht * wt).sum()
+
+    ins = (q, k, v, g, gg, h0)
+    pos = tuple(i for i, x in enumerate(ins) if x is not None)
+    want = torch.autograd.grad(f(*ins), [ins[i] for i in pos])
+    plain = tuple(x.detach() if x is not None else None for x in ins)
+    got = torch.func.grad(f, argnums=pos)(*plain)
+    for a, b in zip(got, want):
+        assert torch.allclose(a, b, rtol=1e-12, atol=1e-12)
+    out, pull = torch.func.vjp(lambda q, v: f(q, plain[1], v, *plain[3:]), plain[0], plain[2])
+    dq, dv = pull(torch.ones_like(out))
+    assert torch.allclose(dq, want[0], rtol=1e-12, atol=1e-12) and torch.allclose(dv, want[2], rtol=1e-12, atol=1e-12)
+    jac = torch.func.jacrev(lambda v: sgla.chunk_simple_gla(plain[0], plain[1], v, g=plain[3], g_gamma=plain[4],
+                                                            cu_seqlens=cu)[0][..., 0, 0].sum())(plain[2])
+    ref = torch.autograd.grad(sgla.chunk_simple_gla(q, k, v, g=g, g_gamma=gg, cu_seqlens=cu)[0][..., 0, 0].sum(), v)[0]
+    assert torch.allclose(jac, ref, rtol=1e-12, atol=1e-12)
+    with pytest.raises(RuntimeError, match="no second derivative"):
+        torch.func.grad(lambda q: torch.func.grad(f)(q, *plain[1:]).sum())(plain[0])
+    # vmap: one call a batch entry (here over the batch of q alone; k, v, ... shared)
+    qs = torch.stack([plain[0], 2 * plain[0]])
+    got_v = torch.func.vmap(lambda q: f(q, *plain[1:]))(qs)
+    assert torch.allclose(got_v[0], f(*plain), rtol=1e-12) and torch.allclose(got_v[1], f(qs[1], *plain[1:]), rtol=1e-12)
+    gv = torch.func.vmap(torch.func.grad(lambda q: f(q, *plain[1:])))(qs)
+    assert torch.allclose(gv[0], want[0], rtol=1e-12, atol=1e-12)

@@ -92,6 +92,7 @@ static int ranges_overlap(const void *a, size_t na, const void *b, size_t nb)
 /* Sizes of a call's tensors, in elements and bytes; filled by check_shape. */
 typedef struct counts {
     int64_t bth, nqk, nv, n_state, n_pool; /* n_pool: slots*H*K*V with a pool, else 0 */
+    int64_t n_idx;                         /* a pool's index entries: N (t_max or 1) */
     size_t es, aes; /* bytes of an element of q, k, v, o and of the gates and states */
 } counts;
 
@@ -136,7 +137,7 @@ static sgla_status check_shape_of(const sgla_forward_desc *d, counts *c, int nee
         return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "state N*H*K*V overflows (N=%lld)", (long long)N);
     c->es = es;
     c->aes = aes;
-    c->n_pool = 0;
+    c->n_pool = 0, c->n_idx = 0;
     if (d->pool) {
         const sgla_state_pool *p = d->pool;
         if (p->slots < 1) return sgla_fail(SGLA_ERR_INVALID_SIZE, "pool: slots = %lld, must be >= 1", (long long)p->slots);
@@ -156,8 +157,7 @@ static sgla_status check_shape_of(const sgla_forward_desc *d, counts *c, int nee
         if (p->num_accepted && !p->t_max)
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "pool: num_accepted needs indices [N][t_max] (t_max > 0)");
         const size_t ib = (size_t)p->index_bits / 8;
-        int64_t nidx;
-        if (!sgla_mul_ok(N, p->t_max ? p->t_max : 1, &nidx) || !sgla_mul_ok(nidx, (int64_t)ib, &bytes) || bytes > lim ||
+        if (!sgla_mul_ok(N, p->t_max ? p->t_max : 1, &c->n_idx) || !sgla_mul_ok(c->n_idx, (int64_t)ib, &bytes) || bytes > lim ||
             (uint64_t)bytes > SIZE_MAX)
             return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "pool: indices N*t_max overflows (t_max=%lld)", (long long)p->t_max);
         if (!is_aligned(p->indices, ib) || !is_aligned(p->num_accepted, ib))
@@ -369,7 +369,7 @@ static sgla_status check_desc_of(const sgla_forward_desc *d, int values_on_host,
         const sgla_state_pool *p = d->pool;
         const int64_t N = sgla_num_sequences(d);
         const size_t ib = (size_t)p->index_bits / 8;
-        in[nin++] = (span){p->indices, (size_t)(N * (p->t_max ? p->t_max : 1)) * ib, "pool: indices"};
+        in[nin++] = (span){p->indices, (size_t)c.n_idx * ib, "pool: indices"};
         in[nin++] = (span){p->has_initial_state, p->has_initial_state ? (size_t)N : 0, "pool: has_initial_state"};
         in[nin++] = (span){p->num_accepted, p->num_accepted ? (size_t)N * ib : 0, "pool: num_accepted"};
         in[nin++] = (span){p->host_cu_seqlens, p->host_cu_seqlens ? (size_t)(N + 1) * 8 : 0, "pool: host_cu_seqlens"};

@@ -26,6 +26,9 @@ static float *fbuf(size_t n, float val)
     return p;
 }
 
+/* a probe's threads: at least one, at most the library's cap (4 x cores) */
+static int bench_threads(int threads) { return sgla_cpu_threads(threads > 0 ? threads : 1, INT64_MAX); }
+
 double sgla_cpu_bench_kernels(int C, int K, int V, int threads, int reps)
 {
     const sgla_cpu_kernels *kr = &sgla_cpu_kernels_scalar;
@@ -37,7 +40,7 @@ double sgla_cpu_bench_kernels(int C, int K, int V, int threads, int reps)
     /* leading dimensions padded as the forward pads them (cpu_forward.c) */
     int ldc = (C + 15) / 16 * 16 + 16, ldv = (V + 15) / 16 * 16 + 16, ldk = (K + 15) / 16 * 16 + 16;
     double t = 0, t0 = 0;
-    int nth = sgla_cpu_threads(threads > 0 ? threads : 1, INT64_MAX); /* the library's cap (4 x cores) */
+    int nth = bench_threads(threads);
     (void)nth;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nth)
@@ -182,7 +185,7 @@ __attribute__((target("avx2,fma"))) static double fma_loop256(long iters)
 /* GFLOP/s (2 per FMA lane) of all threads for the given SIMD level. */
 double sgla_cpu_bench_fma_peak(int threads, int isa)
 {
-    int nth = sgla_cpu_threads(threads > 0 ? threads : 1, INT64_MAX); /* the library's cap (4 x cores) */
+    int nth = bench_threads(threads);
     (void)nth;
     const long iters = 20000000;
     double flops = 0, t = 0, sink = 0;
@@ -211,7 +214,7 @@ double sgla_cpu_bench_fma_peak(int threads, int isa)
  * copying their share of a buffer much larger than the caches. */
 double sgla_cpu_bench_copy_bw(int threads, size_t bytes)
 {
-    int nth = sgla_cpu_threads(threads > 0 ? threads : 1, INT64_MAX); /* the library's cap (4 x cores) */
+    int nth = bench_threads(threads);
     (void)nth;
     char *a = aligned_alloc(64, bytes), *b = aligned_alloc(64, bytes);
     if (!a || !b) {

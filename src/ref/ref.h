@@ -60,6 +60,10 @@ void ref_state_store(const sgla_forward_desc *d, int64_t n, int64_t h, const dou
 /* Number of chunks of a sequence of length len (0 for an empty one). */
 int64_t ref_num_chunks(int64_t len, int64_t chunk);
 
+/* A scratch size counted in double (C K overflows int64 where K is near 2^53 and T = 0, which
+ * validation allows) into *n, or SGLA_ERR_OUT_OF_MEMORY naming who and what it is for. */
+sgla_status ref_doubles(const char *who, const char *what, double need, size_t *n);
+
 /* ---- a small seeded generator for the experiments (splitmix64) ---------- */
 
 typedef struct ref_rng { uint64_t s; } ref_rng;

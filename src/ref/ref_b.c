@@ -32,11 +32,10 @@ sgla_status ref_b_forward(const sgla_forward_desc *d, double *o64, double *ht64)
     const int64_t maxlen = sgla_max_seq_len(d);
     const int64_t nc_max = ref_num_chunks(maxlen, C);
     const int64_t kv = K * V;
-    /* (in double: C K overflows int64 where K is near 2^53 and T = 0, which validation allows) */
-    const double chunk_need = (double)C * (3.0 * (double)K + 2.0 * (double)V + (double)C + 1.0);
-    if (chunk_need * sizeof(double) > (double)SIZE_MAX / 2)
-        return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "ref-b: %.3g doubles of scratch a chunk", chunk_need);
-    size_t n_chunk = (size_t)chunk_need;
+    size_t n_chunk;
+    const sgla_status rc = ref_doubles("ref-b", "scratch a chunk",
+                                       (double)C * (3.0 * (double)K + 2.0 * (double)V + (double)C + 1.0), &n_chunk);
+    if (rc != SGLA_OK) return rc;
     if ((uint64_t)(nc_max + 1) > (SIZE_MAX / sizeof(double) - n_chunk) / (uint64_t)(2 * kv + 1))
         return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "ref-b: scratch for %lld chunks overflows size_t",
                          (long long)nc_max);

@@ -109,6 +109,14 @@ void ref_state_store(const sgla_forward_desc *d, int64_t n, int64_t h, const dou
 
 int64_t ref_num_chunks(int64_t len, int64_t chunk) { return len <= 0 ? 0 : (len + chunk - 1) / chunk; }
 
+sgla_status ref_doubles(const char *who, const char *what, double need, size_t *n)
+{
+    if (need * sizeof(double) > (double)SIZE_MAX / 2)
+        return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "%s: %.3g doubles of %s", who, need, what);
+    *n = (size_t)need;
+    return SGLA_OK;
+}
+
 void ref_rng_init(ref_rng *r, uint64_t seed) { r->s = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull; }
 
 uint64_t ref_rng_next(ref_rng *r)

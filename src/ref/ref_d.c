@@ -25,11 +25,10 @@ sgla_status ref_d_forward(const sgla_forward_desc *d, double *o64, double *ht64)
 {
     const int64_t K = d->K, V = d->V, H = d->H, C = d->chunk, N = sgla_num_sequences(d);
     const double scale = (double)d->scale;
-    /* (in double: C K overflows int64 where K is near 2^53 and T = 0, which validation allows) */
     const double need = (double)K * (double)V + (double)C * (4.0 * (double)K + (double)V + 1.0 + (double)C);
-    if (need * sizeof(double) > (double)SIZE_MAX / 2)
-        return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "ref-d: %.3g doubles of scratch", need);
-    size_t n = (size_t)need;
+    size_t n;
+    const sgla_status rc = ref_doubles("ref-d", "scratch", need, &n);
+    if (rc != SGLA_OK) return rc;
     double *buf = malloc(n * sizeof *buf);
     if (!buf) return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "ref-d: %zu doubles of scratch", n);
     double *S = buf, *Qc = S + K * V, *Kc = Qc + C * K, *Qf = Kc + C * K, *Kf = Qf + C * K;

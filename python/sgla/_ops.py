@@ -446,14 +446,14 @@ def _np_f32(name, x, f64=False):
     if not (np.issubdtype(x.dtype, np.floating) or x.dtype.name == "bfloat16"):
         raise TypeError(f"{name} must be a floating-point array (it is used as fp32), got dtype {x.dtype}")
     if not f64 and name in ("g", "g_gamma") and x.dtype.kind == "f" and x.dtype.itemsize > 4:
-        pos = np.asarray(x) > 0
+        xa = np.asarray(x)
+        pos = xa > 0
         if pos.any():
             at = _first(pos)
             st = _lib.Status.ERR_POSITIVE_GATE
             raise _lib.SglaError(st, _lib.sgla_status_string(int(st)).decode(errors="replace"),
-                                 f"{name}{_index_text(at)} = {float(np.asarray(x)[at])!r}: "
+                                 f"{name}{_index_text(at)} = {float(xa[at])!r}: "
                                  "log gates must be <= 0 (judged in the input's precision, before fp32)")
-        xa = np.asarray(x)
         x = np.where((xa < -_FLT_MAX) & np.isfinite(xa), -_FLT_MAX, xa)  # (-inf stays: the library names it)
     return np.require(x, dtype=np.float64 if f64 else np.float32, requirements=["C", "A"])
 

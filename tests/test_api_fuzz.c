@@ -65,18 +65,13 @@ static void bfree(buf *b)
     b->n = 0;
 }
 
-static size_t esz(sgla_dtype dt) { return dt == SGLA_F64 ? 8 : dt == SGLA_F32 ? 4 : 2; }
 static sgla_dtype auxdt(sgla_dtype dt) { return dt == SGLA_F64 ? SGLA_F64 : SGLA_F32; }
 
 static double ld(const void *p, sgla_dtype dt, int64_t i)
 {
-    switch (dt) {
-    case SGLA_F32: return ((const float *)p)[i];
-    case SGLA_F64: return ((const double *)p)[i];
-    case SGLA_F16: return sgla_f16_to_f32(((const uint16_t *)p)[i]);
-    case SGLA_BF16: return sgla_bf16_to_f32(((const uint16_t *)p)[i]);
-    }
-    return NAN;
+    double x = NAN;
+    tu_to_double((const char *)p + (size_t)i * sgla_dtype_size(dt), dt, 1, &x);
+    return x;
 }
 
 static void st_(void *p, sgla_dtype dt, int64_t i, double x)
@@ -92,7 +87,7 @@ static void st_(void *p, sgla_dtype dt, int64_t i, double x)
 /* the first element of n still all 0xFF (never written), or -1 */
 static int64_t first_unwritten(const void *p, sgla_dtype dt, int64_t n)
 {
-    const size_t es = esz(dt);
+    const size_t es = sgla_dtype_size(dt);
     for (int64_t i = 0; i < n; i++) {
         const unsigned char *c = (const unsigned char *)p + (size_t)i * es;
         size_t j = 0;
@@ -235,26 +230,26 @@ static void fcase_make(fcase *c)
 
     const sgla_dtype dt = c->dt, adt = auxdt(dt);
     const int64_t bth = c->B * c->T * c->H, ns = c->N * c->H * c->K * c->V;
-    c->q = balloc((size_t)(bth * c->K) * esz(dt));
-    c->k = balloc((size_t)(bth * c->K) * esz(dt));
-    c->v = balloc((size_t)(bth * c->V) * esz(dt));
-    c->o = balloc((size_t)(bth * c->V) * esz(dt));
+    c->q = balloc((size_t)(bth * c->K) * sgla_dtype_size(dt));
+    c->k = balloc((size_t)(bth * c->K) * sgla_dtype_size(dt));
+    c->v = balloc((size_t)(bth * c->V) * sgla_dtype_size(dt));
+    c->o = balloc((size_t)(bth * c->V) * sgla_dtype_size(dt));
     tu_fill(&R, c->q.p, dt, bth * c->K, 1.0);
     tu_fill(&R, c->k.p, dt, bth * c->K, 1.0);
     tu_fill(&R, c->v.p, dt, bth * c->V, 1.0);
     if (c->gate == 2) {
-        c->g = balloc((size_t)bth * esz(adt));
+        c->g = balloc((size_t)bth * sgla_dtype_size(adt));
         for (int64_t i = 0; i < bth; i++) st_(c->g.p, adt, i, gate_value());
     }
     if (c->gate == 1) {
-        c->gg = balloc((size_t)c->H * esz(adt));
+        c->gg = balloc((size_t)c->H * sgla_dtype_size(adt));
         for (int64_t i = 0; i < c->H; i++) st_(c->gg.p, adt, i, gate_value());
     }
     if (c->use_h0) {
-        c->h0 = balloc((size_t)ns * esz(adt));
+        c->h0 = balloc((size_t)ns * sgla_dtype_size(adt));
         tu_fill(&R, c->h0.p, adt, ns, 1.0);
     }
-    if (c->use_ht && !c->inplace) c->ht = balloc((size_t)ns * esz(adt));
+    if (c->use_ht && !c->inplace) c->ht = balloc((size_t)ns * sgla_dtype_size(adt));
     if (c->use_cu) {
         c->cub = balloc((size_t)(c->N + 1) * 8);
         memcpy(c->cub.p, c->cu, (size_t)(c->N + 1) * 8);
@@ -394,7 +389,7 @@ static sset inject_faults(fcase *c, sgla_forward_desc *d, int *backend, int for_
             break;
         case 24: /* ht over h0, not exactly */
             if (d->ht && !for_backward && d->ht != d->h0 && c->use_h0)
-                d->ht = (char *)c->h0.p + esz(auxdt(c->dt)), al |= bit(SGLA_ERR_OVERLAP);
+                d->ht = (char *)c->h0.p + sgla_dtype_size(auxdt(c->dt)), al |= bit(SGLA_ERR_OVERLAP);
             break;
         case 25:
             if ((d->flags & SGLA_FLAG_CHECK_FINITE) && T > 0 && d->q) {
@@ -585,18 +580,18 @@ static void run_bwd_case(void)
 
     const sgla_dtype dt = c.dt, adt = auxdt(dt);
     const int64_t bth = c.B * c.T * c.H, nqk = bth * c.K, nv = bth * c.V, ns = c.N * c.H * c.K * c.V;
-    buf dout = balloc((size_t)nv * esz(dt)), dht = {0}, dq = balloc((size_t)nqk * esz(dt)),
-        dk = balloc((size_t)nqk * esz(dt)), dv = balloc((size_t)nv * esz(dt)), dg = {0}, dgg = {0}, dh0 = {0};
+    buf dout = balloc((size_t)nv * sgla_dtype_size(dt)), dht = {0}, dq = balloc((size_t)nqk * sgla_dtype_size(dt)),
+        dk = balloc((size_t)nqk * sgla_dtype_size(dt)), dv = balloc((size_t)nv * sgla_dtype_size(dt)), dg = {0}, dgg = {0}, dh0 = {0};
     tu_fill(&R, dout.p, dt, nv, 1.0);
     const int use_dht = chance(0.5), want_dg = c.gate == 2 && chance(0.7), want_dgg = c.gate == 1 && chance(0.7),
               want_dh0 = c.use_h0 && chance(0.7), dh0_inplace = want_dh0 && use_dht && chance(0.3);
     if (use_dht) {
-        dht = balloc((size_t)ns * esz(adt));
+        dht = balloc((size_t)ns * sgla_dtype_size(adt));
         tu_fill(&R, dht.p, adt, ns, 1.0);
     }
-    if (want_dg) dg = balloc((size_t)bth * esz(adt));
-    if (want_dgg) dgg = balloc((size_t)c.H * esz(adt));
-    if (want_dh0 && !dh0_inplace) dh0 = balloc((size_t)ns * esz(adt));
+    if (want_dg) dg = balloc((size_t)bth * sgla_dtype_size(adt));
+    if (want_dgg) dgg = balloc((size_t)c.H * sgla_dtype_size(adt));
+    if (want_dh0 && !dh0_inplace) dh0 = balloc((size_t)ns * sgla_dtype_size(adt));
 
     sgla_backward_desc b;
     sgla_backward_desc_init(&b);
@@ -618,7 +613,7 @@ static void run_bwd_case(void)
                 b.dq = (void *)c.q.p, al |= bit(SGLA_ERR_OVERLAP);
             break;
         case 7:
-            if (use_dht && b.dh0 && ns > 1) b.dh0 = (char *)dht.p + esz(adt), al |= bit(SGLA_ERR_OVERLAP);
+            if (use_dht && b.dh0 && ns > 1) b.dh0 = (char *)dht.p + sgla_dtype_size(adt), al |= bit(SGLA_ERR_OVERLAP);
             break;
         case 8:
             if (c.T > 0) b.dk = (char *)dk.p + 1, al |= bit(SGLA_ERR_INVALID_ARGUMENT) | bit(SGLA_ERR_OVERLAP);
@@ -648,8 +643,8 @@ static void run_bwd_case(void)
     }
 
     void *outs[6] = {b.dq, b.dk, b.dv, b.dg, b.dg_gamma, b.dh0};
-    const size_t outn[6] = {(size_t)nqk * esz(dt),  (size_t)nqk * esz(dt),  (size_t)nv * esz(dt),
-                            (size_t)bth * esz(adt), (size_t)c.H * esz(adt), (size_t)ns * esz(adt)};
+    const size_t outn[6] = {(size_t)nqk * sgla_dtype_size(dt),  (size_t)nqk * sgla_dtype_size(dt),  (size_t)nv * sgla_dtype_size(dt),
+                            (size_t)bth * sgla_dtype_size(adt), (size_t)c.H * sgla_dtype_size(adt), (size_t)ns * sgla_dtype_size(adt)};
     const sgla_dtype outdt[6] = {dt, dt, dt, adt, adt, adt};
     const int64_t outcnt[6] = {nqk, nqk, nv, bth, c.H, ns};
     static const char *const names[6] = {"dq", "dk", "dv", "dg", "dg_gamma", "dh0"};
@@ -830,9 +825,9 @@ static void run_pool_case(void)
         for (int64_t n = 0; n < N; n++) his.p[n] = (unsigned char)tu_int(&R, 0, 1);
     }
     const int64_t bth = B * T * H, pn = slots * H * K * V;
-    buf q = balloc((size_t)(bth * K) * esz(dt)), k = balloc((size_t)(bth * K) * esz(dt)),
-        v = balloc((size_t)(bth * V) * esz(dt)), o = balloc((size_t)(bth * V) * esz(dt)),
-        o2 = balloc((size_t)(bth * V) * esz(dt)), pool = balloc((size_t)pn * 4), pool2 = balloc((size_t)pn * 4),
+    buf q = balloc((size_t)(bth * K) * sgla_dtype_size(dt)), k = balloc((size_t)(bth * K) * sgla_dtype_size(dt)),
+        v = balloc((size_t)(bth * V) * sgla_dtype_size(dt)), o = balloc((size_t)(bth * V) * sgla_dtype_size(dt)),
+        o2 = balloc((size_t)(bth * V) * sgla_dtype_size(dt)), pool = balloc((size_t)pn * 4), pool2 = balloc((size_t)pn * 4),
         g = {0}, gg = {0}, cub = {0}, hcu = {0};
     tu_fill(&R, q.p, dt, bth * K, 1), tu_fill(&R, k.p, dt, bth * K, 1), tu_fill(&R, v.p, dt, bth * V, 1);
     tu_fill(&R, pool.p, SGLA_F32, pn, 1);

@@ -6,7 +6,7 @@
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name --format=csv,noheader
-unxz -f .devbin/sgla.xz; chmod +x .devbin/sgla
+[ -f .devbin/sgla.xz ] && unxz -f .devbin/sgla.xz; chmod +x .devbin/sgla
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 run() { # name, kernel regex, bench arguments
   local n=$1 k=$2; shift 2

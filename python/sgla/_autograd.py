@@ -160,6 +160,10 @@ class _Eager(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, do, dht):
+        if _functorch((do, dht)):  # torch.func.vmap over the cotangents: _FuncBwd's rule
+            return _backward_by(lambda *a: _FuncBwd.apply(*a), ctx, do, dht)
+        if _storageless(do) or _storageless(dht):  # the legacy vmap of is_grads_batched and vectorized
+            return _backward(ctx, do, dht)          # jacobians: the custom op, which its fallback loops over
         with torch.no_grad():
             grads = _backward_by(_eager_bwd, ctx, do, dht)
         if not torch.is_grad_enabled():
@@ -173,9 +177,11 @@ class _Eager(torch.autograd.Function):
         return tuple(x if not isinstance(x, _T) else _NoSecondDerivative.apply(x, *live) for x in grads)
 
 
-def _vmap_loop(body, info, in_dims, inputs):
-    """torch.func.vmap's rule for the two Functions below: one call a batch entry (the inputs' mapped
-    dimensions selected), the outputs stacked along dimension 0."""
+def _vmap_loop(fn, info, in_dims, inputs):
+    """torch.func.vmap's rule for the two Functions below: one call of fn a batch entry (the inputs' mapped
+    dimensions selected), the outputs stacked along dimension 0.  fn is the Function itself: an entry may
+    still be wrapped by an outer transform (nested vmap, vmap over jacrev), which it then dispatches."""
+    body = fn.apply
     if info.batch_size == 0:
         raise ValueError("sgla: torch.func.vmap over a dimension of size 0")
     outs = [body(*(x.select(d, i) if d is not None else x for x, d in zip(inputs, in_dims)))
@@ -201,7 +207,7 @@ class _FuncBwd(torch.autograd.Function):
 
     @staticmethod
     def vmap(info, in_dims, *inputs):
-        return _vmap_loop(_bwd_tensors, info, in_dims, inputs)
+        return _vmap_loop(_FuncBwd, info, in_dims, inputs)
 
     @staticmethod
     def backward(ctx, *grads):
@@ -223,7 +229,7 @@ class _FuncFwd(torch.autograd.Function):
 
     @staticmethod
     def vmap(info, in_dims, *inputs):
-        return _vmap_loop(_eager_fwd, info, in_dims, inputs)
+        return _vmap_loop(_FuncFwd, info, in_dims, inputs)
 
     @staticmethod
     def backward(ctx, do, dht):
@@ -231,6 +237,21 @@ class _FuncFwd(torch.autograd.Function):
 
 
 _wrapped = getattr(getattr(torch._C, "_functorch", None), "is_functorch_wrapped_tensor", None)
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+_fwad = torch.autograd.forward_ad
+_NO_FORWARD_AD = ("sgla: chunk_simple_gla has no forward-mode derivative (a dual tensor of torch.autograd.forward_ad "
+                  "among its inputs): use reverse mode (backward, torch.func.vjp / jacrev)")
+
+
+def _storageless(x):
+    """Whether x is a tensor without memory of its own (a batched tensor of torch's legacy vmap)."""
+    if not isinstance(x, _T):
+        return False
+    try:
+        x.data_ptr()
+    except RuntimeError:
+        return True
+    return False
 
 
 def _functorch(xs):
@@ -242,10 +263,15 @@ def forward(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, thr
     """(o, final state or None) of prepared tensors, differentiable."""
     args = (q, k, v, g, g_gamma, h0, cu, float(scale), bool(output_final_state), int(backend), int(threads),
             64 if chunk is None else int(chunk), bool(allow_tf32))
-    if _ops._compiling(torch) or type(q) is not torch.Tensor:  # tracing, fake or other tensor subclasses
+    if _ops._compiling(torch):
         o, ht = chunk_fwd(*args)
-    elif _functorch(args[:7]):
+    elif _functorch(args[:7]):  # before the subclass test: an nn.Parameter among a transform's inputs
         o, ht = _FuncFwd.apply(*args)
+    elif type(q) not in _PLAIN:  # fake or other tensor subclasses
+        o, ht = chunk_fwd(*args)
+    elif _fwad._current_level >= 0 and any(isinstance(x, _T) and _fwad.unpack_dual(x).tangent is not None
+                                           for x in args[:7]):
+        raise NotImplementedError(_NO_FORWARD_AD)
     elif torch.is_grad_enabled() and any(isinstance(x, _T) and x.requires_grad for x in args[:6]):
         o, ht = _Eager.apply(*args)
     else:

@@ -432,3 +432,50 @@ def test_torch_func_grad_and_vjp(gate, nseq):
     assert torch.allclose(got_v[0], f(*plain), rtol=1e-12) and torch.allclose(got_v[1], f(qs[1], *plain[1:]), rtol=1e-12)
     gv = torch.func.vmap(torch.func.grad(lambda q: f(q, *plain[1:])))(qs)
     assert torch.allclose(gv[0], want[0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("gate,nseq", [("g", 0), ("g_gamma", 3)])
+def test_batched_and_nested_transforms(gate, nseq):
+    """Batched cotangents through plain autograd (is_grads_batched, a vectorized jacobian: torch's legacy
+    vmap), vmap over vmap and over jacrev, an nn.Parameter among a transform's inputs: each gives the
+    gradients one cotangent at a time gives; a forward-mode dual input is refused, not dropped."""
+    q, k, v, g, gg, h0, cu = t_inputs(11, 1 if nseq else 2, 13, 2, 3, 4, torch.float64, gate=gate, nseq=nseq)
+    q.requires_grad_(True)
+
+    def f(q, v):
+        return sgla.chunk_simple_gla(q, k.detach(), v, g=None if g is None else g.detach(),
+                                     g_gamma=None if gg is None else gg.detach(), cu_seqlens=cu)[0]
+
+    o = f(q, v.detach())
+    dos = torch.randn((3,) + tuple(o.shape), dtype=torch.float64)
+    got, = torch.autograd.grad(o, q, dos, is_grads_batched=True, retain_graph=True)
+    for i in range(3):
+        one, = torch.autograd.grad(o, q, dos[i], retain_graph=True)
+        assert torch.allclose(got[i], one, rtol=1e-12, atol=1e-12)
+    qp = q.detach()[..., :1, :1]  # a small Jacobian: q's first head and column only
+    fj = lambda x: f(torch.cat([x, q.detach()[..., :1, 1:]], 3).expand(-1, -1, q.shape[2], -1).contiguous(),
+                     v.detach())[..., 0, 0]
+    jv = torch.autograd.functional.jacobian(fj, qp, vectorize=True)
+    jl = torch.autograd.functional.jacobian(fj, qp)
+    assert torch.allclose(jv, jl, rtol=1e-12, atol=1e-12)
+    # vmap over vmap, and vmap over jacrev (per-entry Jacobians)
+    qs = torch.stack([torch.stack([q.detach() * (1 + i + j) for j in range(2)]) for i in range(2)])
+    nested = torch.func.vmap(torch.func.vmap(lambda q: f(q, v.detach())))(qs)
+    for i in range(2):
+        for j in range(2):
+            assert torch.allclose(nested[i, j], f(qs[i, j], v.detach()), rtol=1e-12, atol=1e-12)
+    r = lambda x: f(x, v.detach())[..., 0, 0].sum()
+    per = torch.func.vmap(torch.func.jacrev(r))(qs[0])
+    for j in range(2):
+        x = qs[0, j].clone().requires_grad_(True)
+        assert torch.allclose(per[j], torch.autograd.grad(r(x), x)[0], rtol=1e-12, atol=1e-12)
+    # an nn.Parameter q while torch.func differentiates v
+    qp = torch.nn.Parameter(q.detach().clone())
+    gv = torch.func.grad(lambda v: f(qp, v).sum())(v.detach())
+    vv = v.detach().clone().requires_grad_(True)
+    assert torch.allclose(gv, torch.autograd.grad(f(q.detach(), vv).sum(), vv)[0], rtol=1e-12, atol=1e-12)
+    # forward mode: refused with sgla's message (the tangent was silently dropped before)
+    import torch.autograd.forward_ad as fwad
+    with fwad.dual_level():
+        with pytest.raises(NotImplementedError, match="no forward-mode derivative"):
+            f(q.detach(), fwad.make_dual(v.detach(), torch.ones_like(v)))

@@ -947,9 +947,14 @@ def chunk_simple_gla_backward(q, k, v, do, g=None, g_gamma=None, scale=None, ini
                 raise ValueError(f"dht must have the final state's shape {list(want)}, got {list(dht.shape)}")
             if state_v_first:
                 dht = dht.transpose(-1, -2)
-        with torch.no_grad():
-            grads = _torch_backward_raw(q, k, v, do, g, g_gamma, h0, dht, cu, _scale_of(scale, K), be,
-                                        threads, 64 if chunk is None else chunk)
+        args = (q, k, v, do, g, g_gamma, h0, dht, cu, _scale_of(scale, K), be, threads, 64 if chunk is None else chunk)
+        from . import _autograd
+        if _autograd._functorch(args[:9]):  # under torch.func.vmap: its rule, one call a batch entry
+            grads = _autograd._FuncBwd.apply(*args[:10], int(be), *args[11:], True, True, True)
+            grads = grads[:3] + tuple(x if p is not None else None for x, p in zip(grads[3:], (g, g_gamma, h0)))
+        else:
+            with torch.no_grad():
+                grads = _torch_backward_raw(*args)
         dq, dk, dv, dg, dgg, dh0 = grads
         if dh0 is not None and state_v_first:
             dh0 = dh0.transpose(-1, -2).contiguous()

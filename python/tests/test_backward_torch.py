@@ -438,7 +438,8 @@ def test_torch_func_grad_and_vjp(gate, nseq):
 def test_batched_and_nested_transforms(gate, nseq):
     """Batched cotangents through plain autograd (is_grads_batched, a vectorized jacobian: torch's legacy
     vmap), vmap over vmap and over jacrev, an nn.Parameter among a transform's inputs: each gives the
-    gradients one cotangent at a time gives; a forward-mode dual input is refused, not dropped."""
+    gradients one cotangent at a time gives; a forward-mode dual input is refused, not dropped; the explicit
+    backward runs under vmap."""
     q, k, v, g, gg, h0, cu = t_inputs(11, 1 if nseq else 2, 13, 2, 3, 4, torch.float64, gate=gate, nseq=nseq)
     q.requires_grad_(True)
 
@@ -479,3 +480,10 @@ def test_batched_and_nested_transforms(gate, nseq):
     with fwad.dual_level():
         with pytest.raises(NotImplementedError, match="no forward-mode derivative"):
             f(q.detach(), fwad.make_dual(v.detach(), torch.ones_like(v)))
+    # the explicit backward under vmap (over do): one call a batch entry
+    fb = lambda do: tuple(x for x in sgla.chunk_simple_gla_backward(q.detach(), k, v, do, g=g, g_gamma=gg,
+                                                                   cu_seqlens=cu) if x is not None)
+    out = torch.func.vmap(fb)(dos)
+    for i in range(3):
+        for a, b in zip(out, fb(dos[i])):
+            assert torch.allclose(a[i], b, rtol=1e-12, atol=1e-12)

@@ -433,6 +433,7 @@ def _np_in(name, x, dlpack):
 
 
 _FLT_MAX = 3.4028234663852886e38
+_FLT_TRUE_MIN = 2.0 ** -149  # fp32's least positive (subnormal) value
 
 
 def _np_f32(name, x, f64=False):
@@ -655,8 +656,11 @@ def _torch_prepare(q, k, v, g, g_gamma, h0, cu, backend, state_v_first):
                 raise TypeError(f"{name} must be a floating-point tensor (it is used as fp32), "
                                 f"got {x.dtype}")
             if name in ("g", "g_gamma") and aux == torch.float32 and x.dtype == torch.float64:
-                # below -FLT_MAX a log gate would round to -inf: -FLT_MAX, as the CLI and NumPy take it
-                x = torch.where((x < -_FLT_MAX) & x.isfinite(), torch.full_like(x, -_FLT_MAX), x)
+                # below -FLT_MAX a log gate would round to -inf: -FLT_MAX, as the CLI and NumPy take it; a
+                # positive one too small for fp32 (+1e-50) would round to 0 and pass: fp32's least positive
+                # value, which the library refuses (NumPy refuses it here, but that needs the values on the host)
+                x = torch.where((x < -_FLT_MAX) & x.isfinite(), torch.full_like(x, -_FLT_MAX),
+                                torch.where((x > 0) & (x < _FLT_TRUE_MIN), torch.full_like(x, _FLT_TRUE_MIN), x))
             x = x.to(aux)
         return x
 

@@ -96,6 +96,14 @@ def test_cpu_errors():
     with pytest.raises(sgla.SglaError) as ei:
         sgla.chunk_simple_gla(q, k, v, g=-g)
     assert ei.value.status == sgla.Status.ERR_POSITIVE_GATE
+    # a float64 gate too small a positive for fp32 (+1e-50 would round to 0) is refused as NumPy refuses it
+    g64 = torch.zeros(g.shape, dtype=torch.float64)
+    g64.view(-1)[3] = 1e-50
+    with pytest.raises(sgla.SglaError) as ei:
+        sgla.chunk_simple_gla(q, k, v, g=g64)
+    assert ei.value.status == sgla.Status.ERR_POSITIVE_GATE
+    g64.view(-1)[3] = -1e-50  # and a tiny negative one still runs (exp rounds it to 1, as it should)
+    sgla.chunk_simple_gla(q, k, v, g=g64)
 
 
 # ---------------------------------------------------------------- CUDA tensors

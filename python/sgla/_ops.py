@@ -658,7 +658,8 @@ def _torch_prepare(q, k, v, g, g_gamma, h0, cu, backend, state_v_first):
             if name in ("g", "g_gamma") and aux == torch.float32 and x.dtype == torch.float64:
                 # below -FLT_MAX a log gate would round to -inf: -FLT_MAX, as the CLI and NumPy take it; a
                 # positive one too small for fp32 (+1e-50) would round to 0 and pass: fp32's least positive
-                # value, which the library refuses (NumPy refuses it here, but that needs the values on the host)
+                # value, which the library's value check refuses (NumPy's path judges it on the host; here that
+                # would be a sync)
                 x = torch.where((x < -_FLT_MAX) & x.isfinite(), torch.full_like(x, -_FLT_MAX),
                                 torch.where((x > 0) & (x < _FLT_TRUE_MIN), torch.full_like(x, _FLT_TRUE_MIN), x))
             x = x.to(aux)

@@ -82,7 +82,7 @@ typedef enum sgla_status {
     SGLA_ERR_INVALID_ARGUMENT = 19,   /* threads < 0, unknown flag bits, a pointer not aligned to its
                                          element, a descriptor size the library cannot place, a
                                          workspace smaller than sgla_workspace_size */
-    SGLA_ERR_OVERLAP = 20,            /* o or ht overlaps an input buffer */
+    SGLA_ERR_OVERLAP = 20,            /* an output overlaps an input, another output or the workspace */
     SGLA_ERR_OUT_OF_MEMORY = 21,
     SGLA_ERR_CUDA = 22,               /* the CUDA runtime reported an error; see sgla_last_error() */
     SGLA_ERR_INTERNAL = 23,

@@ -191,8 +191,8 @@ sgla_status sgla_reference(const sgla_forward_desc *user, sgla_backend kind, dou
     size_t nv = (size_t)(d.B * d.T * d.H * d.V), ns = (size_t)(sgla_num_sequences(&d) * d.H * d.K * d.V);
     if (nv > SIZE_MAX / 8 || ns > SIZE_MAX / 8)
         return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "fp64 outputs of %zu and %zu doubles overflow", nv, ns);
-    if (ht64 && (const void *)ht64 == (const void *)d.h0) /* fp64 over fp32: never in place */
-        return sgla_fail(SGLA_ERR_OVERLAP, "ht64 is h0: the fp64 state cannot be written over the fp32 input");
+    if (ht64 && (const void *)ht64 == (const void *)d.h0) /* never in place (fp64 over fp32 where h0 is fp32) */
+        return sgla_fail(SGLA_ERR_OVERLAP, "ht64 is h0: sgla_reference does not write the state in place");
     st = sgla_check_outputs(&d, o64, nv * 8, "o64", ht64, ns * 8, "ht64");
     if (st == SGLA_OK) st = sgla_check_host_values(&d); /* gates, offsets, finite where asked */
     if (st != SGLA_OK) return st;

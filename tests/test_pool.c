@@ -303,6 +303,30 @@ int main(void)
         refused("host_cu_seqlens without cu_seqlens", bes[b], &h, 2, NULL, 2, 0, SGLA_ERR_INVALID_ARGUMENT);
     }
     for (int b = 0; b < 2; b++) overlaps(bes[b]);
+    for (int b = 0; b < 2; b++) { /* CHECK_FINITE scans the slots the call reads, not the whole pool: a free
+                                   * slot, or a fresh request's, may hold anything (a serving engine's pool) */
+        static float q[4 * H * K], v[4 * H * V], o[4 * H * V], pool[SLOTS * H * KV];
+        int32_t idx[2] = {5, 6};
+        const uint8_t fresh[2] = {1, 0}; /* row 1 starts from zeros: slot 6 is written, not read */
+        sgla_state_pool fp = {SLOTS, idx, 32, 0, fresh, NULL, 0, NULL};
+        for (int i = 0; i < 4 * H * K; i++) q[i] = 0.25f;
+        for (int i = 0; i < 4 * H * V; i++) v[i] = 0.5f;
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.q = d.k = q, d.v = v, d.o = o, d.h0 = pool, d.pool = &fp, d.flags = SGLA_FLAG_CHECK_FINITE;
+        d.B = 1, d.T = 4, d.H = H, d.K = K, d.V = V, d.cu_seqlens = cu2, d.num_seqs = 2;
+        const struct { int slot; sgla_status want; const char *what; } nan_in[3] = {
+            {2, SGLA_OK, "a slot no row names"}, {6, SGLA_OK, "a fresh request's slot"},
+            {5, SGLA_ERR_NONFINITE_INPUT, "a slot read"}};
+        for (int j = 0; j < 3; j++) {
+            memcpy(pool, pool0, sizeof pool);
+            pool[(size_t)nan_in[j].slot * H * KV + 3] = NAN;
+            const sgla_status st = sgla_forward(&d, bes[b]);
+            TU_CHECK(st == nan_in[j].want, "CHECK_FINITE, NaN in %s (%s): %s, want %s (%s)", nan_in[j].what,
+                     sgla_backend_name(bes[b]), sgla_status_string(st), sgla_status_string(nan_in[j].want),
+                     sgla_last_error());
+        }
+    }
     sgla_state_pool p = {SLOTS, ok2, 32, 0, NULL, NULL, SGLA_POOL_INPLACE};
     refused("ref-b", SGLA_BACKEND_REF_B, &p, 4, cu2, 2, 0, SGLA_ERR_UNSUPPORTED_SHAPE);
     /* the CUDA backend takes a pool (device pointers): tests/test_gpu_pool.c */

@@ -123,6 +123,18 @@ static void statuses(void)
             TU_CHECK(st == SGLA_ERR_OUT_OF_MEMORY, "K = 2^53, chunk 1024, %s: %s (%s)",
                      sgla_backend_name((sgla_backend)kind), sgla_status_string(st), sgla_last_error());
         }
+        /* the same with a token: sgla_reference writes the caller's o64, which a refusal leaves as it was
+         * (it was zeroed before the scratch was sized).  q, k, v far above any user address: never read,
+         * and their 2^55 bytes overlap no buffer here */
+        double o64w[1];
+        void *far = (void *)(uintptr_t)0xff00000000000000ull;
+        d.T = 1, d.q = d.k = d.v = far;
+        for (int kind = SGLA_BACKEND_REF_B; kind <= SGLA_BACKEND_REF_D; kind++) {
+            o64w[0] = 42.0;
+            const sgla_status st = sgla_reference(&d, (sgla_backend)kind, o64w, ht64w);
+            TU_CHECK(st == SGLA_ERR_OUT_OF_MEMORY && o64w[0] == 42.0, "K = 2^53, T = 1, %s: %s (%s), o64[0] = %g",
+                     sgla_backend_name((sgla_backend)kind), sgla_status_string(st), sgla_last_error(), o64w[0]);
+        }
     }
 
     base(&d), d.g = g, d.g_gamma = gg, expect("both gates", &d, SGLA_ERR_BOTH_GATES);

@@ -45,7 +45,7 @@ const char *sgla_status_string(sgla_status s)
     case SGLA_ERR_BACKEND_UNAVAILABLE: return "backend not available in this build or on this machine";
     case SGLA_ERR_INVALID_BACKEND: return "not a valid backend";
     case SGLA_ERR_INVALID_ARGUMENT: return "invalid argument";
-    case SGLA_ERR_OVERLAP: return "an output buffer overlaps an input buffer";
+    case SGLA_ERR_OVERLAP: return "an output buffer overlaps an input, another output or the workspace";
     case SGLA_ERR_OUT_OF_MEMORY: return "out of memory";
     case SGLA_ERR_CUDA: return "CUDA runtime error";
     case SGLA_ERR_INTERNAL: return "internal error";

@@ -319,6 +319,28 @@ static sgla_status check_pool_values(const sgla_forward_desc *d)
     return st;
 }
 
+/* SGLA_FLAG_CHECK_FINITE with a pool: the slots the call reads (a fresh request's slot, or one no row
+ * names, may hold anything; indices out of range are left to check_pool_values, or skipped under
+ * SGLA_FLAG_SKIP_VALUE_CHECK) */
+static sgla_status check_pool_finite(const sgla_forward_desc *d, sgla_dtype adt)
+{
+    const sgla_state_pool *p = d->pool;
+    const int64_t N = sgla_num_sequences(d), hkv = d->H * d->K * d->V;
+    const size_t aes = sgla_dtype_size(adt);
+    for (int64_t n = 0; n < N; n++) {
+        const int64_t s = sgla_pool_read_slot(p, n);
+        if (!sgla_pool_continues(p, n) || s >= p->slots) continue;
+        const unsigned char *slot = (const unsigned char *)d->h0 + (size_t)(s * hkv) * aes;
+        for (int64_t i = 0; i < hkv; i++) {
+            const double x = sgla_load(slot, adt, i);
+            if (!isfinite(x))
+                return sgla_fail(SGLA_ERR_NONFINITE_INPUT, "pool: slot %lld (sequence %lld) [%lld] = %g", (long long)s,
+                                 (long long)n, (long long)i, x);
+        }
+    }
+    return SGLA_OK;
+}
+
 static sgla_status check_values(const sgla_forward_desc *d, const counts *c)
 {
     const sgla_dtype adt = sgla_aux_dtype(d->dtype);
@@ -336,14 +358,15 @@ static sgla_status check_values(const sgla_forward_desc *d, const counts *c)
         if (d->g && (st = check_gate_values("g", d->g, adt, c->bth)) != SGLA_OK) return st;
         if (d->g_gamma && (st = check_gate_values("g_gamma", d->g_gamma, adt, d->H)) != SGLA_OK) return st;
     }
+    /* the pool's indices before its slots are scanned: only the slots a call reads are */
+    if (d->pool && !(d->flags & SGLA_FLAG_SKIP_VALUE_CHECK) && (st = check_pool_values(d)) != SGLA_OK) return st;
     if (d->flags & SGLA_FLAG_CHECK_FINITE) {
         if ((st = check_finite("q", d->q, d->dtype, c->nqk)) != SGLA_OK ||
             (st = check_finite("k", d->k, d->dtype, c->nqk)) != SGLA_OK ||
             (st = check_finite("v", d->v, d->dtype, c->nv)) != SGLA_OK ||
-            (st = check_finite("h0", d->h0, adt, d->pool ? c->n_pool : c->n_state)) != SGLA_OK)
+            (st = d->pool ? check_pool_finite(d, adt) : check_finite("h0", d->h0, adt, c->n_state)) != SGLA_OK)
             return st;
     }
-    if (d->pool && !(d->flags & SGLA_FLAG_SKIP_VALUE_CHECK)) return check_pool_values(d);
     return SGLA_OK;
 }
 

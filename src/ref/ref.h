@@ -57,6 +57,11 @@ void ref_state_init(const sgla_forward_desc *d, int64_t n, int64_t h, double *S)
 /* ht64[n,h] <- S when ht64 is given. */
 void ref_state_store(const sgla_forward_desc *d, int64_t n, int64_t h, const double *S, double *ht64);
 
+/* o64 <- 0, by each reference once its scratch is allocated (sgla_reference writes the caller's o64:
+ * nothing before a failure can no longer happen).  Every position of o is covered by some sequence
+ * after validation; zeroing keeps it defined under SGLA_FLAG_SKIP_VALUE_CHECK with inconsistent offsets. */
+void ref_out_clear(const sgla_forward_desc *d, double *o64);
+
 /* Number of chunks of a sequence of length len (0 for an empty one). */
 int64_t ref_num_chunks(int64_t len, int64_t chunk);
 

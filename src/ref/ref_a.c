@@ -34,6 +34,7 @@ sgla_status ref_a_forward(const sgla_forward_desc *d, double *o64, double *ht64)
     const int64_t K = d->K, V = d->V, H = d->H, N = sgla_num_sequences(d);
     double *S = malloc((size_t)(K * V + 2 * K + V) * sizeof *S);
     if (!S) return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "ref-a: state of %lld doubles", (long long)(K * V));
+    ref_out_clear(d, o64);
     double *q = S + K * V; /* then k and v: token_step's scratch */
 
     for (int64_t n = 0; n < N; n++) {

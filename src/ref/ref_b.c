@@ -42,6 +42,7 @@ sgla_status ref_b_forward(const sgla_forward_desc *d, double *o64, double *ht64)
     size_t n_all = (size_t)((nc_max + 1) * kv * 2 + nc_max) + n_chunk;
     double *buf = malloc(n_all * sizeof *buf);
     if (!buf) return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "ref-b: %zu doubles of scratch", n_all);
+    ref_out_clear(d, o64);
     double *delta = buf;                          /* [nc][K][V] chunk contributions */
     double *state = delta + nc_max * kv;          /* [nc+1][K][V] entering states */
     double *carry = state + (nc_max + 1) * kv;    /* [nc] */

@@ -52,6 +52,7 @@ sgla_status ref_c_forward(const sgla_forward_desc *d, double *o64, double *ht64)
     if (rc != SGLA_OK) return rc;
     double *buf = malloc(n * sizeof *buf);
     if (!buf) return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "ref-c: %zu doubles of scratch", n);
+    ref_out_clear(d, o64);
     double *S = buf, *Qc = S + K * V, *Kc = Qc + C * K, *Vc = Kc + C * K, *b2 = Vc + C * V;
     double *A = b2 + C, *acc = A + C * C;
 

@@ -11,11 +11,6 @@
 
 sgla_status sgla_ref_forward64(const sgla_forward_desc *d, sgla_backend kind, double *o64, double *ht64)
 {
-    /* Every position of o is covered by some sequence after validation;
-     * zeroing first keeps the output defined even with
-     * SGLA_FLAG_SKIP_VALUE_CHECK and inconsistent offsets. */
-    int64_t nv = d->B * d->T * d->H * d->V;
-    if (o64 && nv > 0) memset(o64, 0, (size_t)nv * sizeof *o64);
     /* no token and no final state: nothing to compute (an empty input may claim 2^40 heads, and the
      * references would still set up a state for each) */
     if (d->B * d->T == 0 && !ht64 && !d->pool) return SGLA_OK;
@@ -27,6 +22,12 @@ sgla_status sgla_ref_forward64(const sgla_forward_desc *d, sgla_backend kind, do
     default: break;
     }
     return sgla_fail(SGLA_ERR_INVALID_BACKEND, "kind %d is not a reference (ref-a..ref-d)", (int)kind);
+}
+
+void ref_out_clear(const sgla_forward_desc *d, double *o64)
+{
+    const int64_t nv = d->B * d->T * d->H * d->V;
+    if (o64 && nv > 0) memset(o64, 0, (size_t)nv * sizeof *o64);
 }
 
 /* A reference backend through the typed API: compute in fp64 into scratch,

@@ -31,6 +31,7 @@ sgla_status ref_d_forward(const sgla_forward_desc *d, double *o64, double *ht64)
     if (rc != SGLA_OK) return rc;
     double *buf = malloc(n * sizeof *buf);
     if (!buf) return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "ref-d: %zu doubles of scratch", n);
+    ref_out_clear(d, o64);
     double *S = buf, *Qc = S + K * V, *Kc = Qc + C * K, *Qf = Kc + C * K, *Kf = Qf + C * K;
     double *Vc = Kf + C * K, *bc = Vc + C * V, *P = bc + C;
 

@@ -497,6 +497,27 @@ static void file_safety(void)
     TU_CHECK(rc == 0 && o.data && o.ndim == 4, "the run after it: rc %d, '%s'", rc, err);
     npy_free(&o);
 
+    /* a rename refused at the commit (SGLA_NPY_FAIL_RENAME: a sticky directory's or an immutable file's
+     * refusal): the targets already replaced come back, a new one goes, no .old- or .tmp- file stays */
+    for (int k = 0; k < 2; k++) {
+        f = fopen("fs_o.npy", "wb");
+        if (f) fputs("precious o", f), fclose(f);
+        f = fopen("fs_ht.npy", "wb");
+        if (f) fputs("precious ht", f), fclose(f);
+        remove("fs_new.npy");
+        snprintf(args, sizeof args, "%s --do '%s' --dq fs_o.npy --dk fs_new.npy --dv fs_ht.npy", qkv, dp("run_v.npy"));
+        run_prefix = k ? "SGLA_NPY_FAIL_RENAME=2 " : "SGLA_NPY_FAIL_RENAME=1 ";
+        rc = run_sub("grad", args, err, sizeof err);
+        run_prefix = "";
+        TU_CHECK(rc == 1 && strstr(err, "cannot rename the finished file into place"), "refused rename %d: rc %d, '%s'",
+                 k + 1, rc, err);
+        TU_CHECK(same_bytes("fs_o.npy", "precious o", 10) && same_bytes("fs_ht.npy", "precious ht", 11),
+                 "refused rename %d: a target kept other bytes", k + 1);
+        TU_CHECK(access("fs_new.npy", F_OK) != 0, "refused rename %d: a new target was left", k + 1);
+        TU_CHECK(system("ls -a | grep -q '\\.old-\\|\\.tmp-'") != 0, "refused rename %d: a file was left beside", k + 1);
+    }
+    remove("fs_new.npy");
+
     /* grad: an output naming --do's file */
     snprintf(args, sizeof args, "%s --do fs_q.npy --dq fs_dq.npy --dk fs_dk.npy --dv fs_q.npy", qkv);
     rc = run_sub("grad", args, err, sizeof err);

@@ -610,16 +610,77 @@ void npy_outputs_abort(npy_outputs *s)
     memset(s, 0, sizeof *s);
 }
 
+/* A free name beside path for its old file (path.old-XXXXXX, or a short one in its directory where the
+ * name would be too long); NULL when none can be made. */
+static char *backup_beside(const char *path)
+{
+    const size_t pl = strlen(path);
+    char *b = malloc(pl + 16);
+    if (!b) return NULL;
+    memcpy(b, path, pl);
+    memcpy(b + pl, ".old-XXXXXX", 12);
+    int fd = mkstemp(b);
+    if (fd < 0 && errno == ENAMETOOLONG) {
+        const char *slash = strrchr(path, '/');
+        const size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+        memcpy(b + dl, ".sgla-XXXXXX", 13);
+        fd = mkstemp(b);
+    }
+    if (fd < 0) return free(b), NULL;
+    close(fd);
+    unlink(b); /* the name is what is wanted: link() makes it anew */
+    return b;
+}
+
+/* Test hook (tests/test_cli.sh): SGLA_NPY_FAIL_RENAME=i makes the rename of output i (from 0) into
+ * place fail, as a file the directory's sticky bit or an immutable flag protects would. */
+static int rename_into_place(const char *tmp, const char *dst, int i)
+{
+    const char *f = getenv("SGLA_NPY_FAIL_RENAME");
+    if (f && *f && atoi(f) == i) return errno = EPERM, -1;
+    return rename(tmp, dst);
+}
+
+/* Every target that exists is kept beside it first (a hard link, else renamed away), so that a rename
+ * refused midway puts back the files already replaced: the targets all change, or none does. */
 int npy_outputs_commit(npy_outputs *s, char *err, size_t errlen)
 {
-    int rc = 0;
-    for (int i = 0; i < s->n; i++) {
-        if (rename(s->tmp[i], s->dst[i]) != 0) {
-            rc = fail(err, errlen, "%s: cannot rename the finished file into place: %s", s->dst[i], strerror(errno));
-            break;
+    char *bak[NPY_MAX_OUTPUTS] = {0};
+    int away[NPY_MAX_OUTPUTS] = {0}; /* the target renamed to bak (absent until its new file lands) */
+    int rc = 0, placed = 0, i;
+    for (i = 0; i < s->n && !rc; i++) {
+        struct stat sb;
+        if (lstat(s->dst[i], &sb) != 0) continue; /* a new file: nothing to keep */
+        if (!(bak[i] = backup_beside(s->dst[i]))) {
+            rc = fail(err, errlen, "%s: cannot make a name for its old file: %s", s->dst[i], strerror(errno));
+        } else if (link(s->dst[i], bak[i]) != 0) {
+            if (rename(s->dst[i], bak[i]) == 0) {
+                away[i] = 1;
+            } else {
+                rc = fail(err, errlen, "%s: cannot replace it: %s", s->dst[i], strerror(errno));
+                free(bak[i]), bak[i] = NULL;
+            }
         }
-        free(s->tmp[i]);
-        s->tmp[i] = NULL;
+    }
+    while (!rc && placed < s->n) {
+        if (rename_into_place(s->tmp[placed], s->dst[placed], placed) != 0)
+            rc = fail(err, errlen, "%s: cannot rename the finished file into place: %s", s->dst[placed],
+                      strerror(errno));
+        else
+            placed++;
+    }
+    for (i = 0; i < s->n; i++) {
+        if (!rc) { /* done: the old files go */
+            if (bak[i]) unlink(bak[i]);
+        } else if (i < placed) { /* refused: what was replaced comes back, what was new goes */
+            if (bak[i]) rename(bak[i], s->dst[i]);
+            else unlink(s->dst[i]);
+        } else if (bak[i]) {
+            if (away[i]) rename(bak[i], s->dst[i]);
+            else unlink(bak[i]);
+        }
+        free(bak[i]);
+        if (i < placed) free(s->tmp[i]), s->tmp[i] = NULL; /* renamed: nothing of it to remove */
     }
     npy_outputs_abort(s); /* the temporaries not renamed */
     return rc;

@@ -60,8 +60,10 @@ FILE *npy_temp_beside(const char *path, char **tmp, char *err, size_t errlen);
 
 /* Several outputs as one: each npy_outputs_add writes a temporary file beside
  * its target; npy_outputs_commit renames them all into place (so an error in
- * any output, before the commit, leaves every target untouched);
- * npy_outputs_abort removes the temporary files.  Both free the set. */
+ * any output, before the commit, leaves every target untouched), keeping each
+ * existing target beside it until all are in place (a rename refused midway
+ * puts back those already replaced); npy_outputs_abort removes the temporary
+ * files.  Both free the set. */
 #define NPY_MAX_OUTPUTS 8
 typedef struct npy_outputs {
     int n;

@@ -138,8 +138,9 @@ SGLA_API int sgla_backend_available(sgla_backend b);
 #define SGLA_FLAG_CHECK_DEVICE_VALUES 0x4u /* CUDA: copy g/g_gamma/cu_seqlens to the host and
                                               check them (synchronises the stream) */
 #define SGLA_FLAG_ALLOW_TF32 0x8u  /* CUDA, fp32 inputs: products in TF32 alone (relative error
-                                      ~1e-3, as fla and torch's allow_tf32) instead of 3xTF32
-                                      (~1e-6); other backends and dtypes ignore it */
+                                      ~4e-4 against fp64; fla's TF32 ~1.5e-3), as torch's
+                                      allow_tf32, instead of 3xTF32 (~1e-6); other backends and
+                                      dtypes ignore it */
 #define SGLA_FLAG_ALL_ 0xFu
 
 /*
@@ -211,8 +212,9 @@ typedef struct sgla_forward_desc {
  * indices too, so unchecked; the pool 16-byte aligned): K and V multiples of
  * 4, K <= 512.  Decodes, speculative steps and short sequences run a token
  * recurrence that reads and writes each state once; sequences of 4 tokens or
- * more run the chunked kernel on their slots when it serves the call (bf16 or
- * fp16, K and V in {64, 128, 256}, a [K][V] pool, no t_max), in the same call
+ * more run the chunked kernel on their slots when it serves the call (Hopper,
+ * bf16 or fp16, K in {64, 128, 256} and V in {64, 128, 256, 512}, q, k, v and
+ * o 16-byte aligned, a [K][V] pool, no t_max), in the same call
  * (a mixed batch), else the recurrence (correct, not fast for long prompts).
  * chunk = 1 asks for the recurrence alone (a decode-only step: no chunked
  * launch whose blocks would all find their sequence too short).
@@ -282,7 +284,9 @@ typedef struct sgla_state_pool {
  *   other than 64, 128, 256 are padded, a packed batch (cu_seqlens, 2 to
  *   4096 sequences) without h0 and ht is ordered longest sequence first, and
  *   gate g at K = 64 and 256 (16-bit inputs, Hopper) has its chunk-local
- *   cumulative gate made beforehand (4 bytes a token and head); each needs a
+ *   cumulative gate made beforehand (4 bytes a token and head; not at K = 64
+ *   where H is a multiple of 4, g is 16-byte aligned and the call does not
+ *   split along time: the kernel then loads g itself by TMA); each needs a
  *   device workspace (sgla_workspace_size says how much; 0 otherwise).  With
  *   workspace == NULL the call takes it from the stream-ordered allocator
  *   (cudaMallocAsync / cudaFreeAsync on `stream`); a workspace passed in is

@@ -53,7 +53,7 @@ static void usage(FILE *f)
             "                  references), cpu, cuda\n"
             "  --threads N     CPU threads (0 = all cores, the default)\n"
             "  --check-finite  refuse NaN or inf in q, k, v, h0 (SGLA_FLAG_CHECK_FINITE)\n"
-            "  --tf32          cuda, f4 inputs: products in TF32 alone (~1e-3, as fla; faster) instead\n"
+            "  --tf32          cuda, f4 inputs: products in TF32 alone (~4e-4 against fp64; faster) instead\n"
             "                  of 3xTF32 (~1e-6) (SGLA_FLAG_ALLOW_TF32)\n"
             "outputs:\n"
             "  --o             [B,T,H,V]  dtype of q\n"

@@ -16,6 +16,6 @@ run() { # name, kernel regex, bench arguments
   grep -E "^  [A-Za-z].*(Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L2 Hit Rate|Executed Ipc Active|Issue Slots Busy|Warp Cycles Per Issued|No Eligible|Active Warps Per Scheduler|Eligible Warps|Shared Memory|Registers Per)" "$OUT/ncu_$n.txt" | head -24
   grep -E "^ +(OPT|INF|WRN)" -A3 "$OUT/ncu_$n.txt" | grep -iE "stall|cycles being|pipe|bank|scoreboard|barrier|waiting" | head -12
 }
-run merged64 'EELi4ELb0' --gate g --backward --shape 4,8192,32,64,64
+[ -n "${SGLA_NCU64:-}" ] && run merged64 'EELi4ELb0' --gate g --backward --shape 4,8192,32,64,64
 run merged128 'EELi4ELb0' --gate g --backward --shape 8,4096,16,128,128
 

@@ -217,3 +217,7 @@ sgla_cli_test(cli_bench_varlen_trailing "bench|--shape|1,300,2,16,16|--varlen|30
 sgla_cli_test(cli_bench_format_bad "bench|--format|xml" RC 2 RE "not one of table, csv, json")
 sgla_cli_test(cli_bench_shape_refused "bench|--shape|1,1,1,70000,70000|--no-peak" RC 1 RE "shape 1,1,1,70000,70000: .*K = 70000")
 sgla_cli_test(cli_bench_shape_overflow "bench|--shape|1,9223372036854775807,1,1,1" RC 2 RE "exceed 2\\^48 bytes")
+# options the CPU run would not use are refused, not ignored
+sgla_cli_test(cli_bench_cuda_only_cpu "bench|--backend|cpu|--tf32" RC 2 RE "--tf32 is an option of the CUDA backend")
+sgla_cli_test(cli_bench_cuda_only_default "bench|--config|portable" RC 2 RE "--config is an option of the CUDA backend")
+sgla_cli_test(cli_bench_no_gate_grad_alone "bench|--no-gate-grad" RC 2 RE "--no-gate-grad times the backward: it needs --backward")

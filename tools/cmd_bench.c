@@ -544,6 +544,7 @@ int sgla_cmd_bench(int argc, char **argv)
     a.seed = 1;
     int64_t chunk = 64;
     int isa = SGLA_CPU_ISA_AUTO, no_peak = 0;
+    const char *cuda_only = NULL; /* the last option only the CUDA backend takes */
     cli_seen seen = {0};
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *val;
@@ -563,7 +564,7 @@ int sgla_cmd_bench(int argc, char **argv)
         } else if (!strcmp(s, "--pool")) {
             a.pool = 1;
         } else if (!strcmp(s, "--tf32")) {
-            a.tf32 = 1;
+            a.tf32 = 1, cuda_only = s;
         } else if (!strcmp(s, "--varlen")) {
             if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i))) return 2;
             a.varlen_n = 0, a.nlens = 0;
@@ -691,6 +692,7 @@ int sgla_cmd_bench(int argc, char **argv)
         } else if (!strcmp(s, "--no-gate-grad")) {
             a.no_gate_grad = 1;
         } else if (!strcmp(s, "--bwd-path")) {
+            cuda_only = s;
             int64_t x;
             if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
                 !cli_parse_i64("bench", s, val, &x))
@@ -702,14 +704,19 @@ int sgla_cmd_bench(int argc, char **argv)
             }
             a.bwd_path = (int)x;
         } else if (!strcmp(s, "--bwd-windows")) {
+            cuda_only = s;
             if (!int_option(&seen, s, argc, argv, &i, 2, 64, "in 2..64", &a.bwd_windows)) return 2;
         } else if (!strcmp(s, "--bwd-groups")) {
+            cuda_only = s;
             if (!int_option(&seen, s, argc, argv, &i, 2, 1 << 20, "2 or more", &a.bwd_groups)) return 2;
         } else if (!strcmp(s, "--blocks")) {
+            cuda_only = s;
             if (!int_option(&seen, s, argc, argv, &i, -1, 0x7fffffff, "-1 or a count of blocks", &a.blocks)) return 2;
         } else if (!strcmp(s, "--sub")) {
+            cuda_only = s;
             if (!int_option(&seen, s, argc, argv, &i, 1, 4096, "a count of pieces (1: none)", &a.sub)) return 2;
         } else if (!strcmp(s, "--cols")) {
+            cuda_only = s;
             int64_t x;
             if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i)) ||
                 !cli_parse_i64("bench", s, val, &x))
@@ -721,6 +728,7 @@ int sgla_cmd_bench(int argc, char **argv)
             a.cols = (int)x;
         } else if (!strcmp(s, "--config") || !strcmp(s, "--split")) {
             int64_t x;
+            cuda_only = s;
             if (!cli_once("bench", &seen, s) || !(val = cli_value("bench", argc, argv, &i))) return 2;
             static const struct {
                 const char *name;
@@ -748,6 +756,15 @@ int sgla_cmd_bench(int argc, char **argv)
             fprintf(stderr, "sgla bench: unknown option '%s' (see sgla bench --help)\n", s);
             return 2;
         }
+    }
+    /* options the run would not use are refused, not ignored */
+    if (cuda_only && a.backend != SGLA_BACKEND_CUDA) {
+        fprintf(stderr, "sgla bench: %s is an option of the CUDA backend (--backend cuda)\n", cuda_only);
+        return 2;
+    }
+    if (a.no_gate_grad && !a.backward) {
+        fprintf(stderr, "sgla bench: --no-gate-grad times the backward: it needs --backward\n");
+        return 2;
     }
     /* the dtype users run on each backend: bf16 on the GPU, fp32 on the CPU */
     if (!dtype_given && a.backend == SGLA_BACKEND_CUDA) a.dtype = SGLA_BF16;

@@ -1,9 +1,9 @@
 #!/bin/bash
-# Session 38 call 1: main daa9d84 (kernels as 92a99f2; host and Python review mends since): its suites, then
+# Session 38 call 1: main 515557d (kernels as 92a99f2; host, CLI and Python review mends since): its suites, then
 #   on an H200: issue 14's forward table and issue 11's backward rows beside fla 0.6 (the H200 rows
 #     have not been measured since session 25; fla's kernels compile in 14 processes beside the suites);
 #   on an H100: session 37's prepared ncu --set full of the merged backward pass at K = 64 and 128.
-# Carry [".devbin", ".whl"] (bench/stage_devbin.sh at daa9d84).
+# Carry [".devbin", ".whl"] (bench/stage_devbin.sh at 515557d).
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 t0=$(date +%s)

@@ -29,11 +29,13 @@ if [ $H200 = 1 ]; then
       > "$OUT/fla_fwd.log" 2>&1
     echo "forward table rc=$? $(( $(date +%s) - t0 )) s"
     sed -n '/^device\|^ceilings\|^fla \|^warmed/p;/^shape /,$p' "$OUT/fla_fwd.log"
-    timeout 150 python3 bench/fla_compare.py --shapes $S11 --gates gamma,g --bwd-shapes $S11 --warm-jobs 0 --rounds 3 \
-      --no-ceilings > "$OUT/fla_bwd.log" 2>&1
-    echo "backward rows rc=$? $(( $(date +%s) - t0 )) s"
-    sed -n '/^device/p;/^shape /,$p' "$OUT/fla_bwd.log" )
-else
+    if [ $(( $(date +%s) - t0 )) -lt 330 ]; then
+      timeout 150 python3 bench/fla_compare.py --shapes $S11 --gates gamma,g --bwd-shapes $S11 --warm-jobs 0 --rounds 3 \
+        --no-ceilings > "$OUT/fla_bwd.log" 2>&1
+      echo "backward rows rc=$? $(( $(date +%s) - t0 )) s"
+      sed -n '/^device/p;/^shape /,$p' "$OUT/fla_bwd.log"
+    fi )
+elif [ $(( $(date +%s) - t0 )) -lt ${SGLA_NCU_BEFORE:-250} ]; then  # the device time left decides
   OUT=$OUT bash bench/calls/s37_call5.sh 2>&1 | tail -40   # K = 128 only (SGLA_NCU64=1: K = 64 too)
 fi
 echo "took $(( $(date +%s) - t0 )) s"

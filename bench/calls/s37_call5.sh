@@ -10,7 +10,7 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
 run() { # name, kernel regex, bench arguments
   local n=$1 k=$2; shift 2
-  timeout 100 $NCU --set full -k "regex:$k" --launch-skip 1 --launch-count 1 .devbin/sgla bench --backend cuda --dtype bf16 \
+  timeout 150 $NCU --set full --kernel-name-base mangled -k "regex:$k" --launch-skip 1 --launch-count 1 .devbin/sgla bench --backend cuda --dtype bf16 \
     --iters 1 --warmup 1 "$@" > "$OUT/ncu_$n.txt" 2>&1
   echo "== $n rc=$?"
   grep -E "^  [A-Za-z].*(Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L2 Hit Rate|Executed Ipc Active|Issue Slots Busy|Warp Cycles Per Issued|No Eligible|Active Warps Per Scheduler|Eligible Warps|Shared Memory|Registers Per)" "$OUT/ncu_$n.txt" | head -24

@@ -494,26 +494,42 @@ size_t npy_format_header(npy_dtype dt, int ndim, const int64_t *shape, unsigned 
     return total;
 }
 
+/* A new file beside path, path + suffix ("XXXXXX" last) made unique by mkstemp, or where that name
+ * is too long (near NAME_MAX) a short one in path's directory; its descriptor, its name in *name
+ * (free it), or -1 with errno (ENOMEM when the name could not be allocated). */
+static int mkstemp_beside(const char *path, const char *suffix, char **name)
+{
+    const size_t pl = strlen(path), sl = strlen(suffix);
+    char *b = malloc(pl + (sl > 12 ? sl : 12) + 1);
+    *name = NULL;
+    if (!b) return errno = ENOMEM, -1;
+    memcpy(b, path, pl);
+    memcpy(b + pl, suffix, sl + 1);
+    int fd = mkstemp(b);
+    if (fd < 0 && errno == ENAMETOOLONG) {
+        const char *slash = strrchr(path, '/');
+        const size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
+        memcpy(b + dl, ".sgla-XXXXXX", 13);
+        fd = mkstemp(b);
+    }
+    if (fd < 0) {
+        const int e = errno;
+        free(b);
+        return errno = e, -1;
+    }
+    *name = b;
+    return fd;
+}
+
 /* Write the file to a new temporary name beside path (created, mode 0666 less
  * the umask, as fopen would); *tmp_out receives that name. */
 FILE *npy_temp_beside(const char *path, char **tmp_out, char *err, size_t errlen)
 {
     *tmp_out = NULL;
-    const size_t pl = strlen(path);
-    char *tmp = malloc(pl + 16);
-    if (!tmp) return fail(err, errlen, "%s: out of memory", path), NULL;
-    memcpy(tmp, path, pl);
-    memcpy(tmp + pl, ".tmp-XXXXXX", 12);
-    int fd = mkstemp(tmp);
-    if (fd < 0 && errno == ENAMETOOLONG) { /* a name near NAME_MAX: a short temporary name in its directory */
-        const char *slash = strrchr(path, '/');
-        const size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
-        memcpy(tmp + dl, ".sgla-XXXXXX", 13);
-        fd = mkstemp(tmp);
-    }
+    char *tmp;
+    const int fd = mkstemp_beside(path, ".tmp-XXXXXX", &tmp);
     if (fd < 0) {
         int e = errno;
-        free(tmp);
         return fail(err, errlen, "%s: cannot create: %s", path, strerror(e)), NULL;
     }
     /* mkstemp makes it 0600: the mode a plain fopen would have given */
@@ -614,25 +630,15 @@ void npy_outputs_abort(npy_outputs *s)
  * name would be too long); NULL when none can be made. */
 static char *backup_beside(const char *path)
 {
-    const size_t pl = strlen(path);
-    char *b = malloc(pl + 16);
-    if (!b) return NULL;
-    memcpy(b, path, pl);
-    memcpy(b + pl, ".old-XXXXXX", 12);
-    int fd = mkstemp(b);
-    if (fd < 0 && errno == ENAMETOOLONG) {
-        const char *slash = strrchr(path, '/');
-        const size_t dl = slash ? (size_t)(slash - path) + 1 : 0;
-        memcpy(b + dl, ".sgla-XXXXXX", 13);
-        fd = mkstemp(b);
-    }
-    if (fd < 0) return free(b), NULL;
+    char *b;
+    const int fd = mkstemp_beside(path, ".old-XXXXXX", &b);
+    if (fd < 0) return NULL;
     close(fd);
     unlink(b); /* the name is what is wanted: link() makes it anew */
     return b;
 }
 
-/* Test hook (tests/test_cli.sh): SGLA_NPY_FAIL_RENAME=i makes the rename of output i (from 0) into
+/* Test hook (tests/test_cli_run.c): SGLA_NPY_FAIL_RENAME=i makes the rename of output i (from 0) into
  * place fail, as a file the directory's sticky bit or an immutable flag protects would. */
 static int rename_into_place(const char *tmp, const char *dst, int i)
 {

@@ -269,8 +269,8 @@ def forward(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, thr
         o, ht = _FuncFwd.apply(*args)
     elif type(q) not in _PLAIN:  # fake or other tensor subclasses
         o, ht = chunk_fwd(*args)
-    elif _fwad._current_level >= 0 and any(isinstance(x, _T) and _fwad.unpack_dual(x).tangent is not None
-                                           for x in args[:7]):
+    elif getattr(_fwad, "_current_level", -1) >= 0 and any(
+            isinstance(x, _T) and _fwad.unpack_dual(x).tangent is not None for x in args[:7]):
         raise NotImplementedError(_NO_FORWARD_AD)
     elif torch.is_grad_enabled() and any(isinstance(x, _T) and x.requires_grad for x in args[:6]):
         o, ht = _Eager.apply(*args)

@@ -330,6 +330,21 @@ int main(void)
             TU_CHECK(finite, "CHECK_FINITE, NaN in %s (%s): o holds a NaN", nan_in[j].what, sgla_backend_name(bes[b]));
         }
     }
+    { /* trusted values (SKIP_VALUE_CHECK) with CHECK_FINITE: an accepted count out of range is not used to
+       * index the slots (indices[n][-1] was read; ASan's build sees it) */
+        static int32_t sp[2][2] = {{1, 2}, {3, 4}}, acc0[2] = {0, 3};
+        static float q[4 * H * K], v[4 * H * V], o[4 * H * V];
+        const int64_t cu22[3] = {0, 2, 4};
+        sgla_state_pool s = {SLOTS, sp, 32, 2, NULL, acc0, 0, NULL};
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.q = d.k = q, d.v = v, d.o = o, d.h0 = pool0, d.pool = &s;
+        d.flags = SGLA_FLAG_CHECK_FINITE | SGLA_FLAG_SKIP_VALUE_CHECK;
+        d.B = 1, d.T = 4, d.H = H, d.K = K, d.V = V, d.cu_seqlens = cu22, d.num_seqs = 2;
+        const sgla_status st = sgla_validate(&d, 1);
+        TU_CHECK(st == SGLA_OK, "CHECK_FINITE | SKIP_VALUE_CHECK, accepted counts 0 and 3 of t_max 2: %s (%s)",
+                 sgla_status_string(st), sgla_last_error());
+    }
     sgla_state_pool p = {SLOTS, ok2, 32, 0, NULL, NULL, SGLA_POOL_INPLACE};
     refused("ref-b", SGLA_BACKEND_REF_B, &p, 4, cu2, 2, 0, SGLA_ERR_UNSUPPORTED_SHAPE);
     /* the CUDA backend takes a pool (device pointers): tests/test_gpu_pool.c */

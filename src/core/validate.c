@@ -320,14 +320,19 @@ static sgla_status check_pool_values(const sgla_forward_desc *d)
 }
 
 /* SGLA_FLAG_CHECK_FINITE with a pool: the slots the call reads (a fresh request's slot, or one no row
- * names, may hold anything; indices out of range are left to check_pool_values, or skipped under
- * SGLA_FLAG_SKIP_VALUE_CHECK) */
+ * names, may hold anything; accepted counts and slots out of range are left to check_pool_values, or
+ * skipped under SGLA_FLAG_SKIP_VALUE_CHECK, so that no index array is read out of its bounds here) */
 static sgla_status check_pool_finite(const sgla_forward_desc *d, sgla_dtype adt)
 {
     const sgla_state_pool *p = d->pool;
     const int64_t N = sgla_num_sequences(d), hkv = d->H * d->K * d->V;
     const size_t aes = sgla_dtype_size(adt);
     for (int64_t n = 0; n < N; n++) {
+        if (p->t_max && p->num_accepted) {
+            const int64_t a = p->index_bits == 32 ? (int64_t)((const int32_t *)p->num_accepted)[n]
+                                                  : ((const int64_t *)p->num_accepted)[n];
+            if (a < 1 || a > p->t_max) continue;
+        }
         const int64_t s = sgla_pool_read_slot(p, n);
         if (!sgla_pool_continues(p, n) || s >= p->slots) continue;
         const unsigned char *slot = (const unsigned char *)d->h0 + (size_t)(s * hkv) * aes;

@@ -47,8 +47,7 @@ static void usage(FILE *f)
             "  error_vs_alpha.svg  rel L2 error of the ratio form and the factorised form of one\n"
             "                      chunk (C = %d, K = V = %d, fp16 storage, fp32 accumulation, median of\n"
             "                      --trials random inputs, default %d, from --seed, default %llu) against\n"
-            "                      alpha, the"
-            " NaN region marked\n"
+            "                      alpha, the NaN region marked\n"
             "  bounds.svg          overflow of the factorised weight alpha^-(C-1) and underflow of the\n"
             "                      ratio form's smallest weight alpha^(C-1) against C, fp16 and fp32\n"
             "Exit status: 0 success, 1 a file that cannot be written, 2 a usage error.\n",

@@ -161,7 +161,7 @@ class _Eager(torch.autograd.Function):
     @staticmethod
     def backward(ctx, do, dht):
         if _functorch((do, dht)):  # torch.func.vmap over the cotangents: _FuncBwd's rule
-            return _backward_by(lambda *a: _FuncBwd.apply(*a), ctx, do, dht)
+            return _backward_by(_FuncBwd.apply, ctx, do, dht)
         if _storageless(do) or _storageless(dht):  # the legacy vmap of is_grads_batched and vectorized
             return _backward(ctx, do, dht)          # jacobians: the custom op, which its fallback loops over
         with torch.no_grad():
@@ -233,7 +233,7 @@ class _FuncFwd(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, do, dht):
-        return _backward_by(lambda *a: _FuncBwd.apply(*a), ctx, do, dht)
+        return _backward_by(_FuncBwd.apply, ctx, do, dht)
 
 
 _wrapped = getattr(getattr(torch._C, "_functorch", None), "is_functorch_wrapped_tensor", None)

@@ -39,14 +39,16 @@ static inline int64_t sgla_pool_index(const sgla_state_pool *p, int64_t n, int64
     const int64_t i = p->t_max ? n * p->t_max + t : n;
     return p->index_bits == 32 ? (int64_t)((const int32_t *)p->indices)[i] : ((const int64_t *)p->indices)[i];
 }
+/* num_accepted[n], or 1 where there is none (no t_max, or NULL) */
+static inline int64_t sgla_pool_accepted(const sgla_state_pool *p, int64_t n)
+{
+    if (!p->t_max || !p->num_accepted) return 1;
+    return p->index_bits == 32 ? (int64_t)((const int32_t *)p->num_accepted)[n] : ((const int64_t *)p->num_accepted)[n];
+}
 /* the slot sequence n starts from: -1 for a padded row */
 static inline int64_t sgla_pool_read_slot(const sgla_state_pool *p, int64_t n)
 {
-    int64_t a = 1;
-    if (p->t_max && p->num_accepted)
-        a = p->index_bits == 32 ? (int64_t)((const int32_t *)p->num_accepted)[n]
-                                : ((const int64_t *)p->num_accepted)[n];
-    return sgla_pool_index(p, n, p->t_max ? a - 1 : 0);
+    return sgla_pool_index(p, n, p->t_max ? sgla_pool_accepted(p, n) - 1 : 0);
 }
 /* 1 when sequence n reads its slot's state (not padded, has_initial_state) */
 static inline int sgla_pool_continues(const sgla_state_pool *p, int64_t n)

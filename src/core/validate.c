@@ -281,8 +281,7 @@ static sgla_status check_pool_values(const sgla_forward_desc *d)
     const int64_t N = sgla_num_sequences(d), tm = p->t_max ? p->t_max : 1;
     for (int64_t n = 0; n < N; n++) {
         if (p->num_accepted) {
-            const int64_t a = p->index_bits == 32 ? (int64_t)((const int32_t *)p->num_accepted)[n]
-                                                  : ((const int64_t *)p->num_accepted)[n];
+            const int64_t a = sgla_pool_accepted(p, n);
             if (a < 1 || a > p->t_max)
                 return sgla_fail(SGLA_ERR_POOL_INDEX, "pool: num_accepted[%lld] = %lld, not in [1, %lld]", (long long)n,
                                  (long long)a, (long long)p->t_max);
@@ -328,11 +327,8 @@ static sgla_status check_pool_finite(const sgla_forward_desc *d, sgla_dtype adt)
     const int64_t N = sgla_num_sequences(d), hkv = d->H * d->K * d->V;
     const size_t aes = sgla_dtype_size(adt);
     for (int64_t n = 0; n < N; n++) {
-        if (p->t_max && p->num_accepted) {
-            const int64_t a = p->index_bits == 32 ? (int64_t)((const int32_t *)p->num_accepted)[n]
-                                                  : ((const int64_t *)p->num_accepted)[n];
-            if (a < 1 || a > p->t_max) continue;
-        }
+        const int64_t a = sgla_pool_accepted(p, n);
+        if (p->t_max && (a < 1 || a > p->t_max)) continue;
         const int64_t s = sgla_pool_read_slot(p, n);
         if (!sgla_pool_continues(p, n) || s >= p->slots) continue;
         const unsigned char *slot = (const unsigned char *)d->h0 + (size_t)(s * hkv) * aes;

@@ -4,7 +4,7 @@ $OUT/<tag>.source.csv): the stall reasons over the whole kernel, then the code
 regions (runs of instructions with the same execution count) that hold at least
 0.4% of the stall samples, with their instruction mix and main stall reasons.
 
-    python3 bench/ncu_source_summary.py FILE.source.csv [UNITS]
+    python3 bench/ncu_source_summary.py FILE.source.csv [UNITS [TOP]]
 
 UNITS divides the execution counts (e.g. blocks x warps x chunks) so that a
 region's "x" column reads as executions per warp and chunk.
@@ -62,6 +62,24 @@ def main():
         m = re.match(r"\s*(@!?U?P\w+\s+)?([A-Z0-9_]+)", r[i_src])
         region["ops"][m.group(2) if m else "?"] += 1
     flush(len(data))
+
+    # by opcode, and the single instructions that hold the most samples (with the two before
+    # each: a long-scoreboard stall sits on the instruction that waits, after the load it waits on)
+    ops = collections.Counter()
+    lds = collections.Counter()
+    for r in data:
+        m = re.match(r"\s*(@!?U?P\w+\s+)?([A-Z0-9_]+)", r[i_src])
+        op = m.group(2) if m else "?"
+        ops[op] += num(r, i_samp)
+        if op in ("LDL", "STL", "LDG", "LDS", "LDSM", "STS", "STG"):
+            lds[op] += num(r, i_exec)
+    print("samples by opcode: " + " ".join(f"{o}:{v / tot_s * 100:.1f}%" for o, v in ops.most_common(14)))
+    print("executed memory instructions: " + " ".join(f"{o}:{v}" for o, v in lds.most_common()))
+    top = sorted(range(len(data)), key=lambda k: -num(data[k], i_samp))[:int(sys.argv[3]) if len(sys.argv) > 3 else 16]
+    for k in sorted(top):
+        st = sorted(((num(data[k], i), h[6:]) for h, i in stalls.items()), reverse=True)[:2]
+        print(f"{k:5d} samp%={num(data[k], i_samp) / tot_s * 100:4.1f} {' '.join(f'{h}:{v}' for v, h in st)}  "
+              f"{data[k][i_src].strip()[:60]}  <- {data[max(k - 1, 0)][i_src].strip()[:40]} ; {data[max(k - 2, 0)][i_src].strip()[:40]}")
 
 
 if __name__ == "__main__":

@@ -28,10 +28,11 @@ def bf16(x):
     return u.astype(np.uint32).view(np.float32).reshape(a.shape)
 
 
-def backward(q, k, v, do, g, scale, C, low, blob=None, parts=None):
+def backward(q, k, v, do, g, scale, C, low, blob=None, parts=None, ds_round=None):
     """Chunked backward of <o, do> (h0 = 0, no dht).  low: the kernels' precision (fp32
     accumulation, bf16 operands), else fp64 throughout; blob (with low): the rounding of the
-    state copy in dg's boundary term (bench/dg_blob_study.py).  Returns dq, dk, and dg by the
+    state copy in dg's boundary term, ds_round (with low) that of the reverse state it meets there
+    (bench/dg_blob_study.py).  Returns dq, dk, and dg by the
     chunk-local form (the one sgla uses); parts (a list), where given, gets each chunk's (start, X_c,
     e, u, the rest of its dg) in reverse order (bench/dg_xc_step_study.py)."""
     f = np.float32 if low else np.float64
@@ -70,7 +71,8 @@ def backward(q, k, v, do, g, scale, C, low, blob=None, parts=None):
         M = np.tril(A.astype(np.float64) * dP, -1)
         c4 = np.array([M[t:, :t].sum() for t in range(n)])
         Sb = blob(states[ci]) if low and blob else states[ci]
-        X = np.exp(float(b[-1])) * (dS.astype(np.float64) * Sb).sum()
+        dSx = ds_round(dS) if low and ds_round else dS
+        X = np.exp(float(b[-1])) * (dSx.astype(np.float64) * Sb).sum()
         rest = np.cumsum(uu) - uu + np.cumsum(ee[::-1])[::-1] + c4
         dg[s:e] = X + rest
         if parts is not None:

@@ -1,0 +1,21 @@
+#!/bin/bash
+# Session 39 call 2: wip/xc-helper (the merged backward pass's X_c at K = V = 128 made by the producer
+# warpgroup's three spare warps from S_s, off the state warpgroup's chain; call 1's per-instruction profile
+# put 21 % of the pass's stall samples in the state's X_c loads and 14 % in the output warpgroup waiting
+# for S_c) against main, then its suites.  .devbinA = main's kernels (515557d, sgla alone), .devbin = the
+# branch (full).  Carry [".devbin", ".devbinA"].
+OUT=${OUT:-/tmp/sgla_out}
+mkdir -p "$OUT"
+nvidia-smi --query-gpu=name --format=csv,noheader
+t0=$(date +%s)
+SGLA_CASES="8,4096,16,128,128:g:--backward 8,4096,16,128,128:gamma:--backward 64,1024,16,128,128:g:--backward \
+1,65536,16,128,128:g:--backward:--varlen=64 4,8192,32,64,64:g:--backward 8,4096,16,128,128:g" \
+SGLA_DEVBIN_A=.devbinA SGLA_DEVBIN_B=.devbin SGLA_ROUNDS=3 SGLA_ITERS=20 timeout 300 bash bench/ab.sh > "$OUT/ab_run.txt" 2>&1
+echo "ab rc=$? $(( $(date +%s) - t0 )) s"
+python3 bench/ab_summary.py "$OUT/ab.log"
+grep -i "fail\|error" "$OUT/ab_raw.log" | head -5
+t1=$(date +%s)
+timeout 230 bash bench/device_run.sh tests > "$OUT/tests_run.txt" 2>&1
+sed -n '/==== summary/,$p' "$OUT/tests_run.txt" | grep -v "^level\|^san_"
+mv "$OUT/logs.tgz" "$OUT/tests_logs.tgz" 2>/dev/null
+echo "tests $(( $(date +%s) - t1 )) s; took $(( $(date +%s) - t0 )) s"

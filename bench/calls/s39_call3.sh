@@ -1,16 +1,17 @@
 #!/bin/bash
 # Session 39 call 3: wip/xc-early (the reverse pass's X_c loads issued before the stage's wait at K = 128
 # too, as at K = 64: 64 registers of loads across the wait, ptxas spilling 488 B / 760 B in the merged
-# instance) against main; the branch's suites only where its 8x4096x16x128 g backward is 2 % faster.
-# .devbinA = main's kernels (sgla alone), .devbin = the branch (full).  Carry [".devbin", ".devbinA"].
+# instance) and wip/xc-half (half of them there: 436 / 844) against main; wip/xc-early's suites only where
+# its 8x4096x16x128 g backward is 2 % faster.  .devbinA = main's kernels (sgla alone), .devbin =
+# wip/xc-early (full), .devbinC = wip/xc-half (sgla alone).  Carry [".devbin", ".devbinA", ".devbinC"].
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name --format=csv,noheader
 t0=$(date +%s)
-for z in .devbin/*.xz .devbin/tests/*.xz .devbinA/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
+for z in .devbin/*.xz .devbin/tests/*.xz .devbinA/*.xz .devbinC/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
 SGLA_CASES="8,4096,16,128,128:g:--backward 8,4096,16,128,128:gamma:--backward 64,1024,16,128,128:g:--backward \
 4,8192,16,128,256:g:--backward 4,8192,32,64,64:g:--backward" \
-SGLA_DEVBIN_A=.devbinA SGLA_DEVBIN_B=.devbin SGLA_ROUNDS=3 SGLA_ITERS=20 timeout 300 bash bench/ab.sh > "$OUT/ab_run.txt" 2>&1
+SGLA_DEVBIN_A=.devbinA SGLA_DEVBIN_B=.devbin SGLA_DEVBIN_C=.devbinC SGLA_ROUNDS=3 SGLA_ITERS=20 timeout 360 bash bench/ab.sh > "$OUT/ab_run.txt" 2>&1
 echo "ab rc=$? $(( $(date +%s) - t0 )) s"
 python3 bench/ab_summary.py "$OUT/ab.log" | tee "$OUT/ab_summary.txt"
 r=$(grep "^8x4096x16x128x128 *bwd *B-g---backward " "$OUT/ab_summary.txt" | sed 's/.* \([0-9.]*\) of the first.*/\1/')

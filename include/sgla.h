@@ -59,7 +59,7 @@ SGLA_API const char *sgla_version(void);
 typedef enum sgla_status {
     SGLA_OK = 0,
     SGLA_ERR_NULL_POINTER = 1,        /* desc, q, k, v or o is NULL (when T > 0) */
-    SGLA_ERR_INVALID_SIZE = 2,        /* B, H, K or V < 1, or T < 0 */
+    SGLA_ERR_INVALID_SIZE = 2,        /* K or V < 1, or B, T or H < 0 */
     SGLA_ERR_SIZE_OVERFLOW = 3,       /* an element count or byte size overflows int64/size_t */
     SGLA_ERR_BOTH_GATES = 4,          /* g and g_gamma both given */
     SGLA_ERR_POSITIVE_GATE = 5,       /* a log-gate > 0 (alpha > 1) */
@@ -151,6 +151,12 @@ SGLA_API int sgla_backend_available(sgla_backend b);
  * Varlen: B = 1, cu_seqlens[num_seqs + 1] int64 offsets into T; each
  * sequence has its own state, so h0/ht are [num_seqs, H, K, V].  Without
  * cu_seqlens, N = B.
+ *
+ * Empty calls: T = 0 moves no state (ht = h0, or zeros); B = 0 or H = 0 (no
+ * sequence or no head: a server's step with no request) is a valid call with
+ * no element to read or write, so q, k, v, o (and with a pool its indices)
+ * may be NULL, nothing is written, the workspace queries give 0, and the
+ * backward writes only dg_gamma's zeros (B = 0, H > 0: a sum over no token).
  *
  * ht may equal h0 (state updated in place: the decode step with T = 1); it
  * must still not overlap any other input (h0 = ht = q is SGLA_ERR_OVERLAP).

@@ -94,11 +94,16 @@ static sgla_status prepare(const sgla_forward_desc *user, sgla_backend *bp, sgla
     return SGLA_OK;
 }
 
+/* A call with no (sequence, head) pair, B = 0 or H = 0: every output but dg_gamma [H] is empty, so no
+ * backend runs (validated as any call; sgla.h) */
+static int no_pairs(const sgla_forward_desc *d) { return d->B == 0 || d->H == 0; }
+
 sgla_status sgla_forward(const sgla_forward_desc *user, sgla_backend backend)
 {
     sgla_forward_desc d;
     sgla_status st = prepare(user, &backend, &d, 1);
-    return st != SGLA_OK ? st : backends[backend].impl->forward(&d, backend);
+    if (st != SGLA_OK || no_pairs(&d)) return st;
+    return backends[backend].impl->forward(&d, backend);
 }
 
 sgla_status sgla_workspace_size(const sgla_forward_desc *user, sgla_backend backend, size_t *bytes)
@@ -112,7 +117,7 @@ sgla_status sgla_workspace_size(const sgla_forward_desc *user, sgla_backend back
     if (st != SGLA_OK) return st;
     const sgla_backend_impl *be = backends[backend].impl;
     size_t n = 0; /* *bytes only on success: no output written on a failure */
-    if (be->workspace_size && (st = be->workspace_size(&d, &n)) != SGLA_OK) return st;
+    if (be->workspace_size && !no_pairs(&d) && (st = be->workspace_size(&d, &n)) != SGLA_OK) return st;
     *bytes = n;
     return SGLA_OK;
 }
@@ -152,7 +157,18 @@ sgla_status sgla_backward(const sgla_backward_desc *user, sgla_backend backend)
     sgla_backward_desc bd;
     sgla_forward_desc fwd;
     sgla_status st = prepare_backward(user, &backend, &bd, &fwd, 1);
-    return st != SGLA_OK ? st : backends[backend].impl->backward(&bd, backend);
+    if (st != SGLA_OK) return st;
+    if (no_pairs(&fwd)) {
+        if (!fwd.H || !bd.dg_gamma) return SGLA_OK;
+        /* B = 0 with g_gamma: dg_gamma is a sum over no token, zeros written where the caller's memory is,
+         * by the backend's call of one empty sequence (T = 0, no state) */
+        sgla_forward_desc f0 = fwd;
+        f0.B = 1, f0.T = 0, f0.h0 = NULL, f0.ht = NULL, f0.cu_seqlens = NULL, f0.num_seqs = 0;
+        sgla_backward_desc b0 = bd;
+        b0.fwd = &f0, b0.dht = NULL, b0.dh0 = NULL;
+        return backends[backend].impl->backward(&b0, backend);
+    }
+    return backends[backend].impl->backward(&bd, backend);
 }
 
 sgla_status sgla_backward_workspace_size(const sgla_backward_desc *user, sgla_backend backend, size_t *bytes)
@@ -167,7 +183,8 @@ sgla_status sgla_backward_workspace_size(const sgla_backward_desc *user, sgla_ba
     if (st != SGLA_OK) return st;
     const sgla_backend_impl *be = backends[backend].impl;
     size_t n = 0;
-    if (be->backward_workspace_size && (st = be->backward_workspace_size(&bd, &n)) != SGLA_OK) return st;
+    if (be->backward_workspace_size && !no_pairs(&fwd) && (st = be->backward_workspace_size(&bd, &n)) != SGLA_OK)
+        return st;
     *bytes = n;
     return SGLA_OK;
 }
@@ -182,7 +199,7 @@ sgla_status sgla_reference(const sgla_forward_desc *user, sgla_backend kind, dou
      * fields are checked as a call's: sgla_validate's rules, by sgla_check_query) */
     d.o = NULL;
     d.ht = NULL;
-    if (!o64 && d.T > 0) return sgla_fail(SGLA_ERR_NULL_POINTER, "o64 is NULL");
+    if (!o64 && d.B > 0 && d.T > 0 && d.H > 0) return sgla_fail(SGLA_ERR_NULL_POINTER, "o64 is NULL");
     if (d.pool) return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "sgla_reference does not take a state pool (sgla_forward on ref-a does)");
     st = sgla_check_query(&d); /* the shape and the inputs (no data read yet) */
     if (st != SGLA_OK) return st;
@@ -198,5 +215,5 @@ sgla_status sgla_reference(const sgla_forward_desc *user, sgla_backend kind, dou
     if (st != SGLA_OK) return st;
     if (kind < SGLA_BACKEND_REF_A || kind > SGLA_BACKEND_REF_D)
         return sgla_fail(SGLA_ERR_INVALID_BACKEND, "kind %d is not a reference (ref-a..ref-d)", (int)kind);
-    return sgla_ref_forward64(&d, kind, o64, ht64);
+    return no_pairs(&d) ? SGLA_OK : sgla_ref_forward64(&d, kind, o64, ht64);
 }

@@ -285,9 +285,9 @@ static sset inject_faults(fcase *c, sgla_forward_desc *d, int *backend, int for_
     for (int f = 0; f < nf; f++) {
         const int64_t T = d->T;
         switch ((int)tu_int(&R, 0, 33)) {
-        case 0: d->B = chance(0.5) ? 0 : -1 - tu_int(&R, 0, 1000); al |= bit(SGLA_ERR_INVALID_SIZE); break;
+        case 0: d->B = -1 - tu_int(&R, 0, 1000); al |= bit(SGLA_ERR_INVALID_SIZE); break;
         case 1: d->T = -1 - tu_int(&R, 0, 5); al |= bit(SGLA_ERR_INVALID_SIZE); break;
-        case 2: d->H = chance(0.5) ? 0 : INT64_MIN; al |= bit(SGLA_ERR_INVALID_SIZE); break;
+        case 2: d->H = chance(0.5) ? -1 : INT64_MIN; al |= bit(SGLA_ERR_INVALID_SIZE); break;
         case 3: d->K = chance(0.5) ? 0 : -3; al |= bit(SGLA_ERR_INVALID_SIZE); break;
         case 4: d->V = chance(0.5) ? 0 : INT64_MIN; al |= bit(SGLA_ERR_INVALID_SIZE); break;
         case 5: d->dtype = chance(0.5) ? (sgla_dtype)4 : (sgla_dtype)-1; al |= bit(SGLA_ERR_UNSUPPORTED_DTYPE); break;

@@ -206,6 +206,41 @@ static void make_derived(void)
     }
 }
 
+/* B = 0 (a batch of no sequence): `sgla run` writes o [0,T,H,V] and ht [0,H,K,V], `sgla grad` empty
+ * gradients and dg_gamma [H] of zeros (a sum over no token), on ref-a and cpu */
+static void empty_batch(void)
+{
+    npy_array q = must_read(dp("run_q.npy")), v = must_read(dp("run_v.npy"));
+    if (!q.data || !v.data) return;
+    const int64_t T = q.shape[1], H = q.shape[2], K = q.shape[3], V = v.shape[3];
+    const int64_t sq[4] = {0, T, H, K}, sv[4] = {0, T, H, V};
+    char err[4096], args[4096];
+    TU_CHECK(!npy_write("b0_q.npy", NPY_F32, 4, sq, NULL, err, sizeof err), "%s", err);
+    TU_CHECK(!npy_write("b0_v.npy", NPY_F32, 4, sv, NULL, err, sizeof err), "%s", err);
+    for (int be = 0; be < 2; be++) {
+        const char *bn = be ? "cpu" : "ref-a";
+        remove("b0_o.npy"), remove("b0_ht.npy"), remove("b0_dgg.npy");
+        snprintf(args, sizeof args, "--backend %s --q b0_q.npy --k b0_q.npy --v b0_v.npy --g-gamma '%s' --o b0_o.npy "
+                 "--ht b0_ht.npy", bn, dp("run_gg.npy"));
+        int rc = run_cli(args, err, sizeof err);
+        npy_array o = must_read("b0_o.npy"), ht = must_read("b0_ht.npy");
+        TU_CHECK(rc == 0 && o.ndim == 4 && o.shape[0] == 0 && o.shape[1] == T && o.shape[3] == V && ht.ndim == 4 &&
+                     ht.shape[0] == 0 && ht.shape[1] == H,
+                 "B = 0, sgla run on %s: rc %d, '%s'", bn, rc, err);
+        npy_free(&o), npy_free(&ht);
+        snprintf(args, sizeof args, "--backend %s --q b0_q.npy --k b0_q.npy --v b0_v.npy --g-gamma '%s' --do b0_v.npy "
+                 "--dq b0_dq.npy --dk b0_dk.npy --dv b0_dv.npy --dg-gamma b0_dgg.npy", bn, dp("run_gg.npy"));
+        rc = run_sub("grad", args, err, sizeof err);
+        npy_array dgg = must_read("b0_dgg.npy");
+        int zeros = dgg.data && dgg.ndim == 1 && dgg.shape[0] == H;
+        for (int64_t h = 0; zeros && h < H; h++) zeros &= ((const float *)dgg.data)[h] == 0.0f;
+        TU_CHECK(rc == 0 && zeros, "B = 0, sgla grad on %s: rc %d, dg_gamma %s, '%s'", bn, rc,
+                 zeros ? "zeros" : "not zeros", err);
+        npy_free(&dgg);
+    }
+    npy_free(&q), npy_free(&v);
+}
+
 /* `sgla grad` with ref-a, ref-b and cpu on the run fixtures (do = v's file, dht = h0's
  * file): every gradient file against the fp64 backward computed here from the same
  * files (SGLA_F64 through ref-a). */
@@ -583,6 +618,7 @@ int main(void)
     rc = run_cli(args, err, sizeof err);
     TU_CHECK(rc == 1 && strstr(err, "--g") && strstr(err, "run_gg.npy"), "wrong gate rank: rc %d, '%s'", rc, err);
     check_grad();
+    empty_batch();
     file_safety();
     default_scale();
     value_checks();

@@ -256,6 +256,47 @@ static void emulated_gpus(tu_rng *r, int small)
     gpu_emulate(NULL);
 }
 
+/* B = 0 or H = 0 on device memory: the forward and the backward succeed without data pointers, write
+ * no state (a canary beside them keeps its bytes), and the backward's dg_gamma [H] is zeros (B = 0) */
+static void no_pairs(void)
+{
+    enum { H = 3, K = 64, V = 64 };
+    float gg_h[H] = {-0.1f, -0.2f, -0.3f}, out[H];
+    unsigned char canary[64], back[64];
+    memset(canary, 0x5a, sizeof canary);
+    float *gg = (float *)dalloc(sizeof gg_h), *dgg = (float *)dalloc(sizeof gg_h);
+    void *state = dalloc(sizeof canary);
+    CK(cudaMemcpy(gg, gg_h, sizeof gg_h, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(state, canary, sizeof canary, cudaMemcpyHostToDevice));
+    for (int bh = 0; bh < 2; bh++) {
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.dtype = SGLA_BF16, d.B = bh ? 2 : 0, d.T = 64, d.H = bh ? 0 : H, d.K = K, d.V = V;
+        d.g_gamma = gg, d.h0 = state, d.ht = state; /* [N, H, K, V] of no element */
+        sgla_status st = sgla_forward(&d, SGLA_BACKEND_CUDA);
+        TU_CHECK(st == SGLA_OK, "B = %lld, H = %lld, CUDA forward: %s (%s)", (long long)d.B, (long long)d.H,
+                 sgla_status_string(st), sgla_last_error());
+        CK(cudaMemset(dgg, 0xff, sizeof gg_h)); /* NaN */
+        sgla_backward_desc b;
+        sgla_backward_desc_init(&b);
+        b.fwd = &d, b.dg_gamma = dgg, b.dh0 = state;
+        d.ht = NULL;
+        st = sgla_backward(&b, SGLA_BACKEND_CUDA);
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(out, dgg, sizeof out, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(back, state, sizeof back, cudaMemcpyDeviceToHost));
+        int zeros = 1, nan = 1;
+        for (int h = 0; h < H; h++) zeros &= out[h] == 0.0f, nan &= out[h] != out[h];
+        TU_CHECK(st == SGLA_OK && (bh ? nan : zeros) && !memcmp(back, canary, sizeof back),
+                 "B = %lld, H = %lld, CUDA backward: %s (%s), dg_gamma %s, state %s", (long long)d.B, (long long)d.H,
+                 sgla_status_string(st), sgla_last_error(), zeros ? "0" : nan ? "untouched" : "other",
+                 memcmp(back, canary, sizeof back) ? "written" : "untouched");
+    }
+    CK(cudaFree(gg));
+    CK(cudaFree(dgg));
+    CK(cudaFree(state));
+}
+
 int main(void)
 {
     if (!sgla_backend_available(SGLA_BACKEND_CUDA)) {
@@ -511,5 +552,6 @@ int main(void)
         repeats_workspace_graph(&r, 1);
     }
     emulated_gpus(&r, small);
+    no_pairs();
     return tu_finish("test_gpu_backward");
 }

@@ -101,9 +101,9 @@ static void statuses(void)
     base(&d), d.T = 0, d.q = d.k = d.v = NULL, d.o = NULL, d.g = NULL;
     expect("T = 0 without data", &d, SGLA_OK);
 
-    base(&d), d.B = 0, expect("B = 0", &d, SGLA_ERR_INVALID_SIZE);
+    base(&d), d.B = -1, expect("B = -1", &d, SGLA_ERR_INVALID_SIZE);
     base(&d), d.T = -1, expect("T = -1", &d, SGLA_ERR_INVALID_SIZE);
-    base(&d), d.H = 0, expect("H = 0", &d, SGLA_ERR_INVALID_SIZE);
+    base(&d), d.H = -2, expect("H = -2", &d, SGLA_ERR_INVALID_SIZE);
     base(&d), d.K = -3, expect("K < 0", &d, SGLA_ERR_INVALID_SIZE);
     base(&d), d.V = 0, expect("V = 0", &d, SGLA_ERR_INVALID_SIZE);
 
@@ -428,6 +428,84 @@ static void abi(void)
     }
 }
 
+/* B = 0 or H = 0: no (sequence, head) pair.  Every call is valid without data pointers and writes
+ * nothing (a state's buffer beside it stays as poisoned), workspace queries give 0, and the backward
+ * writes dg_gamma's zeros when H > 0; negative sizes are still refused (statuses above). */
+static void empty_pairs(void)
+{
+    static const sgla_backend bes[] = {SGLA_BACKEND_REF_A, SGLA_BACKEND_REF_B, SGLA_BACKEND_CPU, SGLA_BACKEND_AUTO};
+    const int64_t shapes[2][2] = {{0, H}, {2, 0}}; /* (B, H) */
+    for (int si = 0; si < 2; si++)
+        for (size_t bi = 0; bi < sizeof bes / sizeof bes[0]; bi++) {
+            const char *bn = sgla_backend_name(bes[bi]);
+            const int64_t b = shapes[si][0], hh = shapes[si][1];
+            sgla_forward_desc d;
+            base(&d);
+            d.B = b, d.H = hh, d.q = d.k = d.v = NULL, d.o = NULL, d.g = NULL;
+            d.ht = ht, d.h0 = h0; /* [N, H, K, V] of no element: neither read nor written */
+            poison();
+            sgla_status st = sgla_forward(&d, bes[bi]);
+            TU_CHECK(st == SGLA_OK && untouched(), "B = %lld, H = %lld, forward on %s: %s, outputs %s", (long long)b,
+                     (long long)hh, bn, sgla_status_string(st), untouched() ? "untouched" : "written");
+            size_t nb = 12345;
+            st = sgla_workspace_size(&d, bes[bi], &nb);
+            TU_CHECK(st == SGLA_OK && nb == 0, "B = %lld, H = %lld, workspace on %s: %s, %zu bytes", (long long)b,
+                     (long long)hh, bn, sgla_status_string(st), nb);
+            double canary64 = -7.0;
+            st = sgla_reference(&d, SGLA_BACKEND_REF_B, NULL, &canary64);
+            TU_CHECK(st == SGLA_OK && canary64 == -7.0, "B = %lld, H = %lld, sgla_reference: %s", (long long)b,
+                     (long long)hh, sgla_status_string(st));
+            /* the backward with g_gamma: dg_gamma [H] = 0; with g: nothing */
+            for (int gate = 0; gate < 2; gate++) {
+                float dgg[H], dh0[NS];
+                tu_poison(dgg, SGLA_F32, H);
+                tu_poison(dh0, SGLA_F32, NS);
+                unsigned char dh0_snap[sizeof dh0];
+                memcpy(dh0_snap, dh0, sizeof dh0);
+                d.g = gate ? g : NULL, d.g_gamma = gate ? NULL : gg;
+                sgla_backward_desc bd;
+                sgla_backward_desc_init(&bd);
+                bd.fwd = &d, bd.dht = h0, bd.dh0 = dh0, bd.dg_gamma = gate ? NULL : dgg;
+                st = sgla_backward(&bd, bes[bi]);
+                int zeros = 1;
+                for (int i = 0; i < hh && !gate; i++) zeros &= dgg[i] == 0.0f;
+                TU_CHECK(st == SGLA_OK && zeros && !memcmp(dh0, dh0_snap, sizeof dh0),
+                         "B = %lld, H = %lld, backward (%s) on %s: %s, dg_gamma %s, dh0 %s", (long long)b, (long long)hh,
+                         gate ? "g" : "g_gamma", bn, sgla_status_string(st), zeros ? "0" : "not 0",
+                         memcmp(dh0, dh0_snap, sizeof dh0) ? "written" : "untouched");
+                if (hh == 0 && !gate) { /* H = 0: dg_gamma has no element either */
+                    float snap[H];
+                    tu_poison(dgg, SGLA_F32, H);
+                    memcpy(snap, dgg, sizeof dgg);
+                    st = sgla_backward(&bd, bes[bi]);
+                    TU_CHECK(st == SGLA_OK && !memcmp(snap, dgg, sizeof dgg), "H = 0, backward on %s wrote dg_gamma", bn);
+                }
+                nb = 12345;
+                st = sgla_backward_workspace_size(&bd, bes[bi], &nb);
+                TU_CHECK(st == SGLA_OK && nb == 0, "B = %lld, H = %lld, backward workspace on %s: %s, %zu bytes",
+                         (long long)b, (long long)hh, bn, sgla_status_string(st), nb);
+            }
+        }
+    /* a pool call with no request: no index array needed, the pool untouched */
+    {
+        sgla_forward_desc d;
+        base(&d);
+        d.B = 0, d.q = d.k = d.v = NULL, d.o = NULL, d.ht = NULL;
+        sgla_state_pool pool;
+        memset(&pool, 0, sizeof pool);
+        pool.slots = 1, pool.index_bits = 32, pool.flags = SGLA_POOL_INPLACE;
+        d.pool = &pool;
+        float snap[NS];
+        memcpy(snap, h0, sizeof snap);
+        for (int i = 0; i < 3; i++) {
+            const sgla_backend be = i == 0 ? SGLA_BACKEND_REF_A : i == 1 ? SGLA_BACKEND_CPU : SGLA_BACKEND_AUTO;
+            const sgla_status st = sgla_forward(&d, be);
+            TU_CHECK(st == SGLA_OK && !memcmp(snap, h0, sizeof snap), "a pool call with B = 0 on %s: %s (%s)",
+                     sgla_backend_name(be), sgla_status_string(st), sgla_last_error());
+        }
+    }
+}
+
 int main(void)
 {
     uint64_t seed = tu_seed("test_validate");
@@ -440,6 +518,7 @@ int main(void)
     for (int i = 0; i < B * T * H; i++) g[i] = (float)-tu_uniform(&r);
     for (int i = 0; i < H; i++) gg[i] = -0.2f;
     statuses();
+    empty_pairs();
     strings();
     abi();
     return tu_finish("test_validate");

@@ -84,6 +84,23 @@ def test_empty_sequence_gives_empty_gradients():
     assert torch.equal(h0.grad, torch.ones_like(h0))  # dh0 = dht when no token moves the state
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("B,H", [(0, 3), (2, 0)])
+def test_no_sequence_or_no_head(device, B, H):
+    """B = 0 or H = 0 (an empty batch, as a server's step with no request): empty outputs and
+    gradients of their inputs' shapes; dg_gamma is a sum over no token, zeros where H > 0."""
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    q, k, v, _, gg, h0, _ = t_inputs(5, B, 64, H, 64, 64, torch.bfloat16 if device == "cuda" else torch.float32,
+                                     device=device, gate="g_gamma")
+    o, ht = sgla.chunk_simple_gla(q, k, v, g_gamma=gg, initial_state=h0, output_final_state=True)
+    assert o.shape == (B, 64, H, 64) and ht.shape == (B, H, 64, 64)
+    (o.float().sum() + ht.sum()).backward()
+    for name, x in (("q", q), ("k", k), ("v", v), ("h0", h0)):
+        assert x.grad is not None and x.grad.shape == x.shape, name
+    assert gg.grad.shape == (H,) and torch.equal(gg.grad, torch.zeros_like(gg))
+
+
 def test_explicit_backward_checks_do_and_dht():
     """do in q's dtype and on q's device, dht on q's device: refused otherwise (a meta dht was
     read as absent)."""

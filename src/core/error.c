@@ -26,7 +26,7 @@ const char *sgla_status_string(sgla_status s)
     switch (s) {
     case SGLA_OK: return "success";
     case SGLA_ERR_NULL_POINTER: return "a required pointer is NULL";
-    case SGLA_ERR_INVALID_SIZE: return "invalid size: B, H, K, V must be >= 1 and T >= 0";
+    case SGLA_ERR_INVALID_SIZE: return "invalid size: K, V must be >= 1 and B, T, H >= 0";
     case SGLA_ERR_SIZE_OVERFLOW: return "sizes overflow a 64-bit element count or byte size";
     case SGLA_ERR_BOTH_GATES: return "both g and g_gamma given: pass at most one gate";
     case SGLA_ERR_POSITIVE_GATE: return "a log-gate is positive (alpha > 1): gates must be <= 0";

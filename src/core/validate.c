@@ -101,9 +101,9 @@ typedef struct counts {
  * before its tensors exist) */
 static sgla_status check_shape_of(const sgla_forward_desc *d, counts *c, int need_tensors)
 {
-    if (d->B < 1) return sgla_fail(SGLA_ERR_INVALID_SIZE, "B = %lld, must be >= 1", (long long)d->B);
+    if (d->B < 0) return sgla_fail(SGLA_ERR_INVALID_SIZE, "B = %lld, must be >= 0", (long long)d->B);
     if (d->T < 0) return sgla_fail(SGLA_ERR_INVALID_SIZE, "T = %lld, must be >= 0", (long long)d->T);
-    if (d->H < 1) return sgla_fail(SGLA_ERR_INVALID_SIZE, "H = %lld, must be >= 1", (long long)d->H);
+    if (d->H < 0) return sgla_fail(SGLA_ERR_INVALID_SIZE, "H = %lld, must be >= 0", (long long)d->H);
     if (d->K < 1) return sgla_fail(SGLA_ERR_INVALID_SIZE, "K = %lld, must be >= 1", (long long)d->K);
     if (d->V < 1) return sgla_fail(SGLA_ERR_INVALID_SIZE, "V = %lld, must be >= 1", (long long)d->V);
     const size_t es = sgla_dtype_size(d->dtype), aes = sgla_dtype_size(sgla_aux_dtype(d->dtype));
@@ -149,7 +149,7 @@ static sgla_status check_shape_of(const sgla_forward_desc *d, counts *c, int nee
         if (p->t_max < 0) return sgla_fail(SGLA_ERR_INVALID_SIZE, "pool: t_max = %lld, must be >= 0", (long long)p->t_max);
         if (p->flags & ~(SGLA_POOL_INPLACE | SGLA_POOL_V_FIRST))
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "pool: unknown flag bits 0x%x", p->flags);
-        if (!p->indices) return sgla_fail(SGLA_ERR_NULL_POINTER, "pool: indices is NULL");
+        if (!p->indices && N > 0) return sgla_fail(SGLA_ERR_NULL_POINTER, "pool: indices is NULL");
         if (!d->h0) return sgla_fail(SGLA_ERR_NULL_POINTER, "pool given but h0 (the pool) is NULL");
         if (d->ht)
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT,
@@ -173,7 +173,7 @@ static sgla_status check_shape_of(const sgla_forward_desc *d, counts *c, int nee
             return st;
     }
 
-    if (d->T > 0 && need_tensors) {
+    if (c->bth > 0 && need_tensors) { /* (B = 0 or H = 0: no element, no pointer needed) */
         if (!d->q) return sgla_fail(SGLA_ERR_NULL_POINTER, "q is NULL");
         if (!d->k) return sgla_fail(SGLA_ERR_NULL_POINTER, "k is NULL");
         if (!d->v) return sgla_fail(SGLA_ERR_NULL_POINTER, "v is NULL");
@@ -376,7 +376,7 @@ static sgla_status check_desc_of(const sgla_forward_desc *d, int values_on_host,
     counts c;
     sgla_status st = check_shape_of(d, &c, need_tensors);
     if (st != SGLA_OK) return st;
-    if (d->T > 0 && need_tensors && !d->o) return sgla_fail(SGLA_ERR_NULL_POINTER, "o is NULL");
+    if (c.bth > 0 && need_tensors && !d->o) return sgla_fail(SGLA_ERR_NULL_POINTER, "o is NULL");
     if (d->o && !is_aligned(d->o, c.es))
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "o must be aligned to its element size (%zu bytes)", c.es);
     if (!is_aligned(d->ht, c.aes)) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "ht must be %zu-byte aligned", c.aes);
@@ -414,7 +414,7 @@ static sgla_status check_backward_of(const sgla_backward_desc *b, int values_on_
     counts c;
     sgla_status st = check_shape_of(d, &c, need_tensors);
     if (st != SGLA_OK) return st;
-    if (d->T > 0 && need_tensors) {
+    if (c.bth > 0 && need_tensors) {
         if (!b->dout) return sgla_fail(SGLA_ERR_NULL_POINTER, "dout is NULL");
         if (!b->dq) return sgla_fail(SGLA_ERR_NULL_POINTER, "dq is NULL");
         if (!b->dk) return sgla_fail(SGLA_ERR_NULL_POINTER, "dk is NULL");

@@ -58,7 +58,7 @@ SGLA_API const char *sgla_version(void);
 
 typedef enum sgla_status {
     SGLA_OK = 0,
-    SGLA_ERR_NULL_POINTER = 1,        /* desc, q, k, v or o is NULL (when T > 0) */
+    SGLA_ERR_NULL_POINTER = 1,        /* desc, q, k, v or o is NULL (when B T H > 0) */
     SGLA_ERR_INVALID_SIZE = 2,        /* K or V < 1, or B, T or H < 0 */
     SGLA_ERR_SIZE_OVERFLOW = 3,       /* an element count or byte size overflows int64/size_t */
     SGLA_ERR_BOTH_GATES = 4,          /* g and g_gamma both given */

@@ -1,9 +1,11 @@
 #!/bin/bash
-# Session 39 call 3: wip/xc-early (the reverse pass's X_c loads issued before the stage's wait at K = 128
-# too, as at K = 64: 64 registers of loads across the wait, ptxas spilling 488 B / 760 B in the merged
-# instance) and wip/xc-half (half of them there: 436 / 844) against main; wip/xc-early's suites only where
-# its 8x4096x16x128 g backward is 2 % faster.  .devbinA = main's kernels (sgla alone), .devbin =
-# wip/xc-early (full), .devbinC = wip/xc-half (sgla alone).  Carry [".devbin", ".devbinA", ".devbinC"].
+# Session 39 call 3: two ways to shorten the merged pass's X_c at K = 128 (the state's chain, call 1) against
+# main: wip/xc-early (every X_c load issued before the stage's wait, as at K = 64: 64 registers across the
+# wait, ptxas spilling 488 B / 760 B in the merged instance) and wip/xc-l1 (the last 8 of the 16 words
+# prefetched into L1 during the previous chunk's update, the first 8 by ld.global.cg so that they do not
+# evict them: one L2 round trip a chunk instead of two; spills as main's).  wip/xc-early's suites only
+# where its 8x4096x16x128 g backward is 2 % faster.  .devbinA = main's kernels (sgla alone), .devbin =
+# wip/xc-early (full), .devbinC = wip/xc-l1 (sgla alone).  Carry [".devbin", ".devbinA", ".devbinC"].
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name --format=csv,noheader

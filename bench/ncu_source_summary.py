@@ -15,6 +15,12 @@ import re
 import sys
 
 
+def opcode(src):
+    """The SASS opcode of a source line (its predicate and modifiers dropped)."""
+    m = re.match(r"\s*(@!?U?P\w+\s+)?([A-Z0-9_]+)", src)
+    return m.group(2) if m else "?"
+
+
 def main():
     rows = list(csv.reader(open(sys.argv[1])))
     units = int(sys.argv[2]) if len(sys.argv) > 2 else 1
@@ -59,8 +65,7 @@ def main():
         region["samp"] += num(r, i_samp)
         for h, i in stalls.items():
             region["st"][h] += num(r, i)
-        m = re.match(r"\s*(@!?U?P\w+\s+)?([A-Z0-9_]+)", r[i_src])
-        region["ops"][m.group(2) if m else "?"] += 1
+        region["ops"][opcode(r[i_src])] += 1
     flush(len(data))
 
     # by opcode, and the single instructions that hold the most samples (with the two before
@@ -68,18 +73,20 @@ def main():
     ops = collections.Counter()
     lds = collections.Counter()
     for r in data:
-        m = re.match(r"\s*(@!?U?P\w+\s+)?([A-Z0-9_]+)", r[i_src])
-        op = m.group(2) if m else "?"
+        op = opcode(r[i_src])
         ops[op] += num(r, i_samp)
         if op in ("LDL", "STL", "LDG", "LDS", "LDSM", "STS", "STG"):
             lds[op] += num(r, i_exec)
     print("samples by opcode: " + " ".join(f"{o}:{v / tot_s * 100:.1f}%" for o, v in ops.most_common(14)))
     print("executed memory instructions: " + " ".join(f"{o}:{v}" for o, v in lds.most_common()))
+    def line(j):  # a source line before the first is none
+        return data[j][i_src].strip()[:40] if j >= 0 else ""
+
     top = sorted(range(len(data)), key=lambda k: -num(data[k], i_samp))[:int(sys.argv[3]) if len(sys.argv) > 3 else 16]
     for k in sorted(top):
         st = sorted(((num(data[k], i), h[6:]) for h, i in stalls.items()), reverse=True)[:2]
         print(f"{k:5d} samp%={num(data[k], i_samp) / tot_s * 100:4.1f} {' '.join(f'{h}:{v}' for v, h in st)}  "
-              f"{data[k][i_src].strip()[:60]}  <- {data[max(k - 1, 0)][i_src].strip()[:40]} ; {data[max(k - 2, 0)][i_src].strip()[:40]}")
+              f"{data[k][i_src].strip()[:60]}  <- {line(k - 1)} ; {line(k - 2)}")
 
 
 if __name__ == "__main__":

@@ -78,9 +78,13 @@ template <int KD_, int BV_, int ST_, int NO_, int X_ = 0, int L_ = 0> struct Chu
     /* setmaxnreg shares (the producer needs few): 128 x (40 + NO x OUT + STATE) <= the block's registers */
     /* K = 64's forward: 56, its loop of g by TMA beside b's (the block's file allows it with two output
      * warpgroups) */
-    static constexpr int REG_PRODUCER = NO == 2 && !X ? 56 : 40;
+    /* K = V = 128's merged reverse pass (NO = 1, X = 2): the producer at setmaxnreg's least (a few words
+     * of its loop spilled) and its 16 registers to the state warpgroup, whose 16 loads of X_c then all
+     * go out before the first use: one L2 round trip a chunk, not two (docs/perf.md, sessions 39-40) */
+    static constexpr bool MERGED128 = NO == 1 && X == 2;
+    static constexpr int REG_PRODUCER = NO == 2 && !X ? 56 : MERGED128 ? 24 : 40;
     static constexpr int REG_OUT = NO == 1 ? 232 : 160;
-    static constexpr int REG_STATE = NO == 1 ? 232 : 136;
+    static constexpr int REG_STATE = NO == 1 ? (MERGED128 ? 248 : 232) : 136;
 
     static_assert(KD == 64 || KD == 128 || KD == 256, "K is 64, 128 or 256");
     static_assert((BV == 64 || BV == 128) && BV <= KD, "BV is 64 or 128, at most K");

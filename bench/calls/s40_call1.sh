@@ -25,3 +25,10 @@ timeout 230 bash bench/device_run.sh tests > "$OUT/tests_run.txt" 2>&1
 sed -n '/==== summary/,$p' "$OUT/tests_run.txt" | grep -v "^level\|^san_"
 mv "$OUT/logs.tgz" "$OUT/tests_logs.tgz" 2>/dev/null
 echo "tests $(( $(date +%s) - t1 )) s; took $(( $(date +%s) - t0 )) s"
+# where the branch's merged pass stalls now (as session 39 call 1 read main's)
+if [ $(( $(date +%s) - t0 )) -lt 330 ]; then
+  SGLA_NCU_K=EELi4ELb0 SGLA_BENCH_EXTRA=--backward SGLA_NCU_LINES=70 \
+    timeout 150 bash bench/ncu_source.sh 8,4096,16,128,128 g
+  gzip -f "$OUT"/*.source.csv; rm -f "$OUT"/*.ncu-rep
+fi
+echo "took $(( $(date +%s) - t0 )) s"

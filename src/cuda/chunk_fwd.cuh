@@ -1058,8 +1058,10 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         ldsum += bC;
         if constexpr (BW >= 2) {
             if (blob_r) {
-                /* the copies of the next chunks into L2 (the loads below sit on the state's chain) */
-                constexpr int PF = 2;
+                /* the next chunk's copy into L2 (the loads below sit on the state's chain).  One chunk
+                 * ahead, not two: in two chunks ~30 MB of other lines pass through L2 and evicted most of
+                 * the copies before their loads, which read them from DRAM again (docs/perf.md, session 40) */
+                constexpr int PF = 1;
                 if (tid == 128 * Sh::NO)
                     for (int d = c == 0 ? 0 : PF; d <= PF; d++)
                         if (c + d < w.nchunks) sgla_prefetch_l2(state_blob<Sh>(p, w, chunk_index<BW>(w, c + d)), Sh::SBYTES);

@@ -31,6 +31,11 @@ timeout 100 ncu --metrics gpu__time_duration.sum,lts__t_sector_hit_rate.pct,dram
   --kernel-name-base mangled -k regex:EELi4ELb0 --launch-skip 1 --launch-count 1 .devbin/sgla bench --backend cuda \
   --dtype bf16 --gate g --backward --shape 8,4096,16,128,128 --iters 1 --warmup 1 > "$OUT/ncu_m1.txt" 2>&1
 grep -E "gpu__time|hit|dram__bytes" "$OUT/ncu_m1.txt" | head -4
+# and the time-order (dq) pass's, which writes the copies (ChunkShape<128,128,2,1,1,0>, BW = 1)
+timeout 100 ncu --metrics gpu__time_duration.sum,lts__t_sector_hit_rate.pct,dram__bytes_read.sum,dram__bytes_write.sum \
+  --kernel-name-base mangled -k regex:ILi128ELi128ELi2ELi1ELi1ELi0EELi1ELb0 --launch-skip 1 --launch-count 1 .devbin/sgla \
+  bench --backend cuda --dtype bf16 --gate g --backward --shape 8,4096,16,128,128 --iters 1 --warmup 1 > "$OUT/ncu_m1_dq.txt" 2>&1
+grep -E "gpu__time|hit|dram__bytes" "$OUT/ncu_m1_dq.txt" | head -4
 # where main's merged pass stalls now (as call 1 read the branch's)
 if [ $(( $(date +%s) - t0 )) -lt 330 ]; then
   SGLA_NCU_K=EELi4ELb0 SGLA_BENCH_EXTRA=--backward SGLA_NCU_LINES=70 \

@@ -75,7 +75,7 @@ template <int KD_, int BV_, int ST_, int NO_, int X_ = 0, int L_ = 0> struct Chu
      * gate_b launch precedes the kernel and no strided loads run in it (chunk_producer).  K = 256 keeps
      * gate_b: its gate g costs ~1 % over g_gamma, and its producer spilled with the ring's loop */
     static constexpr int GT = X || L || !sgla_row_gate_tma(KD) ? 0 : ST + 2; /* (L: a split, never by TMA) */
-    /* setmaxnreg shares (the producer needs few): 128 x (40 + NO x OUT + STATE) <= the block's registers */
+    /* setmaxnreg shares (the producer needs few): 128 x (PRODUCER + NO x OUT + STATE) <= the block's registers */
     /* K = 64's forward: 56, its loop of g by TMA beside b's (the block's file allows it with two output
      * warpgroups) */
     /* K = V = 128's merged reverse pass (NO = 1, X = 2): the producer at setmaxnreg's least (a few words

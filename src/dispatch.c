@@ -199,7 +199,6 @@ sgla_status sgla_reference(const sgla_forward_desc *user, sgla_backend kind, dou
      * fields are checked as a call's: sgla_validate's rules, by sgla_check_query) */
     d.o = NULL;
     d.ht = NULL;
-    if (!o64 && d.B > 0 && d.T > 0 && d.H > 0) return sgla_fail(SGLA_ERR_NULL_POINTER, "o64 is NULL");
     if (d.pool) return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "sgla_reference does not take a state pool (sgla_forward on ref-a does)");
     st = sgla_check_query(&d); /* the shape and the inputs (no data read yet) */
     if (st != SGLA_OK) return st;
@@ -208,6 +207,7 @@ sgla_status sgla_reference(const sgla_forward_desc *user, sgla_backend kind, dou
     size_t nv = (size_t)(d.B * d.T * d.H * d.V), ns = (size_t)(sgla_num_sequences(&d) * d.H * d.K * d.V);
     if (nv > SIZE_MAX / 8 || ns > SIZE_MAX / 8)
         return sgla_fail(SGLA_ERR_SIZE_OVERFLOW, "fp64 outputs of %zu and %zu doubles overflow", nv, ns);
+    if (!o64 && nv > 0) return sgla_fail(SGLA_ERR_NULL_POINTER, "o64 is NULL"); /* (B T H = 0: no output) */
     if (ht64 && (const void *)ht64 == (const void *)d.h0) /* never in place (fp64 over fp32 where h0 is fp32) */
         return sgla_fail(SGLA_ERR_OVERLAP, "ht64 is h0: sgla_reference does not write the state in place");
     st = sgla_check_outputs(&d, o64, nv * 8, "o64", ht64, ns * 8, "ht64");

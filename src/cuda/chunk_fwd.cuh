@@ -948,7 +948,32 @@ static __device__ __forceinline__ unsigned char *state_blob(const sgla_kparams &
 }
 static __device__ __forceinline__ float *state_xc(const sgla_kparams &p, const ChunkWork &w, int ci)
 {
-    return p.xc + chunk_item(p, w, ci, p.T, 0) * 4;
+    return p.xc + chunk_item(p, w, ci, p.T, 0) * SGLA_XC_STRIDE;
+}
+/* Every other chunk's copy.  With S_c the state entering chunk c and U_c its chunk's own part of the next,
+ * S_{c+1} = exp(b_L) S_c + U_c, so X_c = s exp(b_L) <R_c, S_c> = s <R_c, S_{c+1}> - s <R_c, U_c>, and the
+ * last term is the chunk's sum of u (k . dk through the carried state), which dg3 has in fp32.  So an odd
+ * chunk (counted from its window's, or sequence's, first) reads the next chunk's copy, the one its
+ * even neighbour read a step before (L2 still holds it), and the time-order pass writes half the copies.
+ * It cancels inside one chunk only (the error is bf16's of the chunk's own u terms, which its rows add
+ * anyway); docs/numerics.md section 8.  But where the reverse pass's item ends (its last chunk, a split's
+ * boundary or the window's or sequence's end) the next copy is not its to read: that chunk reads its own,
+ * which the time-order pass keeps (its own items' last chunks, and p.xkp, the reverse split's segment
+ * length in chunks).  blob_c0: the item's first chunk counted from the window's first. */
+static __device__ __forceinline__ int64_t blob_c0(const sgla_kparams &p, const ChunkWork &w)
+{
+    return p.nseg > 1 || p.seg_len > 0 ? (p.seg_off - p.blob_t0 + w.seg * p.seg_len) / 64 : 0;
+}
+/* the reverse pass: chunk ci's X_c through the next chunk's copy */
+static __device__ __forceinline__ bool xc_next(int64_t c0, const ChunkWork &w, int ci)
+{
+    return ((c0 + ci) & 1) && ci + 1 < w.nchunks;
+}
+/* the time-order pass: chunk ci's copy is read (what xc_next leaves to it) */
+static __device__ __forceinline__ bool blob_kept(const sgla_kparams &p, int64_t c0, const ChunkWork &w, int ci)
+{
+    const int64_t cr = c0 + ci;
+    return !(cr & 1) || ci + 1 == w.nchunks || (p.xkp > 0 && (cr + 1) % p.xkp == 0);
 }
 /* A chunk's state copy is laid out for the state warpgroup's threads, not as a matrix: the time-order
  * (dq) pass and the reverse (dk) pass hold the state (V x K in both) in the same fragments, so thread
@@ -1019,12 +1044,14 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     }
     /* BW: the time-order pass writes every chunk's state copy; the reverse pass reads it */
     const bool blob_w = BW == 1 && p.sblob != nullptr && outs, blob_r = BW >= 3 && p.xc != nullptr && outs;
+    const int64_t bc0 = BW != 0 ? blob_c0(p, w) : 0;
     if (outs && w.nchunks >= 1) {
         const int sb = g0 & (Sh::NSB - 1); /* 0 but in a persistent grid's later items */
         if (PT && g0 > 0) sgla_bar_sync(bar_s_free<Sh>(sb), 256);
         store_state16<E, Sh>(S, a.S + sb * Sh::SBYTES + st_off);
         sgla_bar_arrive(bar_s_ready<Sh>(sb), 256);
-        if (blob_w) blob_out<E, Sh>(p, w, chunk_index<BW>(w, 0), S, tid - 128 * Sh::NO);
+        if (blob_w && blob_kept(p, bc0, w, chunk_index<BW>(w, 0)))
+            blob_out<E, Sh>(p, w, chunk_index<BW>(w, 0), S, tid - 128 * Sh::NO);
     }
     /* K^T fragments: ldmatrix.trans of core matrices (keys 16 kk + 8 (j >> 1) .. + 7) x
      * (features 64 mt + 16 wl + 8 (j & 1) .. + 7), j = lane / 8; registers 0, 1 hold keys
@@ -1049,8 +1076,9 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         const bool trc = (tid & 127) == 0 && MW == Sh::MT; /* chunk_trace's thread (not a first pass's half) */
         if (trc) chunk_trace<BW>(p, 2, c, 0);
         uint4 xs[NU];
+        const bool xn = BW >= 2 && xc_next(bc0, w, ci); /* X_c through chunk ci + 1's copy */
         if constexpr (BW >= 2 && XEARLY)
-            if (blob_r) blob_load(xs, ci);
+            if (blob_r) blob_load(xs, ci + xn);
         const float bC = chunk_top<Sh, PS, GB>(p, w, sm, a, s, g0 + c, ci, lane, bw);
         if (trc) chunk_trace<BW>(p, 2, c, 1);
         const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
@@ -1063,14 +1091,16 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                  * the copies before their loads, which read them from DRAM again (docs/perf.md, session 40) */
                 constexpr int PF = 1;
                 if (tid == 128 * Sh::NO)
-                    for (int d = c == 0 ? 0 : PF; d <= PF; d++)
-                        if (c + d < w.nchunks) sgla_prefetch_l2(state_blob<Sh>(p, w, chunk_index<BW>(w, c + d)), Sh::SBYTES);
+                    for (int d = c == 0 ? 0 : PF; d <= PF; d++) {
+                        const int cd = chunk_index<BW>(w, c + d); /* (one through the next copy: read a step before) */
+                        if (c + d < w.nchunks && !xc_next(bc0, w, cd)) sgla_prefetch_l2(state_blob<Sh>(p, w, cd), Sh::SBYTES);
+                    }
                 /* X_c = scale exp(b_L) <this state, the time-order pass's>, per warp: this thread's words of
                  * the copy read from global memory into registers (staged in shared memory the copy cost a TMA
                  * stage at K = V = 128 and ran 3% slower: docs/perf.md) */
                 /* every load in flight before the first use, and four sums (one chain of 128 FMAs behind
                  * loads issued as registers freed was half the state's chunk: docs/perf.md, session 21) */
-                if constexpr (!XEARLY) blob_load(xs, ci);
+                if constexpr (!XEARLY) blob_load(xs, ci + xn);
                 float pt[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
                 for (int u = 0; u < NU; u++) {
@@ -1086,7 +1116,11 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                 float part = (pt[0] + pt[1]) + (pt[2] + pt[3]);
 #pragma unroll
                 for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
-                if (lane == 0) state_xc(p, w, ci)[wl] = part * p.scale * sgla_exp2(bC);
+                if (lane == 0) {
+                    float *x = state_xc(p, w, ci);
+                    x[wl] = part * (xn ? p.scale : p.scale * sgla_exp2(bC));
+                    if (wl == 0) x[4] = xn ? 1.f : 0.f; /* dg3 subtracts the chunk's u */
+                }
             }
         }
         if (trc) chunk_trace<BW>(p, 2, c, 5);
@@ -1217,7 +1251,8 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
             store_state16<E, Sh>(S, a.S + sb * Sh::SBYTES + st_off);
             sgla_bar_arrive(bar_s_ready<Sh>(sb), 256);
             if (trc) chunk_trace<BW>(p, 2, c, 4);
-            if (blob_w) blob_out<E, Sh>(p, w, chunk_index<BW>(w, c + 1), S, tid - 128 * Sh::NO);
+            if (blob_w && blob_kept(p, bc0, w, chunk_index<BW>(w, c + 1)))
+                blob_out<E, Sh>(p, w, chunk_index<BW>(w, c + 1), S, tid - 128 * Sh::NO);
         }
         s = s + 1 == Sh::ST ? 0 : s + 1;
     }

@@ -1557,7 +1557,7 @@ static void bwd3_layout(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
     pl->off_blob = off; /* the dq pass's 16-bit state of every chunk */
     if (pl->need_dg) off += align256((size_t)(bslots * d->H * kv) * 2);
     pl->off_xc = off;
-    if (pl->need_dg) off += align256((size_t)(slots * d->H * pl->nyk * 4) * sizeof(float));
+    if (pl->need_dg) off += align256((size_t)(slots * d->H * pl->nyk * SGLA_XC_STRIDE) * sizeof(float));
     pl->off_h0T = off;
     if (d->h0) off += sb;
     pl->off_dht = off;
@@ -1763,6 +1763,7 @@ static sgla_status bwd3_run_windows(const sgla_forward_desc *d, const bwd3_plan 
         x.nseg = ns, x.seg_len = slen, x.seg_off = w * pl->tlen, x.seg_sub = 1, x.mode = 2;
         x.seg_buf = tst + (int64_t)w * ns * nhc * kv;
         x.blob_T = pl->tlen, x.blob_t0 = w * pl->tlen;
+        x.xkp = ns > 1 ? slen / 64 : 0; /* the copies the dk pass's split reads (chunk_fwd.cuh: blob_kept) */
         if ((rc = launch_chunk(kq, pl->row[B3_DQ], &x, &tq, st)) != SGLA_OK) break;
         x = r;
         x.seg_off = w * pl->tlen;
@@ -1844,6 +1845,8 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
             x.h0 = h0T;
             x.dotw = !pl->need_dg ? NULL : dotw && !qk ? dotw : d->q;
             x.dot = e, x.dot_in = ei, x.sblob = blob;
+            /* the copies the dk pass's split reads at its segments' ends (chunk_fwd.cuh: blob_kept) */
+            x.xkp = pl->fp[B3_DK].nseg > 1 ? pl->fp[B3_DK].seg_len / 64 : 0;
             if (qk) x.kw = d->q; /* the fourth tile (vt = K features) */
         } else if (i == B3_DV) {
             x.q = d->k, x.k = d->q, x.v = b->dout, x.o = b->dv, x.K = Kp, x.V = Vp, x.kt = K, x.vt = V;

@@ -1538,10 +1538,12 @@ static void bwd3_layout(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
     size_t off = 0;
     const size_t sb = align256((size_t)(nhc * kv) * sizeof(float));
     const int64_t slots = sgla_bwd_tc_slots(d->B, d->T, N);
-    /* windows of whole chunks; the blob's slots then sgla_chunk_slot's over a window of tlen tokens,
-     * n (tlen / 64 + 1) + c (chunk_fwd.cuh: state_blob) */
+    /* the blob keeps every other chunk's state (chunk_fwd.cuh: state_blob): of a sequence from token
+     * chunk P0 (P0 = its first token / 64 over rows of T tokens, or of a window's tlen), slot P0 / 2 + n
+     * and one a kept chunk after it, every slot below (tokens / 64) / 2 + N + 1 */
+    const auto blob_slots = [N](int64_t tokens) { return tokens / 64 / 2 + N + 1; };
     pl->tseg = 1, pl->tlen = 0;
-    int64_t bslots = slots;
+    int64_t bslots = blob_slots(d->B * d->T);
     size_t seg_ws = pl->seg_ws;
     if (tseg > 1) { /* windows of whole segments of whole chunks: the passes' split (tsplit) inside each */
         const int64_t unit = 64 * pl->tsplit;
@@ -1549,12 +1551,12 @@ static void bwd3_layout(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
         tlen = (tlen + unit - 1) / unit * unit;
         pl->tseg = (int)((d->T + tlen - 1) / tlen);
         pl->tlen = tlen;
-        bslots = N * (tlen / 64 + 1); /* sgla_chunk_slot on a sequence of tlen tokens: n (tlen / 64 + 1) + c */
+        bslots = blob_slots(N * tlen); /* a window's: rows of tlen tokens */
         if (pl->tsplit > 1 && split_ws(pl->tsplit, nhc, kv) > seg_ws) seg_ws = split_ws(pl->tsplit, nhc, kv);
     }
     pl->off_dot = off; /* e, ei [nyq][rows]; u, ui [nyk][rows] */
     if (pl->need_dg) off += align256((size_t)(2 * (pl->nyq + pl->nyk) * pl->rows) * sizeof(float));
-    pl->off_blob = off; /* the dq pass's 16-bit state of every chunk */
+    pl->off_blob = off; /* the dq pass's 16-bit state of every other chunk */
     if (pl->need_dg) off += align256((size_t)(bslots * d->H * kv) * 2);
     pl->off_xc = off;
     if (pl->need_dg) off += align256((size_t)(slots * d->H * pl->nyk * SGLA_XC_STRIDE) * sizeof(float));
@@ -1763,7 +1765,6 @@ static sgla_status bwd3_run_windows(const sgla_forward_desc *d, const bwd3_plan 
         x.nseg = ns, x.seg_len = slen, x.seg_off = w * pl->tlen, x.seg_sub = 1, x.mode = 2;
         x.seg_buf = tst + (int64_t)w * ns * nhc * kv;
         x.blob_T = pl->tlen, x.blob_t0 = w * pl->tlen;
-        x.xkp = ns > 1 ? slen / 64 : 0; /* the copies the dk pass's split reads (chunk_fwd.cuh: blob_kept) */
         if ((rc = launch_chunk(kq, pl->row[B3_DQ], &x, &tq, st)) != SGLA_OK) break;
         x = r;
         x.seg_off = w * pl->tlen;
@@ -1845,8 +1846,6 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
             x.h0 = h0T;
             x.dotw = !pl->need_dg ? NULL : dotw && !qk ? dotw : d->q;
             x.dot = e, x.dot_in = ei, x.sblob = blob;
-            /* the copies the dk pass's split reads at its segments' ends (chunk_fwd.cuh: blob_kept) */
-            x.xkp = pl->fp[B3_DK].nseg > 1 ? pl->fp[B3_DK].seg_len / 64 : 0;
             if (qk) x.kw = d->q; /* the fourth tile (vt = K features) */
         } else if (i == B3_DV) {
             x.q = d->k, x.k = d->q, x.v = b->dout, x.o = b->dv, x.K = Kp, x.V = Vp, x.kt = K, x.vt = V;

@@ -73,9 +73,8 @@ typedef struct sgla_kparams {
      * and read by the reverse one (BW = 2), which puts scale exp(b_L) <its state, that one> of every
      * chunk, per state warp, into xc (SGLA_XC_STRIDE floats a chunk and column block: the four warps'
      * parts, then 1 where they are scale <its state, the next chunk's copy>, from which dg3 takes the
-     * chunk's u; the time-order pass then keeps only the copies read: blob_kept in chunk_fwd.cuh, with
-     * xkp the reverse split's segment length in chunks, 0 none).  Both indexed by chunk slot
-     * (sgla_bwd_tc_slots); the blob,
+     * chunk's u; the time-order pass then keeps only the copies read: blob_kept in chunk_fwd.cuh).
+     * xc indexed by chunk slot (sgla_bwd_tc_slots); the blob (half as many: state_blob),
      * by the slot of its chunk in a sequence of blob_T tokens from token blob_t0 (T and 0, or a time
      * window's length and first token: dense batches, the window's segments if split), so that it
      * holds one window's states.  ht_raw: the merged pass (BW = 4) writes
@@ -86,7 +85,7 @@ typedef struct sgla_kparams {
     float ht_mul;
     unsigned char *sblob;
     float *xc;
-    int64_t blob_T, blob_t0, xkp;
+    int64_t blob_T, blob_t0;
     int ht_raw;
     /* the feature sizes of q / k and v / o in memory where the kernel runs on larger K, V (their
      * rows then read as zero past them and are not written there); 0 means K, V.  Only the

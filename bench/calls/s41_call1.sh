@@ -1,6 +1,6 @@
 #!/bin/bash
-# Session 41 call 1: wip/xc-half (the time-order pass keeps every other chunk's 16-bit state copy; an odd
-# chunk's X_c is s <R_c, S_{c+1}> less its u) against main (4d2f21b: session 40's two kernel changes, whose
+# Session 41 call 1: wip/xc-half (the time-order pass keeps every other chunk's 16-bit state copy, in half
+# the slots; an odd chunk's X_c is s <R_c, S_{c+1}> less its u) against main (4d2f21b: session 40's two kernel changes, whose
 # suites had not run) and main before session 40 (.devbinA).  The branch's suites and sanitizers first.
 # .devbin = wip/xc-half (full), .devbinM = main (sgla alone), .devbinA = main before session 40 (sgla alone).
 # Carry [".devbin", ".devbinM", ".devbinA"].
@@ -21,12 +21,13 @@ mv "$OUT/logs.tgz" "$OUT/tests_logs.tgz" 2>/dev/null
 grep -h "FAIL" "$OUT"/*.log 2>/dev/null | head -8
 echo "tests $(( $(date +%s) - t1 )) s; took $(( $(date +%s) - t0 )) s"
 SGLA_CASES="8,4096,16,128,128:g:--backward 8,4096,16,128,128:gamma:--backward 64,1024,16,128,128:g:--backward \
-4,8192,32,64,64:g:--backward 4,8192,16,128,256:g:--backward 2,16384,8,256,256:g:--backward" \
+4,8192,32,64,64:g:--backward 4,8192,16,128,256:g:--backward 2,16384,8,256,256:g:--backward 8,4096,16,128,128:g" \
 SGLA_DEVBIN_A=.devbinA SGLA_DEVBIN_B=.devbinM SGLA_DEVBIN_C=.devbin SGLA_ROUNDS=2 SGLA_ITERS=20 \
   timeout 200 bash bench/ab.sh > "$OUT/ab_run.txt" 2>&1
 echo "ab rc=$? $(( $(date +%s) - t0 )) s"
 python3 bench/ab_summary.py "$OUT/ab.log"
 grep -i "fail\|error" "$OUT/ab_raw.log" | head -5
+grep " bwd " "$OUT/ab_raw.log" | head -3 | sed 's/  */ /g' | cut -c1-150   # A, B, C: their workspaces
 # the merged and dq passes' DRAM bytes, main and the branch
 for b in .devbinM .devbin; do
   [ $(( $(date +%s) - t0 )) -gt 500 ] && break

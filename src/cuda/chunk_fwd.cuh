@@ -962,7 +962,7 @@ static __device__ __forceinline__ bool blob_kept(int64_t c0, const ChunkWork &w,
 static __device__ __forceinline__ bool xc_next(int64_t c0, const ChunkWork &w, int ci) { return !blob_kept(c0, w, ci); }
 /* where chunk ci's copy lives: the slots of sgla_chunk_slot (a sequence of blob_T tokens from blob_t0)
  * halved, the window's first chunk P0 / 2 + n, then one a kept chunk (an odd last one takes the slot
- * after its even neighbour's), so that sequences' slots never meet (sgla_bwd_blob_slots counts them) */
+ * after its even neighbour's), so that sequences' slots never meet (bwd3_layout counts them) */
 template <class Sh>
 static __device__ __forceinline__ unsigned char *state_blob(const sgla_kparams &p, const ChunkWork &w, int64_t c0, int ci)
 {
@@ -1037,7 +1037,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                 }
             }
     }
-    /* BW: the time-order pass writes every chunk's state copy; the reverse pass reads it */
+    /* BW: the time-order pass writes every other chunk's state copy (blob_kept); the reverse pass reads them */
     const bool blob_w = BW == 1 && p.sblob != nullptr && outs, blob_r = BW >= 3 && p.xc != nullptr && outs;
     const int64_t bc0 = BW != 0 ? blob_c0(p, w) : 0;
     if (outs && w.nchunks >= 1) {
@@ -1090,7 +1090,8 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                         const int cd = chunk_index<BW>(w, c + d); /* the copy it reads */
                         if (c + d < w.nchunks) sgla_prefetch_l2(state_blob<Sh>(p, w, bc0, cd + xc_next(bc0, w, cd)), Sh::SBYTES);
                     }
-                /* X_c = scale exp(b_L) <this state, the time-order pass's>, per warp: this thread's words of
+                /* X_c = scale exp(b_L) <this state, the time-order pass's> (or scale <this state, the next
+                 * chunk's>: xn, blob_kept), per warp: this thread's words of
                  * the copy read from global memory into registers (staged in shared memory the copy cost a TMA
                  * stage at K = V = 128 and ran 3% slower: docs/perf.md) */
                 /* every load in flight before the first use, and four sums (one chain of 128 FMAs behind

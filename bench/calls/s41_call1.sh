@@ -30,7 +30,7 @@ grep -i "fail\|error" "$OUT/ab_raw.log" | head -5
 grep " bwd " "$OUT/ab_raw.log" | head -3 | sed 's/  */ /g' | cut -c1-150   # A, B, C: their workspaces
 # the merged and dq passes' DRAM bytes, main and the branch
 for b in .devbinM .devbin; do
-  [ $(( $(date +%s) - t0 )) -gt 500 ] && break
+  [ $(( $(date +%s) - t0 )) -gt 420 ] && break
   for k in EELi4ELb0 ILi128ELi128ELi2ELi1ELi1ELi0EELi1ELb0; do
     timeout 45 ncu --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
       --kernel-name-base mangled -k regex:$k --launch-skip 1 --launch-count 1 $b/sgla bench --backend cuda \

@@ -365,6 +365,15 @@ int main(void)
         {BF, GAMMA, MILD, 1, 256, 9, 128, 64, 1, 1, 0, 8, 0, 0, conform_cuts256},
         {BF, G, MIX30, 1, 256, 2, 128, 128, 1, 1, 1, 8, 0, 0, conform_cuts256},
         {BF, G, MILD, 1, 256, 2, 256, 128, 1, 1, 0, 8, 0, 0, conform_cuts256},
+        /* every other chunk's state copy (chunk_fwd.cuh: blob_kept): rows that end inside the 64-token
+         * block the next starts in, with an even chunk count (the last one kept beside its even
+         * neighbour's slot); steep gates, where an odd chunk's X_c ~ 0 is the difference of two terms
+         * the size of its u */
+        {BF, G, MILD, 2, 100, 2, 128, 128, 1, 1, 0, 0},
+        {BF, GAMMA, MILD, 3, 250, 2, 64, 64, 1, 1, 0, 0},
+        {BF, G, NEG30, 1, 400, 2, 128, 128, 1, 1, 0, 0},
+        {BF, G, NEG30, 2, 300, 3, 64, 64, 1, 1, 0, 0},
+        {BF, G, MIX30, 1, 500, 2, 256, 256, 1, 1, 0, 0},
     };
     /* head sizes the three passes round up (the tensors in place, the states through padded
      * copies), the path forced so that a refusal fails: dh0 in place, a packed batch, K != V both

@@ -960,14 +960,16 @@ static __device__ __forceinline__ bool blob_kept(int64_t c0, const ChunkWork &w,
     return !((c0 + ci) & 1) || (w.wend && ci + 1 == w.nchunks);
 }
 static __device__ __forceinline__ bool xc_next(int64_t c0, const ChunkWork &w, int ci) { return !blob_kept(c0, w, ci); }
-/* where chunk ci's copy lives: the slots of sgla_chunk_slot (a sequence of blob_T tokens from blob_t0)
- * halved, the window's first chunk P0 / 2 + n, then one a kept chunk (an odd last one takes the slot
- * after its even neighbour's), so that sequences' slots never meet (bwd3_layout counts them) */
+/* where chunk ci's copy lives: F = P0 + n, the slot sgla_chunk_slot gives the window's first chunk (a
+ * sequence of blob_T tokens from blob_t0; F_{n+1} >= F_n + its chunks), halved, plus n, then one slot a
+ * kept chunk (an odd last one takes the slot after its even neighbour's).  The + n keeps sequences apart
+ * where one ends inside the 64-token block the next starts in (F_n + chunks = F_{n+1}: without it a
+ * sequence of an even chunk count's last slot was the next one's first); bwd3_layout counts them. */
 template <class Sh>
 static __device__ __forceinline__ unsigned char *state_blob(const sgla_kparams &p, const ChunkWork &w, int64_t c0, int ci)
 {
-    const int64_t P0 = (w.bidx * p.blob_T + w.t0 - p.blob_t0) / 64 - c0, cr = c0 + ci;
-    const int64_t slot = P0 / 2 + w.nh / p.H + (cr + 1) / 2;
+    const int64_t n = w.nh / p.H, F = (w.bidx * p.blob_T + w.t0 - p.blob_t0) / 64 - c0 + n, cr = c0 + ci;
+    const int64_t slot = F / 2 + n + (cr + 1) / 2;
     return p.sblob + ((slot * p.H + w.h) * gridDim.x + blockIdx.x) * (int64_t)Sh::SBYTES;
 }
 /* A chunk's state copy is laid out for the state warpgroup's threads, not as a matrix: the time-order

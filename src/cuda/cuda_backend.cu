@@ -1538,10 +1538,10 @@ static void bwd3_layout(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
     size_t off = 0;
     const size_t sb = align256((size_t)(nhc * kv) * sizeof(float));
     const int64_t slots = sgla_bwd_tc_slots(d->B, d->T, N);
-    /* the blob keeps every other chunk's state (chunk_fwd.cuh: state_blob): of a sequence from token
-     * chunk P0 (P0 = its first token / 64 over rows of T tokens, or of a window's tlen), slot P0 / 2 + n
-     * and one a kept chunk after it, every slot below (tokens / 64) / 2 + N + 1 */
-    const auto blob_slots = [N](int64_t tokens) { return tokens / 64 / 2 + N + 1; };
+    /* the blob keeps every other chunk's state (chunk_fwd.cuh: state_blob): sequence n's from slot
+     * F / 2 + n, F = its first chunk's sgla_chunk_slot (rows of T tokens, or of a window's tlen), one
+     * a kept chunk; F + chunks <= tokens / 64 + N + 1, so every slot is below (tokens / 64 + N + 1) / 2 + N + 1 */
+    const auto blob_slots = [N](int64_t tokens) { return (tokens / 64 + N + 1) / 2 + N + 1; };
     pl->tseg = 1, pl->tlen = 0;
     int64_t bslots = blob_slots(d->B * d->T);
     size_t seg_ws = pl->seg_ws;

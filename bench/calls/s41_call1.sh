@@ -1,7 +1,7 @@
 #!/bin/bash
 # Session 41 call 1: wip/xc-half (the time-order pass keeps every other chunk's 16-bit state copy, in half
 # the slots; an odd chunk's X_c is s <R_c, S_{c+1}> less its u) against main (4d2f21b: session 40's two kernel changes, whose
-# suites had not run) and main before session 40 (.devbinA).  The branch's suites and sanitizers first.
+# suites had not run).  The branch's suites and sanitizers first.
 # .devbin = wip/xc-half (full), .devbinM = main (sgla alone); main before session 40 left out (device time).
 # Carry [".devbin", ".devbinM"].
 OUT=${OUT:-/tmp/sgla_out}

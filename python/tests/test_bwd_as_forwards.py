@@ -71,15 +71,18 @@ def test_backward_is_three_forwards(T, gate):
         assert np.abs(s * e * htv2 - dh0).max() < tol * np.abs(dh0).max()
 
 
-@pytest.mark.parametrize("T,C", [(1, 64), (130, 64), (150, 16), (64, 64)])
+@pytest.mark.parametrize("T,C", [(1, 64), (130, 64), (150, 16), (64, 64), (300, 32)])
 @pytest.mark.parametrize("gate", ["g", "g_gamma", "steep"])
-def test_dg_assembled_per_chunk(T, C, gate):
+@pytest.mark.parametrize("form", ["own", "next"])
+def test_dg_assembled_per_chunk(T, C, gate, form):
     """dg as the CUDA passes assemble it (src/cuda/chunk_bwd3.cu, dg3_kernel): per chunk c = [c0, c1)
     and row r in it, the pairs (query u >= r, key s < r) in four classes, each a sum of terms of
     one kind: X_c = s exp(b_L) <R_c, S_c> (u after the chunk or the dht "query", s before it or the
     h0 "key"), e_u = q_u . (the state's part of dq_u), u_s = k_s . (the state's part of dk_s), and the
     chunk's own off-diagonal pairs from the difference of the strict in-chunk dots.  Checked in fp64
-    against ref-b's dg, with steep gates too (g = -30, where dg ~ 1e-12)."""
+    against ref-b's dg, with steep gates too (g = -30, where dg ~ 1e-12).  form "next": an odd chunk
+    but the last takes X_c as the passes do where they keep every other chunk's state (chunk_fwd.cuh,
+    blob_kept): s <R_c, S_{c+1}> less the chunk's u terms."""
     r = np.random.default_rng(T + C + len(gate))
     K, V, s = 5, 4, 0.375
     q, k = r.standard_normal((2, T, K))
@@ -101,15 +104,21 @@ def test_dg_assembled_per_chunk(T, C, gate):
     def pair(u, t):  # the term of query u, key t <= u
         return s * np.exp(B[u] - B[t]) * (do[u] @ v[t]) * (q[u] @ k[t])
 
+    def state(c0):  # entering token c0
+        return sum((np.exp(Bm(c0 - 1) - B[t]) * np.outer(k[t], v[t]) for t in range(c0)), np.exp(Bm(c0 - 1)) * h0)
+
     dg = np.zeros(T)
     for c0 in range(0, T, C):
         c1 = min(T, c0 + C)
-        S = sum((np.exp(Bm(c0 - 1) - B[t]) * np.outer(k[t], v[t]) for t in range(c0)), np.exp(Bm(c0 - 1)) * h0)
+        S = state(c0)
         R = sum((np.exp(B[u] - B[c1 - 1]) * np.outer(q[u], do[u]) for u in range(c1, T)),
                 np.exp(B[T - 1] - B[c1 - 1]) * dht / s)
-        X = s * np.exp(B[c1 - 1] - Bm(c0 - 1)) * np.sum(R * S)
         e = np.array([s * np.exp(B[u] - Bm(c0 - 1)) * (q[u] @ S @ do[u]) for u in range(c0, c1)])
         us = np.array([s * np.exp(B[c1 - 1] - B[t]) * (k[t] @ R @ v[t]) for t in range(c0, c1)])
+        if form == "next" and (c0 // C) % 2 == 1 and c1 < T:
+            X = s * np.sum(R * state(c1)) - us.sum()
+        else:
+            X = s * np.exp(B[c1 - 1] - Bm(c0 - 1)) * np.sum(R * S)
         qi = np.array([sum(pair(u, t) for t in range(c0, u)) for u in range(c0, c1)])  # strict: t < u
         ki = np.array([sum(pair(u, t) for u in range(t + 1, c1)) for t in range(c0, c1)])  # strict: u > t
         for i in range(c1 - c0):

@@ -97,9 +97,10 @@ __global__ void __launch_bounds__(32 * DG_HEADS) dg3_kernel(const sgla_dg3params
             parts_load(p.e, p.nyq, p.ld, r, on, ve[k]), parts_load(p.u, p.nyk, p.ld, r, on, vu[k]);
             parts_load(p.ei, p.nyq, p.ld, r, on, vei[k]), parts_load(p.ui, p.nyk, p.ld, r, on, vui[k]);
         }
-        const float *xp = p.xc + ((slot0 + c) * p.H + h) * p.nyk * 4;
+        const float *xp = p.xc + ((slot0 + c) * p.H + h) * p.nyk * SGLA_XC_STRIDE;
 #pragma unroll
-        for (int i = 0; i < 4 * NP; i++) vx[i] = hin && i < 4 * p.nyk ? xp[i] : 0.f;
+        for (int i = 0; i < 4 * NP; i++) vx[i] = hin && i < 4 * p.nyk ? xp[(i >> 2) * SGLA_XC_STRIDE + (i & 3)] : 0.f;
+        const float xn = hin ? xp[4] : 0.f; /* 1: vx is s <R_c, S_{c+1}>, from which the chunk's u goes */
 #pragma unroll
         for (int k = 0; k < 2; k++) {
             const int i = tr + 32 * k;
@@ -113,6 +114,12 @@ __global__ void __launch_bounds__(32 * DG_HEADS) dg3_kernel(const sgla_dg3params
         float e0 = tile[0][lane][warp], e1 = tile[0][lane + 32][warp];
         float u0 = tile[1][lane][warp], u1 = tile[1][lane + 32][warp];
         float d0 = tile[2][lane][warp], d1 = tile[2][lane + 32][warp];
+        if (xn != 0.f) { /* X_c = s <R_c, S_{c+1}> - the chunk's u (chunk_fwd.cuh: blob_kept) */
+            float ut = u0 + u1;
+#pragma unroll
+            for (int m = 16; m > 0; m >>= 1) ut += __shfl_xor_sync(0xffffffffu, ut, m);
+            X -= ut;
+        }
         sgla_warp_suffix64(e0, e1, lane);
         sgla_warp_suffix64(d0, d1, lane);
         sgla_warp_prefix64_excl(u0, u1, lane);

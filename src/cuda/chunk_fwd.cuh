@@ -216,6 +216,7 @@ template <class Sh> static __device__ __forceinline__ int bar_o(int wo) { return
 struct ChunkWork {
     int64_t nh, seg, h, bidx, t0, len, row0;
     int v0, nchunks, outputs;
+    int wend; /* the item ends where its sequence or time window does (the backward's blob_kept) */
     const float *gg; /* g of the block's first token (stride H), or NULL without gate g */
     float gl2;       /* g_gamma[h] in log2 units (gate g_gamma) */
 };
@@ -312,12 +313,14 @@ static __device__ __forceinline__ int chunk_work(const sgla_kparams &p, ChunkWor
     w.v0 = col * BV;
     int64_t t1;
     sgla_seq_range(&p, n, &w.bidx, &w.t0, &t1);
+    const int64_t st0 = w.t0, st1 = t1;
     if (p.nseg > 1 || p.seg_len > 0) { /* a split's segment, or one window (nseg = 1) */
         if (p.mode == 1 && w.seg == seg_unneeded<BW>(p)) return 0;
         const int64_t a = w.t0 + p.seg_off + w.seg * p.seg_len;
         w.t0 = a < t1 ? a : t1;
         t1 = w.t0 + p.seg_len < t1 ? w.t0 + p.seg_len : t1;
     }
+    w.wend = t1 == st1 || t1 - st0 == p.blob_t0 + p.blob_T;
     w.outputs = p.mode != 1;
     if (p.pidx) { /* a state pool: padded rows and short sequences are the pool kernel's (pool_fwd.cu) */
         const int64_t s = pool_slot(p, n);
@@ -933,22 +936,41 @@ static __device__ __forceinline__ void store_state16(const float (&S)[Sh::MT][Sh
     sgla_fence_proxy_async(); /* these stores are read next by wgmma */
 }
 
-/* chunk ci's (slot, head, column block) index in the BW passes' per-chunk arrays, its slot that of a
- * sequence of T tokens from token t_from (p.T and 0; the blob: a time window's under a cap) */
-static __device__ __forceinline__ int64_t chunk_item(const sgla_kparams &p, const ChunkWork &w, int ci, int64_t T,
-                                                     int64_t t_from)
-{
-    return (sgla_chunk_slot(w.bidx, T, w.t0 - t_from, w.nh / p.H, ci) * p.H + w.h) * gridDim.x + blockIdx.x; /* (not in the persistent grid) */
-}
-/* where chunk ci's 16-bit state copy lives, and its X_c (one value per state warp) */
-template <class Sh>
-static __device__ __forceinline__ unsigned char *state_blob(const sgla_kparams &p, const ChunkWork &w, int ci)
-{
-    return p.sblob + chunk_item(p, w, ci, p.blob_T, p.blob_t0) * (int64_t)Sh::SBYTES;
-}
+/* chunk ci's X_c (one value per state warp, and its form) at its (slot, head, column block) */
 static __device__ __forceinline__ float *state_xc(const sgla_kparams &p, const ChunkWork &w, int ci)
 {
-    return p.xc + chunk_item(p, w, ci, p.T, 0) * 4;
+    const int64_t item = (sgla_chunk_slot(w.bidx, p.T, w.t0, w.nh / p.H, ci) * p.H + w.h) * gridDim.x + blockIdx.x; /* (not in the persistent grid) */
+    return p.xc + item * SGLA_XC_STRIDE;
+}
+/* Every other chunk's copy.  With S_c the state entering chunk c and U_c its chunk's own part of the next,
+ * S_{c+1} = exp(b_L) S_c + U_c, so X_c = s exp(b_L) <R_c, S_c> = s <R_c, S_{c+1}> - s <R_c, U_c>, and the
+ * last term is the chunk's sum of u (k . dk through the carried state), which dg3 has in fp32.  So an odd
+ * chunk (counted from its window's, or sequence's, first) reads the next chunk's copy, the one its even
+ * neighbour read a step before (L2 still holds it), and the time-order pass writes half the copies into
+ * half the slots.  It cancels inside one chunk only (the error is bf16's of the chunk's own u terms, which
+ * its rows add anyway; docs/numerics.md section 8).  The window's or sequence's last chunk has no next
+ * copy: it keeps its own.  blob_c0: the item's first chunk counted from the window's first. */
+static __device__ __forceinline__ int64_t blob_c0(const sgla_kparams &p, const ChunkWork &w)
+{
+    return p.nseg > 1 || p.seg_len > 0 ? (p.seg_off - p.blob_t0 + w.seg * p.seg_len) / 64 : 0;
+}
+/* chunk ci's copy is kept (the time-order pass), and chunk ci's X_c goes through the next one's (the reverse) */
+static __device__ __forceinline__ bool blob_kept(int64_t c0, const ChunkWork &w, int ci)
+{
+    return !((c0 + ci) & 1) || (w.wend && ci + 1 == w.nchunks);
+}
+static __device__ __forceinline__ bool xc_next(int64_t c0, const ChunkWork &w, int ci) { return !blob_kept(c0, w, ci); }
+/* where chunk ci's copy lives: F = P0 + n, the slot sgla_chunk_slot gives the window's first chunk (a
+ * sequence of blob_T tokens from blob_t0; F_{n+1} >= F_n + its chunks), halved, plus n, then one slot a
+ * kept chunk (an odd last one takes the slot after its even neighbour's).  The + n keeps sequences apart
+ * where one ends inside the 64-token block the next starts in (F_n + chunks = F_{n+1}: without it a
+ * sequence of an even chunk count's last slot was the next one's first); bwd3_layout counts them. */
+template <class Sh>
+static __device__ __forceinline__ unsigned char *state_blob(const sgla_kparams &p, const ChunkWork &w, int64_t c0, int ci)
+{
+    const int64_t n = w.nh / p.H, F = (w.bidx * p.blob_T + w.t0 - p.blob_t0) / 64 - c0 + n, cr = c0 + ci;
+    const int64_t slot = F / 2 + n + (cr + 1) / 2;
+    return p.sblob + ((slot * p.H + w.h) * gridDim.x + blockIdx.x) * (int64_t)Sh::SBYTES;
 }
 /* A chunk's state copy is laid out for the state warpgroup's threads, not as a matrix: the time-order
  * (dq) pass and the reverse (dk) pass hold the state (V x K in both) in the same fragments, so thread
@@ -967,10 +989,10 @@ template <class Sh> struct BlobLayout {
 };
 /* the time-order pass: this thread's part of the state entering chunk ci, from its registers */
 template <class E, class Sh>
-static __device__ __forceinline__ void blob_out(const sgla_kparams &p, const ChunkWork &w, int ci,
+static __device__ __forceinline__ void blob_out(const sgla_kparams &p, const ChunkWork &w, int64_t c0, int ci,
                                                 const float (&S)[Sh::MT][Sh::NR], int t)
 {
-    uint4 *dst = (uint4 *)state_blob<Sh>(p, w, ci) + t;
+    uint4 *dst = (uint4 *)state_blob<Sh>(p, w, c0, ci) + t;
 #pragma unroll
     for (int u = 0; u < BlobLayout<Sh>::NW / 4; u++) {
         const float *x = BlobLayout<Sh>::frag(S, u);
@@ -1017,14 +1039,16 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                 }
             }
     }
-    /* BW: the time-order pass writes every chunk's state copy; the reverse pass reads it */
+    /* BW: the time-order pass writes every other chunk's state copy (blob_kept); the reverse pass reads them */
     const bool blob_w = BW == 1 && p.sblob != nullptr && outs, blob_r = BW >= 3 && p.xc != nullptr && outs;
+    const int64_t bc0 = BW != 0 ? blob_c0(p, w) : 0;
     if (outs && w.nchunks >= 1) {
         const int sb = g0 & (Sh::NSB - 1); /* 0 but in a persistent grid's later items */
         if (PT && g0 > 0) sgla_bar_sync(bar_s_free<Sh>(sb), 256);
         store_state16<E, Sh>(S, a.S + sb * Sh::SBYTES + st_off);
         sgla_bar_arrive(bar_s_ready<Sh>(sb), 256);
-        if (blob_w) blob_out<E, Sh>(p, w, chunk_index<BW>(w, 0), S, tid - 128 * Sh::NO);
+        if (blob_w && blob_kept(bc0, w, chunk_index<BW>(w, 0)))
+            blob_out<E, Sh>(p, w, bc0, chunk_index<BW>(w, 0), S, tid - 128 * Sh::NO);
     }
     /* K^T fragments: ldmatrix.trans of core matrices (keys 16 kk + 8 (j >> 1) .. + 7) x
      * (features 64 mt + 16 wl + 8 (j & 1) .. + 7), j = lane / 8; registers 0, 1 hold keys
@@ -1040,7 +1064,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
     constexpr int NU = BlobLayout<Sh>::NW / 4;
     constexpr bool XEARLY = NU <= 4;
     const auto blob_load = [&](uint4 (&xs)[NU], int ci) {
-        const uint4 *gsrc = (const uint4 *)state_blob<Sh>(p, w, ci) + (tid - 128 * Sh::NO);
+        const uint4 *gsrc = (const uint4 *)state_blob<Sh>(p, w, bc0, ci) + (tid - 128 * Sh::NO);
 #pragma unroll
         for (int u = 0; u < NU; u++) xs[u] = __ldg(gsrc + u * 128);
     };
@@ -1049,8 +1073,9 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         const bool trc = (tid & 127) == 0 && MW == Sh::MT; /* chunk_trace's thread (not a first pass's half) */
         if (trc) chunk_trace<BW>(p, 2, c, 0);
         uint4 xs[NU];
+        const bool xn = BW >= 2 && xc_next(bc0, w, ci); /* X_c through chunk ci + 1's copy */
         if constexpr (BW >= 2 && XEARLY)
-            if (blob_r) blob_load(xs, ci);
+            if (blob_r) blob_load(xs, ci + xn);
         const float bC = chunk_top<Sh, PS, GB>(p, w, sm, a, s, g0 + c, ci, lane, bw);
         if (trc) chunk_trace<BW>(p, 2, c, 1);
         const uint32_t ks = stage_q<Sh>(a, s) + Sh::QBYTES, vs = ks + Sh::QBYTES;
@@ -1063,14 +1088,17 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                  * the copies before their loads, which read them from DRAM again (docs/perf.md, session 40) */
                 constexpr int PF = 1;
                 if (tid == 128 * Sh::NO)
-                    for (int d = c == 0 ? 0 : PF; d <= PF; d++)
-                        if (c + d < w.nchunks) sgla_prefetch_l2(state_blob<Sh>(p, w, chunk_index<BW>(w, c + d)), Sh::SBYTES);
-                /* X_c = scale exp(b_L) <this state, the time-order pass's>, per warp: this thread's words of
+                    for (int d = c == 0 ? 0 : PF; d <= PF; d++) {
+                        const int cd = chunk_index<BW>(w, c + d); /* the copy it reads */
+                        if (c + d < w.nchunks) sgla_prefetch_l2(state_blob<Sh>(p, w, bc0, cd + xc_next(bc0, w, cd)), Sh::SBYTES);
+                    }
+                /* X_c = scale exp(b_L) <this state, the time-order pass's> (or scale <this state, the next
+                 * chunk's>: xn, blob_kept), per warp: this thread's words of
                  * the copy read from global memory into registers (staged in shared memory the copy cost a TMA
                  * stage at K = V = 128 and ran 3% slower: docs/perf.md) */
                 /* every load in flight before the first use, and four sums (one chain of 128 FMAs behind
                  * loads issued as registers freed was half the state's chunk: docs/perf.md, session 21) */
-                if constexpr (!XEARLY) blob_load(xs, ci);
+                if constexpr (!XEARLY) blob_load(xs, ci + xn);
                 float pt[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
                 for (int u = 0; u < NU; u++) {
@@ -1086,7 +1114,11 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                 float part = (pt[0] + pt[1]) + (pt[2] + pt[3]);
 #pragma unroll
                 for (int off = 16; off > 0; off >>= 1) part += __shfl_xor_sync(0xffffffffu, part, off);
-                if (lane == 0) state_xc(p, w, ci)[wl] = part * p.scale * sgla_exp2(bC);
+                if (lane == 0) {
+                    float *x = state_xc(p, w, ci);
+                    x[wl] = part * (xn ? p.scale : p.scale * sgla_exp2(bC));
+                    if (wl == 0) x[4] = xn ? 1.f : 0.f; /* dg3 subtracts the chunk's u */
+                }
             }
         }
         if (trc) chunk_trace<BW>(p, 2, c, 5);
@@ -1217,7 +1249,8 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
             store_state16<E, Sh>(S, a.S + sb * Sh::SBYTES + st_off);
             sgla_bar_arrive(bar_s_ready<Sh>(sb), 256);
             if (trc) chunk_trace<BW>(p, 2, c, 4);
-            if (blob_w) blob_out<E, Sh>(p, w, chunk_index<BW>(w, c + 1), S, tid - 128 * Sh::NO);
+            if (blob_w && blob_kept(bc0, w, chunk_index<BW>(w, c + 1)))
+                blob_out<E, Sh>(p, w, bc0, chunk_index<BW>(w, c + 1), S, tid - 128 * Sh::NO);
         }
         s = s + 1 == Sh::ST ? 0 : s + 1;
     }

@@ -1538,10 +1538,12 @@ static void bwd3_layout(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
     size_t off = 0;
     const size_t sb = align256((size_t)(nhc * kv) * sizeof(float));
     const int64_t slots = sgla_bwd_tc_slots(d->B, d->T, N);
-    /* windows of whole chunks; the blob's slots then sgla_chunk_slot's over a window of tlen tokens,
-     * n (tlen / 64 + 1) + c (chunk_fwd.cuh: state_blob) */
+    /* the blob keeps every other chunk's state (chunk_fwd.cuh: state_blob): sequence n's from slot
+     * F / 2 + n, F = its first chunk's sgla_chunk_slot (rows of T tokens, or of a window's tlen), one
+     * a kept chunk; F + chunks <= tokens / 64 + N + 1, so every slot is below (tokens / 64 + N + 1) / 2 + N + 1 */
+    const auto blob_slots = [N](int64_t tokens) { return (tokens / 64 + N + 1) / 2 + N + 1; };
     pl->tseg = 1, pl->tlen = 0;
-    int64_t bslots = slots;
+    int64_t bslots = blob_slots(d->B * d->T);
     size_t seg_ws = pl->seg_ws;
     if (tseg > 1) { /* windows of whole segments of whole chunks: the passes' split (tsplit) inside each */
         const int64_t unit = 64 * pl->tsplit;
@@ -1549,15 +1551,15 @@ static void bwd3_layout(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
         tlen = (tlen + unit - 1) / unit * unit;
         pl->tseg = (int)((d->T + tlen - 1) / tlen);
         pl->tlen = tlen;
-        bslots = N * (tlen / 64 + 1); /* sgla_chunk_slot on a sequence of tlen tokens: n (tlen / 64 + 1) + c */
+        bslots = blob_slots(N * tlen); /* a window's: rows of tlen tokens */
         if (pl->tsplit > 1 && split_ws(pl->tsplit, nhc, kv) > seg_ws) seg_ws = split_ws(pl->tsplit, nhc, kv);
     }
     pl->off_dot = off; /* e, ei [nyq][rows]; u, ui [nyk][rows] */
     if (pl->need_dg) off += align256((size_t)(2 * (pl->nyq + pl->nyk) * pl->rows) * sizeof(float));
-    pl->off_blob = off; /* the dq pass's 16-bit state of every chunk */
+    pl->off_blob = off; /* the dq pass's 16-bit state of every other chunk */
     if (pl->need_dg) off += align256((size_t)(bslots * d->H * kv) * 2);
     pl->off_xc = off;
-    if (pl->need_dg) off += align256((size_t)(slots * d->H * pl->nyk * 4) * sizeof(float));
+    if (pl->need_dg) off += align256((size_t)(slots * d->H * pl->nyk * SGLA_XC_STRIDE) * sizeof(float));
     pl->off_h0T = off;
     if (d->h0) off += sb;
     pl->off_dht = off;

@@ -102,7 +102,7 @@ sgla_status sgla_dg_gamma_launch(const float *dg, int64_t BT_all, int64_t H, flo
 sgla_status sgla_state_copy(float *dst, int64_t dr, int64_t dc, const float *src, int64_t sr, int64_t sc, int64_t nhc,
                             int trans, float mul, cudaStream_t st);
 /* dg from the passes' fp32 side outputs (chunk_bwd3.cu): e, ei (dq pass: q.dq through the state and
- * the chunk's own part) [nyq][ld], u, ui (dk pass, k.dk) [nyk][ld], xc [chunk slots][H][nyk][4]. */
+ * the chunk's own part) [nyq][ld], u, ui (dk pass, k.dk) [nyk][ld], xc [chunk slots][H][nyk][SGLA_XC_STRIDE]. */
 typedef struct sgla_dg3params {
     const float *e, *ei, *u, *ui, *xc;
     int nyq, nyk;

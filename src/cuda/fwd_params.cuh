@@ -20,6 +20,8 @@ static __device__ __forceinline__ float sgla_carry_mul(float x, float e, float e
 #endif
 /* SGLA_GATE_FLOOR (core.h) in fp32: every chunked kernel takes max(g, this) */
 #define SGLA_GATE_FLOOR_F (-128.0f)
+/* the backward's xc: floats a chunk and column block (the state warps' four parts, the flag; kparams) */
+#define SGLA_XC_STRIDE 8
 
 enum { SGLA_GATE_NONE = 0, SGLA_GATE_GAMMA = 1, SGLA_GATE_G = 2 };
 
@@ -69,7 +71,10 @@ typedef struct sgla_kparams {
      * state entering every chunk in the state warpgroup's fragment order (BlobLayout in chunk_fwd.cuh),
      * written by the time-order pass (BW = 1)
      * and read by the reverse one (BW = 2), which puts scale exp(b_L) <its state, that one> of every
-     * chunk, per state warp, into xc.  Both indexed by chunk slot (sgla_bwd_tc_slots); the blob,
+     * chunk, per state warp, into xc (SGLA_XC_STRIDE floats a chunk and column block: the four warps'
+     * parts, then 1 where they are scale <its state, the next chunk's copy>, from which dg3 takes the
+     * chunk's u; the time-order pass then keeps only the copies read: blob_kept in chunk_fwd.cuh).
+     * xc indexed by chunk slot (sgla_bwd_tc_slots); the blob (half as many: state_blob),
      * by the slot of its chunk in a sequence of blob_T tokens from token blob_t0 (T and 0, or a time
      * window's length and first token: dense batches, the window's segments if split), so that it
      * holds one window's states.  ht_raw: the merged pass (BW = 4) writes

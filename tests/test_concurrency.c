@@ -329,9 +329,9 @@ enum { MAX_TASKS = 256 };
 
 /* Joined workers are not the last of their threads: each worker that ran a call on several threads
  * owned an OpenMP pool, whose threads leave (freeing their memory) after it exits.  Under ASan a fork
- * while one of them frees hangs the child as above (seen once in ~100 ASan runs: round 2 of seed
- * 156668415), so the fork waits until no thread is left but those of `before` (the ids taken before
- * the workers started; at most 10 s). */
+ * while one of them frees would hang the child as above (the likely cause of a hang seen once, round 2
+ * of seed 156668415, which replays did not repeat), so the fork waits until no thread is left but
+ * those of `before` (the ids taken before the workers started; at most 10 s). */
 static void settle_threads(const long *before, int nb)
 {
     for (int i = 0; i < 10000 && nb > 0; i++) {

@@ -198,8 +198,8 @@ static void workspace_limit(tu_rng *r)
             if (pass == 1) {
                 TU_CHECK(need <= b.workspace_limit && need <= win, "workspace_limit %zu: the plan takes %zu (two windows %zu)",
                          b.workspace_limit, need, win);
-                printf("backward workspace at 8x2048x33, K=64, V=128, g, h0, dht: %zu bytes, %zu under a limit of %zu\n",
-                       full, need, b.workspace_limit);
+                printf("backward workspace at %lldx%lldx%lld, K=%lld, V=%lld, g, h0, dht: %zu bytes, %zu under a limit of %zu\n",
+                       (long long)B, (long long)T, (long long)H, (long long)K, (long long)V, full, need, b.workspace_limit);
             }
         }
         for (int i = 0; i < 5; i++) {

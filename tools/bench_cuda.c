@@ -324,6 +324,10 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
                 : win    ? sgla_cuda_backward_windows(&bd, win, &wsb)
                 : forced ? sgla_cuda_backward_forced_workspace(&bd, a->bwd_path, a->split, &wsb)
                          : sgla_backward_workspace_size(&bd, SGLA_BACKEND_CUDA, &wsb);
+            if (r == SGLA_OK && a->bwd_capped && wsb > 1) { /* the plan a cap just below it takes */
+                bd.workspace_limit = wsb - 1;
+                r = sgla_backward_workspace_size(&bd, SGLA_BACKEND_CUDA, &wsb);
+            }
             if (r == SGLA_OK && wsb) BC(cudaMalloc(&ws, wsb));
             bd.workspace = ws, bd.workspace_bytes = wsb;
             for (int i = 0; r == SGLA_OK && i < warm + iters; i++) {

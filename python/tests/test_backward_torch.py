@@ -182,12 +182,13 @@ def test_cuda_autograd_vs_fp64(dtype, gate):
 
 @pytest.mark.gpu
 def test_cuda_backward_workspace_limit():
-    """A cap on the backward's workspace (sgla.set_backward_workspace_limit): under it the chunk
-    states are kept a time window at a time (Hopper), dk and dv come out in the same bits and dq
-    and dg within 1e-3; torch's allocator peaks lower; a cap nothing fits raises."""
+    """A cap on the backward's workspace (sgla.set_backward_workspace_limit): under it every other
+    chunk's state is kept, a time window at a time (Hopper); dk and dv come out in the same bits, dq
+    within 1e-3 and dg within 1e-2 (the odd chunks' X_c through the next chunk's copy); torch's
+    allocator peaks lower; a cap nothing fits raises."""
     # 128 (sequence, head) pairs fill the GPU without a split along time.  The plain plan keeps every
-    # other chunk's 16-bit state (~141 MB here, ~160 MB in all); windows add three fp32 states a pair
-    # (~8.4 MB each), so the 110 MiB cap takes three windows (~106 MB); at T = 2048 no plan saved 30 MB
+    # chunk's 16-bit state (~270 MB here), every other chunk's ~141 MB (~160 MB in all); windows add three
+    # fp32 states a pair (~8.4 MB each), so the 110 MiB cap takes three windows (~106 MB)
     q, k, v, g, _, h0, _ = t_inputs(8, 8, 4096, 16, 128, 128, torch.bfloat16, device="cuda")
     do = torch.randn(q.shape, device="cuda", dtype=q.dtype)
     args = [x.detach() for x in (q, k, v)] + [do]
@@ -216,7 +217,7 @@ def test_cuda_backward_workspace_limit():
             assert torch.equal(a, b), name
         else:
             e = float((a.double() - b.double()).norm() / b.double().norm())
-            assert e <= 1e-3, f"{name}: {e:.3g} from the uncapped backward"
+            assert e <= (1e-2 if name in ("dg", "dg_gamma") else 1e-3), f"{name}: {e:.3g} from the uncapped backward"
     major = torch.cuda.get_device_capability()[0]
     if major == 9:  # the three passes (Hopper): the cap moved the peak
         assert peak1 < peak0 - (30 << 20), f"peak {peak1} with the cap, {peak0} without"

@@ -942,7 +942,7 @@ static __device__ __forceinline__ float *state_xc(const sgla_kparams &p, const C
     const int64_t item = (sgla_chunk_slot(w.bidx, p.T, w.t0, w.nh / p.H, ci) * p.H + w.h) * gridDim.x + blockIdx.x; /* (not in the persistent grid) */
     return p.xc + item * SGLA_XC_STRIDE;
 }
-/* Every other chunk's copy.  With S_c the state entering chunk c and U_c its chunk's own part of the next,
+/* Every other chunk's copy (p.blob_half; else every chunk keeps its own).  With S_c the state entering chunk c and U_c its chunk's own part of the next,
  * S_{c+1} = exp(b_L) S_c + U_c, so X_c = s exp(b_L) <R_c, S_c> = s <R_c, S_{c+1}> - s <R_c, U_c>, and the
  * last term is the chunk's sum of u (k . dk through the carried state), which dg3 has in fp32.  So an odd
  * chunk (counted from its window's, or sequence's, first) reads the next chunk's copy, the one its even
@@ -955,21 +955,24 @@ static __device__ __forceinline__ int64_t blob_c0(const sgla_kparams &p, const C
     return p.nseg > 1 || p.seg_len > 0 ? (p.seg_off - p.blob_t0 + w.seg * p.seg_len) / 64 : 0;
 }
 /* chunk ci's copy is kept (the time-order pass), and chunk ci's X_c goes through the next one's (the reverse) */
-static __device__ __forceinline__ bool blob_kept(int64_t c0, const ChunkWork &w, int ci)
+static __device__ __forceinline__ bool blob_kept(const sgla_kparams &p, int64_t c0, const ChunkWork &w, int ci)
 {
-    return !((c0 + ci) & 1) || (w.wend && ci + 1 == w.nchunks);
+    return !p.blob_half || !((c0 + ci) & 1) || (w.wend && ci + 1 == w.nchunks);
 }
-static __device__ __forceinline__ bool xc_next(int64_t c0, const ChunkWork &w, int ci) { return !blob_kept(c0, w, ci); }
+static __device__ __forceinline__ bool xc_next(const sgla_kparams &p, int64_t c0, const ChunkWork &w, int ci)
+{
+    return !blob_kept(p, c0, w, ci);
+}
 /* where chunk ci's copy lives: F = P0 + n, the slot sgla_chunk_slot gives the window's first chunk (a
- * sequence of blob_T tokens from blob_t0; F_{n+1} >= F_n + its chunks), halved, plus n, then one slot a
- * kept chunk (an odd last one takes the slot after its even neighbour's).  The + n keeps sequences apart
+ * sequence of blob_T tokens from blob_t0; F_{n+1} >= F_n + its chunks), plus the chunk's index (every
+ * chunk kept), or with blob_half F halved, plus n, then one slot a kept chunk (an odd last one takes the slot after its even neighbour's).  The + n keeps sequences apart
  * where one ends inside the 64-token block the next starts in (F_n + chunks = F_{n+1}: without it a
  * sequence of an even chunk count's last slot was the next one's first); bwd3_layout counts them. */
 template <class Sh>
 static __device__ __forceinline__ unsigned char *state_blob(const sgla_kparams &p, const ChunkWork &w, int64_t c0, int ci)
 {
     const int64_t n = w.nh / p.H, F = (w.bidx * p.blob_T + w.t0 - p.blob_t0) / 64 - c0 + n, cr = c0 + ci;
-    const int64_t slot = F / 2 + n + (cr + 1) / 2;
+    const int64_t slot = p.blob_half ? F / 2 + n + (cr + 1) / 2 : F + cr; /* F + cr: sgla_chunk_slot's */
     return p.sblob + ((slot * p.H + w.h) * gridDim.x + blockIdx.x) * (int64_t)Sh::SBYTES;
 }
 /* A chunk's state copy is laid out for the state warpgroup's threads, not as a matrix: the time-order
@@ -1039,7 +1042,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                 }
             }
     }
-    /* BW: the time-order pass writes every other chunk's state copy (blob_kept); the reverse pass reads them */
+    /* BW: the time-order pass writes the chunks' state copies (every other one: blob_kept); the reverse pass reads them */
     const bool blob_w = BW == 1 && p.sblob != nullptr && outs, blob_r = BW >= 3 && p.xc != nullptr && outs;
     const int64_t bc0 = BW != 0 ? blob_c0(p, w) : 0;
     if (outs && w.nchunks >= 1) {
@@ -1047,7 +1050,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         if (PT && g0 > 0) sgla_bar_sync(bar_s_free<Sh>(sb), 256);
         store_state16<E, Sh>(S, a.S + sb * Sh::SBYTES + st_off);
         sgla_bar_arrive(bar_s_ready<Sh>(sb), 256);
-        if (blob_w && blob_kept(bc0, w, chunk_index<BW>(w, 0)))
+        if (blob_w && blob_kept(p, bc0, w, chunk_index<BW>(w, 0)))
             blob_out<E, Sh>(p, w, bc0, chunk_index<BW>(w, 0), S, tid - 128 * Sh::NO);
     }
     /* K^T fragments: ldmatrix.trans of core matrices (keys 16 kk + 8 (j >> 1) .. + 7) x
@@ -1073,7 +1076,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
         const bool trc = (tid & 127) == 0 && MW == Sh::MT; /* chunk_trace's thread (not a first pass's half) */
         if (trc) chunk_trace<BW>(p, 2, c, 0);
         uint4 xs[NU];
-        const bool xn = BW >= 2 && xc_next(bc0, w, ci); /* X_c through chunk ci + 1's copy */
+        const bool xn = BW >= 2 && xc_next(p, bc0, w, ci); /* X_c through chunk ci + 1's copy */
         if constexpr (BW >= 2 && XEARLY)
             if (blob_r) blob_load(xs, ci + xn);
         const float bC = chunk_top<Sh, PS, GB>(p, w, sm, a, s, g0 + c, ci, lane, bw);
@@ -1090,7 +1093,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
                 if (tid == 128 * Sh::NO)
                     for (int d = c == 0 ? 0 : PF; d <= PF; d++) {
                         const int cd = chunk_index<BW>(w, c + d); /* the copy it reads */
-                        if (c + d < w.nchunks) sgla_prefetch_l2(state_blob<Sh>(p, w, bc0, cd + xc_next(bc0, w, cd)), Sh::SBYTES);
+                        if (c + d < w.nchunks) sgla_prefetch_l2(state_blob<Sh>(p, w, bc0, cd + xc_next(p, bc0, w, cd)), Sh::SBYTES);
                     }
                 /* X_c = scale exp(b_L) <this state, the time-order pass's> (or scale <this state, the next
                  * chunk's>: xn, blob_kept), per warp: this thread's words of
@@ -1249,7 +1252,7 @@ static __device__ __forceinline__ void chunk_state(const sgla_kparams &p, const 
             store_state16<E, Sh>(S, a.S + sb * Sh::SBYTES + st_off);
             sgla_bar_arrive(bar_s_ready<Sh>(sb), 256);
             if (trc) chunk_trace<BW>(p, 2, c, 4);
-            if (blob_w && blob_kept(bc0, w, chunk_index<BW>(w, c + 1)))
+            if (blob_w && blob_kept(p, bc0, w, chunk_index<BW>(w, c + 1)))
                 blob_out<E, Sh>(p, w, bc0, chunk_index<BW>(w, c + 1), S, tid - 128 * Sh::NO);
         }
         s = s + 1 == Sh::ST ? 0 : s + 1;

@@ -1513,6 +1513,11 @@ typedef struct bwd3_plan {
     int64_t tlen;
     size_t off_tst, off_chain;
     int need_dg;
+    /* the dq pass keeps every other chunk's 16-bit state (chunk_fwd.cuh: blob_kept), else every chunk's:
+     * half the blob's bytes and ~10 % of the backward's time, but dg's error 1.5-1.9x (an odd chunk's X_c
+     * cancels the chunk's own u terms, docs/numerics.md section 8).  A workspace cap's first saving, and
+     * the memory-lean calls' (windows, batch groups); plain calls keep every chunk's */
+    int half;
     int merged; /* dv in the dk pass (BW = 4): K = V, one column block holds the whole state */
     int qtile;  /* the dq pass takes q by TMA for q . dq (instance [4]) */
     size_t off_gb; /* gate g: b (gate_b.cu) for the three passes, gb_ld token rows a head */
@@ -1538,10 +1543,13 @@ static void bwd3_layout(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
     size_t off = 0;
     const size_t sb = align256((size_t)(nhc * kv) * sizeof(float));
     const int64_t slots = sgla_bwd_tc_slots(d->B, d->T, N);
-    /* the blob keeps every other chunk's state (chunk_fwd.cuh: state_blob): sequence n's from slot
-     * F / 2 + n, F = its first chunk's sgla_chunk_slot (rows of T tokens, or of a window's tlen), one
-     * a kept chunk; F + chunks <= tokens / 64 + N + 1, so every slot is below (tokens / 64 + N + 1) / 2 + N + 1 */
-    const auto blob_slots = [N](int64_t tokens) { return (tokens / 64 + N + 1) / 2 + N + 1; };
+    /* the blob's slots (chunk_fwd.cuh: state_blob): sequence n's from F = its first chunk's sgla_chunk_slot
+     * (rows of T tokens, or of a window's tlen), one a chunk, F + chunks <= tokens / 64 + N + 1; with half,
+     * from F / 2 + n, one a kept chunk, so every slot is below (tokens / 64 + N + 1) / 2 + N + 1 */
+    const int half = pl->half;
+    const auto blob_slots = [N, half](int64_t tokens) {
+        return half ? (tokens / 64 + N + 1) / 2 + N + 1 : tokens / 64 + N + 1;
+    };
     pl->tseg = 1, pl->tlen = 0;
     int64_t bslots = blob_slots(d->B * d->T);
     size_t seg_ws = pl->seg_ws;
@@ -1556,7 +1564,7 @@ static void bwd3_layout(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
     }
     pl->off_dot = off; /* e, ei [nyq][rows]; u, ui [nyk][rows] */
     if (pl->need_dg) off += align256((size_t)(2 * (pl->nyq + pl->nyk) * pl->rows) * sizeof(float));
-    pl->off_blob = off; /* the dq pass's 16-bit state of every other chunk */
+    pl->off_blob = off; /* the dq pass's 16-bit state of every chunk, or of every other one (half) */
     if (pl->need_dg) off += align256((size_t)(bslots * d->H * kv) * 2);
     pl->off_xc = off;
     if (pl->need_dg) off += align256((size_t)(slots * d->H * pl->nyk * SGLA_XC_STRIDE) * sizeof(float));
@@ -1591,7 +1599,7 @@ static void bwd3_layout(const sgla_backward_desc *b, bwd3_plan *pl, int tseg)
 
 /* 1 and *pl filled where the three passes serve b (force_nseg as for the tensor-core path), else 0
  * (the caller falls back to bwd_plan_of's path, or refuses a forced path 3) */
-static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int force_nseg, bwd3_plan *pl)
+static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int force_nseg, bwd3_plan *pl, int half = 0)
 {
     const sgla_forward_desc *d = b->fwd;
     memset(pl, 0, sizeof *pl);
@@ -1609,6 +1617,7 @@ static int bwd3_plan_of(const sgla_backward_desc *b, const device_facts *f, int 
     dp.K = pl->Kp, dp.V = pl->Vp;
     pl->rows = d->B * d->T * d->H;
     pl->need_dg = (d->g && b->dg) || (d->g_gamma && b->dg_gamma);
+    pl->half = half;
     /* fp16 rounds the pair weights of the passes' products to zero below 6e-8, and where decays are
      * steep the gate's gradient is made of such pairs alone: the mma.sync path keeps them in fp32 */
     if (pl->need_dg && d->dtype == SGLA_F16) return 0;
@@ -1693,7 +1702,7 @@ static int bwd3_groups(const sgla_backward_desc *b, const device_facts *f, bwd3_
         sgla_backward_desc gb;
         bwd3_group_desc(b, gB, i ? G - 1 : 0, &gf, &gb);
         bwd3_plan gp;
-        if (!bwd3_plan_of(&gb, f, 0, &gp)) return 0;
+        if (!bwd3_plan_of(&gb, f, 0, &gp, pl->half)) return 0;
         if (gp.bytes > most) most = gp.bytes;
     }
     pl->groups = G, pl->gB = gB, pl->gbytes = align256(most);
@@ -1817,6 +1826,7 @@ static sgla_status bwd3_run(const sgla_backward_desc *b, const bwd3_plan *pl, un
     p.cu = d->cu_seqlens;
     p.T = d->T;
     p.blob_T = d->T; /* the blob's slots those of the sequence (a time window's under a cap) */
+    p.blob_half = pl->half;
     p.H = d->H;
     p.N = N;
     p.scale = s;
@@ -1907,7 +1917,7 @@ static sgla_status bwd3_run_groups(const sgla_backward_desc *b, const device_fac
         sgla_forward_desc gf;
         sgla_backward_desc gb;
         bwd3_group_desc(b, pl->gB, g, &gf, &gb);
-        if ((g == 0 || gf.B != pl->gB) && (!bwd3_plan_of(&gb, f, 0, &gp) || gp.bytes > pl->gbytes))
+        if ((g == 0 || gf.B != pl->gB) && (!bwd3_plan_of(&gb, f, 0, &gp, pl->half) || gp.bytes > pl->gbytes))
             return sgla_fail(SGLA_ERR_INTERNAL, "backward: batch group %d has no plan within its %zu bytes", g, pl->gbytes);
         rc = bwd3_run(&gb, &gp, ws, st, dgc ? dgc + g * gslots * d->H : NULL);
     }
@@ -1924,7 +1934,8 @@ static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_
         char why[192];
         const device_facts *f = current_device(why, sizeof why);
         if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
-        *three = bwd3_plan_of(b, f, force_nseg, p3);
+        /* the memory-lean calls (forced windows or groups) keep every other chunk's state, as a cap does */
+        *three = bwd3_plan_of(b, f, force_nseg, p3, force_tseg > 1 || force_groups > 1);
         if (force == 3 && !*three)
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the three-pass backward cannot serve this call (Hopper; bf16, or "
                              "fp16 without dg; K and V up to 256, multiples of 8; 16-byte aligned tensors; scale != 0)");
@@ -1935,11 +1946,17 @@ static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the backward in %d batch groups cannot serve this call (the "
                              "gate's gradient wanted, no cu_seqlens, twice the SMs' (sequence, head) pairs a group)",
                              force_groups);
-        /* under a workspace limit: the fewest batch groups whose workspace fits it (each group filling the
-         * SMs twice over: about the time of one call), else the fewest time windows */
+        /* under a workspace limit: every other chunk's state (half the blob, and faster), then with it the
+         * fewest batch groups whose workspace fits it (each group filling the SMs twice over: about the time
+         * of one call), else the fewest time windows */
         const size_t lim = b->workspace_limit;
         const int free_ = force_tseg <= 1 && force_groups <= 1;
         size_t least = p3->bytes; /* the least of the plans tried (a window's states grow with their count) */
+        if (*three && free_ && lim && p3->bytes > lim && p3->need_dg && !p3->half) {
+            p3->half = 1;
+            bwd3_layout(b, p3, 1);
+            if (p3->bytes < least) least = p3->bytes;
+        }
         for (int g = 2; *three && free_ && lim && p3->bytes > lim && g <= b->fwd->B; g++) {
             bwd3_plan x = *p3;
             if (!bwd3_groups(b, f, &x, g)) break;

@@ -73,8 +73,9 @@ typedef struct sgla_kparams {
      * and read by the reverse one (BW = 2), which puts scale exp(b_L) <its state, that one> of every
      * chunk, per state warp, into xc (SGLA_XC_STRIDE floats a chunk and column block: the four warps'
      * parts, then 1 where they are scale <its state, the next chunk's copy>, from which dg3 takes the
-     * chunk's u; the time-order pass then keeps only the copies read: blob_kept in chunk_fwd.cuh).
-     * xc indexed by chunk slot (sgla_bwd_tc_slots); the blob (half as many: state_blob),
+     * chunk's u; with blob_half the time-order pass keeps only the copies read: blob_kept in
+     * chunk_fwd.cuh).  xc indexed by chunk slot (sgla_bwd_tc_slots); the blob (half as many with
+     * blob_half: state_blob),
      * by the slot of its chunk in a sequence of blob_T tokens from token blob_t0 (T and 0, or a time
      * window's length and first token: dense batches, the window's segments if split), so that it
      * holds one window's states.  ht_raw: the merged pass (BW = 4) writes
@@ -86,6 +87,7 @@ typedef struct sgla_kparams {
     unsigned char *sblob;
     float *xc;
     int64_t blob_T, blob_t0;
+    int blob_half; /* 1: every other chunk's copy (a workspace cap's first saving; dg's error up to 1.6x) */
     int ht_raw;
     /* the feature sizes of q / k and v / o in memory where the kernel runs on larger K, V (their
      * rows then read as zero past them and are not written there); 0 means K, V.  Only the

@@ -390,10 +390,11 @@ int main(void)
         {BF, G, NEG30, 2, 300, 3, 64, 64, 1, 1, 0, 0},
         {BF, G, MIX30, 1, 500, 2, 256, 256, 1, 1, 0, 0},
     };
-    /* every other chunk's state copy (chunk_fwd.cuh: blob_kept), taken under a workspace cap just below
-     * the plain plan's: rows that end inside the 64-token block the next starts in, with an even chunk
-     * count (the last one kept beside its even neighbour's slot); steep gates, where an odd chunk's X_c ~ 0
-     * is the difference of two terms the size of its u; a packed batch (the last five also in `all`) */
+    /* every other chunk's state copy (chunk_fwd.cuh: blob_kept; sgla_cuda_backward_windows with one
+     * window, the plan a workspace cap takes first): rows that end inside the 64-token block the next
+     * starts in, with an even chunk count (the last one kept beside its even neighbour's slot); steep
+     * gates, where an odd chunk's X_c ~ 0 is the difference of two terms the size of its u; a packed
+     * batch (the last five also in `all`) */
     static const conform_case halves[] = {
         {BF, G, MIX30, 1, 300, 2, 64, 128, 1, 1, 0, 4},
         {BF, G, MILD, 2, 100, 2, 128, 128, 1, 1, 0, 0},
@@ -482,16 +483,16 @@ int main(void)
             conform_bwd_groups = 2;
             run_case(&grp_small, &r);
             conform_bwd_groups = 0;
-            conform_bwd_capped = 1; /* half the blob */
+            conform_bwd_tseg = 1; /* half the blob */
             run_case(&halves[0], &r);
-            conform_bwd_capped = 0;
+            conform_bwd_tseg = 0;
         }
     }
     if (!small) {
         if (hopper) {
-            conform_bwd_capped = 1;
+            conform_bwd_tseg = 1;
             for (size_t i = 0; i < sizeof halves / sizeof halves[0]; i++) run_case(&halves[i], &r);
-            conform_bwd_capped = 0;
+            conform_bwd_tseg = 0;
         }
         conform_bwd_path = 1;
         for (size_t i = 0; i < sizeof cores / sizeof cores[0]; i++) run_case(&cores[i], &r);

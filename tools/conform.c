@@ -494,7 +494,7 @@ static void check_cuda_backward(const conform_data *x, conform_bresult *res, voi
         res->status = conform_bwd_capped && res->status != SGLA_OK ? res->status
                       : conform_bwd_capped                   ? sgla_backward(&b, SGLA_BACKEND_CUDA)
                       : conform_bwd_groups > 1                 ? sgla_cuda_backward_groups(&b, conform_bwd_groups, NULL)
-                      : conform_bwd_tseg > 1                 ? sgla_cuda_backward_windows(&b, conform_bwd_tseg, NULL)
+                      : conform_bwd_tseg >= 1                ? sgla_cuda_backward_windows(&b, conform_bwd_tseg, NULL)
                       : conform_bwd_path || conform_bwd_nseg ? sgla_cuda_backward_forced(&b, conform_bwd_path, conform_bwd_nseg)
                                                              : sgla_backward(&b, SGLA_BACKEND_CUDA);
     }
@@ -525,6 +525,8 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
         else if (conform_bwd_groups > 1 && be == SGLA_BACKEND_CUDA)
             snprintf(res->label, sizeof res->label, "backward (three-pass, %d batch groups) %.140s", conform_bwd_groups,
                      tmp.label);
+        else if (conform_bwd_tseg == 1 && be == SGLA_BACKEND_CUDA)
+            snprintf(res->label, sizeof res->label, "backward (three-pass, every other chunk's state) %.140s", tmp.label);
         else if (conform_bwd_tseg > 1 && be == SGLA_BACKEND_CUDA)
             snprintf(res->label, sizeof res->label, "backward (three-pass, %d time windows) %.140s", conform_bwd_tseg,
                      tmp.label);

@@ -140,7 +140,8 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
 extern int conform_bwd_path;
 /* and its sequence split: 0 the usual one, 1 none, n segments */
 extern int conform_bwd_nseg;
-/* and, > 1, the three passes in that many time windows (sgla_cuda_backward_windows; the two above unread) */
+/* and, >= 1, the three passes in that many time windows, every other chunk's state kept (1: one window,
+ * the whole sequence; sgla_cuda_backward_windows; the two above unread) */
 extern int conform_bwd_tseg;
 /* and, > 1, the three passes in that many batch groups (sgla_cuda_backward_groups; the three above unread) */
 extern int conform_bwd_groups;

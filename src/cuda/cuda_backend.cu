@@ -1934,8 +1934,11 @@ static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_
         char why[192];
         const device_facts *f = current_device(why, sizeof why);
         if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
-        /* the memory-lean calls (forced windows or groups) keep every other chunk's state, as a cap does */
-        *three = bwd3_plan_of(b, f, force_nseg, p3, force_tseg > 1 || force_groups > 1);
+        /* the memory-lean calls (forced windows, one included, or groups) keep every other chunk's state, as
+         * a cap does */
+        *three = bwd3_plan_of(b, f, force_nseg, p3, force_tseg >= 1 || force_groups > 1);
+        if (force == 3 && *three && force_tseg == 1 && !p3->need_dg)
+            return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the backward's half blob is for calls with the gate's gradient");
         if (force == 3 && !*three)
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the three-pass backward cannot serve this call (Hopper; bf16, or "
                              "fp16 without dg; K and V up to 256, multiples of 8; 16-byte aligned tensors; scale != 0)");
@@ -1950,7 +1953,7 @@ static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_
          * fewest batch groups whose workspace fits it (each group filling the SMs twice over: about the time
          * of one call), else the fewest time windows */
         const size_t lim = b->workspace_limit;
-        const int free_ = force_tseg <= 1 && force_groups <= 1;
+        const int free_ = force_tseg < 1 && force_groups <= 1;
         size_t least = p3->bytes; /* the least of the plans tried (a window's states grow with their count) */
         if (*three && free_ && lim && p3->bytes > lim && p3->need_dg && !p3->half) {
             p3->half = 1;
@@ -2273,7 +2276,7 @@ static sgla_status backward_lean(const sgla_backward_desc *user, int tseg, int g
 extern "C" sgla_status sgla_cuda_backward_windows(const sgla_backward_desc *user, int tseg, size_t *bytes)
 {
     sgla_clear_error();
-    if (tseg < 2 || tseg > 64) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward time windows %d", tseg);
+    if (tseg < 1 || tseg > 64) return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "backward time windows %d", tseg);
     return backward_lean(user, tseg, 0, bytes);
 }
 

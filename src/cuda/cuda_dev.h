@@ -75,8 +75,9 @@ sgla_status sgla_cuda_backward_forced(const sgla_backward_desc *b, int path, int
 /* The workspace sgla_cuda_backward_forced(b, path, nseg) needs (its tensors may be NULL, as for
  * sgla_backward_workspace_size; the plan then takes them as 16-byte aligned). */
 sgla_status sgla_cuda_backward_forced_workspace(const sgla_backward_desc *b, int path, int nseg, size_t *bytes);
-/* The three-pass backward in tseg (2..64) time windows (bwd3_run_windows): bytes NULL runs it, else
- * the workspace it needs goes there (tensors may then be NULL) */
+/* The three-pass backward in tseg (2..64) time windows (bwd3_run_windows), or 1: the whole sequence,
+ * every other chunk's state kept (as under a workspace cap; windows and groups keep them so too):
+ * bytes NULL runs it, else the workspace it needs goes there (tensors may then be NULL) */
 sgla_status sgla_cuda_backward_windows(const sgla_backward_desc *b, int tseg, size_t *bytes);
 /* ... in batch groups (2 or more; bwd3_run_groups), where each group keeps twice the SMs' (sequence,
  * head) pairs */

@@ -390,9 +390,10 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * multiples of 8, and 16-byte aligned tensors: three passes of the forward's
  * kernel on K and V rounded up to 64, 128 or 256 (the tensors read in place);
  * with dg or dg_gamma one 16-bit K x V state per 64 tokens and head (about
- * B T H K V / 32 bytes; under workspace_limit those of one batch group, or of
- * one time window of W, plus W s + 1 fp32 states a sequence and head, s the
- * passes' split along time), a few
+ * B T H K V / 32 bytes; under workspace_limit one per 128 tokens, and if
+ * that does not fit those of one batch group, or of one time window of W,
+ * plus W s + 1 fp32 states a sequence and head, s the passes' split along
+ * time), a few
  * fp32 values per token and head (4 at
  * K = V = 128, 16 at 256) and, where K is rounded up, a copy of q (then k) on
  * the rounded K; with gate g the chunk-local cumulative gate (4 bytes a token
@@ -421,12 +422,15 @@ typedef struct sgla_backward_desc {
     void *dh0;                     /* [N,H,K,V], or NULL */
     void *workspace;               /* CUDA: device scratch of workspace_bytes for this call, or NULL */
     size_t workspace_bytes;
-    /* CUDA: 0, the fastest plan; else the plan whose workspace is at most this many bytes:
-     * with dg or dg_gamma on the three passes (Hopper; dense batches) the 16-bit chunk
-     * states are made and used a batch group at a time (where each group keeps twice the
-     * SMs' (sequence, head) pairs), else a time window at a time (K of 64, 128 or 256);
-     * slower by the launches this takes (4-15 % at the caps docs/perf.md measured, more
-     * with more windows).  Other paths' plans must fit as they are.
+    /* CUDA: 0, the usual plan; else the plan whose workspace is at most this many bytes:
+     * with dg or dg_gamma on the three passes (Hopper) first every other chunk's 16-bit
+     * state kept instead of every chunk's (half the bytes and ~10 % faster, but dg's
+     * error 1.5-1.9x: an odd chunk's term through the next chunk's state, docs/numerics.md
+     * section 8), then with it (dense batches) the states made and used a batch group at a
+     * time (where each group keeps twice the SMs' (sequence, head) pairs), else a time
+     * window at a time (K of 64, 128 or 256), slower by the launches this takes (4-15 % at
+     * the caps docs/perf.md measured, more with more windows).  Other paths' plans must
+     * fit as they are.
      * SGLA_ERR_UNSUPPORTED_SHAPE, with the least it can take, where none fits.
      * sgla_backward_workspace_size honours it.  (Added in 0.2.x: a descriptor whose size
      * the caller set without it reads 0; sgla_backward_desc_init writes this header's

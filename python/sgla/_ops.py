@@ -782,11 +782,12 @@ _bwd_ws_limit = 0  # set_backward_workspace_limit's cap, bytes (0: none)
 
 def set_backward_workspace_limit(nbytes=None):
     """Cap the CUDA backward's workspace at nbytes (None or 0: no cap, the
-    fastest plan) for every later backward in this process, autograd's
+    usual plan) for every later backward in this process, autograd's
     included; returns the previous cap.  With dg or dg_gamma on Hopper the
-    backward then keeps its 16-bit chunk states a batch group or a time window
-    at a time (dense batches), slower by its launches (4-15 % at the caps
-    measured in docs/perf.md); a call whose
+    backward then keeps every other chunk's 16-bit state (half the bytes,
+    ~10 % faster, dg's error 1.5-1.9x), and if that does not fit, those of a
+    batch group or a time window at a time (dense batches), slower by its
+    launches (4-15 % at the caps measured in docs/perf.md); a call whose
     least workspace exceeds the cap raises SglaError (UNSUPPORTED_SHAPE)."""
     global _bwd_ws_limit
     old = _bwd_ws_limit or None

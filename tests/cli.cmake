@@ -221,3 +221,6 @@ sgla_cli_test(cli_bench_shape_overflow "bench|--shape|1,9223372036854775807,1,1,
 sgla_cli_test(cli_bench_cuda_only_cpu "bench|--backend|cpu|--tf32" RC 2 RE "--tf32 is an option of the CUDA backend")
 sgla_cli_test(cli_bench_cuda_only_default "bench|--config|portable" RC 2 RE "--config is an option of the CUDA backend")
 sgla_cli_test(cli_bench_no_gate_grad_alone "bench|--no-gate-grad" RC 2 RE "--no-gate-grad times the backward: it needs --backward")
+sgla_cli_test(cli_bench_bwd_capped_cpu "bench|--backend|cpu|--backward|--bwd-capped" RC 2 RE "--bwd-capped is an option of the CUDA backend")
+sgla_cli_test(cli_bench_bwd_capped_alone "bench|--backend|cuda|--bwd-capped" RC 2 RE "--bwd-capped times the usual backward under a cap: it needs --backward")
+sgla_cli_test(cli_bench_bwd_capped_windows "bench|--backend|cuda|--backward|--bwd-capped|--bwd-windows|2" RC 2 RE "no --bwd-path, --bwd-windows")

@@ -186,6 +186,15 @@ static void workspace_limit(tu_rng *r)
     TU_CHECK(sgla_backward_workspace_size(&b, SGLA_BACKEND_CUDA, &full) == SGLA_OK, "workspace: %s", sgla_last_error());
     TU_CHECK(sgla_cuda_backward_windows(&b, 2, &win) == SGLA_OK && win < full, "two windows: %zu bytes against %zu (%s)",
              win, full, sgla_last_error());
+    { /* one window (the half blob) is for calls with the gate's gradient: without dg it is refused */
+        size_t w1 = 0;
+        b.dg = NULL;
+        TU_CHECK(sgla_cuda_backward_windows(&b, 1, &w1) == SGLA_ERR_INVALID_ARGUMENT &&
+                     strstr(sgla_last_error(), "half blob"), "one window without dg: %s", sgla_last_error());
+        b.dg = dg;
+        TU_CHECK(sgla_cuda_backward_windows(&b, 1, &w1) == SGLA_OK && w1 < full, "one window: %zu bytes against %zu (%s)",
+                 w1, full, sgla_last_error());
+    }
     for (int pass = 0; pass < 4; pass++) { /* no limit; one byte under the usual plan's; under the half blob's; 1 byte */
         b.workspace_limit = pass == 0 ? 0 : pass == 1 ? full - 1 : pass == 2 ? half - 1 : 1;
         for (int i = 0; i < 5; i++) CK(cudaMemset(o[i], 0xff, (size_t)on[i] * sgla_dtype_size(odt[i])));

@@ -488,15 +488,17 @@ static void check_cuda_backward(const conform_data *x, conform_bresult *res, voi
         b.dq = dev[CONFORM_DQ], b.dk = dev[CONFORM_DK], b.dv = dev[CONFORM_DV];
         b.dg = dev[CONFORM_DG], b.dg_gamma = dev[CONFORM_DGG], b.dh0 = dev[CONFORM_DH0];
         if (x->c.inplace && ddht && b.dh0) b.dh0 = ddht; /* dh0 == dht: the gradient of the state in place */
-        size_t need = 0;
-        if (conform_bwd_capped && (res->status = sgla_backward_workspace_size(&b, SGLA_BACKEND_CUDA, &need)) == SGLA_OK)
+        if (conform_bwd_capped) { /* the usual call under a cap one byte below its plan's */
+            size_t need = 0;
+            res->status = sgla_backward_workspace_size(&b, SGLA_BACKEND_CUDA, &need);
             b.workspace_limit = need > 1 ? need - 1 : 1;
-        res->status = conform_bwd_capped && res->status != SGLA_OK ? res->status
-                      : conform_bwd_capped                   ? sgla_backward(&b, SGLA_BACKEND_CUDA)
-                      : conform_bwd_groups > 1                 ? sgla_cuda_backward_groups(&b, conform_bwd_groups, NULL)
-                      : conform_bwd_tseg >= 1                ? sgla_cuda_backward_windows(&b, conform_bwd_tseg, NULL)
-                      : conform_bwd_path || conform_bwd_nseg ? sgla_cuda_backward_forced(&b, conform_bwd_path, conform_bwd_nseg)
-                                                             : sgla_backward(&b, SGLA_BACKEND_CUDA);
+            if (res->status == SGLA_OK) res->status = sgla_backward(&b, SGLA_BACKEND_CUDA);
+        } else {
+            res->status = conform_bwd_groups > 1               ? sgla_cuda_backward_groups(&b, conform_bwd_groups, NULL)
+                          : conform_bwd_tseg >= 1              ? sgla_cuda_backward_windows(&b, conform_bwd_tseg, NULL)
+                          : conform_bwd_path || conform_bwd_nseg ? sgla_cuda_backward_forced(&b, conform_bwd_path, conform_bwd_nseg)
+                                                                 : sgla_backward(&b, SGLA_BACKEND_CUDA);
+        }
     }
     CF(cudaStreamSynchronize(dc.st));
     for (int i = 0; i < CONFORM_NGRAD; i++)

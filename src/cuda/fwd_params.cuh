@@ -87,7 +87,7 @@ typedef struct sgla_kparams {
     unsigned char *sblob;
     float *xc;
     int64_t blob_T, blob_t0;
-    int blob_half; /* 1: every other chunk's copy (a workspace cap's first saving; dg's error up to 1.6x) */
+    int blob_half; /* 1: every other chunk's copy (a workspace cap's first saving; dg's error 1.5-1.9x) */
     int ht_raw;
     /* the feature sizes of q / k and v / o in memory where the kernel runs on larger K, V (their
      * rows then read as zero past them and are not written there); 0 means K, V.  Only the

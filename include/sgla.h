@@ -141,7 +141,12 @@ SGLA_API int sgla_backend_available(sgla_backend b);
                                       ~4e-4 against fp64; fla's TF32 ~1.5e-3), as torch's
                                       allow_tf32, instead of 3xTF32 (~1e-6); other backends and
                                       dtypes ignore it */
-#define SGLA_FLAG_ALL_ 0xFu
+#define SGLA_FLAG_BWD_HALF_STATES 0x10u /* CUDA backward on Hopper with dg or dg_gamma: keep every
+                                           other chunk's 16-bit state (half that workspace, ~10 %
+                                           faster; dg's relative error 1.5-1.9x: docs/numerics.md
+                                           section 8), as a workspace_limit below the usual plan
+                                           does; the forward and other paths ignore it */
+#define SGLA_FLAG_ALL_ 0x1Fu
 
 /*
  * One forward call.  Fill it with sgla_forward_desc_init() and set what you

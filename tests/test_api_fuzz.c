@@ -298,7 +298,7 @@ static sset inject_faults(fcase *c, sgla_forward_desc *d, int *backend, int for_
             break;
         }
         case 7: d->threads = chance(0.5) ? -1 : INT32_MIN; al |= bit(SGLA_ERR_INVALID_ARGUMENT); break;
-        case 8: d->flags |= chance(0.5) ? 0x10u : 0x80000000u; al |= bit(SGLA_ERR_INVALID_ARGUMENT); break;
+        case 8: d->flags |= chance(0.5) ? 0x20u : 0x80000000u; al |= bit(SGLA_ERR_INVALID_ARGUMENT); break;
         case 9: /* overflow shapes with the small buffers */
             if (T > 0) d->K = chance(0.5) ? INT64_MAX : ((int64_t)1 << 61);
             else d->H = INT64_MAX / 2, d->V = 3;

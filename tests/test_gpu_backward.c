@@ -241,6 +241,24 @@ static void workspace_limit(tu_rng *r)
                 if (pass == 1 && i == 3) printf("dg, half the blob against every chunk's state: rel %.2e\n", e);
             }
     }
+    { /* SGLA_FLAG_BWD_HALF_STATES without a limit: the half blob's plan, the same bits as pass 1 */
+        b.workspace_limit = 0;
+        f.flags = SGLA_FLAG_BWD_HALF_STATES;
+        for (int i = 0; i < 5; i++) CK(cudaMemset(o[i], 0xff, (size_t)on[i] * sgla_dtype_size(odt[i])));
+        size_t need = 0;
+        const sgla_status qs = sgla_backward_workspace_size(&b, SGLA_BACKEND_CUDA, &need);
+        const sgla_status st = sgla_backward(&b, SGLA_BACKEND_CUDA);
+        CK(cudaDeviceSynchronize());
+        TU_CHECK(qs == SGLA_OK && st == SGLA_OK && need == half, "BWD_HALF_STATES: query %d, call %d, %zu bytes (the "
+                 "half blob's %zu) (%s)", (int)qs, (int)st, need, half, sgla_last_error());
+        for (int i = 0; i < 5; i++) {
+            CK(cudaMemcpy(raw[i], o[i], (size_t)on[i] * sgla_dtype_size(odt[i]), cudaMemcpyDeviceToHost));
+            tu_to_double(raw[i], odt[i], on[i], res[2][i]);
+            TU_CHECK(!memcmp(res[2][i], res[1][i], (size_t)on[i] * 8), "BWD_HALF_STATES: gradient %d (dq, dk, dv, dg, "
+                     "dh0) not bit for bit the half blob's under a cap", i);
+        }
+        f.flags = 0;
+    }
     for (int i = 0; i < 4; i++) cudaFree(in[i]), cudaFree(out[i]);
     cudaFree(g), cudaFree(dg), cudaFree(h0), cudaFree(dht), cudaFree(dh0);
     for (int i = 0; i < 5; i++) {

@@ -183,6 +183,8 @@ static void statuses(void)
 
     base(&d), d.threads = -1, expect("threads -1", &d, SGLA_ERR_INVALID_ARGUMENT);
     base(&d), d.flags = 0x80u, expect("unknown flag", &d, SGLA_ERR_INVALID_ARGUMENT);
+    base(&d), d.flags = 0x20u, expect("the first unknown flag", &d, SGLA_ERR_INVALID_ARGUMENT);
+    base(&d), d.flags = SGLA_FLAG_BWD_HALF_STATES, expect("BWD_HALF_STATES (the forward ignores it)", &d, SGLA_OK);
 
     /* Overlaps: o on an input, ht on o, ht partly on h0; ht == h0 is allowed. */
     base(&d), d.o = (void *)q, expect("o == q", &d, SGLA_ERR_OVERLAP);

@@ -14,11 +14,11 @@ from ._lib import (  # noqa: F401
 )
 from ._ops import (  # noqa: F401
     backends, chunk_simple_gla, chunk_simple_gla_backward, fused_recurrent_simple_gla, resolve_backend,
-    set_backward_workspace_limit,
+    set_backward_half_states, set_backward_workspace_limit,
 )
 
 __all__ = [
     "chunk_simple_gla", "chunk_simple_gla_backward", "fused_recurrent_simple_gla", "backends", "resolve_backend",
-    "set_backward_workspace_limit",
+    "set_backward_half_states", "set_backward_workspace_limit",
     "SglaError", "Status", "Backend", "DType", "__version__", "library_path",
 ]

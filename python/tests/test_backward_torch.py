@@ -62,6 +62,31 @@ def test_autograd_matches_the_explicit_backward():
         assert rel_l2(x, w) <= 1e-5
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_backward_half_states(device):
+    """sgla.set_backward_half_states: returns the previous setting; the CPU backend ignores the flag
+    (the same bits); on CUDA dk and dv are the same bits (no kept state on their way), dq too (the dq
+    pass only writes fewer copies), dg within 1e-2 (an odd chunk's X_c through the next copy)."""
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    dt = torch.float32 if device == "cpu" else torch.bfloat16
+    q, k, v, g, _, h0, _ = t_inputs(6, 2, 300, 2, 64, 64, dt, device=device)
+    args = [x.detach() for x in (q, k, v)] + [torch.randn(q.shape[:3] + (64,), dtype=dt, device=device)]
+    plain = sgla.chunk_simple_gla_backward(*args, g=g.detach(), initial_state=h0.detach())
+    assert sgla.set_backward_half_states(True) is False
+    try:
+        half = sgla.chunk_simple_gla_backward(*args, g=g.detach(), initial_state=h0.detach())
+    finally:
+        assert sgla.set_backward_half_states(False) is True
+    for name, a, b in zip(("dq", "dk", "dv", "dg", "dg_gamma", "dh0"), half, plain):
+        if b is None:
+            continue
+        if device == "cpu" or name != "dg":
+            assert torch.equal(a, b), name
+        else:
+            assert float((a.double() - b.double()).norm() / b.double().norm()) <= 1e-2
+
+
 def test_autograd_without_final_state_and_no_grad():
     q, k, v, g, _, _, _ = t_inputs(3, 1, 30, 2, 8, 8, torch.float32)
     o, ht = sgla.chunk_simple_gla(q, k, v, g=g)

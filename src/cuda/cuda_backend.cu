@@ -1935,8 +1935,9 @@ static sgla_status bwd_choose(const sgla_backward_desc *b, int force, int force_
         const device_facts *f = current_device(why, sizeof why);
         if (!f || f->state != 1) return sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "CUDA backend: %s", why);
         /* the memory-lean calls (forced windows, one included, or groups) keep every other chunk's state, as
-         * a cap does */
-        *three = bwd3_plan_of(b, f, force_nseg, p3, force_tseg >= 1 || force_groups > 1);
+         * a cap does, and so does a call that asks for it */
+        *three = bwd3_plan_of(b, f, force_nseg, p3,
+                              force_tseg >= 1 || force_groups > 1 || (b->fwd->flags & SGLA_FLAG_BWD_HALF_STATES));
         if (force == 3 && *three && force_tseg == 1 && !p3->need_dg)
             return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the backward's half blob is for calls with the gate's gradient");
         if (force == 3 && !*three)

@@ -13,7 +13,7 @@ import argparse
 
 import numpy as np
 
-from dg_identity_study import backward, bf16
+from dg_identity_study import backward, bf16, gate_kinds
 
 
 def fp8(x, mbits, emin, vmax):
@@ -41,12 +41,7 @@ def main():
     # reverse pass stores for its outputs (S_s) rather than from its fp32 registers
     blobs = [("bf16 (now)", bf16, None), ("e4m3", lambda x: fp8(x, 3, -6, 448.0), None),
              ("e5m2", lambda x: fp8(x, 2, -14, 57344.0), None), ("bf16, dS bf16", bf16, bf16)]
-    gates = [
-        ("mild: g = -0.2 U(0,1)", lambda: -0.2 * rng.random(T)),
-        ("fla's tests: logsigmoid(N(0,1))", lambda: -np.log1p(np.exp(-rng.standard_normal(T)))),
-        ("strong: logsigmoid(N(0,1)) / 0.1", lambda: -np.log1p(np.exp(-rng.standard_normal(T))) / 0.1),
-        ("near 1: g = -1e-3", lambda: np.full(T, -1e-3)),
-    ]
+    gates = gate_kinds(rng, T)
     print(f"T = {T}, K = V = {K}, seed {args.seed}: dg's relative RMS against fp64, by the state copy's format")
     print(f"{'gate':<34}" + "".join(f"{n:>15}" for n, _, _ in blobs))
     for name, gen in gates:

@@ -28,15 +28,31 @@ def bf16(x):
     return u.astype(np.uint32).view(np.float32).reshape(a.shape)
 
 
-def backward(q, k, v, do, g, scale, C, low, blob=None, parts=None, ds_round=None):
+def gate_kinds(rng, T):
+    """The studies' gates: (name, a function drawing T log gates from rng)."""
+    return [
+        ("mild: g = -0.2 U(0,1) (fla_compare)", lambda: -0.2 * rng.random(T)),
+        ("fla's tests: logsigmoid(N(0,1))", lambda: -np.log1p(np.exp(-rng.standard_normal(T)))),
+        ("strong: logsigmoid(N(0,1)) / 0.1", lambda: -np.log1p(np.exp(-rng.standard_normal(T))) / 0.1),
+        ("near 1: g = -1e-3", lambda: np.full(T, -1e-3)),
+    ]
+
+
+def backward(q, k, v, do, g, scale, C, low, blob=None, parts=None, ds_round=None, mm=None, prefix64=False,
+             dv=None):
     """Chunked backward of <o, do> (h0 = 0, no dht).  low: the kernels' precision (fp32
     accumulation, bf16 operands), else fp64 throughout; blob (with low): the rounding of the
     state copy in dg's boundary term, ds_round (with low) that of the reverse state it meets there
-    (bench/dg_blob_study.py).  Returns dq, dk, and dg by the
-    chunk-local form (the one sgla uses); parts (a list), where given, gets each chunk's (start, X_c,
-    e, u, the rest of its dg) in reverse order (bench/dg_xc_step_study.py)."""
+    (bench/dg_blob_study.py).  mm (with low): every product as mm(a, b) of the fp32 operands instead
+    (bench/tf32x3_bwd_study.py); prefix64: each chunk's cumulative gate in fp64, its differences cast
+    (as the kernels keep it), else summed in the working precision.  Returns dq, dk, and dg by the
+    chunk-local form (the one sgla uses), and fills dv where given; parts (a list), where given, gets
+    each chunk's (start, X_c, e, u, the rest of its dg) in reverse order (bench/dg_xc_step_study.py)."""
     f = np.float32 if low else np.float64
-    r = bf16 if low else (lambda x: x)
+    r = bf16 if low and mm is None else (lambda x: x)
+    prod = mm if mm is not None else (lambda a, b: a @ b)
+    ex = lambda x: np.exp(np.asarray(x).astype(f))  # noqa: E731  (a no-op cast unless prefix64)
+    prefix = (lambda x: np.cumsum(x.astype(np.float64))) if prefix64 else (lambda x: np.cumsum(x).astype(f))
     q, k, v, do, g = (x.astype(f) for x in (q, k, v, do, g))
     T, K = q.shape
     V = v.shape[1]
@@ -45,9 +61,9 @@ def backward(q, k, v, do, g, scale, C, low, blob=None, parts=None, ds_round=None
     states = []
     for s in starts:
         e = min(T, s + C)
-        b = np.cumsum(g[s:e]).astype(f)
+        b = prefix(g[s:e])
         states.append(S.copy())
-        S = (np.exp(b[-1]) * S + r(k[s:e] * np.exp(b[-1] - b)[:, None]).T @ v[s:e]).astype(f)
+        S = (ex(b[-1]) * S + prod(r(k[s:e] * ex(b[-1] - b)[:, None]).T, v[s:e])).astype(f)
     dq, dk = np.empty_like(q), np.empty_like(k)
     dg = np.empty(T, np.float64)
     dS = np.zeros((K, V), f)
@@ -55,17 +71,19 @@ def backward(q, k, v, do, g, scale, C, low, blob=None, parts=None, ds_round=None
         s = starts[ci]
         e = min(T, s + C)
         n = e - s
-        b = np.cumsum(g[s:e]).astype(f)
+        b = prefix(g[s:e])
         qc, kc, vc, dc = q[s:e], k[s:e], v[s:e], do[s:e]
         mask = np.tril(np.ones((n, n), bool))
-        G = np.where(mask, scale * np.exp(np.where(mask, b[:, None] - b[None, :], 0)), 0).astype(f)
-        P, dP = qc @ kc.T, np.where(mask, dc @ vc.T, 0).astype(f)
+        G = np.where(mask, scale * ex(np.where(mask, b[:, None] - b[None, :], 0)), 0).astype(f)
+        P, dP = prod(qc, kc.T), np.where(mask, prod(dc, vc.T), 0).astype(f)
         A, dA = G * P, G * dP
-        rs, w = (scale * np.exp(b)).astype(f), np.exp(b[-1] - b).astype(f)
-        dqs = rs[:, None] * (dc @ r(states[ci]).T)
-        dks = w[:, None] * (vc @ r(dS).T)
-        dq[s:e] = dqs + r(dA) @ kc
-        dk[s:e] = dks + r(dA).T @ qc
+        rs, w = (scale * ex(b)).astype(f), ex(b[-1] - b).astype(f)
+        dqs = rs[:, None] * prod(dc, r(states[ci]).T)
+        dks = w[:, None] * prod(vc, r(dS).T)
+        dq[s:e] = dqs + prod(r(dA), kc)
+        dk[s:e] = dks + prod(r(dA).T, qc)
+        if dv is not None:
+            dv[s:e] = w[:, None] * prod(kc, r(dS)) + prod(r(A).T, dc)
         ee = (qc * dqs).sum(1, dtype=np.float64)
         uu = (kc * dks).sum(1, dtype=np.float64)
         M = np.tril(A.astype(np.float64) * dP, -1)
@@ -77,7 +95,7 @@ def backward(q, k, v, do, g, scale, C, low, blob=None, parts=None, ds_round=None
         dg[s:e] = X + rest
         if parts is not None:
             parts.append((s, X, ee, uu, rest))
-        dS = (np.exp(b[-1]) * dS + r(qc * rs[:, None]).T @ dc).astype(f)
+        dS = (ex(b[-1]) * dS + prod(r(qc * rs[:, None]).T, dc)).astype(f)
     return dq, dk, dg
 
 
@@ -102,13 +120,7 @@ def main():
           f"|error| / |dg| over the tokens where |dg| is above 1e-3 of its RMS)")
     print(f"{'gate':<34} {'dg now (chunk-local)':>22} {'identity, fp64 sum':>22} {'identity, fp32 sum':>22}")
     rng = np.random.default_rng(args.seed)
-    gates = [
-        ("mild: g = -0.2 U(0,1) (fla_compare)", lambda: -0.2 * rng.random(T)),
-        ("fla's tests: logsigmoid(N(0,1))", lambda: -np.log1p(np.exp(-rng.standard_normal(T)))),
-        ("strong: logsigmoid(N(0,1)) / 0.1", lambda: -np.log1p(np.exp(-rng.standard_normal(T))) / 0.1),
-        ("near 1: g = -1e-3", lambda: np.full(T, -1e-3)),
-    ]
-    for name, gen in gates:
+    for name, gen in gate_kinds(rng, T):
         q, k, v, do = (bf16(rng.standard_normal((T, K))) for _ in range(4))
         g = gen().astype(np.float32)
         scale = K ** -0.5

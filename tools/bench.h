@@ -30,7 +30,7 @@ typedef struct bench_args {
     int bwd_path;           /* CUDA backward: force a path (sgla_cuda_backward_forced; 0: the usual one) */
     int bwd_windows;        /* CUDA backward: the three passes in N time windows (sgla_cuda_backward_windows; 0: none) */
     int bwd_groups;         /* ... in N batch groups (sgla_cuda_backward_groups; 0: none) */
-    int bwd_capped;         /* ... under a workspace_limit one byte below its plan's (Hopper: half the chunk states) */
+    int bwd_half;           /* ... with SGLA_FLAG_BWD_HALF_STATES (Hopper: every other chunk's state, as under a cap) */
     int backward;           /* also time the backward */
     int no_gate_grad;       /* --no-gate-grad: the backward without dg / dg_gamma (a gate that is not learned) */
     int tf32;               /* --tf32: SGLA_FLAG_ALLOW_TF32 (CUDA, fp32) */

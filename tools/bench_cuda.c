@@ -317,6 +317,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
             sgla_backward_desc bd;
             sgla_backward_desc_init(&bd);
             d.q = dq[0]; d.k = dk[0]; d.v = dv[0]; d.o = dout[0]; d.g = dg[0];
+            if (a->bwd_half) d.flags |= SGLA_FLAG_BWD_HALF_STATES; /* the backward's alone: the forward ignores it */
             bd.fwd = &d, bd.dout = bdo, bd.dq = bq, bd.dk = bk, bd.dv = bv, bd.dg = bdg, bd.dg_gamma = bdgg;
             size_t wsb = 0;
             const int forced = a->bwd_path || a->split, win = a->bwd_windows, grp = a->bwd_groups;
@@ -324,10 +325,6 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
                 : win    ? sgla_cuda_backward_windows(&bd, win, &wsb)
                 : forced ? sgla_cuda_backward_forced_workspace(&bd, a->bwd_path, a->split, &wsb)
                          : sgla_backward_workspace_size(&bd, SGLA_BACKEND_CUDA, &wsb);
-            if (r == SGLA_OK && a->bwd_capped && wsb > 1) { /* the plan a cap just below it takes */
-                bd.workspace_limit = wsb - 1;
-                r = sgla_backward_workspace_size(&bd, SGLA_BACKEND_CUDA, &wsb);
-            }
             if (r == SGLA_OK && wsb) BC(cudaMalloc(&ws, wsb));
             bd.workspace = ws, bd.workspace_bytes = wsb;
             for (int i = 0; r == SGLA_OK && i < warm + iters; i++) {

@@ -46,8 +46,8 @@ static void usage(FILE *f)
             "                  [--bwd-path 0-4]  (CUDA: the backward's path forced, with --split as its split)\n"
             "                  [--bwd-windows N]  (CUDA: the three-pass backward's chunk states a time window at a time, N of 2-64)\n"
             "                  [--bwd-groups N]  (CUDA: the three-pass backward N batch groups at a time; checked on the usual plan)\n"
-            "                  [--bwd-capped]  (CUDA: the backward under a workspace_limit one byte below its plan's:\n"
-            "                                   on Hopper every other chunk's state kept)\n"
+            "                  [--bwd-half]  (CUDA: the backward with SGLA_FLAG_BWD_HALF_STATES: on Hopper every other\n"
+            "                                 chunk's state kept, the plan a workspace cap below the usual one takes)\n"
             "                  [--format table|csv|json] [--varlen N | --varlen L1,L2,...] [--pool]\n"
             "\n"
             "Times one forward per shape (median of --iters runs after --warmup runs) and prints\n"
@@ -253,11 +253,11 @@ int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax)
     }
     conform_bresult res;
     if (a->backend == SGLA_BACKEND_CUDA) /* the timed path */
-        conform_bwd_path = a->bwd_path, conform_bwd_nseg = a->split, conform_bwd_tseg = a->bwd_windows,
-        conform_bwd_capped = a->bwd_capped;
+        conform_bwd_path = a->bwd_path, conform_bwd_nseg = a->split,
+        conform_bwd_tseg = a->bwd_half ? 1 : a->bwd_windows; /* one window: the same plan as the flag's */
     /* (--bwd-groups: the check's case has one batch row, so it runs the usual plan; test_gpu_backward checks groups) */
     conform_check_backward(&x, a->backend, &res);
-    conform_bwd_path = conform_bwd_nseg = conform_bwd_tseg = conform_bwd_capped = 0;
+    conform_bwd_path = conform_bwd_nseg = conform_bwd_tseg = 0;
     fprintf(bench_info(a), "  check ");
     conform_print_backward(bench_info(a), &res);
     conform_free(&x);
@@ -694,8 +694,8 @@ int sgla_cmd_bench(int argc, char **argv)
             a.backward = 1;
         } else if (!strcmp(s, "--no-gate-grad")) {
             a.no_gate_grad = 1;
-        } else if (!strcmp(s, "--bwd-capped")) {
-            a.bwd_capped = 1, cuda_only = s;
+        } else if (!strcmp(s, "--bwd-half")) {
+            a.bwd_half = 1, cuda_only = s;
         } else if (!strcmp(s, "--bwd-path")) {
             cuda_only = s;
             int64_t x;
@@ -771,9 +771,9 @@ int sgla_cmd_bench(int argc, char **argv)
         fprintf(stderr, "sgla bench: --no-gate-grad times the backward: it needs --backward\n");
         return 2;
     }
-    if (a.bwd_capped && (!a.backward || a.bwd_path || a.bwd_windows || a.bwd_groups || a.split)) {
-        fprintf(stderr, "sgla bench: --bwd-capped times the usual backward under a cap: it needs --backward and no "
-                "--bwd-path, --bwd-windows, --bwd-groups or --split\n");
+    if (a.bwd_half && (!a.backward || a.bwd_path || a.bwd_windows || a.bwd_groups || a.split)) {
+        fprintf(stderr, "sgla bench: --bwd-half times the usual backward with SGLA_FLAG_BWD_HALF_STATES: it needs "
+                "--backward and no --bwd-path, --bwd-windows, --bwd-groups or --split\n");
         return 2;
     }
     /* the dtype users run on each backend: bf16 on the GPU, fp32 on the CPU */

@@ -365,7 +365,6 @@ int conform_bwd_path = 0;
 int conform_bwd_nseg = 0;
 int conform_bwd_tseg = 0;
 int conform_bwd_groups = 0;
-int conform_bwd_capped = 0;
 
 /* fp32: the gradients land at 2-4e-7 on every path; 2e-6 keeps a margin and fails a lost digit (the fp32
  * CUDA-core backward's chunk prefix in fp32 gave 1.6e-5 after a reset gate) */
@@ -488,17 +487,10 @@ static void check_cuda_backward(const conform_data *x, conform_bresult *res, voi
         b.dq = dev[CONFORM_DQ], b.dk = dev[CONFORM_DK], b.dv = dev[CONFORM_DV];
         b.dg = dev[CONFORM_DG], b.dg_gamma = dev[CONFORM_DGG], b.dh0 = dev[CONFORM_DH0];
         if (x->c.inplace && ddht && b.dh0) b.dh0 = ddht; /* dh0 == dht: the gradient of the state in place */
-        if (conform_bwd_capped) { /* the usual call under a cap one byte below its plan's */
-            size_t need = 0;
-            res->status = sgla_backward_workspace_size(&b, SGLA_BACKEND_CUDA, &need);
-            b.workspace_limit = need > 1 ? need - 1 : 1;
-            if (res->status == SGLA_OK) res->status = sgla_backward(&b, SGLA_BACKEND_CUDA);
-        } else {
-            res->status = conform_bwd_groups > 1               ? sgla_cuda_backward_groups(&b, conform_bwd_groups, NULL)
-                          : conform_bwd_tseg >= 1              ? sgla_cuda_backward_windows(&b, conform_bwd_tseg, NULL)
-                          : conform_bwd_path || conform_bwd_nseg ? sgla_cuda_backward_forced(&b, conform_bwd_path, conform_bwd_nseg)
-                                                                 : sgla_backward(&b, SGLA_BACKEND_CUDA);
-        }
+        res->status = conform_bwd_groups > 1                 ? sgla_cuda_backward_groups(&b, conform_bwd_groups, NULL)
+                      : conform_bwd_tseg >= 1                ? sgla_cuda_backward_windows(&b, conform_bwd_tseg, NULL)
+                      : conform_bwd_path || conform_bwd_nseg ? sgla_cuda_backward_forced(&b, conform_bwd_path, conform_bwd_nseg)
+                                                             : sgla_backward(&b, SGLA_BACKEND_CUDA);
     }
     CF(cudaStreamSynchronize(dc.st));
     for (int i = 0; i < CONFORM_NGRAD; i++)
@@ -522,9 +514,7 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
     {
         conform_result tmp;
         label(x, be, NULL, &tmp);
-        if (conform_bwd_capped && be == SGLA_BACKEND_CUDA)
-            snprintf(res->label, sizeof res->label, "backward (workspace_limit below its plan's) %.140s", tmp.label);
-        else if (conform_bwd_groups > 1 && be == SGLA_BACKEND_CUDA)
+        if (conform_bwd_groups > 1 && be == SGLA_BACKEND_CUDA)
             snprintf(res->label, sizeof res->label, "backward (three-pass, %d batch groups) %.140s", conform_bwd_groups,
                      tmp.label);
         else if (conform_bwd_tseg == 1 && be == SGLA_BACKEND_CUDA)

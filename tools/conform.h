@@ -145,9 +145,6 @@ extern int conform_bwd_nseg;
 extern int conform_bwd_tseg;
 /* and, > 1, the three passes in that many batch groups (sgla_cuda_backward_groups; the three above unread) */
 extern int conform_bwd_groups;
-/* and, nonzero, the usual call under a workspace_limit one byte below its plan's workspace (on Hopper
- * the three passes then keep every other chunk's state; the four above unread) */
-extern int conform_bwd_capped;
 void conform_print_backward(FILE *f, const conform_bresult *res);
 
 #endif

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Session 43 call 3: the plain backward keeps every chunk's 16-bit state again (dg's error was 2.7-3.5e-3
 # against fla's 1.8e-3 on calls 1-2's slices with every other chunk's); a workspace cap takes the half
-# blob first (`sgla bench --bwd-capped`: a cap one byte below the plan's).  .devbin = the change, full.
+# blob first (it ran as `sgla bench --bwd-capped`, a cap one byte below the plan's; now `--bwd-half`, the flag
+# SGLA_FLAG_BWD_HALF_STATES: the same plan).  .devbin = the change, full.
 # 1. suites and sanitizers (bench/device_run.sh tests); 2. plain against capped, interleaved, with
 # `sgla bench`'s own fp64 check of each (B = 1, T = 256); 3. fla_compare without fla: sgla's dg on
 # calls 1-2's slices (seed 0, the same inputs) for the plain plan.  Carry [".devbin"].
@@ -22,7 +23,7 @@ mv "$OUT/logs.tgz" "$OUT/tests_logs.tgz" 2>/dev/null
 : > "$OUT/ab_raw.log"
 for r in 1 2; do
   for s in 8,4096,16,128,128:g 8,4096,16,128,128:gamma 4,8192,32,64,64:g 2,16384,8,256,256:g 64,1024,16,128,128:g; do
-    for cap in "" --bwd-capped; do
+    for cap in "" --bwd-half; do
       echo "== round $r ${s} ${cap:-plain}" >> "$OUT/ab_raw.log"
       timeout 40 .devbin/sgla bench --backend cuda --gate ${s#*:} --backward --iters 20 --shape ${s%:*} $cap \
         >> "$OUT/ab_raw.log" 2>&1

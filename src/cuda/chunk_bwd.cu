@@ -107,11 +107,13 @@ static __global__ void chunk_base_kernel(const int64_t *cu, int64_t N, int64_t T
 
 /* ---- 2, 3. the entering states and the end-state gradients, per 32 columns ------------ */
 
-/* thread: warp w owns rows w, w + 8, ... (at most 32), lane the column */
+/* thread: warp w owns rows 4 w + 32 m + i (i < 4, m < K / 32: at most 32), lane the column; a step reads
+ * a row's four as one broadcast float4 (one shared load for four products, not one a product) */
+constexpr int SM_ = MAXK / 32;
 template <class E>
-static __global__ void __launch_bounds__(NTHREADS) states_kernel(const sgla_bparams p, int reverse)
+static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_bparams p, int reverse)
 {
-    __shared__ float a_s[BT][MAXK]; /* k rows (forward) or rs-weighted q rows (reverse) */
+    __shared__ __align__(16) float a_s[BT][MAXK]; /* k rows (forward) or rs-weighted q rows (reverse) */
     __shared__ float b_s[BT][32];   /* v columns (forward) or dout columns (reverse) */
     __shared__ double bc[32];
     __shared__ float wv[32];
@@ -125,15 +127,18 @@ static __global__ void __launch_bounds__(NTHREADS) states_kernel(const sgla_bpar
     const int64_t nb = (len + BT - 1) / BT;
     const E *A = (const E *)(reverse ? p.q : p.k);
     const E *Bm = (const E *)(reverse ? p.dout : p.v);
-    float S[MAXK / 8];
+    float S[SM_][4];
     const int64_t kv = (int64_t)K * p.V;
+    const int mk = (K + 31) / 32; /* the m that hold rows */
     /* the start: h0 (forward) or dht (reverse) */
     const float *init = reverse ? p.dht : p.h0;
 #pragma unroll
-    for (int m = 0; m < MAXK / 8; m++) {
-        const int r = w + 8 * m;
-        S[m] = init && col && r < K ? init[nh * kv + (int64_t)r * p.V + c] : 0.f;
-    }
+    for (int m = 0; m < SM_; m++)
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
+            const int r = 4 * w + 32 * m + i;
+            S[m][i] = init && col && r < K ? init[nh * kv + (int64_t)r * p.V + c] : 0.f;
+        }
     for (int64_t i = 0; i < nb; i++) {
         const int64_t blk = reverse ? nb - 1 - i : i;
         const int64_t t = t0 + blk * BT;
@@ -141,10 +146,12 @@ static __global__ void __launch_bounds__(NTHREADS) states_kernel(const sgla_bpar
         /* the block's state: S entering it (forward), dS' of its end (reverse) */
         float *out = (reverse ? p.ws_dstates : p.ws_states) + ((base + blk) * p.H + h) * kv;
 #pragma unroll
-        for (int m = 0; m < MAXK / 8; m++) {
-            const int r = w + 8 * m;
-            if (col && r < K) out[(int64_t)r * p.V + c] = S[m];
-        }
+        for (int m = 0; m < SM_; m++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int r = 4 * w + 32 * m + i;
+                if (col && r < K) out[(int64_t)r * p.V + c] = S[m][i];
+            }
         __syncthreads(); /* the previous block's reads of a_s, b_s are done */
         if (w == 0) {
             block_logcum(p, b, t, h, L, bc, lane);
@@ -164,46 +171,108 @@ static __global__ void __launch_bounds__(NTHREADS) states_kernel(const sgla_bpar
         }
         __syncthreads();
         const float bl = (float)bc[L - 1], ce = bl * SGLA_LOG2E, cm1 = expm1f(bl), ca = expf(bl); /* the carry */
+        float acc[SM_][4];
 #pragma unroll
-        for (int m = 0; m < MAXK / 8; m++) {
-            const int r = w + 8 * m;
-            if (r >= K) break;
-            float acc = 0.f;
-            for (int j = 0; j < L; j++) acc = fmaf(a_s[j][r], b_s[j][lane], acc);
-            S[m] = sgla_carry_mul(S[m], ce, cm1, ca) + acc;
+        for (int m = 0; m < SM_; m++) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.f;
+        for (int j = 0; j < L; j++) { /* rows past K read what a_s holds there: never stored */
+            const float bj = b_s[j][lane];
+#pragma unroll
+            for (int m = 0; m < SM_; m++)
+                if (m < mk) {
+                    const float4 a4 = *(const float4 *)&a_s[j][4 * w + 32 * m];
+                    acc[m][0] = fmaf(a4.x, bj, acc[m][0]), acc[m][1] = fmaf(a4.y, bj, acc[m][1]);
+                    acc[m][2] = fmaf(a4.z, bj, acc[m][2]), acc[m][3] = fmaf(a4.w, bj, acc[m][3]);
+                }
         }
+#pragma unroll
+        for (int m = 0; m < SM_; m++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) S[m][i] = sgla_carry_mul(S[m][i], ce, cm1, ca) + acc[m][i];
     }
     if (reverse && p.dh0) {
 #pragma unroll
-        for (int m = 0; m < MAXK / 8; m++) {
-            const int r = w + 8 * m;
-            if (col && r < K) p.dh0[nh * kv + (int64_t)r * p.V + c] = S[m];
-        }
+        for (int m = 0; m < SM_; m++)
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                const int r = 4 * w + 32 * m + i;
+                if (col && r < K) p.dh0[nh * kv + (int64_t)r * p.V + c] = S[m][i];
+            }
     }
 }
 
 /* ---- 4. the gradients of one block of tokens ------------------------------------------- */
 
-/* The state part of dQ or dK for the block's L rows: X[i][c] = w[i] sum_j
- * R[i][j] M[c][j] (R in shared memory, ld lr; M a K x V state in global
- * memory, a warp sharing its row c); then, by warp 0, dot[i] = sum_c
- * P[i][c] X[i][c], the row's term of the gate gradient.  X is complete (a
- * barrier) before warp 0 reads it. */
+/* A state-sized product of the block's rows: X[i][c] = w[i] sum_{j < nj} R[i][j] M(c, j), i < BT, c < nc
+ * (<= MAXK), R in shared memory (ld lr, odd: a column's 32 rows on 32 banks), M a state in global memory:
+ * M(c, j) = M[c ld + j] (TRANS) or M[j ld + c].  M goes through the tile Mt (BT values of j at a time,
+ * row stride ncp + 4: float4-aligned, a transposed fill's column on 8 banks), which shares X's space
+ * (x_floats), X written after the last tile is read; thread (warp w, lane i) sums row i in the columns
+ * 4 w + 32 m + (0..3): one shared load of R and a broadcast float4 of Mt a step for every four products
+ * (a product each read R and M before).  The sum over j runs in order from 0, as before the tiles (the
+ * same bits).  Rows i >= L are left as garbage (w there is not set): no one reads them.  Begins with a
+ * barrier (X's last readers done) and ends with one (X complete). */
+static __host__ __device__ __forceinline__ int x_floats(int K, int V)
+{
+    const int mx = K > V ? K : V, lt = 32 * ((mx + 31) / 32) + 4;
+    return BT * (mx + 1 > lt ? mx + 1 : lt);
+}
+template <bool TRANS>
+static __device__ __forceinline__ void state_prod(const float *R, int lr, const float *M, int64_t ld, const float *w,
+                                                  float *X, int lx, int nc, int nj, int tid)
+{
+    const int lane = tid & 31, wp = tid >> 5, mc = (nc + 31) / 32, ncp = 32 * mc, LT = ncp + 4;
+    float *Mt = X;
+    float acc[MAXK / 32][4];
+#pragma unroll
+    for (int m = 0; m < MAXK / 32; m++) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.f;
+    for (int j0 = 0; j0 < nj; j0 += BT) {
+        const int jt = nj - j0 < BT ? nj - j0 : BT;
+        __syncthreads(); /* the last tile's reads are done */
+        if (TRANS) /* a warp reads 32 j of one c (128 bytes) */
+            for (int idx = tid; idx < BT * ncp; idx += NTHREADS) {
+                const int c = idx / BT, jj = idx - c * BT;
+                Mt[jj * LT + c] = jj < jt && c < nc ? M[(int64_t)c * ld + j0 + jj] : 0.f;
+            }
+        else
+            for (int idx = tid; idx < BT * ncp; idx += NTHREADS) {
+                const int jj = idx / ncp, c = idx - jj * ncp;
+                Mt[jj * LT + c] = jj < jt && c < nc ? M[(int64_t)(j0 + jj) * ld + c] : 0.f;
+            }
+        __syncthreads();
+        for (int jj = 0; jj < jt; jj++) {
+            const float r = R[lane * lr + j0 + jj];
+#pragma unroll
+            for (int m = 0; m < MAXK / 32; m++)
+                if (m < mc) {
+                    const float4 v = *(const float4 *)&Mt[jj * LT + 4 * wp + 32 * m];
+                    acc[m][0] = fmaf(r, v.x, acc[m][0]), acc[m][1] = fmaf(r, v.y, acc[m][1]);
+                    acc[m][2] = fmaf(r, v.z, acc[m][2]), acc[m][3] = fmaf(r, v.w, acc[m][3]);
+                }
+        }
+    }
+    const float wi = w[lane];
+    __syncthreads(); /* Mt read: X takes its space */
+#pragma unroll
+    for (int m = 0; m < MAXK / 32; m++)
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const int c = 4 * wp + 32 * m + q;
+            if (m < mc && c < nc) X[lane * lx + c] = wi * acc[m][q];
+        }
+    __syncthreads();
+}
+
+/* The state part of dQ or dK (state_prod with M(c, j) = M[c V + j], a K x V state), then, by warp 0,
+ * dot[i] = sum_c P[i][c] X[i][c], the row's term of the gate gradient. */
 static __device__ __forceinline__ void state_part(const float *R, int lr, const float *M, const float *w,
-                                                  const float *P, int lp, float *X, int mx, float *dot, int L, int K,
+                                                  const float *P, int lp, float *X, int lx, float *dot, int L, int K,
                                                   int V, int tid, int lane)
 {
-    for (int idx = tid; idx < L * K; idx += NTHREADS) {
-        const int c = idx / L, i = idx - c * L;
-        float acc = 0.f;
-        for (int j = 0; j < V; j++) acc = fmaf(R[i * lr + j], M[(int64_t)c * V + j], acc);
-        X[i * mx + c] = w[i] * acc;
-    }
-    __syncthreads();
+    state_prod<true>(R, lr, M, V, w, X, lx, K, V, tid);
     if (tid < 32) {
         float s = 0.f;
         if (lane < L)
-            for (int c = 0; c < K; c++) s = fmaf(P[lane * lp + c], X[lane * mx + c], s);
+            for (int c = 0; c < K; c++) s = fmaf(P[lane * lp + c], X[lane * lx + c], s);
         dot[lane] = s;
     }
 }
@@ -224,10 +293,11 @@ static __device__ __forceinline__ float block_sum(float x, float *red)
 
 template <class E> static __global__ void __launch_bounds__(NTHREADS) grads_kernel(const sgla_bparams p)
 {
-    extern __shared__ float sm[];
-    const int K = (int)p.K, V = (int)p.V, lk = K + 1, lv = V + 1, mx = K > V ? K : V;
-    float *Qs = sm, *Ks = Qs + BT * lk, *Vs = Ks + BT * lk, *dOs = Vs + BT * lv, *X = dOs + BT * lv;
-    float *A = X + BT * mx, *dP = A + BT * (BT + 1), *dA = dP + BT * (BT + 1);
+    extern __shared__ __align__(16) float sm[];
+    const int K = (int)p.K, V = (int)p.V, lk = K + 1, lv = V + 1, lx = (K > V ? K : V) + 1;
+    float *X = sm; /* and state_prod's tile: 16-byte aligned */
+    float *Qs = X + x_floats(K, V), *Ks = Qs + BT * lk, *Vs = Ks + BT * lk, *dOs = Vs + BT * lv;
+    float *A = dOs + BT * lv, *dP = A + BT * (BT + 1), *dA = dP + BT * (BT + 1);
     double *bc = (double *)(dA + BT * (BT + 1)); /* 8-byte aligned: every term above is a multiple of BT = 32 floats */
     float *rs = (float *)(bc + 32), *wv = rs + 32, *e = wv + 32, *u = e + 32, *red = u + 32;
     const int tid = threadIdx.x, lane = tid & 31;
@@ -296,29 +366,28 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS) grads_kern
     __syncthreads();
     E *dq = (E *)p.dq, *dk = (E *)p.dk, *dv = (E *)p.dv;
     /* dQs = rs ⊙ (dO S^T) into X, e = q . dQs; dQ = dQs + dA K */
-    state_part(dOs, lv, S, rs, Qs, lk, X, mx, e, L, K, V, tid, lane);
+    state_part(dOs, lv, S, rs, Qs, lk, X, lx, e, L, K, V, tid, lane);
     for (int idx = tid; idx < L * K; idx += NTHREADS) {
         const int i = idx / K, c = idx - i * K;
-        float acc = X[i * mx + c];
+        float acc = X[i * lx + c];
         for (int j = 0; j <= i; j++) acc = fmaf(dA[i * (BT + 1) + j], Ks[j * lk + c], acc);
         st(dq, ((b * p.T + t + i) * p.H + h) * K + c, acc);
     }
     __syncthreads();
     /* dKs = w ⊙ (V dS^T) into X, u = k . dKs; dK = dKs + dA^T Q */
-    state_part(Vs, lv, dS, wv, Ks, lk, X, mx, u, L, K, V, tid, lane);
+    state_part(Vs, lv, dS, wv, Ks, lk, X, lx, u, L, K, V, tid, lane);
     for (int idx = tid; idx < L * K; idx += NTHREADS) {
         const int j = idx / K, c = idx - j * K;
-        float acc = X[j * mx + c];
+        float acc = X[j * lx + c];
         for (int i = j; i < L; i++) acc = fmaf(dA[i * (BT + 1) + j], Qs[i * lk + c], acc);
         st(dk, ((b * p.T + t + j) * p.H + h) * K + c, acc);
     }
     __syncthreads();
-    /* dV = w ⊙ (K dS) + A^T dO */
+    /* dV = w ⊙ (K dS) + A^T dO (the dK loop above read X: state_prod's first barrier waits for it) */
+    state_prod<false>(Ks, lk, dS, V, wv, X, lx, V, K, tid);
     for (int idx = tid; idx < L * V; idx += NTHREADS) {
-        const int c = idx / L, j = idx - c * L; /* a warp shares dS's column c */
-        float acc = 0.f;
-        for (int m = 0; m < K; m++) acc = fmaf(Ks[j * lk + m], dS[(int64_t)m * V + c], acc);
-        acc *= wv[j];
+        const int j = idx / V, c = idx - j * V;
+        float acc = X[j * lx + c];
         for (int i = j; i < L; i++) acc = fmaf(A[i * (BT + 1) + j], dOs[i * lv + c], acc);
         st(dv, ((b * p.T + t + j) * p.H + h) * V + c, acc);
     }
@@ -366,9 +435,9 @@ int64_t sgla_bwd_blocks(int64_t B, int64_t T, int64_t N, int varlen)
 
 size_t sgla_bwd_grads_smem(int64_t K, int64_t V)
 {
-    const int64_t mx = K > V ? K : V; /* Qs Ks, Vs dOs, X, A dP dA, bc (fp64), rs wv e u, red */
-    return (size_t)(2 * BT * (K + 1) + 2 * BT * (V + 1) + BT * mx + 3 * BT * (BT + 1) + 2 * 32 + 4 * 32 + NTHREADS) *
-           sizeof(float);
+    /* X (with the tile), Qs Ks, Vs dOs, A dP dA, bc (fp64), rs wv e u, red */
+    return (size_t)(x_floats((int)K, (int)V) + 2 * BT * (K + 1) + 2 * BT * (V + 1) + 3 * BT * (BT + 1) + 2 * 32 +
+                    4 * 32 + NTHREADS) * sizeof(float);
 }
 
 template <class E> static const void *grads_fn(void) { return (const void *)grads_kernel<E>; }

@@ -1,13 +1,17 @@
 #!/bin/bash
-# Session 43 call 4: call 3's two failures were the test's, not the plan's: under a cap one byte below the
-# plain plan, rows of 100-300 tokens have no smaller plan (their blob halves to as many slots: (c + N + 1)/2
-# + N + 1).  The half blob's edge cases now run as one time window (sgla_cuda_backward_windows(b, 1)).
-# test_gpu_backward whole, and memcheck / racecheck on its small set.  Carry [".devbin"].
+# Session 43 call 4: (1) call 3's two failures were the test's, not the plan's: under a cap one byte below
+# the plain plan, rows of 100-300 tokens have no smaller plan (their blob halves to as many slots); the
+# half blob's edge cases now run as one time window (sgla_cuda_backward_windows(b, 1)).  (2) wip/cc-tiles:
+# the CUDA-core backward (fp32 inputs, and what no tensor-core path takes) with its state products through
+# register tiles, the same sums in the same order (the same bits).  .devbin = wip/cc-tiles (main 1ead7b9 +
+# the tiles), full; .devbinM = main 4d2f21b's sgla (the CUDA-core kernels as on main).
+# test_gpu_backward whole, memcheck / racecheck on its small set, then fp32 backward A/B.
+# Carry [".devbin", ".devbinM"].
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name --format=csv,noheader
 t0=$(date +%s)
-for z in .devbin/*.xz .devbin/tests/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
+for z in .devbin/*.xz .devbin/tests/*.xz .devbinM/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
 export SGLA_GPU_EXPECT_HOPPER=1
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
 ( SGLA_GPU_SMALL=1 timeout 200 $SAN --tool memcheck --error-exitcode 9 .devbin/tests/test_gpu_backward > "$OUT/memcheck.log" 2>&1
@@ -19,4 +23,17 @@ echo "test_gpu_backward rc=$? $(( $(date +%s) - t0 )) s"
 tail -1 "$OUT/test_gpu_backward.log"; grep -h "FAIL\|half the blob\|workspace at" "$OUT/test_gpu_backward.log" | cut -c1-220 | head -8
 wait
 cat "$OUT/memcheck_rc.txt" "$OUT/racecheck_rc.txt"
-tail -2 "$OUT/memcheck.log" "$OUT/racecheck.log" | cut -c1-200
+grep -h "SUMMARY\|passed, " "$OUT/memcheck.log" "$OUT/racecheck.log" | cut -c1-200
+: > "$OUT/ab_cc.log"
+for r in 1 2; do
+  for s in 8,4096,16,128,128:f32:g 4,8192,32,64,64:f32:g 8,4096,16,128,128:f32:gamma 2,4096,8,256,256:f32:g 8,4096,16,128,128:bf16:g; do
+    IFS=: read -r sh dt gt <<< "$s"
+    ex=; [ $dt = bf16 ] && ex="--bwd-path 1"
+    for b in .devbinM .devbin; do
+      echo "== round $r $s $b" >> "$OUT/ab_cc.log"
+      timeout 60 $b/sgla bench --backend cuda --dtype $dt --gate $gt --backward --iters 5 --shape $sh $ex >> "$OUT/ab_cc.log" 2>&1
+    done
+  done
+done
+echo "ab $(( $(date +%s) - t0 )) s"
+grep -E "^== | bwd |check.*backward|FAIL|rror" "$OUT/ab_cc.log" | sed 's/  */ /g' | cut -c1-190

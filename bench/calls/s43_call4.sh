@@ -25,13 +25,13 @@ wait
 cat "$OUT/memcheck_rc.txt" "$OUT/racecheck_rc.txt"
 grep -h "SUMMARY\|passed, " "$OUT/memcheck.log" "$OUT/racecheck.log" | cut -c1-200
 : > "$OUT/ab_cc.log"
-for r in 1 2; do
-  for s in 8,4096,16,128,128:f32:g 4,8192,32,64,64:f32:g 8,4096,16,128,128:f32:gamma 2,4096,8,256,256:f32:g 8,4096,16,128,128:bf16:g; do
+for r in ${SGLA_ROUNDS:-1}; do
+  for s in 8,4096,16,128,128:f32:g 4,8192,32,64,64:f32:g 2,4096,8,256,256:f32:g 8,4096,16,128,128:bf16:g; do
     IFS=: read -r sh dt gt <<< "$s"
     ex=; [ $dt = bf16 ] && ex="--bwd-path 1"
     for b in .devbinM .devbin; do
       echo "== round $r $s $b" >> "$OUT/ab_cc.log"
-      timeout 60 $b/sgla bench --backend cuda --dtype $dt --gate $gt --backward --iters 5 --shape $sh $ex >> "$OUT/ab_cc.log" 2>&1
+      timeout 40 $b/sgla bench --backend cuda --dtype $dt --gate $gt --backward --iters 5 --shape $sh $ex >> "$OUT/ab_cc.log" 2>&1
     done
   done
 done

@@ -14,11 +14,11 @@ t0=$(date +%s)
 for z in .devbin/*.xz .devbin/tests/*.xz .devbinM/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
 export SGLA_GPU_EXPECT_HOPPER=1
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
-( SGLA_GPU_SMALL=1 timeout 200 $SAN --tool memcheck --error-exitcode 9 .devbin/tests/test_gpu_backward > "$OUT/memcheck.log" 2>&1
+( SGLA_GPU_SMALL=1 timeout ${SGLA_T:-130} $SAN --tool memcheck --error-exitcode 9 .devbin/tests/test_gpu_backward > "$OUT/memcheck.log" 2>&1
   echo "memcheck rc=$? $(( $(date +%s) - t0 )) s" > "$OUT/memcheck_rc.txt" ) &
-( SGLA_GPU_SMALL=1 timeout 200 $SAN --tool racecheck --error-exitcode 9 .devbin/tests/test_gpu_backward > "$OUT/racecheck.log" 2>&1
+( SGLA_GPU_SMALL=1 timeout ${SGLA_T:-130} $SAN --tool racecheck --error-exitcode 9 .devbin/tests/test_gpu_backward > "$OUT/racecheck.log" 2>&1
   echo "racecheck rc=$? $(( $(date +%s) - t0 )) s" > "$OUT/racecheck_rc.txt" ) &
-timeout 200 .devbin/tests/test_gpu_backward > "$OUT/test_gpu_backward.log" 2>&1
+timeout ${SGLA_T:-130} .devbin/tests/test_gpu_backward > "$OUT/test_gpu_backward.log" 2>&1
 echo "test_gpu_backward rc=$? $(( $(date +%s) - t0 )) s"
 tail -1 "$OUT/test_gpu_backward.log"; grep -h "FAIL\|half the blob\|workspace at" "$OUT/test_gpu_backward.log" | cut -c1-220 | head -8
 wait
@@ -26,12 +26,12 @@ cat "$OUT/memcheck_rc.txt" "$OUT/racecheck_rc.txt"
 grep -h "SUMMARY\|passed, " "$OUT/memcheck.log" "$OUT/racecheck.log" | cut -c1-200
 : > "$OUT/ab_cc.log"
 for r in ${SGLA_ROUNDS:-1}; do
-  for s in 8,4096,16,128,128:f32:g 4,8192,32,64,64:f32:g 2,4096,8,256,256:f32:g 8,4096,16,128,128:bf16:g; do
+  for s in ${SGLA_CASES:-8,4096,16,128,128:f32:g 4,8192,32,64,64:f32:g 2,4096,8,256,256:f32:g 8,4096,16,128,128:bf16:g}; do
     IFS=: read -r sh dt gt <<< "$s"
     ex=; [ $dt = bf16 ] && ex="--bwd-path 1"
     for b in .devbinM .devbin; do
       echo "== round $r $s $b" >> "$OUT/ab_cc.log"
-      timeout 40 $b/sgla bench --backend cuda --dtype $dt --gate $gt --backward --iters 5 --shape $sh $ex >> "$OUT/ab_cc.log" 2>&1
+      timeout 25 $b/sgla bench --backend cuda --dtype $dt --gate $gt --backward --iters 5 --shape $sh $ex >> "$OUT/ab_cc.log" 2>&1
     done
   done
 done

@@ -21,6 +21,9 @@ SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2
 timeout ${SGLA_T:-130} .devbin/tests/test_gpu_backward > "$OUT/test_gpu_backward.log" 2>&1
 echo "test_gpu_backward rc=$? $(( $(date +%s) - t0 )) s"
 tail -1 "$OUT/test_gpu_backward.log"; grep -h "FAIL\|half the blob\|workspace at" "$OUT/test_gpu_backward.log" | cut -c1-220 | head -8
+PYTHONPATH=$PWD/python SGLA_LIBRARY=$PWD/.devbin/libsgla.so timeout 90 python3 -m pytest -p no:cacheprovider -q -rs \
+  python/tests/test_backward_torch.py -k "half_states or workspace_limit" > "$OUT/pytest.log" 2>&1
+echo "pytest rc=$? $(( $(date +%s) - t0 )) s"; tail -1 "$OUT/pytest.log"
 wait
 cat "$OUT/memcheck_rc.txt" "$OUT/racecheck_rc.txt"
 grep -h "SUMMARY\|passed, " "$OUT/memcheck.log" "$OUT/racecheck.log" | cut -c1-200

@@ -277,6 +277,51 @@ static __device__ __forceinline__ void state_part(const float *R, int lr, const 
     }
 }
 
+/* A triangular product of the block's rows, added to the state part X and stored: with W the block's
+ * weights (ld BT + 1, zero above the diagonal) and F its rows in shared memory (ld lf),
+ *   LOWER:  Y[r][c] = X[r][c] + sum_{s <= r} W[r][s] F[s][c]   (dQ: dA K)
+ *   else:   Y[r][c] = X[r][c] + sum_{s >= r} W[s][r] F[s][c]   (dK: dA^T Q, dV: A^T dO)
+ * for r < L, c < nc (<= MAXK), into out[(row0 + r H) nc + c].  Warp w makes the rows w + 8 y (y < 4),
+ * lane the columns lane + 32 m: a step reads the warp's four weights (broadcasts) and the lane's
+ * columns of one row of F (one load each) for 4 nc / 32 products (two loads a product before).  The
+ * sums run in the same order as before (s ascending); the steps past a row's diagonal add W's zeros. */
+template <bool LOWER, class E>
+static __device__ __forceinline__ void tri_prod(const float *W, const float *F, int lf, const float *X, int lx, int nc,
+                                                int L, E *out, int64_t row0, int64_t H, int tid)
+{
+    const int lane = tid & 31, w = tid >> 5, mc = (nc + 31) / 32;
+    float acc[4][MAXK / 32];
+#pragma unroll
+    for (int y = 0; y < 4; y++)
+#pragma unroll
+        for (int m = 0; m < MAXK / 32; m++) {
+            const int r = w + 8 * y, c = lane + 32 * m;
+            acc[y][m] = m < mc && r < L && c < nc ? X[r * lx + c] : 0.f;
+        }
+    /* LOWER: s up to the warp's last row (w + 24) or L - 1; else s from its first row (w) */
+    const int s0 = LOWER ? 0 : w, s1 = LOWER ? (w + 25 < L ? w + 25 : L) : L;
+    for (int s = s0; s < s1; s++) {
+        float wr[4];
+#pragma unroll
+        for (int y = 0; y < 4; y++) wr[y] = LOWER ? W[(w + 8 * y) * (BT + 1) + s] : W[s * (BT + 1) + w + 8 * y];
+#pragma unroll
+        for (int m = 0; m < MAXK / 32; m++)
+            if (m < mc) {
+                const int c = lane + 32 * m;
+                const float f = c < nc ? F[s * lf + c] : 0.f;
+#pragma unroll
+                for (int y = 0; y < 4; y++) acc[y][m] = fmaf(wr[y], f, acc[y][m]);
+            }
+    }
+#pragma unroll
+    for (int y = 0; y < 4; y++)
+#pragma unroll
+        for (int m = 0; m < MAXK / 32; m++) {
+            const int r = w + 8 * y, c = lane + 32 * m;
+            if (m < mc && r < L && c < nc) st(out, (row0 + (int64_t)r * H) * nc + c, acc[y][m]);
+        }
+}
+
 /* block sum of x over NTHREADS threads in a fixed order (every thread gets it) */
 static __device__ __forceinline__ float block_sum(float x, float *red)
 {
@@ -348,49 +393,55 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS) grads_kern
         }
     }
     __syncthreads();
-    /* A = scale Gamma ⊙ QK^T, dP = dO V^T, dA = scale Gamma ⊙ dP (j <= i; 0 above) */
-    for (int idx = tid; idx < L * L; idx += NTHREADS) {
-        const int i = idx / L, j = idx - i * L;
-        float a = 0.f, d = 0.f, da = 0.f;
-        if (j <= i) {
-            const float gm = p.scale * expf(logdecay(bc, i, j));
-            for (int c = 0; c < K; c++) a = fmaf(Qs[i * lk + c], Ks[j * lk + c], a);
-            for (int c = 0; c < V; c++) d = fmaf(dOs[i * lv + c], Vs[j * lv + c], d);
-            a *= gm;
-            da = gm * d;
+    /* A = scale Gamma ⊙ QK^T, dP = dO V^T, dA = scale Gamma ⊙ dP (j <= i; 0 above), each thread a 2 x 2
+     * tile (rows 2 (tid / 16) + 0, 1, keys 2 (tid % 16) + 0, 1): four loads for four products, not two a
+     * product; each entry's sum over c in order, as before */
+    {
+        const int i0 = 2 * (tid >> 4), j0 = 2 * (tid & 15);
+        float a[2][2] = {{0.f, 0.f}, {0.f, 0.f}}, d[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
+        if (j0 <= i0 + 1 && i0 < L) { /* a tile with an entry on or below the diagonal */
+            const int i1 = i0 + 1 < L ? i0 + 1 : i0, j1 = j0 + 1 < L ? j0 + 1 : j0; /* rows past L: never stored */
+            for (int c = 0; c < K; c++) {
+                const float q0 = Qs[i0 * lk + c], q1 = Qs[i1 * lk + c], k0 = Ks[j0 * lk + c], k1 = Ks[j1 * lk + c];
+                a[0][0] = fmaf(q0, k0, a[0][0]), a[0][1] = fmaf(q0, k1, a[0][1]);
+                a[1][0] = fmaf(q1, k0, a[1][0]), a[1][1] = fmaf(q1, k1, a[1][1]);
+            }
+            for (int c = 0; c < V; c++) {
+                const float o0 = dOs[i0 * lv + c], o1 = dOs[i1 * lv + c], v0 = Vs[j0 * lv + c], v1 = Vs[j1 * lv + c];
+                d[0][0] = fmaf(o0, v0, d[0][0]), d[0][1] = fmaf(o0, v1, d[0][1]);
+                d[1][0] = fmaf(o1, v0, d[1][0]), d[1][1] = fmaf(o1, v1, d[1][1]);
+            }
         }
-        A[i * (BT + 1) + j] = a;
-        dP[i * (BT + 1) + j] = d;
-        dA[i * (BT + 1) + j] = da;
+#pragma unroll
+        for (int x = 0; x < 2; x++)
+#pragma unroll
+            for (int y = 0; y < 2; y++) {
+                const int i = i0 + x, j = j0 + y;
+                if (i >= L || j >= L) continue;
+                float av = 0.f, dv_ = 0.f, dav = 0.f;
+                if (j <= i) {
+                    const float gm = p.scale * expf(logdecay(bc, i, j));
+                    av = a[x][y] * gm, dv_ = d[x][y], dav = gm * d[x][y];
+                }
+                A[i * (BT + 1) + j] = av;
+                dP[i * (BT + 1) + j] = dv_;
+                dA[i * (BT + 1) + j] = dav;
+            }
     }
     __syncthreads();
     E *dq = (E *)p.dq, *dk = (E *)p.dk, *dv = (E *)p.dv;
     /* dQs = rs ⊙ (dO S^T) into X, e = q . dQs; dQ = dQs + dA K */
     state_part(dOs, lv, S, rs, Qs, lk, X, lx, e, L, K, V, tid, lane);
-    for (int idx = tid; idx < L * K; idx += NTHREADS) {
-        const int i = idx / K, c = idx - i * K;
-        float acc = X[i * lx + c];
-        for (int j = 0; j <= i; j++) acc = fmaf(dA[i * (BT + 1) + j], Ks[j * lk + c], acc);
-        st(dq, ((b * p.T + t + i) * p.H + h) * K + c, acc);
-    }
+    const int64_t row0 = (b * p.T + t) * p.H + h;
+    tri_prod<true>(dA, Ks, lk, X, lx, K, L, dq, row0, p.H, tid);
     __syncthreads();
     /* dKs = w ⊙ (V dS^T) into X, u = k . dKs; dK = dKs + dA^T Q */
     state_part(Vs, lv, dS, wv, Ks, lk, X, lx, u, L, K, V, tid, lane);
-    for (int idx = tid; idx < L * K; idx += NTHREADS) {
-        const int j = idx / K, c = idx - j * K;
-        float acc = X[j * lx + c];
-        for (int i = j; i < L; i++) acc = fmaf(dA[i * (BT + 1) + j], Qs[i * lk + c], acc);
-        st(dk, ((b * p.T + t + j) * p.H + h) * K + c, acc);
-    }
+    tri_prod<false>(dA, Qs, lk, X, lx, K, L, dk, row0, p.H, tid);
     __syncthreads();
     /* dV = w ⊙ (K dS) + A^T dO (the dK loop above read X: state_prod's first barrier waits for it) */
     state_prod<false>(Ks, lk, dS, V, wv, X, lx, V, K, tid);
-    for (int idx = tid; idx < L * V; idx += NTHREADS) {
-        const int j = idx / V, c = idx - j * V;
-        float acc = X[j * lx + c];
-        for (int i = j; i < L; i++) acc = fmaf(A[i * (BT + 1) + j], dOs[i * lv + c], acc);
-        st(dv, ((b * p.T + t + j) * p.H + h) * V + c, acc);
-    }
+    tri_prod<false>(A, dOs, lv, X, lx, V, L, dv, row0, p.H, tid);
     /* the gate: exp(b_L) <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij */
     if (p.gmode && p.dg_out) {
         float part = 0.f;

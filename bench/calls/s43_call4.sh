@@ -3,15 +3,17 @@
 # the plain plan, rows of 100-300 tokens have no smaller plan (their blob halves to as many slots); the
 # half blob's edge cases now run as one time window (sgla_cuda_backward_windows(b, 1)).  (2) wip/cc-tiles:
 # the CUDA-core backward (fp32 inputs, and what no tensor-core path takes) with its state products through
-# register tiles, the same sums in the same order (the same bits).  .devbin = wip/cc-tiles (main 1ead7b9 +
-# the tiles), full; .devbinM = main 4d2f21b's sgla (the CUDA-core kernels as on main).
-# test_gpu_backward whole, memcheck / racecheck on its small set, then fp32 backward A/B.
-# Carry [".devbin", ".devbinM"].
+# register tiles, the same sums in the same order (the same bits).  .devbin = wip/cc-tiles at 0510c1c (main
+# d8c221a + the state products' tiles + the score and triangular products'), full; .devbinT1 = its first
+# tiles alone (c2cb784's sgla); .devbinM = main 4d2f21b's sgla (the CUDA-core kernels as on main).
+# test_gpu_backward whole, memcheck / racecheck on its small set, the torch tests of the half blob, then
+# the fp32 backward of the three builds (each `sgla bench` checks its backward against fp64: a failure of
+# the full build's tests is placed by T1's check).  Carry [".devbin", ".devbinM", ".devbinT1"].
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name --format=csv,noheader
 t0=$(date +%s)
-for z in .devbin/*.xz .devbin/tests/*.xz .devbinM/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
+for z in .devbin/*.xz .devbin/tests/*.xz .devbinM/*.xz .devbinT1/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
 export SGLA_GPU_EXPECT_HOPPER=1
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
 ( SGLA_GPU_SMALL=1 timeout ${SGLA_T:-130} $SAN --tool memcheck --error-exitcode 9 .devbin/tests/test_gpu_backward > "$OUT/memcheck.log" 2>&1
@@ -32,7 +34,7 @@ for r in ${SGLA_ROUNDS:-1}; do
   for s in ${SGLA_CASES:-8,4096,16,128,128:f32:g 4,8192,32,64,64:f32:g 2,4096,8,256,256:f32:g 8,4096,16,128,128:bf16:g}; do
     IFS=: read -r sh dt gt <<< "$s"
     ex=; [ $dt = bf16 ] && ex="--bwd-path 1"
-    for b in .devbinM .devbin; do
+    for b in .devbinM .devbinT1 .devbin; do
       echo "== round $r $s $b" >> "$OUT/ab_cc.log"
       timeout 25 $b/sgla bench --backend cuda --dtype $dt --gate $gt --backward --iters 5 --shape $sh $ex >> "$OUT/ab_cc.log" 2>&1
     done

@@ -3,9 +3,9 @@
 # the plain plan, rows of 100-300 tokens have no smaller plan (their blob halves to as many slots); the
 # half blob's edge cases now run as one time window (sgla_cuda_backward_windows(b, 1)).  (2) wip/cc-tiles:
 # the CUDA-core backward (fp32 inputs, and what no tensor-core path takes) with its state products through
-# register tiles, the same sums in the same order (the same bits).  .devbin = wip/cc-tiles at 0510c1c (main
-# d8c221a + the state products' tiles + the score and triangular products'), full; .devbinT1 = its first
-# tiles alone (c2cb784's sgla); .devbinM = main 4d2f21b's sgla (the CUDA-core kernels as on main).
+# register tiles, the same sums in the same order (the same values).  .devbin = wip/cc-tiles' sources (staged
+# as 0510c1c: main's + the state products' tiles + the score and triangular products'), full; .devbinT1 =
+# the first tiles alone (staged as c2cb784, sgla only); .devbinM = main 4d2f21b's sgla (the CUDA-core kernels as on main).
 # test_gpu_backward whole, memcheck / racecheck on its small set, the torch tests of the half blob, then
 # the fp32 backward of the three builds (each `sgla bench` checks its backward against fp64: a failure of
 # the full build's tests is placed by T1's check).  Carry [".devbin", ".devbinM", ".devbinT1"].
@@ -15,6 +15,9 @@ nvidia-smi --query-gpu=name --format=csv,noheader
 t0=$(date +%s)
 for z in .devbin/*.xz .devbin/tests/*.xz .devbinM/*.xz .devbinT1/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
 export SGLA_GPU_EXPECT_HOPPER=1
+for b in .devbin .devbinM .devbinT1; do
+  if ldd $b/sgla 2>/dev/null | grep -q "not found"; then export LD_LIBRARY_PATH=$PWD/$b/lib:${LD_LIBRARY_PATH:-}; fi
+done
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
 ( SGLA_GPU_SMALL=1 timeout ${SGLA_T:-130} $SAN --tool memcheck --error-exitcode 9 .devbin/tests/test_gpu_backward > "$OUT/memcheck.log" 2>&1
   echo "memcheck rc=$? $(( $(date +%s) - t0 )) s" > "$OUT/memcheck_rc.txt" ) &
@@ -30,7 +33,7 @@ wait
 cat "$OUT/memcheck_rc.txt" "$OUT/racecheck_rc.txt"
 grep -h "SUMMARY\|passed, " "$OUT/memcheck.log" "$OUT/racecheck.log" | cut -c1-200
 : > "$OUT/ab_cc.log"
-for r in ${SGLA_ROUNDS:-1}; do
+for r in $(seq ${SGLA_ROUNDS:-1}); do
   for s in ${SGLA_CASES:-8,4096,16,128,128:f32:g 4,8192,32,64,64:f32:g 2,4096,8,256,256:f32:g 8,4096,16,128,128:bf16:g}; do
     IFS=: read -r sh dt gt <<< "$s"
     ex=; [ $dt = bf16 ] && ex="--bwd-path 1"

@@ -27,6 +27,7 @@
 constexpr int BT = 32;         /* tokens per block */
 constexpr int NTHREADS = 256;  /* every kernel */
 constexpr int MAXK = 256;
+constexpr int MG = MAXK / 32; /* a thread's groups of 32 state rows (or columns) at most */
 
 static __device__ __forceinline__ float ld(const float *p, int64_t i) { return p[i]; }
 static __device__ __forceinline__ float ld(const __half *p, int64_t i) { return __half2float(p[i]); }
@@ -109,7 +110,6 @@ static __global__ void chunk_base_kernel(const int64_t *cu, int64_t N, int64_t T
 
 /* thread: warp w owns rows 4 w + 32 m + i (i < 4, m < K / 32: at most 32), lane the column; a step reads
  * a row's four as one broadcast float4 (one shared load for four products, not one a product) */
-constexpr int SM_ = MAXK / 32;
 template <class E>
 static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_bparams p, int reverse)
 {
@@ -127,13 +127,13 @@ static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_b
     const int64_t nb = (len + BT - 1) / BT;
     const E *A = (const E *)(reverse ? p.q : p.k);
     const E *Bm = (const E *)(reverse ? p.dout : p.v);
-    float S[SM_][4];
+    float S[MG][4];
     const int64_t kv = (int64_t)K * p.V;
     const int mk = (K + 31) / 32; /* the m that hold rows */
     /* the start: h0 (forward) or dht (reverse) */
     const float *init = reverse ? p.dht : p.h0;
 #pragma unroll
-    for (int m = 0; m < SM_; m++)
+    for (int m = 0; m < MG; m++)
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const int r = 4 * w + 32 * m + i;
@@ -146,7 +146,7 @@ static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_b
         /* the block's state: S entering it (forward), dS' of its end (reverse) */
         float *out = (reverse ? p.ws_dstates : p.ws_states) + ((base + blk) * p.H + h) * kv;
 #pragma unroll
-        for (int m = 0; m < SM_; m++)
+        for (int m = 0; m < MG; m++)
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const int r = 4 * w + 32 * m + i;
@@ -171,13 +171,13 @@ static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_b
         }
         __syncthreads();
         const float bl = (float)bc[L - 1], ce = bl * SGLA_LOG2E, cm1 = expm1f(bl), ca = expf(bl); /* the carry */
-        float acc[SM_][4];
+        float acc[MG][4];
 #pragma unroll
-        for (int m = 0; m < SM_; m++) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.f;
+        for (int m = 0; m < MG; m++) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.f;
         for (int j = 0; j < L; j++) { /* rows past K read what a_s holds there: never stored */
             const float bj = b_s[j][lane];
 #pragma unroll
-            for (int m = 0; m < SM_; m++)
+            for (int m = 0; m < MG; m++)
                 if (m < mk) {
                     const float4 a4 = *(const float4 *)&a_s[j][4 * w + 32 * m];
                     acc[m][0] = fmaf(a4.x, bj, acc[m][0]), acc[m][1] = fmaf(a4.y, bj, acc[m][1]);
@@ -185,13 +185,13 @@ static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_b
                 }
         }
 #pragma unroll
-        for (int m = 0; m < SM_; m++)
+        for (int m = 0; m < MG; m++)
 #pragma unroll
             for (int i = 0; i < 4; i++) S[m][i] = sgla_carry_mul(S[m][i], ce, cm1, ca) + acc[m][i];
     }
     if (reverse && p.dh0) {
 #pragma unroll
-        for (int m = 0; m < SM_; m++)
+        for (int m = 0; m < MG; m++)
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const int r = 4 * w + 32 * m + i;
@@ -222,9 +222,9 @@ static __device__ __forceinline__ void state_prod(const float *R, int lr, const 
 {
     const int lane = tid & 31, wp = tid >> 5, mc = (nc + 31) / 32, ncp = 32 * mc, LT = ncp + 4;
     float *Mt = X;
-    float acc[MAXK / 32][4];
+    float acc[MG][4];
 #pragma unroll
-    for (int m = 0; m < MAXK / 32; m++) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.f;
+    for (int m = 0; m < MG; m++) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.f;
     for (int j0 = 0; j0 < nj; j0 += BT) {
         const int jt = nj - j0 < BT ? nj - j0 : BT;
         __syncthreads(); /* the last tile's reads are done */
@@ -242,7 +242,7 @@ static __device__ __forceinline__ void state_prod(const float *R, int lr, const 
         for (int jj = 0; jj < jt; jj++) {
             const float r = R[lane * lr + j0 + jj];
 #pragma unroll
-            for (int m = 0; m < MAXK / 32; m++)
+            for (int m = 0; m < MG; m++)
                 if (m < mc) {
                     const float4 v = *(const float4 *)&Mt[jj * LT + 4 * wp + 32 * m];
                     acc[m][0] = fmaf(r, v.x, acc[m][0]), acc[m][1] = fmaf(r, v.y, acc[m][1]);
@@ -253,7 +253,7 @@ static __device__ __forceinline__ void state_prod(const float *R, int lr, const 
     const float wi = w[lane];
     __syncthreads(); /* Mt read: X takes its space */
 #pragma unroll
-    for (int m = 0; m < MAXK / 32; m++)
+    for (int m = 0; m < MG; m++)
 #pragma unroll
         for (int q = 0; q < 4; q++) {
             const int c = 4 * wp + 32 * m + q;
@@ -290,11 +290,11 @@ static __device__ __forceinline__ void tri_prod(const float *W, const float *F, 
                                                 int L, E *out, int64_t row0, int64_t H, int tid)
 {
     const int lane = tid & 31, w = tid >> 5, mc = (nc + 31) / 32;
-    float acc[4][MAXK / 32];
+    float acc[4][MG];
 #pragma unroll
     for (int y = 0; y < 4; y++)
 #pragma unroll
-        for (int m = 0; m < MAXK / 32; m++) {
+        for (int m = 0; m < MG; m++) {
             const int r = w + 8 * y, c = lane + 32 * m;
             acc[y][m] = m < mc && r < L && c < nc ? X[r * lx + c] : 0.f;
         }
@@ -305,7 +305,7 @@ static __device__ __forceinline__ void tri_prod(const float *W, const float *F, 
 #pragma unroll
         for (int y = 0; y < 4; y++) wr[y] = LOWER ? W[(w + 8 * y) * (BT + 1) + s] : W[s * (BT + 1) + w + 8 * y];
 #pragma unroll
-        for (int m = 0; m < MAXK / 32; m++)
+        for (int m = 0; m < MG; m++)
             if (m < mc) {
                 const int c = lane + 32 * m;
                 const float f = c < nc ? F[s * lf + c] : 0.f;
@@ -316,7 +316,7 @@ static __device__ __forceinline__ void tri_prod(const float *W, const float *F, 
 #pragma unroll
     for (int y = 0; y < 4; y++)
 #pragma unroll
-        for (int m = 0; m < MAXK / 32; m++) {
+        for (int m = 0; m < MG; m++) {
             const int r = w + 8 * y, c = lane + 32 * m;
             if (m < mc && r < L && c < nc) st(out, (row0 + (int64_t)r * H) * nc + c, acc[y][m]);
         }

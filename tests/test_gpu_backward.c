@@ -370,6 +370,13 @@ int main(void)
         {F32, G, MILD, 2, 150, 2, 64, 64, 1, 1, 0, 0},
         {F32, GAMMA, NEAR0, 1, 200, 2, 32, 48, 1, 1, 0, 3},
         {F32, NONE, MILD, 1, 0, 2, 64, 64, 1, 1, 0, 0},
+        /* fp32's state products on the tensor cores (3xTF32, head sizes multiples of 8): one pass of n8
+         * tiles, two (K = 256; K = 200 with 25 tiles), K != V both ways; then sizes that are not
+         * multiples of 8 (the CUDA-core products) */
+        {F32, G, MIX30, 1, 300, 2, 128, 128, 1, 1, 0, 0},
+        {F32, GAMMA, MILD, 1, 100, 2, 256, 256, 1, 1, 0, 2},
+        {F32, G, MILD, 2, 70, 2, 200, 72, 1, 1, 0, 0},
+        {F32, ALPHA, MILD, 1, 90, 2, 60, 36, 1, 1, 0, 0},
         /* the tensor-core path: many chunks, a partial last one, varlen, every gate */
         {BF, G, MILD, 1, 1000, 2, 128, 128, 0, 0, 0, 0},
         {BF, G, NEG30, 1, 257, 3, 128, 128, 1, 1, 0, 5},
@@ -472,6 +479,8 @@ int main(void)
         {BF, G, MILD, 1, 70, 2, 64, 64, 1, 1, 0, 0},
         {HF, GAMMA, MILD, 1, 40, 1, 128, 64, 1, 1, 0, 3},
         {F32, G, MIX30, 1, 33, 1, 32, 48, 1, 1, 0, 0},
+        {F32, G, MILD, 1, 40, 1, 136, 40, 1, 1, 0, 0},   /* two passes of the tensor-core state products */
+        {F32, GAMMA, MILD, 1, 45, 1, 20, 12, 1, 1, 0, 0}, /* the CUDA-core state products */
         {BF, GAMMA, MILD, 1, 130, 9, 64, 64, 1, 1, 0, 3}, /* dg3's dg_gamma and two head blocks */
     };
     const conform_case *list = small ? smalls : all;

@@ -1,6 +1,7 @@
 /* The CUDA backward, first version: the chunked form of src/ref/ref_bwd.c
- * (reference B) on CUDA cores in fp32, deterministic (no atomics: every sum
- * has one order), any input dtype, K <= 256, any V.  Blocks of BT = 32 tokens
+ * (reference B) in fp32, deterministic (no atomics: every sum has one order),
+ * any input dtype, K, V <= 256; the fp32 inputs' backward, and what the
+ * 16-bit tensor-core paths do not take.  Blocks of BT = 32 tokens
  * (the chunked form is exact for any block length).  Five launches:
  *
  *   1. (cu_seqlens only) chunk_base: the first block of every sequence;
@@ -9,17 +10,18 @@
  *   3. dstates: the same in reverse, dS' (the gradient of each block's end
  *      state) from dht, and dh0          -> workspace [blocks][H][K][V]
  *   4. grads:   per (block, head), independent of each other: with S and dS'
- *      of that block, dq, dk, dv and dg (sgla_cpu_backward's products, written
- *      as tiled dot products through shared memory);
+ *      of that block, dq, dk, dv and dg (sgla_cpu_backward's products: the
+ *      three state-sized ones on the tensor cores in 3xTF32 where K and V are
+ *      multiples of 8, the rest as register-tiled dot products on CUDA cores);
  *   5. (g_gamma) dg_gamma: dg summed per head in a fixed order.
  *
  * Memory: two fp32 states per block of 32 tokens, 2 x blocks x H x K x V x 4
- * bytes, plus dg when only dg_gamma is asked for.  The tensor-core version of
- * launch 4 and a smaller workspace are the next steps (docs/perf.md). */
+ * bytes, plus dg when only dg_gamma is asked for. */
 #include <stdint.h>
 
 #include "cuda_backend.cuh"
 #include "ptx.cuh"
+#include "tf32_frag.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -262,13 +264,107 @@ static __device__ __forceinline__ void state_prod(const float *R, int lr, const 
     __syncthreads();
 }
 
+/* state_prod on the tensor cores, for nc and nj multiples of 8: mma.sync m16n8k8 in 3xTF32 (every
+ * operand split hi + lo, lo.hi + hi.lo + hi.hi summed in fp32: fp32's accuracy, bench/tf32x3_bwd_study.py).
+ * Warp wp makes all 32 rows (two m16 tiles) of the n8 tiles wp, wp + 8, ... of X's columns (NTP of them a
+ * pass: two passes at nc > 128, so that two blocks fit an SM's registers), each value of M read once a
+ * block, straight from global memory into the B fragments.  j runs in blocks of 32; in k-step s of a
+ * block the instruction's k index t stands for j0 + 8 t + s and t + 4 for j0 + 8 t + 4 + s (any order of
+ * j is a valid product): a lane's B values of the block are 8 consecutive j (two float4 loads where
+ * M(c, j) = M[c ld + j]), and its A loads of one row, at R's odd stride, fall on 32 banks.  The next
+ * block's B values load while this one's multiply.  Rows i >= L come out as garbage, as in state_prod
+ * (an mma row is its A row's alone).  X written between two barriers. */
+constexpr int NTP = 2;
+template <bool TRANS>
+static __device__ __forceinline__ void tc_load_b(float (&b)[NTP][8], const float *M, int64_t ld, int j0, int nj,
+                                                 int ntl, int nt0, int g, int t)
+{
+    const int jb = j0 + 8 * t;
+#pragma unroll
+    for (int n = 0; n < NTP; n++) {
+        const int nt = nt0 + 8 * n, c = 8 * nt + g;
+        if (nt < ntl && jb < nj) { /* nj % 8 == 0: a lane's 8 j are all in or all out */
+            if (TRANS) {
+                const float4 x = *(const float4 *)&M[(int64_t)c * ld + jb], y = *(const float4 *)&M[(int64_t)c * ld + jb + 4];
+                b[n][0] = x.x, b[n][1] = x.y, b[n][2] = x.z, b[n][3] = x.w;
+                b[n][4] = y.x, b[n][5] = y.y, b[n][6] = y.z, b[n][7] = y.w;
+            } else {
+#pragma unroll
+                for (int e = 0; e < 8; e++) b[n][e] = M[(int64_t)(jb + e) * ld + c];
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < 8; e++) b[n][e] = 0.f;
+        }
+    }
+}
+template <bool TRANS>
+static __device__ __forceinline__ void state_prod_tc(const float *R, int lr, const float *M, int64_t ld, const float *w,
+                                                     float *X, int lx, int nc, int nj, int tid)
+{
+    const int lane = tid & 31, wp = tid >> 5, g = lane >> 2, t = lane & 3, ntl = nc / 8;
+    for (int pass = 0; 8 * NTP * pass < ntl; pass++) {
+        const int nt0 = wp + 8 * NTP * pass;
+        float acc[2][NTP][4];
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+            for (int n = 0; n < NTP; n++) acc[mt][n][0] = acc[mt][n][1] = acc[mt][n][2] = acc[mt][n][3] = 0.f;
+        float b[NTP][8];
+        tc_load_b<TRANS>(b, M, ld, 0, nj, ntl, nt0, g, t);
+        for (int j0 = 0; j0 < nj; j0 += 32) {
+            float bn[NTP][8];
+            tc_load_b<TRANS>(bn, M, ld, j0 + 32, nj, ntl, nt0, g, t); /* zeros past nj */
+            const int jb = j0 + 8 * t;
+            const bool in = jb < nj;
+            const float *r0 = R + g * lr + jb;
+#pragma unroll
+            for (int s = 0; s < 4; s++) {
+                FragA fa[2];
+#pragma unroll
+                for (int mt = 0; mt < 2; mt++) {
+                    const float *rr = r0 + 16 * mt * lr + s;
+                    frag_a(fa[mt], in ? rr[0] : 0.f, in ? rr[8 * lr] : 0.f, in ? rr[4] : 0.f, in ? rr[8 * lr + 4] : 0.f);
+                }
+#pragma unroll
+                for (int n = 0; n < NTP; n++)
+                    if (nt0 + 8 * n < ntl) {
+                        FragB fb;
+                        frag_b(fb, b[n][s], b[n][4 + s]);
+                        mma3<true>(acc[0][n], fa[0], fb);
+                        mma3<true>(acc[1][n], fa[1], fb);
+                    }
+            }
+#pragma unroll
+            for (int n = 0; n < NTP; n++)
+#pragma unroll
+                for (int e = 0; e < 8; e++) b[n][e] = bn[n][e];
+        }
+        if (pass == 0) __syncthreads(); /* X's last readers are done (pass is the same in every thread) */
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+            for (int n = 0; n < NTP; n++) {
+                const int nt = nt0 + 8 * n;
+                if (nt < ntl) {
+                    const int r = 16 * mt + g, c = 8 * nt + 2 * t;
+                    const float w0 = w[r], w1 = w[r + 8];
+                    X[r * lx + c] = w0 * acc[mt][n][0], X[r * lx + c + 1] = w0 * acc[mt][n][1];
+                    X[(r + 8) * lx + c] = w1 * acc[mt][n][2], X[(r + 8) * lx + c + 1] = w1 * acc[mt][n][3];
+                }
+            }
+    }
+    __syncthreads();
+}
+
 /* The state part of dQ or dK (state_prod with M(c, j) = M[c V + j], a K x V state), then, by warp 0,
  * dot[i] = sum_c P[i][c] X[i][c], the row's term of the gate gradient. */
 static __device__ __forceinline__ void state_part(const float *R, int lr, const float *M, const float *w,
                                                   const float *P, int lp, float *X, int lx, float *dot, int L, int K,
-                                                  int V, int tid, int lane)
+                                                  int V, bool tc, int tid, int lane)
 {
-    state_prod<true>(R, lr, M, V, w, X, lx, K, V, tid);
+    if (tc) state_prod_tc<true>(R, lr, M, V, w, X, lx, K, V, tid);
+    else state_prod<true>(R, lr, M, V, w, X, lx, K, V, tid);
     if (tid < 32) {
         float s = 0.f;
         if (lane < L)
@@ -336,7 +432,7 @@ static __device__ __forceinline__ float block_sum(float x, float *red)
     return s;
 }
 
-template <class E> static __global__ void __launch_bounds__(NTHREADS) grads_kernel(const sgla_bparams p)
+template <class E> static __global__ void __launch_bounds__(NTHREADS, 2) grads_kernel(const sgla_bparams p)
 {
     extern __shared__ __align__(16) float sm[];
     const int K = (int)p.K, V = (int)p.V, lk = K + 1, lv = V + 1, lx = (K > V ? K : V) + 1;
@@ -430,17 +526,19 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS) grads_kern
     }
     __syncthreads();
     E *dq = (E *)p.dq, *dk = (E *)p.dk, *dv = (E *)p.dv;
+    const bool tc = K % 8 == 0 && V % 8 == 0; /* the state products on the tensor cores (3xTF32) */
     /* dQs = rs ⊙ (dO S^T) into X, e = q . dQs; dQ = dQs + dA K */
-    state_part(dOs, lv, S, rs, Qs, lk, X, lx, e, L, K, V, tid, lane);
+    state_part(dOs, lv, S, rs, Qs, lk, X, lx, e, L, K, V, tc, tid, lane);
     const int64_t row0 = (b * p.T + t) * p.H + h;
     tri_prod<true>(dA, Ks, lk, X, lx, K, L, dq, row0, p.H, tid);
     __syncthreads();
     /* dKs = w ⊙ (V dS^T) into X, u = k . dKs; dK = dKs + dA^T Q */
-    state_part(Vs, lv, dS, wv, Ks, lk, X, lx, u, L, K, V, tid, lane);
+    state_part(Vs, lv, dS, wv, Ks, lk, X, lx, u, L, K, V, tc, tid, lane);
     tri_prod<false>(dA, Qs, lk, X, lx, K, L, dk, row0, p.H, tid);
     __syncthreads();
     /* dV = w ⊙ (K dS) + A^T dO (the dK loop above read X: state_prod's first barrier waits for it) */
-    state_prod<false>(Ks, lk, dS, V, wv, X, lx, V, K, tid);
+    if (tc) state_prod_tc<false>(Ks, lk, dS, V, wv, X, lx, V, K, tid);
+    else state_prod<false>(Ks, lk, dS, V, wv, X, lx, V, K, tid);
     tri_prod<false>(A, dOs, lv, X, lx, V, L, dv, row0, p.H, tid);
     /* the gate: exp(b_L) <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij */
     if (p.gmode && p.dg_out) {

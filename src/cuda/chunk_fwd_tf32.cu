@@ -34,6 +34,7 @@
 #include "cuda_backend.cuh"
 #include "mma_tiles.cuh"
 #include "ptx.cuh"
+#include "tf32_frag.cuh"
 
 namespace {
 
@@ -57,53 +58,6 @@ static_assert(sizeof(Tf32Smem<64, 1>) <= 99 * 1024, "one stage at K = 64 fits an
 static_assert(Tf32Smem<64, 2>::LK % 32 == 4 && Tf32Smem<128, 2>::LK % 32 == 4 && Tf32Smem<64, 2>::LV % 32 == 4 &&
                   Tf32Smem<64, 2>::LS % 32 == 8 && Tf32Smem<64, 2>::LA % 32 == 4,
               "the padding that keeps fragment loads conflict-free");
-
-/* x = hi + lo in TF32 (lo unused, and so not computed, without X3) by integer operations, as the
- * tensor cores read only the top 19 bits of a TF32 operand: hi = x rounded at bit 13 and masked,
- * lo = x - hi exactly, passed whole (the hardware drops its low bits: 2^-21 of x).  Three integer
- * and float operations where two cvt.rna cost more (docs/perf.md, session 7). */
-__device__ __forceinline__ void tf32_split(float x, uint32_t &hi, uint32_t &lo)
-{
-    hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-    lo = __float_as_uint(x - __uint_as_float(hi));
-}
-
-__device__ __forceinline__ void mma_tf32(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
-{
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-/* An operand split in two: A fragments (4 values) and B fragments (2) */
-struct FragA {
-    uint32_t h[4], l[4];
-};
-struct FragB {
-    uint32_t h[2], l[2];
-};
-__device__ __forceinline__ void frag_a(FragA &f, float a0, float a1, float a2, float a3)
-{
-    tf32_split(a0, f.h[0], f.l[0]);
-    tf32_split(a1, f.h[1], f.l[1]);
-    tf32_split(a2, f.h[2], f.l[2]);
-    tf32_split(a3, f.h[3], f.l[3]);
-}
-__device__ __forceinline__ void frag_b(FragB &f, float b0, float b1)
-{
-    tf32_split(b0, f.h[0], f.l[0]);
-    tf32_split(b1, f.h[1], f.l[1]);
-}
-/* c += a b: the two small products first, then the large one */
-template <bool X3> __device__ __forceinline__ void mma3(float c[4], const FragA &a, const FragB &b)
-{
-    if constexpr (X3) {
-        mma_tf32(c, a.l, b.h[0], b.h[1]);
-        mma_tf32(c, a.h, b.l[0], b.l[1]);
-    }
-    mma_tf32(c, a.h, b.h[0], b.h[1]);
-}
 
 /* 64 rows of D floats (row stride LD in shared memory) by cp.async, rows from L on zeros */
 template <int D, int LD, int NT = TTHREADS>

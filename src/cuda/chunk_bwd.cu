@@ -110,11 +110,15 @@ static __global__ void chunk_base_kernel(const int64_t *cu, int64_t N, int64_t T
 
 /* ---- 2, 3. the entering states and the end-state gradients, per 32 columns ------------ */
 
-/* thread: warp w owns rows 4 w + 32 m + i (i < 4, m < K / 32: at most 32), lane the column; a step reads
- * a row's four as one broadcast float4 (one shared load for four products, not one a product) */
-template <class E>
+/* thread: warp w owns rows 4 w + 32 m + i (i < 4, m < MGT: K <= 32 MGT), lane the column; a step reads
+ * a row's four as one broadcast float4 (one shared load for four products, not one a product).  The
+ * next block's k (q) and v (dO) values are loaded into registers while this block's products run
+ * (NA + 4 a thread, raw: the weights w (rs) are the next block's, applied when they are stored): the
+ * blocks' loads no longer wait one by one. */
+template <class E, int MGT>
 static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_bparams p, int reverse)
 {
+    constexpr int NA = BT * 32 * MGT / NTHREADS; /* a thread's values of a block's BT x K rows at most */
     __shared__ __align__(16) float a_s[BT][MAXK]; /* k rows (forward) or rs-weighted q rows (reverse) */
     __shared__ float b_s[BT][32];   /* v columns (forward) or dout columns (reverse) */
     __shared__ double bc[32];
@@ -129,18 +133,36 @@ static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_b
     const int64_t nb = (len + BT - 1) / BT;
     const E *A = (const E *)(reverse ? p.q : p.k);
     const E *Bm = (const E *)(reverse ? p.dout : p.v);
-    float S[MG][4];
+    float S[MGT][4];
     const int64_t kv = (int64_t)K * p.V;
-    const int mk = (K + 31) / 32; /* the m that hold rows */
     /* the start: h0 (forward) or dht (reverse) */
     const float *init = reverse ? p.dht : p.h0;
 #pragma unroll
-    for (int m = 0; m < MG; m++)
+    for (int m = 0; m < MGT; m++)
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             const int r = 4 * w + 32 * m + i;
             S[m][i] = init && col && r < K ? init[nh * kv + (int64_t)r * p.V + c] : 0.f;
         }
+    /* element tid + NTHREADS u of a block's rows: (u < NA) row / K, column % K of a; (u < 4) row u * 8 +
+     * tid / 32, column lane of b */
+    float ra[NA], rb[4];
+    auto load = [&](int64_t blk) {
+        const int64_t t = t0 + blk * BT;
+        const int L = (int)(len - blk * BT < BT ? len - blk * BT : BT);
+#pragma unroll
+        for (int u = 0; u < NA; u++) {
+            const int idx = tid + NTHREADS * u, r = idx / K, q = idx - r * K;
+            ra[u] = r < L ? ld(A, ((b * p.T + t + r) * p.H + h) * K + q) : 0.f;
+        }
+        const int64_t col2 = (int64_t)blockIdx.y * 32 + lane;
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            const int r = 8 * u + w;
+            rb[u] = r < L && col2 < p.V ? ld(Bm, ((b * p.T + t + r) * p.H + h) * p.V + col2) : 0.f;
+        }
+    };
+    if (nb > 0) load(reverse ? nb - 1 : 0);
     for (int64_t i = 0; i < nb; i++) {
         const int64_t blk = reverse ? nb - 1 - i : i;
         const int64_t t = t0 + blk * BT;
@@ -148,13 +170,13 @@ static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_b
         /* the block's state: S entering it (forward), dS' of its end (reverse) */
         float *out = (reverse ? p.ws_dstates : p.ws_states) + ((base + blk) * p.H + h) * kv;
 #pragma unroll
-        for (int m = 0; m < MG; m++)
+        for (int m = 0; m < MGT; m++)
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const int r = 4 * w + 32 * m + i;
                 if (col && r < K) out[(int64_t)r * p.V + c] = S[m][i];
             }
-        __syncthreads(); /* the previous block's reads of a_s, b_s are done */
+        __syncthreads(); /* the previous block's reads of a_s, b_s, bc, wv are done */
         if (w == 0) {
             block_logcum(p, b, t, h, L, bc, lane);
             __syncwarp();
@@ -162,38 +184,37 @@ static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_b
             if (lane < L) wv[lane] = reverse ? p.scale * expf((float)bc[lane]) : expf(logdecay(bc, L - 1, lane));
         }
         __syncthreads();
-        for (int idx = tid; idx < L * K; idx += NTHREADS) {
-            const int r = idx / K, q = idx - r * K;
-            a_s[r][q] = wv[r] * ld(A, ((b * p.T + t + r) * p.H + h) * K + q);
-        }
-        for (int idx = tid; idx < L * 32; idx += NTHREADS) {
-            const int r = idx >> 5, cc = idx & 31;
-            const int64_t col2 = (int64_t)blockIdx.y * 32 + cc;
-            b_s[r][cc] = col2 < p.V ? ld(Bm, ((b * p.T + t + r) * p.H + h) * p.V + col2) : 0.f;
-        }
-        __syncthreads();
-        const float bl = (float)bc[L - 1], ce = bl * SGLA_LOG2E, cm1 = expm1f(bl), ca = expf(bl); /* the carry */
-        float acc[MG][4];
 #pragma unroll
-        for (int m = 0; m < MG; m++) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.f;
+        for (int u = 0; u < NA; u++) {
+            const int idx = tid + NTHREADS * u, r = idx / K, q = idx - r * K;
+            if (r < L) a_s[r][q] = wv[r] * ra[u];
+        }
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            if (8 * u + w < L) b_s[8 * u + w][lane] = rb[u];
+        __syncthreads();
+        if (i + 1 < nb) load(reverse ? blk - 1 : blk + 1); /* in flight during the products */
+        const float bl = (float)bc[L - 1], ce = bl * SGLA_LOG2E, cm1 = expm1f(bl), ca = expf(bl); /* the carry */
+        float acc[MGT][4];
+#pragma unroll
+        for (int m = 0; m < MGT; m++) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.f;
         for (int j = 0; j < L; j++) { /* rows past K read what a_s holds there: never stored */
             const float bj = b_s[j][lane];
 #pragma unroll
-            for (int m = 0; m < MG; m++)
-                if (m < mk) {
-                    const float4 a4 = *(const float4 *)&a_s[j][4 * w + 32 * m];
-                    acc[m][0] = fmaf(a4.x, bj, acc[m][0]), acc[m][1] = fmaf(a4.y, bj, acc[m][1]);
-                    acc[m][2] = fmaf(a4.z, bj, acc[m][2]), acc[m][3] = fmaf(a4.w, bj, acc[m][3]);
-                }
+            for (int m = 0; m < MGT; m++) {
+                const float4 a4 = *(const float4 *)&a_s[j][4 * w + 32 * m];
+                acc[m][0] = fmaf(a4.x, bj, acc[m][0]), acc[m][1] = fmaf(a4.y, bj, acc[m][1]);
+                acc[m][2] = fmaf(a4.z, bj, acc[m][2]), acc[m][3] = fmaf(a4.w, bj, acc[m][3]);
+            }
         }
 #pragma unroll
-        for (int m = 0; m < MG; m++)
+        for (int m = 0; m < MGT; m++)
 #pragma unroll
             for (int i = 0; i < 4; i++) S[m][i] = sgla_carry_mul(S[m][i], ce, cm1, ca) + acc[m][i];
     }
     if (reverse && p.dh0) {
 #pragma unroll
-        for (int m = 0; m < MG; m++)
+        for (int m = 0; m < MGT; m++)
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const int r = 4 * w + 32 * m + i;
@@ -600,10 +621,13 @@ template <class E> static sgla_status launch_all(const sgla_bparams &p, int64_t 
 {
     cudaError_t e;
     const dim3 sg((unsigned)(p.N * p.H), (unsigned)((p.V + 31) / 32));
-    states_kernel<E><<<sg, NTHREADS, 0, st>>>(p, 0);
+    /* a thread's row groups as the head size needs them (registers for the loads in flight) */
+    void (*sk)(const sgla_bparams, int) = p.K <= 64 ? states_kernel<E, 2> : p.K <= 128 ? states_kernel<E, 4>
+                                                                                     : states_kernel<E, MG>;
+    sk<<<sg, NTHREADS, 0, st>>>(p, 0);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's states: %s", cudaGetErrorString(e));
-    states_kernel<E><<<sg, NTHREADS, 0, st>>>(p, 1);
+    sk<<<sg, NTHREADS, 0, st>>>(p, 1);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's state gradients: %s", cudaGetErrorString(e));
     if (blocks > 0) {

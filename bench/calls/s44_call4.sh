@@ -1,15 +1,16 @@
 #!/bin/bash
-# Session 44 call 4: wip/grads-tc, the grads kernel's state products on mma.sync in 3xTF32.
-# .devbin = the branch's full build; .devbinC = main's sgla (the register tiles, session 44 call 1).
+# Session 44 call 4: wip/grads-tc, the grads kernel's state products on mma.sync in 3xTF32, and the states
+# kernels' loads in flight during their products.  .devbin = the branch's full build (both); .devbinG = the
+# state products alone (sgla); .devbinC = main's sgla (the register tiles, session 44 call 1).
 # fla's fp32 kernels compile in the background first (no timing there), while test_gpu_backward (the new
 # fp32 cases among them), memcheck and racecheck on its small set run; then the fp32 backward of both
 # builds by `sgla bench` (each checks its backward against fp64 first); then sgla (branch) beside fla on
-# fp32 as s44_call2.sh.  Carry [".devbin", ".devbinC", ".whl"].
+# fp32 as s44_call2.sh.  Carry [".devbin", ".devbinG", ".devbinC", ".whl"].
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name --format=csv,noheader
 t0=$(date +%s)
-for z in .devbin/*.xz .devbin/tests/*.xz .devbinC/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
+for z in .devbin/*.xz .devbin/tests/*.xz .devbinC/*.xz .devbinG/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
 . bench/calls/fla_env.sh
 S=${SGLA_F32_SHAPES:-8x4096x16x128@f32,4x8192x32x64@f32}
 ( python3 bench/fla_compare.py --shapes $S --gates gamma,g --bwd-shapes $S --warm-jobs 4 --rounds 0 \
@@ -34,7 +35,7 @@ for r in $(seq ${SGLA_ROUNDS:-2}); do
   for s in 8,4096,16,128,128:f32 4,8192,32,64,64:f32 2,4096,8,256,256:f32 8,4096,16,128,128:bf16; do
     IFS=: read -r sh dt <<< "$s"
     ex=; [ $dt = bf16 ] && ex="--bwd-path 1"
-    for b in .devbinC .devbin; do
+    for b in .devbinC .devbinG .devbin; do
       echo "== round $r $s $b" >> "$OUT/ab.log"
       timeout 25 $b/sgla bench --backend cuda --dtype $dt --gate g --backward --iters 5 --shape $sh $ex >> "$OUT/ab.log" 2>&1
     done

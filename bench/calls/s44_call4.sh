@@ -13,7 +13,7 @@ t0=$(date +%s)
 for z in .devbin/*.xz .devbin/tests/*.xz .devbinC/*.xz .devbinG/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
 . bench/calls/fla_env.sh
 S=${SGLA_F32_SHAPES:-8x4096x16x128@f32,4x8192x32x64@f32}
-( python3 bench/fla_compare.py --shapes $S --gates gamma,g --bwd-shapes $S --warm-jobs 4 --rounds 0 \
+[ "${SGLA_FLA:-1}" = 1 ] && ( python3 bench/fla_compare.py --shapes $S --gates gamma,g --bwd-shapes $S --warm-jobs 4 --rounds 0 \
     --no-ceilings > "$OUT/fla_warm.log" 2>&1; echo "fla warm rc=$? $(( $(date +%s) - t0 )) s" >> "$OUT/fla_warm.log" ) &
 WARM=$!
 export SGLA_GPU_EXPECT_HOPPER=1
@@ -43,6 +43,7 @@ for r in $(seq ${SGLA_ROUNDS:-2}); do
 done
 echo "ab $(( $(date +%s) - t0 )) s"
 grep -E "^== | bwd |check.*backward|FAIL|rror" "$OUT/ab.log" | sed 's/  */ /g' | cut -c1-190
+[ "${SGLA_FLA:-1}" = 1 ] || exit 0  # SGLA_FLA=0: no fla (a short call)
 wait $WARM; tail -2 "$OUT/fla_warm.log"
 timeout 300 python3 bench/fla_compare.py --shapes $S --gates gamma,g --bwd-shapes $S --rounds 3 --no-ceilings \
   > "$OUT/fla_f32_bwd.log" 2>&1

@@ -5,7 +5,8 @@
 # fla's fp32 kernels compile in the background first (no timing there), while test_gpu_backward (the new
 # fp32 cases among them), memcheck and racecheck on its small set run; then the fp32 backward of both
 # builds by `sgla bench` (each checks its backward against fp64 first); then sgla (branch) beside fla on
-# fp32 as s44_call2.sh.  Carry [".devbin", ".devbinG", ".devbinC", ".whl"].
+# fp32 as s44_call2.sh.  Carry [".devbin", ".devbinG", ".devbinC", ".whl"].  (For wip/grads-tc's mend after session 44:
+# .devbin its build, .devbinG main's sgla, .devbinC main c37a59f's as before.)
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name --format=csv,noheader

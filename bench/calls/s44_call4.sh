@@ -6,12 +6,13 @@
 # fp32 cases among them), memcheck and racecheck on its small set run; then the fp32 backward of both
 # builds by `sgla bench` (each checks its backward against fp64 first); then sgla (branch) beside fla on
 # fp32 as s44_call2.sh.  Carry [".devbin", ".devbinG", ".devbinC", ".whl"].  (For wip/grads-tc's mend after session 44:
-# .devbin its build, .devbinG main's sgla, .devbinC main c37a59f's as before.)
+# .devbin its tip's build, .devbinN the mend alone (5295067), .devbinG main's sgla, .devbinC main c37a59f's:
+# SGLA_BUILDS=".devbinC .devbinG .devbinN .devbin", carry all four.)
 OUT=${OUT:-/tmp/sgla_out}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name --format=csv,noheader
 t0=$(date +%s)
-for z in .devbin/*.xz .devbin/tests/*.xz .devbinC/*.xz .devbinG/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
+for z in .devbin/*.xz .devbin/tests/*.xz .devbinC/*.xz .devbinG/*.xz .devbinN/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
 . bench/calls/fla_env.sh
 S=${SGLA_F32_SHAPES:-8x4096x16x128@f32,4x8192x32x64@f32}
 [ "${SGLA_FLA:-1}" = 1 ] && ( python3 bench/fla_compare.py --shapes $S --gates gamma,g --bwd-shapes $S --warm-jobs 4 --rounds 0 \
@@ -36,7 +37,7 @@ for r in $(seq ${SGLA_ROUNDS:-2}); do
   for s in 8,4096,16,128,128:f32 4,8192,32,64,64:f32 2,4096,8,256,256:f32 8,4096,16,128,128:bf16; do
     IFS=: read -r sh dt <<< "$s"
     ex=; [ $dt = bf16 ] && ex="--bwd-path 1"
-    for b in .devbinC .devbinG .devbin; do
+    for b in ${SGLA_BUILDS:-.devbinC .devbinG .devbin}; do
       echo "== round $r $s $b" >> "$OUT/ab.log"
       timeout 25 $b/sgla bench --backend cuda --dtype $dt --gate g --backward --iters 5 --shape $sh $ex >> "$OUT/ab.log" 2>&1
     done

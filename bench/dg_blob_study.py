@@ -9,11 +9,10 @@ This script models that term with the copy rounded to bf16 (as the kernels do), 
 bench/dg_identity_study.py's kernel model, and prints each dg's relative RMS against fp64.
 numpy only; run: python3 bench/dg_blob_study.py [--T 4096] [--K 128]
 """
-import argparse
 
 import numpy as np
 
-from dg_identity_study import backward, bf16, gate_kinds
+from dg_identity_study import backward, bf16, gate_kinds, study_setup
 
 
 def fp8(x, mbits, emin, vmax):
@@ -30,13 +29,7 @@ def fp8(x, mbits, emin, vmax):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--T", type=int, default=4096)
-    ap.add_argument("--K", type=int, default=128)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    T, K = args.T, args.K
-    rng = np.random.default_rng(args.seed)
+    args, T, K, rng = study_setup(4096, 128)
     # (copy, reverse state): the second also rounded to bf16 is X_c made from the 16-bit state the
     # reverse pass stores for its outputs (S_s) rather than from its fp32 registers
     blobs = [("bf16 (now)", bf16, None), ("e4m3", lambda x: fp8(x, 3, -6, 448.0), None),

@@ -108,18 +108,22 @@ def identity_dg(q, k, dq, dk, acc):
     return np.cumsum(d[::-1], dtype=acc)[::-1].astype(np.float64)
 
 
-def main():
+def study_setup(T=8192, K=64):
+    """The studies' common command line (--T, --K, --seed): returns (args, T, K, rng)."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--T", type=int, default=8192)
-    ap.add_argument("--K", type=int, default=64)
+    ap.add_argument("--T", type=int, default=T)
+    ap.add_argument("--K", type=int, default=K)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    T, K = args.T, args.K
+    return args, args.T, args.K, np.random.default_rng(args.seed)
+
+
+def main():
+    args, T, K, rng = study_setup()
     C = 64
     print(f"T = {T}, K = V = {K}, seed {args.seed}; relative RMS against fp64 (and the worst "
           f"|error| / |dg| over the tokens where |dg| is above 1e-3 of its RMS)")
     print(f"{'gate':<34} {'dg now (chunk-local)':>22} {'identity, fp64 sum':>22} {'identity, fp32 sum':>22}")
-    rng = np.random.default_rng(args.seed)
     for name, gen in gate_kinds(rng, T):
         q, k, v, do = (bf16(rng.standard_normal((T, K))) for _ in range(4))
         g = gen().astype(np.float32)

@@ -7,11 +7,10 @@ today), 3xTF32 (each operand split into two TF32 halves, lo.hi + hi.lo + hi.hi, 
 does), and TF32 alone (hi.hi: SGLA_FLAG_ALLOW_TF32's, fla's).  Relative RMS of dq, dk, dv, dg against
 the same algorithm in float64, for fp32 inputs; conform_bwd_bar holds fp32 gradients to 2e-6 today.
 numpy only; run: python3 bench/tf32x3_bwd_study.py [--T 4096] [--K 128]"""
-import argparse
 
 import numpy as np
 
-from dg_identity_study import backward, gate_kinds
+from dg_identity_study import backward, gate_kinds, study_setup
 from fp32_split_study import tf32
 
 
@@ -38,13 +37,7 @@ def grads(q, k, v, do, g, scale, mode):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--T", type=int, default=4096)
-    ap.add_argument("--K", type=int, default=128)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    T, K = args.T, args.K
-    rng = np.random.default_rng(args.seed)
+    args, T, K, rng = study_setup(4096, 128)
     print(f"T = {T}, K = V = {K}, seed {args.seed}; relative RMS against float64 (dq dk dv dg)")
     print(f"{'gate':<38} {'fp32 products':>30} {'3xTF32':>30} {'TF32 alone':>30}")
     for name, gen in gate_kinds(rng, T):

@@ -306,7 +306,8 @@ static __device__ __forceinline__ void tc_load_b(float (&b)[NTP][8], const float
         const int nt = nt0 + 8 * n, c = 8 * nt + g;
         if (nt < ntl && jb < nj) { /* nj % 8 == 0: a lane's 8 j are all in or all out */
             if (TRANS) {
-                const float4 x = *(const float4 *)&M[(int64_t)c * ld + jb], y = *(const float4 *)&M[(int64_t)c * ld + jb + 4];
+                const float4 x = *(const float4 *)&M[(int64_t)c * ld + jb];
+                const float4 y = *(const float4 *)&M[(int64_t)c * ld + jb + 4];
                 b[n][0] = x.x, b[n][1] = x.y, b[n][2] = x.z, b[n][3] = x.w;
                 b[n][4] = y.x, b[n][5] = y.y, b[n][6] = y.z, b[n][7] = y.w;
             } else {

@@ -942,14 +942,15 @@ static __device__ __forceinline__ float *state_xc(const sgla_kparams &p, const C
     const int64_t item = (sgla_chunk_slot(w.bidx, p.T, w.t0, w.nh / p.H, ci) * p.H + w.h) * gridDim.x + blockIdx.x; /* (not in the persistent grid) */
     return p.xc + item * SGLA_XC_STRIDE;
 }
-/* Every other chunk's copy (p.blob_half; else every chunk keeps its own).  With S_c the state entering chunk c and U_c its chunk's own part of the next,
- * S_{c+1} = exp(b_L) S_c + U_c, so X_c = s exp(b_L) <R_c, S_c> = s <R_c, S_{c+1}> - s <R_c, U_c>, and the
- * last term is the chunk's sum of u (k . dk through the carried state), which dg3 has in fp32.  So an odd
- * chunk (counted from its window's, or sequence's, first) reads the next chunk's copy, the one its even
- * neighbour read a step before (L2 still holds it), and the time-order pass writes half the copies into
- * half the slots.  It cancels inside one chunk only (the error is bf16's of the chunk's own u terms, which
- * its rows add anyway; docs/numerics.md section 8).  The window's or sequence's last chunk has no next
- * copy: it keeps its own.  blob_c0: the item's first chunk counted from the window's first. */
+/* Every other chunk's copy (p.blob_half; else every chunk keeps its own).  With S_c the state entering
+ * chunk c and U_c its chunk's own part of the next, S_{c+1} = exp(b_L) S_c + U_c, so
+ * X_c = s exp(b_L) <R_c, S_c> = s <R_c, S_{c+1}> - s <R_c, U_c>, and the last term is the chunk's sum of
+ * u (k . dk through the carried state), which dg3 has in fp32.  So an odd chunk (counted from its
+ * window's, or sequence's, first) reads the next chunk's copy, the one its even neighbour read a step
+ * before (L2 still holds it), and the time-order pass writes half the copies into half the slots.  It
+ * cancels inside one chunk only (the error is bf16's of the chunk's own u terms, which its rows add
+ * anyway; docs/numerics.md section 8).  The window's or sequence's last chunk has no next copy: it keeps
+ * its own.  blob_c0: the item's first chunk counted from the window's first. */
 static __device__ __forceinline__ int64_t blob_c0(const sgla_kparams &p, const ChunkWork &w)
 {
     return p.nseg > 1 || p.seg_len > 0 ? (p.seg_off - p.blob_t0 + w.seg * p.seg_len) / 64 : 0;
@@ -965,7 +966,8 @@ static __device__ __forceinline__ bool xc_next(const sgla_kparams &p, int64_t c0
 }
 /* where chunk ci's copy lives: F = P0 + n, the slot sgla_chunk_slot gives the window's first chunk (a
  * sequence of blob_T tokens from blob_t0; F_{n+1} >= F_n + its chunks), plus the chunk's index (every
- * chunk kept), or with blob_half F halved, plus n, then one slot a kept chunk (an odd last one takes the slot after its even neighbour's).  The + n keeps sequences apart
+ * chunk kept), or with blob_half F halved, plus n, then one slot a kept chunk (an odd last one takes the
+ * slot after its even neighbour's).  The + n keeps sequences apart
  * where one ends inside the 64-token block the next starts in (F_n + chunks = F_{n+1}: without it a
  * sequence of an even chunk count's last slot was the next one's first); bwd3_layout counts them. */
 template <class Sh>

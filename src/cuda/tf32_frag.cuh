@@ -1,5 +1,5 @@
 /* 3xTF32 on mma.sync m16n8k8: fp32 operands split into two TF32 halves, shared by the fp32 forward
- * (chunk_fwd_tf32.cu) and the CUDA-core backward's state products (chunk_bwd.cu).  Fragments of
+ * (chunk_fwd_tf32.cu) and the fp32 backward's state products (chunk_bwd.cu).  Fragments of
  * m16n8k8.row.col (g = lane / 4, t = lane % 4): A a0 (row g, k t), a1 (g + 8, t), a2 (g, t + 4),
  * a3 (g + 8, t + 4); B b0 (k t, column g), b1 (t + 4, g); C c0, c1 (row g, columns 2 t, 2 t + 1),
  * c2, c3 (row g + 8, the same columns). */

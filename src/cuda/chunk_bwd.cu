@@ -64,16 +64,19 @@ static __device__ __forceinline__ float gate_of(const sgla_bparams &p, int64_t b
 /* bc[r] = cumulative log-gate of the block's first r + 1 tokens (r < len), by one warp.  In fp64: after a
  * gate at the floor (-128) an fp32 sum rounds to 2^-16, and the block's decays exp(bc[i] - bc[j])
  * between later tokens would carry that (1.5e-5 a reset) into every gradient. */
-static __device__ __forceinline__ void block_logcum(const sgla_bparams &p, int64_t b, int64_t t, int64_t h, int len,
-                                                    double *bc, int lane)
+static __device__ __forceinline__ void block_scan(double x, double *bc, int lane)
 {
-    double x = lane < len ? (double)gate_of(p, b, t + lane, h) : 0.0;
 #pragma unroll
     for (int off = 1; off < 32; off <<= 1) {
         const double y = __shfl_up_sync(0xffffffffu, x, off);
         if (lane >= off) x += y;
     }
     bc[lane] = x;
+}
+static __device__ __forceinline__ void block_logcum(const sgla_bparams &p, int64_t b, int64_t t, int64_t h, int len,
+                                                    double *bc, int lane)
+{
+    block_scan(lane < len ? (double)gate_of(p, b, t + lane, h) : 0.0, bc, lane);
 }
 /* the block's log decay from token j to token i, its digits kept (bc from block_logcum) */
 static __device__ __forceinline__ float logdecay(const double *bc, int i, int j) { return (float)(bc[i] - bc[j]); }
@@ -111,11 +114,13 @@ static __global__ void chunk_base_kernel(const int64_t *cu, int64_t N, int64_t T
 /* ---- 2, 3. the entering states and the end-state gradients, per 32 columns ------------ */
 
 /* thread: warp w owns rows 4 w + 32 m + i (i < 4, m < MGT: K <= 32 MGT), lane the column; a step reads
- * a row's four as one broadcast float4 (one shared load for four products, not one a product).  The
- * next block's k (q) and v (dO) values are loaded into registers while this block's products run
- * (NA + 4 a thread, raw: the weights w (rs) are the next block's, applied when they are stored): the
- * blocks' loads no longer wait one by one. */
-template <class E, int MGT>
+ * a row's four as one broadcast float4 (one shared load for four products, not one a product).  A
+ * block's k (q) and v (dO) values go through registers (NA + 4 a thread, raw: the weights w (rs) are
+ * applied when they are stored), and warp 0's gates (rg, a lane's token) with them.  PF: the next
+ * block's are loaded while this block's products run; else (16-bit inputs, K > 128, where the
+ * registers held across the products cost more than they save: docs/perf.md, session 44) at the top
+ * of the block, before its barrier, all in flight together. */
+template <class E, int MGT, bool PF>
 static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_bparams p, int reverse)
 {
     constexpr int NA = BT * 32 * MGT / NTHREADS; /* a thread's values of a block's BT x K rows at most */
@@ -146,10 +151,11 @@ static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_b
         }
     /* element tid + NTHREADS u of a block's rows: (u < NA) row / K, column % K of a; (u < 4) row u * 8 +
      * tid / 32, column lane of b */
-    float ra[NA], rb[4];
+    float ra[NA], rb[4], rg = 0.f;
     auto load = [&](int64_t blk) {
         const int64_t t = t0 + blk * BT;
         const int L = (int)(len - blk * BT < BT ? len - blk * BT : BT);
+        if (w == 0) rg = lane < L ? gate_of(p, b, t + lane, h) : 0.f;
 #pragma unroll
         for (int u = 0; u < NA; u++) {
             const int idx = tid + NTHREADS * u, r = idx / K, q = idx - r * K;
@@ -162,11 +168,11 @@ static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_b
             rb[u] = r < L && col2 < p.V ? ld(Bm, ((b * p.T + t + r) * p.H + h) * p.V + col2) : 0.f;
         }
     };
-    if (nb > 0) load(reverse ? nb - 1 : 0);
+    if (PF && nb > 0) load(reverse ? nb - 1 : 0);
     for (int64_t i = 0; i < nb; i++) {
         const int64_t blk = reverse ? nb - 1 - i : i;
-        const int64_t t = t0 + blk * BT;
         const int L = (int)(len - blk * BT < BT ? len - blk * BT : BT);
+        if (!PF) load(blk);
         /* the block's state: S entering it (forward), dS' of its end (reverse) */
         float *out = (reverse ? p.ws_dstates : p.ws_states) + ((base + blk) * p.H + h) * kv;
 #pragma unroll
@@ -178,7 +184,7 @@ static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_b
             }
         __syncthreads(); /* the previous block's reads of a_s, b_s, bc, wv are done */
         if (w == 0) {
-            block_logcum(p, b, t, h, L, bc, lane);
+            block_scan((double)rg, bc, lane);
             __syncwarp();
             /* forward: w_r = exp(b_L - b_r); reverse: rs_r = scale exp(b_r) */
             if (lane < L) wv[lane] = reverse ? p.scale * expf((float)bc[lane]) : expf(logdecay(bc, L - 1, lane));
@@ -193,7 +199,7 @@ static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_b
         for (int u = 0; u < 4; u++)
             if (8 * u + w < L) b_s[8 * u + w][lane] = rb[u];
         __syncthreads();
-        if (i + 1 < nb) load(reverse ? blk - 1 : blk + 1); /* in flight during the products */
+        if (PF && i + 1 < nb) load(reverse ? blk - 1 : blk + 1); /* in flight during the products */
         const float bl = (float)bc[L - 1], ce = bl * SGLA_LOG2E, cm1 = expm1f(bl), ca = expf(bl); /* the carry */
         float acc[MGT][4];
 #pragma unroll
@@ -293,8 +299,10 @@ static __device__ __forceinline__ void state_prod(const float *R, int lr, const 
  * block the instruction's k index t stands for j0 + 8 t + s and t + 4 for j0 + 8 t + 4 + s (any order of
  * j is a valid product): a lane's B values of the block are 8 consecutive j (two float4 loads where
  * M(c, j) = M[c ld + j]), and its A loads of one row, at R's odd stride, fall on 32 banks.  The next
- * block's B values load while this one's multiply.  Rows i >= L come out as garbage, as in state_prod
- * (an mma row is its A row's alone).  X written between two barriers. */
+ * block's B values load while this one's multiply.  Each block of 32 j sums in a fresh accumulator,
+ * added to the total in fp32 (round to nearest): the tensor cores' own accumulation keeps fewer
+ * digits, and over K = 256 its error reached 1.35e-6 (session 44).  Rows i >= L come out as garbage,
+ * as in state_prod (an mma row is its A row's alone).  X written between two barriers. */
 constexpr int NTP = 2;
 template <bool TRANS>
 static __device__ __forceinline__ void tc_load_b(float (&b)[NTP][8], const float *M, int64_t ld, int j0, int nj,
@@ -335,8 +343,12 @@ static __device__ __forceinline__ void state_prod_tc(const float *R, int lr, con
         float b[NTP][8];
         tc_load_b<TRANS>(b, M, ld, 0, nj, ntl, nt0, g, t);
         for (int j0 = 0; j0 < nj; j0 += 32) {
-            float bn[NTP][8];
+            float bn[NTP][8], ab[2][NTP][4];
             tc_load_b<TRANS>(bn, M, ld, j0 + 32, nj, ntl, nt0, g, t); /* zeros past nj */
+#pragma unroll
+            for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+                for (int n = 0; n < NTP; n++) ab[mt][n][0] = ab[mt][n][1] = ab[mt][n][2] = ab[mt][n][3] = 0.f;
             const int jb = j0 + 8 * t;
             const bool in = jb < nj;
             const float *r0 = R + g * lr + jb;
@@ -353,10 +365,16 @@ static __device__ __forceinline__ void state_prod_tc(const float *R, int lr, con
                     if (nt0 + 8 * n < ntl) {
                         FragB fb;
                         frag_b(fb, b[n][s], b[n][4 + s]);
-                        mma3<true>(acc[0][n], fa[0], fb);
-                        mma3<true>(acc[1][n], fa[1], fb);
+                        mma3<true>(ab[0][n], fa[0], fb);
+                        mma3<true>(ab[1][n], fa[1], fb);
                     }
             }
+#pragma unroll
+            for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+                for (int n = 0; n < NTP; n++)
+#pragma unroll
+                    for (int e = 0; e < 4; e++) acc[mt][n][e] += ab[mt][n][e];
 #pragma unroll
             for (int n = 0; n < NTP; n++)
 #pragma unroll
@@ -622,9 +640,10 @@ template <class E> static sgla_status launch_all(const sgla_bparams &p, int64_t 
 {
     cudaError_t e;
     const dim3 sg((unsigned)(p.N * p.H), (unsigned)((p.V + 31) / 32));
-    /* a thread's row groups as the head size needs them (registers for the loads in flight) */
-    void (*sk)(const sgla_bparams, int) = p.K <= 64 ? states_kernel<E, 2> : p.K <= 128 ? states_kernel<E, 4>
-                                                                                     : states_kernel<E, MG>;
+    /* a thread's row groups as the head size needs them; the loads in flight for fp32 inputs, K <= 128 */
+    constexpr bool F32 = sizeof(E) == 4;
+    void (*sk)(const sgla_bparams, int) = p.K <= 64 ? states_kernel<E, 2, F32> : p.K <= 128 ? states_kernel<E, 4, F32>
+                                                                                           : states_kernel<E, MG, false>;
     sk<<<sg, NTHREADS, 0, st>>>(p, 0);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's states: %s", cudaGetErrorString(e));

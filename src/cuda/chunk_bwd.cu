@@ -6,7 +6,8 @@
  *
  *   1. (cu_seqlens only) chunk_base: the first block of every sequence;
  *   2. states:  per (sequence, head, 32 columns of V), the entering state S of
- *      every block, in order            -> workspace [blocks][H][K][V]
+ *      every block, in order (each block's product on the tensor cores in
+ *      3xTF32)                          -> workspace [blocks][H][K][V]
  *   3. dstates: the same in reverse, dS' (the gradient of each block's end
  *      state) from dht, and dh0          -> workspace [blocks][H][K][V]
  *   4. grads:   per (block, head), independent of each other: with S and dS'
@@ -113,42 +114,58 @@ static __global__ void chunk_base_kernel(const int64_t *cu, int64_t N, int64_t T
 
 /* ---- 2, 3. the entering states and the end-state gradients, per 32 columns ------------ */
 
-/* thread: warp w owns rows 4 w + 32 m + i (i < 4, m < MGT: K <= 32 MGT), lane the column; a step reads
- * a row's four as one broadcast float4 (one shared load for four products, not one a product).  A
- * block's k (q) and v (dO) values go through registers (NA + 4 a thread, raw: the weights w (rs) are
+/* A block's product acc = A^T B (A: the block's BT x K k rows (forward) or rs-weighted q rows (reverse),
+ * B: its BT x 32 v (dO) columns) on the tensor cores, mma.sync m16n8k8 in 3xTF32 (fp32's accuracy, as the
+ * grads kernel's state products), each block's sum in a fresh accumulator, then S = carry S + acc in
+ * fp32.  The K x 32 state is (K16 / 16) m16 tiles by 4 n8 tiles (K16 = K rounded up to 16, a_s's columns
+ * past K zero); warp w holds the tiles (m (w / 4) + 2 i, n w % 4), i < MGT, in the C layout (row g, g + 8,
+ * columns 2 t, 2 t + 1: g = lane / 4, t = lane % 4): one B fragment a k-step serves all its tiles.  The
+ * strides LA, LB are 8 mod 32: a fragment's 32 loads (rows t, columns g) fall on 32 banks.  Rows j >= L
+ * of both operands are stored as zeros (never NaN times garbage).
+ * A block's k (q) and v (dO) values go through registers (NA + 4 a thread, raw: the weights w (rs) are
  * applied when they are stored), and warp 0's gates (rg, a lane's token) with them.  PF: the next
- * block's are loaded while this block's products run; else (16-bit inputs, K > 128, where the
- * registers held across the products cost more than they save: docs/perf.md, session 44) at the top
- * of the block, before its barrier, all in flight together. */
+ * block's are loaded while this block's products run; else (K > 128, where the registers held across
+ * the products would spill) at the top of the block, before its barrier, all in flight together. */
+constexpr int LA = MAXK + 8, LB = 32 + 8;
 template <class E, int MGT, bool PF>
 static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_bparams p, int reverse)
 {
     constexpr int NA = BT * 32 * MGT / NTHREADS; /* a thread's values of a block's BT x K rows at most */
-    __shared__ __align__(16) float a_s[BT][MAXK]; /* k rows (forward) or rs-weighted q rows (reverse) */
-    __shared__ float b_s[BT][32];   /* v columns (forward) or dout columns (reverse) */
+    __shared__ __align__(16) float a_s[BT][LA]; /* k rows (forward) or rs-weighted q rows (reverse) */
+    __shared__ float b_s[BT][LB];  /* v columns (forward) or dout columns (reverse) */
     __shared__ double bc[32];
     __shared__ float wv[32];
-    const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31;
+    const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, g = lane >> 2, tq = lane & 3;
     const int64_t nh = blockIdx.x, n = nh / p.H, h = nh - n * p.H;
-    const int64_t c = (int64_t)blockIdx.y * 32 + lane;
-    const int K = (int)p.K;
-    const bool col = c < p.V;
+    const int K = (int)p.K, V = (int)p.V, K16 = (K + 15) & ~15, nt = w & 3;
+    const int c0 = (int)blockIdx.y * 32 + 8 * nt + 2 * tq; /* a thread's columns c0, c0 + 1 */
     int64_t b, t0, len, base;
     bwd_seq(p, n, &b, &t0, &len, &base);
     const int64_t nb = (len + BT - 1) / BT;
     const E *A = (const E *)(reverse ? p.q : p.k);
     const E *Bm = (const E *)(reverse ? p.dout : p.v);
-    float S[MGT][4];
     const int64_t kv = (int64_t)K * p.V;
-    /* the start: h0 (forward) or dht (reverse) */
-    const float *init = reverse ? p.dht : p.h0;
+    /* the state's entry e of tile i: row 16 ((w >> 2) + 2 i) + g + 8 (e >> 1), column c0 + (e & 1); its
+     * offset in a K x V state (< 2^16) */
+    auto entry = [&](int i, int e, int *off) {
+        const int r = 16 * ((w >> 2) + 2 * i) + g + 8 * (e >> 1), cc = c0 + (e & 1);
+        *off = r * V + cc;
+        return r < K && cc < V;
+    };
+    float S[MGT][4];
+    const float *init = reverse ? p.dht : p.h0; /* the start: h0 (forward) or dht (reverse) */
 #pragma unroll
-    for (int m = 0; m < MGT; m++)
+    for (int i = 0; i < MGT; i++)
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int r = 4 * w + 32 * m + i;
-            S[m][i] = init && col && r < K ? init[nh * kv + (int64_t)r * p.V + c] : 0.f;
+        for (int e = 0; e < 4; e++) {
+            int off;
+            const bool in = entry(i, e, &off);
+            S[i][e] = init && in ? init[nh * kv + off] : 0.f;
         }
+    for (int idx = tid; idx < BT * (K16 - K); idx += NTHREADS) { /* the columns past K: zero, never loaded */
+        const int r = idx / (K16 - K);
+        a_s[r][K + idx - r * (K16 - K)] = 0.f;
+    }
     /* element tid + NTHREADS u of a block's rows: (u < NA) row / K, column % K of a; (u < 4) row u * 8 +
      * tid / 32, column lane of b */
     float ra[NA], rb[4], rg = 0.f;
@@ -178,9 +195,9 @@ static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_b
 #pragma unroll
         for (int m = 0; m < MGT; m++)
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const int r = 4 * w + 32 * m + i;
-                if (col && r < K) out[(int64_t)r * p.V + c] = S[m][i];
+            for (int e = 0; e < 4; e++) {
+                int off;
+                if (entry(m, e, &off)) out[off] = S[m][e];
             }
         __syncthreads(); /* the previous block's reads of a_s, b_s, bc, wv are done */
         if (w == 0) {
@@ -193,38 +210,42 @@ static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_b
 #pragma unroll
         for (int u = 0; u < NA; u++) {
             const int idx = tid + NTHREADS * u, r = idx / K, q = idx - r * K;
-            if (r < L) a_s[r][q] = wv[r] * ra[u];
+            if (r < BT) a_s[r][q] = r < L ? wv[r] * ra[u] : 0.f;
         }
 #pragma unroll
-        for (int u = 0; u < 4; u++)
-            if (8 * u + w < L) b_s[8 * u + w][lane] = rb[u];
+        for (int u = 0; u < 4; u++) b_s[8 * u + w][lane] = rb[u]; /* zero past L and V */
         __syncthreads();
         if (PF && i + 1 < nb) load(reverse ? blk - 1 : blk + 1); /* in flight during the products */
         const float bl = (float)bc[L - 1], ce = bl * SGLA_LOG2E, cm1 = expm1f(bl), ca = expf(bl); /* the carry */
         float acc[MGT][4];
 #pragma unroll
         for (int m = 0; m < MGT; m++) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.f;
-        for (int j = 0; j < L; j++) { /* rows past K read what a_s holds there: never stored */
-            const float bj = b_s[j][lane];
+#pragma unroll
+        for (int j0 = 0; j0 < BT; j0 += 8) {
+            FragB fb;
+            frag_b(fb, b_s[j0 + tq][8 * nt + g], b_s[j0 + tq + 4][8 * nt + g]);
 #pragma unroll
             for (int m = 0; m < MGT; m++) {
-                const float4 a4 = *(const float4 *)&a_s[j][4 * w + 32 * m];
-                acc[m][0] = fmaf(a4.x, bj, acc[m][0]), acc[m][1] = fmaf(a4.y, bj, acc[m][1]);
-                acc[m][2] = fmaf(a4.z, bj, acc[m][2]), acc[m][3] = fmaf(a4.w, bj, acc[m][3]);
+                const int r0 = 16 * ((w >> 2) + 2 * m) + g;
+                if (r0 < K16) { /* the warp's tile is in the state (the same in every lane) */
+                    FragA fa;
+                    frag_a(fa, a_s[j0 + tq][r0], a_s[j0 + tq][r0 + 8], a_s[j0 + tq + 4][r0], a_s[j0 + tq + 4][r0 + 8]);
+                    mma3<true>(acc[m], fa, fb);
+                }
             }
         }
 #pragma unroll
         for (int m = 0; m < MGT; m++)
 #pragma unroll
-            for (int i = 0; i < 4; i++) S[m][i] = sgla_carry_mul(S[m][i], ce, cm1, ca) + acc[m][i];
+            for (int e = 0; e < 4; e++) S[m][e] = sgla_carry_mul(S[m][e], ce, cm1, ca) + acc[m][e];
     }
     if (reverse && p.dh0) {
 #pragma unroll
         for (int m = 0; m < MGT; m++)
 #pragma unroll
-            for (int i = 0; i < 4; i++) {
-                const int r = 4 * w + 32 * m + i;
-                if (col && r < K) p.dh0[nh * kv + (int64_t)r * p.V + c] = S[m][i];
+            for (int e = 0; e < 4; e++) {
+                int off;
+                if (entry(m, e, &off)) p.dh0[nh * kv + off] = S[m][e];
             }
     }
 }
@@ -640,10 +661,9 @@ template <class E> static sgla_status launch_all(const sgla_bparams &p, int64_t 
 {
     cudaError_t e;
     const dim3 sg((unsigned)(p.N * p.H), (unsigned)((p.V + 31) / 32));
-    /* a thread's row groups as the head size needs them; the loads in flight for fp32 inputs, K <= 128 */
-    constexpr bool F32 = sizeof(E) == 4;
-    void (*sk)(const sgla_bparams, int) = p.K <= 64 ? states_kernel<E, 2, F32> : p.K <= 128 ? states_kernel<E, 4, F32>
-                                                                                           : states_kernel<E, MG, false>;
+    /* a warp's tiles as the head size needs them; the loads in flight at K <= 128 */
+    void (*sk)(const sgla_bparams, int) = p.K <= 64 ? states_kernel<E, 2, true> : p.K <= 128 ? states_kernel<E, 4, true>
+                                                                                            : states_kernel<E, MG, false>;
     sk<<<sg, NTHREADS, 0, st>>>(p, 0);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's states: %s", cudaGetErrorString(e));

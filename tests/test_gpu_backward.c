@@ -377,6 +377,9 @@ int main(void)
         {F32, GAMMA, MILD, 1, 100, 2, 256, 256, 1, 1, 0, 2},
         {F32, G, MILD, 2, 70, 2, 200, 72, 1, 1, 0, 0},
         {F32, ALPHA, MILD, 1, 90, 2, 60, 36, 1, 1, 0, 0},
+        /* odd head sizes: the states kernels' tiles past K (zero columns) and V (a partial n8 tile) */
+        {F32, G, MIX30, 1, 75, 2, 33, 17, 1, 1, 0, 0},
+        {HF, G, MILD, 1, 66, 2, 7, 5, 1, 1, 0, 2},
         /* the tensor-core path: many chunks, a partial last one, varlen, every gate */
         {BF, G, MILD, 1, 1000, 2, 128, 128, 0, 0, 0, 0},
         {BF, G, NEG30, 1, 257, 3, 128, 128, 1, 1, 0, 5},
@@ -481,6 +484,7 @@ int main(void)
         {F32, G, MIX30, 1, 33, 1, 32, 48, 1, 1, 0, 0},
         {F32, G, MILD, 1, 40, 1, 136, 40, 1, 1, 0, 0},   /* two passes of the tensor-core state products */
         {F32, GAMMA, MILD, 1, 45, 1, 20, 12, 1, 1, 0, 0}, /* the CUDA-core state products */
+        {F32, G, MILD, 1, 40, 1, 33, 17, 1, 1, 0, 2},     /* odd K and V in the states kernels */
         {BF, GAMMA, MILD, 1, 130, 9, 64, 64, 1, 1, 0, 3}, /* dg3's dg_gamma and two head blocks */
     };
     const conform_case *list = small ? smalls : all;

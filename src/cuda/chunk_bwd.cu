@@ -529,17 +529,17 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS, 2) grads_k
     const int64_t kv = (int64_t)K * V;
     const float *S = p.ws_states + (gblk * p.H + h) * kv, *dS = p.ws_dstates + (gblk * p.H + h) * kv;
     const E *q = (const E *)p.q, *k = (const E *)p.k, *v = (const E *)p.v, *dout = (const E *)p.dout;
-    for (int idx = tid; idx < L * K; idx += NTHREADS) {
-        const int r = idx / K, c = idx - r * K;
-        const int64_t g = ((b * p.T + t + r) * p.H + h) * K + c;
-        Qs[r * lk + c] = ld(q, g);
-        Ks[r * lk + c] = ld(k, g);
-    }
-    for (int idx = tid; idx < L * V; idx += NTHREADS) {
-        const int r = idx / V, c = idx - r * V;
-        const int64_t g = ((b * p.T + t + r) * p.H + h) * V + c;
-        Vs[r * lv + c] = ld(v, g);
-        dOs[r * lv + c] = ld(dout, g);
+    /* warp w the rows w + 8 i, a lane every 32nd column: no division by K or V an element */
+    for (int r = tid >> 5; r < L; r += NTHREADS / 32) {
+        const int64_t gk = ((b * p.T + t + r) * p.H + h) * K, gv = ((b * p.T + t + r) * p.H + h) * V;
+        for (int c = lane; c < K; c += 32) {
+            Qs[r * lk + c] = ld(q, gk + c);
+            Ks[r * lk + c] = ld(k, gk + c);
+        }
+        for (int c = lane; c < V; c += 32) {
+            Vs[r * lv + c] = ld(v, gv + c);
+            dOs[r * lv + c] = ld(dout, gv + c);
+        }
     }
     if (tid < 32) {
         block_logcum(p, b, t, h, L, bc, lane);

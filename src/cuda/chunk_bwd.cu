@@ -122,15 +122,14 @@ static __global__ void chunk_base_kernel(const int64_t *cu, int64_t N, int64_t T
  * columns 2 t, 2 t + 1: g = lane / 4, t = lane % 4): one B fragment a k-step serves all its tiles.  The
  * strides LA, LB are 8 mod 32: a fragment's 32 loads (rows t, columns g) fall on 32 banks.  Rows j >= L
  * of both operands are stored as zeros (never NaN times garbage).
- * A block's k (q) and v (dO) values go through registers (NA + 4 a thread, raw: the weights w (rs) are
- * applied when they are stored), and warp 0's gates (rg, a lane's token) with them.  PF: the next
- * block's are loaded while this block's products run; else (K > 128, where the registers held across
- * the products would spill) at the top of the block, before its barrier, all in flight together. */
+ * A block's k (q) and v (dO) values go through registers (4 MGT + 4 a thread, raw: the weights w (rs) are
+ * applied when they are stored), and warp 0's gates (rg, a lane's token) with them: the next block's
+ * load while this block's products run.  At K > 128 (MGT = 8) a thread holds 218 registers, one block
+ * an SM (128 spilled 84 bytes, in the loop). */
 constexpr int LA = MAXK + 8, LB = 32 + 8;
-template <class E, int MGT, bool PF>
-static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_bparams p, int reverse)
+template <class E, int MGT>
+static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kernel(const sgla_bparams p, int reverse)
 {
-    constexpr int NA = BT * 32 * MGT / NTHREADS; /* a thread's values of a block's BT x K rows at most */
     __shared__ __align__(16) float a_s[BT][LA]; /* k rows (forward) or rs-weighted q rows (reverse) */
     __shared__ float b_s[BT][LB];  /* v columns (forward) or dout columns (reverse) */
     __shared__ double bc[32];
@@ -166,30 +165,27 @@ static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_b
         const int r = idx / (K16 - K);
         a_s[r][K + idx - r * (K16 - K)] = 0.f;
     }
-    /* element tid + NTHREADS u of a block's rows: (u < NA) row / K, column % K of a; (u < 4) row u * 8 +
-     * tid / 32, column lane of b */
-    float ra[NA], rb[4], rg = 0.f;
+    /* a thread's values of a block: rows 8 u + w (u < 4), columns lane + 32 m of a (m < MGT), column
+     * lane of b (no division an element) */
+    float ra[4][MGT], rb[4], rg = 0.f;
     auto load = [&](int64_t blk) {
         const int64_t t = t0 + blk * BT;
         const int L = (int)(len - blk * BT < BT ? len - blk * BT : BT);
         if (w == 0) rg = lane < L ? gate_of(p, b, t + lane, h) : 0.f;
-#pragma unroll
-        for (int u = 0; u < NA; u++) {
-            const int idx = tid + NTHREADS * u, r = idx / K, q = idx - r * K;
-            ra[u] = r < L ? ld(A, ((b * p.T + t + r) * p.H + h) * K + q) : 0.f;
-        }
         const int64_t col2 = (int64_t)blockIdx.y * 32 + lane;
 #pragma unroll
         for (int u = 0; u < 4; u++) {
             const int r = 8 * u + w;
-            rb[u] = r < L && col2 < p.V ? ld(Bm, ((b * p.T + t + r) * p.H + h) * p.V + col2) : 0.f;
+            const int64_t row = (b * p.T + t + r) * p.H + h;
+#pragma unroll
+            for (int m = 0; m < MGT; m++) ra[u][m] = r < L && lane + 32 * m < K ? ld(A, row * K + lane + 32 * m) : 0.f;
+            rb[u] = r < L && col2 < p.V ? ld(Bm, row * p.V + col2) : 0.f;
         }
     };
-    if (PF && nb > 0) load(reverse ? nb - 1 : 0);
+    if (nb > 0) load(reverse ? nb - 1 : 0);
     for (int64_t i = 0; i < nb; i++) {
         const int64_t blk = reverse ? nb - 1 - i : i;
         const int L = (int)(len - blk * BT < BT ? len - blk * BT : BT);
-        if (!PF) load(blk);
         /* the block's state: S entering it (forward), dS' of its end (reverse) */
         float *out = (reverse ? p.ws_dstates : p.ws_states) + ((base + blk) * p.H + h) * kv;
 #pragma unroll
@@ -208,14 +204,16 @@ static __global__ void __launch_bounds__(NTHREADS, 2) states_kernel(const sgla_b
         }
         __syncthreads();
 #pragma unroll
-        for (int u = 0; u < NA; u++) {
-            const int idx = tid + NTHREADS * u, r = idx / K, q = idx - r * K;
-            if (r < BT) a_s[r][q] = r < L ? wv[r] * ra[u] : 0.f;
-        }
+        for (int u = 0; u < 4; u++) {
+            const int r = 8 * u + w;
+            const float wr = r < L ? wv[r] : 0.f; /* zero past L */
 #pragma unroll
-        for (int u = 0; u < 4; u++) b_s[8 * u + w][lane] = rb[u]; /* zero past L and V */
+            for (int m = 0; m < MGT; m++)
+                if (lane + 32 * m < K) a_s[r][lane + 32 * m] = wr * ra[u][m];
+            b_s[r][lane] = rb[u]; /* zero past L and V */
+        }
         __syncthreads();
-        if (PF && i + 1 < nb) load(reverse ? blk - 1 : blk + 1); /* in flight during the products */
+        if (i + 1 < nb) load(reverse ? blk - 1 : blk + 1); /* in flight during the products */
         const float bl = (float)bc[L - 1], ce = bl * SGLA_LOG2E, cm1 = expm1f(bl), ca = expf(bl); /* the carry */
         float acc[MGT][4];
 #pragma unroll
@@ -661,9 +659,9 @@ template <class E> static sgla_status launch_all(const sgla_bparams &p, int64_t 
 {
     cudaError_t e;
     const dim3 sg((unsigned)(p.N * p.H), (unsigned)((p.V + 31) / 32));
-    /* a warp's tiles as the head size needs them; the loads in flight at K <= 128 */
-    void (*sk)(const sgla_bparams, int) = p.K <= 64 ? states_kernel<E, 2, true> : p.K <= 128 ? states_kernel<E, 4, true>
-                                                                                            : states_kernel<E, MG, false>;
+    /* a warp's tiles as the head size needs them */
+    void (*sk)(const sgla_bparams, int) = p.K <= 64 ? states_kernel<E, 2> : p.K <= 128 ? states_kernel<E, 4>
+                                                                                     : states_kernel<E, MG>;
     sk<<<sg, NTHREADS, 0, st>>>(p, 0);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's states: %s", cudaGetErrorString(e));

@@ -416,19 +416,24 @@ static __device__ __forceinline__ void state_prod_tc(const float *R, int lr, con
     __syncthreads();
 }
 
-/* The state part of dQ or dK (state_prod with M(c, j) = M[c V + j], a K x V state), then, by warp 0,
- * dot[i] = sum_c P[i][c] X[i][c], the row's term of the gate gradient. */
+/* The state part of dQ or dK (state_prod with M(c, j) = M[c V + j], a K x V state), then dot[i] =
+ * sum_c P[i][c] X[i][c], the row's term of the gate gradient: warp w the rows w + 8 y, a lane every
+ * 32nd column, summed by a butterfly (the same order in every run). */
 static __device__ __forceinline__ void state_part(const float *R, int lr, const float *M, const float *w,
                                                   const float *P, int lp, float *X, int lx, float *dot, int L, int K,
                                                   int V, bool tc, int tid, int lane)
 {
     if (tc) state_prod_tc<true>(R, lr, M, V, w, X, lx, K, V, tid);
     else state_prod<true>(R, lr, M, V, w, X, lx, K, V, tid);
-    if (tid < 32) {
+#pragma unroll
+    for (int y = 0; y < 4; y++) {
+        const int r = (tid >> 5) + 8 * y;
         float s = 0.f;
-        if (lane < L)
-            for (int c = 0; c < K; c++) s = fmaf(P[lane * lp + c], X[lane * lx + c], s);
-        dot[lane] = s;
+        if (r < L)
+            for (int c = lane; c < K; c += 32) s = fmaf(P[r * lp + c], X[r * lx + c], s);
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+        if (lane == 0) dot[r] = s;
     }
 }
 
@@ -475,6 +480,88 @@ static __device__ __forceinline__ void tri_prod(const float *W, const float *F, 
             const int r = w + 8 * y, c = lane + 32 * m;
             if (m < mc && r < L && c < nc) st(out, (row0 + (int64_t)r * H) * nc + c, acc[y][m]);
         }
+}
+
+/* tri_prod on the tensor cores (nc a multiple of 8; W zero past L and above the diagonal, F's rows past
+ * L zero, so that every row sums all 32 s): mma.sync m16n8k8 in 3xTF32, warp wp all 32 rows of the n8
+ * tiles wp, wp + 8, ... (NTP a pass), the k index t of step kk standing for s = 8 t + kk (t + 4 for
+ * 8 t + 4 + kk: W's and F's loads on 32 banks at their odd strides); the sum in a fresh accumulator,
+ * added to X in fp32. */
+template <bool LOWER, class E>
+static __device__ __forceinline__ void tri_prod_tc(const float *W, const float *F, int lf, const float *X, int lx,
+                                                   int nc, int L, E *out, int64_t row0, int64_t H, int tid)
+{
+    const int lane = tid & 31, wp = tid >> 5, g = lane >> 2, t = lane & 3, ntl = nc / 8;
+    for (int pass = 0; 8 * NTP * pass < ntl; pass++) {
+        const int nt0 = wp + 8 * NTP * pass;
+        float acc[2][NTP][4];
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+            for (int n = 0; n < NTP; n++) acc[mt][n][0] = acc[mt][n][1] = acc[mt][n][2] = acc[mt][n][3] = 0.f;
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++) {
+            const int s0 = 8 * t + kk, s1 = s0 + 4;
+            FragA fa[2];
+#pragma unroll
+            for (int mt = 0; mt < 2; mt++) {
+                const int r0 = 16 * mt + g, r1 = r0 + 8;
+                if (LOWER)
+                    frag_a(fa[mt], W[r0 * (BT + 1) + s0], W[r1 * (BT + 1) + s0], W[r0 * (BT + 1) + s1],
+                           W[r1 * (BT + 1) + s1]);
+                else
+                    frag_a(fa[mt], W[s0 * (BT + 1) + r0], W[s0 * (BT + 1) + r1], W[s1 * (BT + 1) + r0],
+                           W[s1 * (BT + 1) + r1]);
+            }
+#pragma unroll
+            for (int n = 0; n < NTP; n++) {
+                const int nt = nt0 + 8 * n;
+                if (nt < ntl) {
+                    FragB fb;
+                    frag_b(fb, F[s0 * lf + 8 * nt + g], F[s1 * lf + 8 * nt + g]);
+                    mma3<true>(acc[0][n], fa[0], fb);
+                    mma3<true>(acc[1][n], fa[1], fb);
+                }
+            }
+        }
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+            for (int n = 0; n < NTP; n++) {
+                const int nt = nt0 + 8 * n;
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int r = 16 * mt + g + 8 * (e >> 1), c = 8 * nt + 2 * t + (e & 1);
+                    if (nt < ntl && r < L) st(out, (row0 + (int64_t)r * H) * nc + c, X[r * lx + c] + acc[mt][n][e]);
+                }
+            }
+    }
+}
+
+/* The block's scores of one warp's m16 x n8 tile (rows 16 mt + g (+ 8), columns 8 nt + 2 t (+ 1), the C
+ * layout): c[e] = sum_{c < n} X[i][c] Y[j][c] (n a multiple of 8, rows of ld lx, odd) on mma.sync in
+ * 3xTF32, the k index permuted as in state_prod_tc (loads on 32 banks), each 32 c in a fresh
+ * accumulator added in fp32. */
+static __device__ __forceinline__ void score_tile_tc(const float *X, const float *Y, int ld, int n, int mt, int nt,
+                                                     int g, int t, float (&c)[4])
+{
+    c[0] = c[1] = c[2] = c[3] = 0.f;
+    for (int c0 = 0; c0 < n; c0 += 32) {
+        const int cb = c0 + 8 * t;
+        const bool in = cb < n; /* n % 8 == 0: a lane's 8 values all in or all out */
+        const float *x = X + (16 * mt + g) * ld + cb, *y = Y + (8 * nt + g) * ld + cb;
+        float ab[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+        for (int s = 0; s < 4; s++) {
+            FragA fa;
+            FragB fb;
+            frag_a(fa, in ? x[s] : 0.f, in ? x[8 * ld + s] : 0.f, in ? x[4 + s] : 0.f, in ? x[8 * ld + 4 + s] : 0.f);
+            frag_b(fb, in ? y[s] : 0.f, in ? y[4 + s] : 0.f);
+            mma3<true>(ab, fa, fb);
+        }
+#pragma unroll
+        for (int e = 0; e < 4; e++) c[e] += ab[e];
+    }
 }
 
 /* block sum of x over NTHREADS threads in a fixed order (every thread gets it) */
@@ -527,16 +614,18 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS, 2) grads_k
     const int64_t kv = (int64_t)K * V;
     const float *S = p.ws_states + (gblk * p.H + h) * kv, *dS = p.ws_dstates + (gblk * p.H + h) * kv;
     const E *q = (const E *)p.q, *k = (const E *)p.k, *v = (const E *)p.v, *dout = (const E *)p.dout;
-    /* warp w the rows w + 8 i, a lane every 32nd column: no division by K or V an element */
-    for (int r = tid >> 5; r < L; r += NTHREADS / 32) {
+    /* warp w the rows w + 8 i, a lane every 32nd column (no division by K or V an element); rows past L
+     * zero (the tensor-core products sum all 32) */
+    for (int r = tid >> 5; r < BT; r += NTHREADS / 32) {
+        const bool in = r < L;
         const int64_t gk = ((b * p.T + t + r) * p.H + h) * K, gv = ((b * p.T + t + r) * p.H + h) * V;
         for (int c = lane; c < K; c += 32) {
-            Qs[r * lk + c] = ld(q, gk + c);
-            Ks[r * lk + c] = ld(k, gk + c);
+            Qs[r * lk + c] = in ? ld(q, gk + c) : 0.f;
+            Ks[r * lk + c] = in ? ld(k, gk + c) : 0.f;
         }
         for (int c = lane; c < V; c += 32) {
-            Vs[r * lv + c] = ld(v, gv + c);
-            dOs[r * lv + c] = ld(dout, gv + c);
+            Vs[r * lv + c] = in ? ld(v, gv + c) : 0.f;
+            dOs[r * lv + c] = in ? ld(dout, gv + c) : 0.f;
         }
     }
     if (tid < 32) {
@@ -548,10 +637,33 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS, 2) grads_k
         }
     }
     __syncthreads();
-    /* A = scale Gamma ⊙ QK^T, dP = dO V^T, dA = scale Gamma ⊙ dP (j <= i; 0 above), each thread a 2 x 2
-     * tile (rows 2 (tid / 16) + 0, 1, keys 2 (tid % 16) + 0, 1): four loads for four products, not two a
-     * product; each entry's sum over c in order, as before */
-    {
+    const bool tc = K % 8 == 0 && V % 8 == 0; /* the products on the tensor cores (3xTF32) */
+    /* A = scale Gamma ⊙ QK^T, dP = dO V^T, dA = scale Gamma ⊙ dP (j <= i < L; 0 elsewhere, all 32 x 32
+     * written).  tc: warp w the m16 x n8 tile (w / 4, w % 4), the two above the diagonal zero.  Else each
+     * thread a 2 x 2 tile (rows 2 (tid / 16) + 0, 1, keys 2 (tid % 16) + 0, 1): four loads for four
+     * products; each entry's sum over c in order */
+    if (tc) {
+        const int w = tid >> 5, mt = w >> 2, nt = w & 3, g = lane >> 2, tq = lane & 3;
+        float a[4], d[4];
+        if (8 * nt <= 16 * mt + 15) {
+            score_tile_tc(Qs, Ks, lk, K, mt, nt, g, tq, a);
+            score_tile_tc(dOs, Vs, lv, V, mt, nt, g, tq, d);
+        } else {
+            a[0] = a[1] = a[2] = a[3] = d[0] = d[1] = d[2] = d[3] = 0.f;
+        }
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            const int i = 16 * mt + g + 8 * (e >> 1), j = 8 * nt + 2 * tq + (e & 1);
+            float av = 0.f, dv_ = 0.f, dav = 0.f;
+            if (j <= i && i < L) {
+                const float gm = p.scale * expf(logdecay(bc, i, j));
+                av = a[e] * gm, dv_ = d[e], dav = gm * d[e];
+            }
+            A[i * (BT + 1) + j] = av;
+            dP[i * (BT + 1) + j] = dv_;
+            dA[i * (BT + 1) + j] = dav;
+        }
+    } else {
         const int i0 = 2 * (tid >> 4), j0 = 2 * (tid & 15);
         float a[2][2] = {{0.f, 0.f}, {0.f, 0.f}}, d[2][2] = {{0.f, 0.f}, {0.f, 0.f}};
         if (j0 <= i0 + 1 && i0 < L) { /* a tile with an entry on or below the diagonal */
@@ -572,9 +684,8 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS, 2) grads_k
 #pragma unroll
             for (int y = 0; y < 2; y++) {
                 const int i = i0 + x, j = j0 + y;
-                if (i >= L || j >= L) continue;
                 float av = 0.f, dv_ = 0.f, dav = 0.f;
-                if (j <= i) {
+                if (j <= i && i < L) {
                     const float gm = p.scale * expf(logdecay(bc, i, j));
                     av = a[x][y] * gm, dv_ = d[x][y], dav = gm * d[x][y];
                 }
@@ -585,20 +696,22 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS, 2) grads_k
     }
     __syncthreads();
     E *dq = (E *)p.dq, *dk = (E *)p.dk, *dv = (E *)p.dv;
-    const bool tc = K % 8 == 0 && V % 8 == 0; /* the state products on the tensor cores (3xTF32) */
     /* dQs = rs ⊙ (dO S^T) into X, e = q . dQs; dQ = dQs + dA K */
     state_part(dOs, lv, S, rs, Qs, lk, X, lx, e, L, K, V, tc, tid, lane);
     const int64_t row0 = (b * p.T + t) * p.H + h;
-    tri_prod<true>(dA, Ks, lk, X, lx, K, L, dq, row0, p.H, tid);
+    if (tc) tri_prod_tc<true>(dA, Ks, lk, X, lx, K, L, dq, row0, p.H, tid);
+    else tri_prod<true>(dA, Ks, lk, X, lx, K, L, dq, row0, p.H, tid);
     __syncthreads();
     /* dKs = w ⊙ (V dS^T) into X, u = k . dKs; dK = dKs + dA^T Q */
     state_part(Vs, lv, dS, wv, Ks, lk, X, lx, u, L, K, V, tc, tid, lane);
-    tri_prod<false>(dA, Qs, lk, X, lx, K, L, dk, row0, p.H, tid);
+    if (tc) tri_prod_tc<false>(dA, Qs, lk, X, lx, K, L, dk, row0, p.H, tid);
+    else tri_prod<false>(dA, Qs, lk, X, lx, K, L, dk, row0, p.H, tid);
     __syncthreads();
     /* dV = w ⊙ (K dS) + A^T dO (the dK loop above read X: state_prod's first barrier waits for it) */
     if (tc) state_prod_tc<false>(Ks, lk, dS, V, wv, X, lx, V, K, tid);
     else state_prod<false>(Ks, lk, dS, V, wv, X, lx, V, K, tid);
-    tri_prod<false>(A, dOs, lv, X, lx, V, L, dv, row0, p.H, tid);
+    if (tc) tri_prod_tc<false>(A, dOs, lv, X, lx, V, L, dv, row0, p.H, tid);
+    else tri_prod<false>(A, dOs, lv, X, lx, V, L, dv, row0, p.H, tid);
     /* the gate: exp(b_L) <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij */
     if (p.gmode && p.dg_out) {
         float part = 0.f;

@@ -411,9 +411,9 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * stage of tiles where a block cannot hold two: K = V = 128 on sm_80; of
  * these, sm_86 / sm_89 hold K = V = 64 only).  Everything else (fp32, other
  * head sizes, the shapes those blocks cannot hold) runs the first backward,
- * two fp32 states per 32 tokens, its state-sized products on the tensor cores
- * in 3xTF32 (fp32's accuracy) where K and V are multiples of 8 and the rest on
- * CUDA cores, where its block fits (before Hopper not K = V = 256; on 99 KB
+ * two fp32 states per 32 tokens, its products on the tensor cores in 3xTF32
+ * (fp32's accuracy; the gradient kernel's where K and V are multiples of 8,
+ * else on CUDA cores), where its block fits (before Hopper not K = V = 256; on 99 KB
  * blocks K, V up to 128).
  */
 typedef struct sgla_backward_desc {

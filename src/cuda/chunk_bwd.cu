@@ -11,9 +11,9 @@
  *   3. dstates: the same in reverse, dS' (the gradient of each block's end
  *      state) from dht, and dh0          -> workspace [blocks][H][K][V]
  *   4. grads:   per (block, head), independent of each other: with S and dS'
- *      of that block, dq, dk, dv and dg (sgla_cpu_backward's products: the
- *      three state-sized ones on the tensor cores in 3xTF32 where K and V are
- *      multiples of 8, the rest as register-tiled dot products on CUDA cores);
+ *      of that block, dq, dk, dv and dg (sgla_cpu_backward's products: on the
+ *      tensor cores in 3xTF32 where K and V are multiples of 8, else as
+ *      register-tiled dot products on CUDA cores);
  *   5. (g_gamma) dg_gamma: dg summed per head in a fixed order.
  *
  * Memory: two fp32 states per block of 32 tokens, 2 x blocks x H x K x V x 4

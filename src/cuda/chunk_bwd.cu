@@ -323,6 +323,14 @@ static __device__ __forceinline__ void state_prod(const float *R, int lr, const 
  * digits, and over K = 256 its error reached 1.35e-6 (session 44).  Rows i >= L come out as garbage,
  * as in state_prod (an mma row is its A row's alone).  X written between two barriers. */
 constexpr int NTP = 2;
+/* a pass's accumulators (two m16 tiles by NTP n8 tiles) set to zero */
+static __device__ __forceinline__ void zero_tiles(float (&a)[2][NTP][4])
+{
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int n = 0; n < NTP; n++) a[mt][n][0] = a[mt][n][1] = a[mt][n][2] = a[mt][n][3] = 0.f;
+}
 template <bool TRANS>
 static __device__ __forceinline__ void tc_load_b(float (&b)[NTP][8], const float *M, int64_t ld, int j0, int nj,
                                                  int ntl, int nt0, int g, int t)
@@ -355,19 +363,13 @@ static __device__ __forceinline__ void state_prod_tc(const float *R, int lr, con
     for (int pass = 0; 8 * NTP * pass < ntl; pass++) {
         const int nt0 = wp + 8 * NTP * pass;
         float acc[2][NTP][4];
-#pragma unroll
-        for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-            for (int n = 0; n < NTP; n++) acc[mt][n][0] = acc[mt][n][1] = acc[mt][n][2] = acc[mt][n][3] = 0.f;
+        zero_tiles(acc);
         float b[NTP][8];
         tc_load_b<TRANS>(b, M, ld, 0, nj, ntl, nt0, g, t);
         for (int j0 = 0; j0 < nj; j0 += 32) {
             float bn[NTP][8], ab[2][NTP][4];
             tc_load_b<TRANS>(bn, M, ld, j0 + 32, nj, ntl, nt0, g, t); /* zeros past nj */
-#pragma unroll
-            for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-                for (int n = 0; n < NTP; n++) ab[mt][n][0] = ab[mt][n][1] = ab[mt][n][2] = ab[mt][n][3] = 0.f;
+            zero_tiles(ab);
             const int jb = j0 + 8 * t;
             const bool in = jb < nj;
             const float *r0 = R + g * lr + jb;
@@ -495,10 +497,7 @@ static __device__ __forceinline__ void tri_prod_tc(const float *W, const float *
     for (int pass = 0; 8 * NTP * pass < ntl; pass++) {
         const int nt0 = wp + 8 * NTP * pass;
         float acc[2][NTP][4];
-#pragma unroll
-        for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-            for (int n = 0; n < NTP; n++) acc[mt][n][0] = acc[mt][n][1] = acc[mt][n][2] = acc[mt][n][3] = 0.f;
+        zero_tiles(acc);
 #pragma unroll
         for (int kk = 0; kk < 4; kk++) {
             const int s0 = 8 * t + kk, s1 = s0 + 4;

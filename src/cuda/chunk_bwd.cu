@@ -125,7 +125,7 @@ static __global__ void chunk_base_kernel(const int64_t *cu, int64_t N, int64_t T
  * A block's k (q) and v (dO) values go through registers (4 MGT + 4 a thread, raw: the weights w (rs) are
  * applied when they are stored), and warp 0's gates (rg, a lane's token) with them: the next block's
  * load while this block's products run.  At K > 128 (MGT = 8) a thread holds 218 registers, one block
- * an SM (128 spilled 84 bytes, in the loop). */
+ * an SM (capped at 128 for two, it spilled in the loop). */
 constexpr int LA = MAXK + 8, LB = 32 + 8;
 template <class E, int MGT>
 static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kernel(const sgla_bparams p, int reverse)

@@ -711,20 +711,47 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS, 2) grads_k
     else state_prod<false>(Ks, lk, dS, V, wv, X, lx, V, K, tid);
     if (tc) tri_prod_tc<false>(A, dOs, lv, X, lx, V, L, dv, row0, p.H, tid);
     else tri_prod<false>(A, dOs, lv, X, lx, V, L, dv, row0, p.H, tid);
-    /* the gate: exp(b_L) <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij */
+    /* the gate: exp(b_L) <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij, by scans
+     * over lanes: warp w's rows i = w + 8 y give, through row i's exclusive prefix P_i(r) = sum_{j<r}
+     * A_ij dP_ij (lane j holds A_ij dP_ij; zero for j > i and past L), lane r its part sum_{i>=r} P_i(r);
+     * warp 0 adds the 8 warps' parts in order and the prefix of u and the suffix of e (zero past L).
+     * One lane had summed r (L - r) terms alone. */
     if (p.gmode && p.dg_out) {
         float part = 0.f;
         for (int64_t i = tid; i < kv; i += NTHREADS) part = fmaf(dS[i], S[i], part);
-        const float t1 = expf((float)bc[L - 1]) * block_sum(part, red);
+        const float t1 = expf((float)bc[L - 1]) * block_sum(part, red); /* ends with a barrier: red is free */
+        const int w = tid >> 5;
+        float pc = 0.f;
+#pragma unroll 1 /* (unrolled, its registers spilled elsewhere in the kernel: 52 bytes against 16) */
+        for (int y = 0; y < 4; y++) {
+            const int i = w + 8 * y;
+            const float m = A[i * (BT + 1) + lane] * dP[i * (BT + 1) + lane];
+            float x = m; /* inclusive scan, then shifted one lane: P_i(lane) */
+#pragma unroll
+            for (int off = 1; off < 32; off <<= 1) {
+                const float z = __shfl_up_sync(0xffffffffu, x, off);
+                if (lane >= off) x += z;
+            }
+            x = __shfl_up_sync(0xffffffffu, x, 1);
+            if (lane > 0 && i >= lane && i < L) pc += x;
+        }
+        red[w * 32 + lane] = pc;
+        __syncthreads();
         if (tid < 32) {
             const int r = lane;
-            float acc = t1;
-            for (int j = 0; j < r && j < L; j++) acc += u[j];
-            for (int i = r; i < L; i++) {
-                acc += e[i];
-                for (int j = 0; j < r; j++) acc = fmaf(A[i * (BT + 1) + j], dP[i * (BT + 1) + j], acc);
+            float c = 0.f;
+#pragma unroll
+            for (int x = 0; x < NTHREADS / 32; x++) c += red[x * 32 + r];
+            float up = u[r], es = e[r]; /* u, e zero past L (state_part) */
+#pragma unroll
+            for (int off = 1; off < 32; off <<= 1) {
+                const float z = __shfl_up_sync(0xffffffffu, up, off), y = __shfl_down_sync(0xffffffffu, es, off);
+                if (lane >= off) up += z;
+                if (lane + off < 32) es += y;
             }
-            if (r < L) p.dg_out[(b * p.T + t + r) * p.H + h] = acc;
+            up = __shfl_up_sync(0xffffffffu, up, 1); /* sum_{j<r} u_j */
+            if (lane == 0) up = 0.f;
+            if (r < L) p.dg_out[(b * p.T + t + r) * p.H + h] = t1 + up + es + c;
         }
     }
 }

@@ -252,9 +252,10 @@ int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax)
         return 1;
     }
     conform_bresult res;
-    if (a->backend == SGLA_BACKEND_CUDA) /* the timed path */
-        conform_bwd_path = a->bwd_path, conform_bwd_nseg = a->split,
-        conform_bwd_tseg = a->bwd_half ? 1 : a->bwd_windows; /* one window: the same plan as the flag's */
+    if (a->backend == SGLA_BACKEND_CUDA) { /* the timed path: the same call and flag */
+        conform_bwd_path = a->bwd_path, conform_bwd_nseg = a->split, conform_bwd_tseg = a->bwd_windows;
+        if (a->bwd_half) x.d.flags |= SGLA_FLAG_BWD_HALF_STATES;
+    }
     /* (--bwd-groups: the check's case has one batch row, so it runs the usual plan; test_gpu_backward checks groups) */
     conform_check_backward(&x, a->backend, &res);
     conform_bwd_path = conform_bwd_nseg = conform_bwd_tseg = 0;

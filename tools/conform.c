@@ -267,7 +267,7 @@ static sgla_forward_desc dev_case_desc(const conform_data *x, const dev_case *c)
     sgla_forward_desc d = x->d;
     d.q = c->q, d.k = c->k, d.v = c->v, d.g = c->g, d.g_gamma = c->gg, d.h0 = c->h0, d.cu_seqlens = c->cu;
     d.stream = c->st;
-    d.flags = (x->d.flags & SGLA_FLAG_ALLOW_TF32) | SGLA_FLAG_CHECK_DEVICE_VALUES; /* the mode a caller set */
+    d.flags = (x->d.flags & (SGLA_FLAG_ALLOW_TF32 | SGLA_FLAG_BWD_HALF_STATES)) | SGLA_FLAG_CHECK_DEVICE_VALUES; /* the mode a caller set */
     return d;
 }
 
@@ -514,7 +514,9 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
     {
         conform_result tmp;
         label(x, be, NULL, &tmp);
-        if (conform_bwd_groups > 1 && be == SGLA_BACKEND_CUDA)
+        if ((x->d.flags & SGLA_FLAG_BWD_HALF_STATES) && be == SGLA_BACKEND_CUDA)
+            snprintf(res->label, sizeof res->label, "backward (SGLA_FLAG_BWD_HALF_STATES) %.140s", tmp.label);
+        else if (conform_bwd_groups > 1 && be == SGLA_BACKEND_CUDA)
             snprintf(res->label, sizeof res->label, "backward (three-pass, %d batch groups) %.140s", conform_bwd_groups,
                      tmp.label);
         else if (conform_bwd_tseg == 1 && be == SGLA_BACKEND_CUDA)

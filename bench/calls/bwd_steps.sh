@@ -1,0 +1,70 @@
+# Sourced by session 45's backward calls (s45_call1, 3, 5 and the calls that run s45_call5.sh): the steps
+# they share.  Staged builds in .devbin*/ (bench/stage_devbin.sh), logs under $OUT.
+
+# GPU name, t0, the staged binaries unpacked, the sanitizer found
+bwd_begin() {
+  OUT=${OUT:-/tmp/sgla_out}
+  mkdir -p "$OUT"
+  nvidia-smi --query-gpu=name --format=csv,noheader
+  t0=$(date +%s)
+  for z in .devbin*/*.xz .devbin*/tests/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
+  export SGLA_GPU_EXPECT_HOPPER=1
+  SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
+}
+
+# memcheck and racecheck of build $1's test_gpu_backward small set, in the background
+bwd_sanitizers() {
+  local tool
+  for tool in memcheck racecheck; do
+    ( SGLA_GPU_SMALL=1 timeout 200 $SAN --tool $tool --error-exitcode 9 $1/tests/test_gpu_backward > "$OUT/$tool.log" 2>&1
+      echo "$tool rc=$? $(( $(date +%s) - t0 )) s" > "$OUT/${tool}_rc.txt" ) &
+  done
+}
+bwd_sanitizers_wait() {
+  while [ ! -f "$OUT/memcheck_rc.txt" ] || [ ! -f "$OUT/racecheck_rc.txt" ]; do sleep 1; done
+  cat "$OUT/memcheck_rc.txt" "$OUT/racecheck_rc.txt"
+  grep -h "SUMMARY\|passed, " "$OUT/memcheck.log" "$OUT/racecheck.log" | cut -c1-200
+}
+
+# build $1's test_gpu_backward (full) into $OUT/test_$2.log, its summary and f32 rows printed
+bwd_test() {
+  timeout 200 $1/tests/test_gpu_backward > "$OUT/test_$2.log" 2>&1
+  echo "test $2 rc=$? $(( $(date +%s) - t0 )) s"
+  tail -1 "$OUT/test_$2.log"; grep -h "FAIL" "$OUT/test_$2.log" | cut -c1-240 | head -8
+  grep -h "f32" "$OUT/test_$2.log" | sed 's/.*f32 //' | cut -c1-160 | head -16
+}
+
+# `sgla bench --backward` of the builds $2.. on the cases $1 (shape:dtype[:gate], gate g by default; bf16
+# on the CUDA-core path), SGLA_ROUNDS rounds interleaved, into $OUT/ab.log
+bwd_ab() {
+  local cases=$1 r s sh dt gt ex b
+  shift
+  : > "$OUT/ab.log"
+  for r in $(seq ${SGLA_ROUNDS:-2}); do
+    for s in $cases; do
+      IFS=: read -r sh dt gt <<< "$s"
+      ex=; [ $dt = bf16 ] && ex="--bwd-path 1"
+      for b in "$@"; do
+        echo "== round $r $s $b" >> "$OUT/ab.log"
+        timeout 25 $b/sgla bench --backend cuda --dtype $dt --gate ${gt:-g} --backward --iters 5 --shape $sh $ex \
+          >> "$OUT/ab.log" 2>&1
+      done
+    done
+  done
+  echo "ab $(( $(date +%s) - t0 )) s"
+  grep -E "^== | bwd |check.*backward|FAIL|rror" "$OUT/ab.log" | sed 's/  */ /g' | sed 's/ B=1 T=256 H=2//;s/h0=1 ht=1 nseq=0//' \
+    | cut -c1-150
+}
+
+# every kernel's time under ncu of build $1 (fp32, gate g) at the shapes $2..
+bwd_ncu_times() {
+  local b=$1 sh NCU
+  shift
+  NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+  for sh in "$@"; do
+    timeout 90 $NCU --metrics gpu__time_duration.sum --csv $b/sgla bench --backend cuda --dtype f32 --gate g \
+      --backward --iters 1 --shape $sh > "$OUT/ncu_${b#.}_$sh.csv" 2> "$OUT/ncu_err.log"
+    echo "ncu $b $sh rc=$? $(( $(date +%s) - t0 )) s"
+    python3 bench/ncu_durations.py "$OUT/ncu_${b#.}_$sh.csv" | grep -E "states|grads" | tail -3 | cut -c1-80
+  done
+}

@@ -614,10 +614,25 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS, 2) grads_k
     const float *S = p.ws_states + (gblk * p.H + h) * kv, *dS = p.ws_dstates + (gblk * p.H + h) * kv;
     const E *q = (const E *)p.q, *k = (const E *)p.k, *v = (const E *)p.v, *dout = (const E *)p.dout;
     /* warp w the rows w + 8 i, a lane every 32nd column (no division by K or V an element); rows past L
-     * zero (the tensor-core products sum all 32) */
+     * zero (the tensor-core products sum all 32).  fp32 by cp.async, every copy in flight at once (a
+     * load and its shared store had waited a round trip each: 16 % of the kernel's stall samples,
+     * docs/perf.md session 45 call 8); 16-bit inputs converted on the way */
     for (int r = tid >> 5; r < BT; r += NTHREADS / 32) {
         const bool in = r < L;
         const int64_t gk = ((b * p.T + t + r) * p.H + h) * K, gv = ((b * p.T + t + r) * p.H + h) * V;
+        if constexpr (sizeof(E) == 4) {
+            if (in) {
+                for (int c = lane; c < K; c += 32) {
+                    sgla_cp_async4(sgla_smem_u32(&Qs[r * lk + c]), q + gk + c);
+                    sgla_cp_async4(sgla_smem_u32(&Ks[r * lk + c]), k + gk + c);
+                }
+                for (int c = lane; c < V; c += 32) {
+                    sgla_cp_async4(sgla_smem_u32(&Vs[r * lv + c]), v + gv + c);
+                    sgla_cp_async4(sgla_smem_u32(&dOs[r * lv + c]), dout + gv + c);
+                }
+                continue;
+            }
+        }
         for (int c = lane; c < K; c += 32) {
             Qs[r * lk + c] = in ? ld(q, gk + c) : 0.f;
             Ks[r * lk + c] = in ? ld(k, gk + c) : 0.f;
@@ -627,7 +642,8 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS, 2) grads_k
             dOs[r * lv + c] = in ? ld(dout, gv + c) : 0.f;
         }
     }
-    if (tid < 32) {
+    if constexpr (sizeof(E) == 4) sgla_cp_async_commit();
+    if (tid < 32) { /* (warp 0's gate loads in flight beside the copies) */
         block_logcum(p, b, t, h, L, bc, lane);
         __syncwarp();
         if (lane < L) {
@@ -635,6 +651,7 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS, 2) grads_k
             wv[lane] = expf(logdecay(bc, L - 1, lane));
         }
     }
+    if constexpr (sizeof(E) == 4) sgla_cp_async_wait0(); /* this thread's copies landed; the barrier publishes */
     __syncthreads();
     const bool tc = K % 8 == 0 && V % 8 == 0; /* the products on the tensor cores (3xTF32) */
     /* A = scale Gamma ⊙ QK^T, dP = dO V^T, dA = scale Gamma ⊙ dP (j <= i < L; 0 elsewhere, all 32 x 32

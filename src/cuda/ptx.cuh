@@ -248,6 +248,11 @@ static __device__ __forceinline__ void sgla_griddep_wait(void)
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
+/* 4 bytes global -> shared (a row of odd stride: no 16-byte alignment); through L1 */
+static __device__ __forceinline__ void sgla_cp_async4(uint32_t dst, const void *src)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
+}
 static __device__ __forceinline__ void sgla_cp_async_commit(void) { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 static __device__ __forceinline__ void sgla_cp_async_wait0(void) { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 static __device__ __forceinline__ void sgla_cp_async_wait1(void) { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }

@@ -205,6 +205,16 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
     fns = (("sfb", fb_s), ("ffb", fb_f), ("sf", f_s), ("ff", f_f))
     if gg is not None:  # sgla with g_gamma a constant: what fla's g_gamma backward computes
         fns += (("sfb0", lambda: fb_s(gg)),)
+    tf = q.dtype == torch.float32  # fp32: sgla in TF32 alone too (allow_tf32, fla's own mode), fwd and fwd + bwd
+    def fb_sT():
+        fresh()
+        o, _ = sgla.chunk_simple_gla(qs, ks, vs, allow_tf32=True, **kw())
+        o.backward(do)
+    def f_sT():
+        with torch.no_grad():
+            sgla.chunk_simple_gla(qs, ks, vs, allow_tf32=True, **kw())
+    if tf:
+        fns += (("sfbT", fb_sT), ("sfT", f_sT))
     cap = args.ws_caps.get(sh, 0)
     def fb_sL():  # sgla under the workspace cap (--ws-limit)
         old = sgla.set_backward_workspace_limit(cap << 20)
@@ -231,7 +241,7 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
                 continue
             res[name].append(triton.testing.do_bench(fn, warmup=5, rep=args.rep, return_mode="median"))
     med = {n: (statistics.median(t) if t else float("nan")) for n, t in res.items() if t is not None}
-    med = {n: med.get(n, float("nan")) for n in ("sfb", "ffb", "sf", "ff", "sfb0", "sfbL")}
+    med = {n: med.get(n, float("nan")) for n in ("sfb", "ffb", "sf", "ff", "sfb0", "sfbL", "sfbT", "sfT")}
     # accuracy on the last (batch, head) slice
     r = ref_bwd_slice(q[bq, :, hq], k[bq, :, hq], v[bq, :, hq], do[bq, :, hq], None if g is None else g[bq, :, hq],
                       None if gg is None else gg[hq].item(), scale)
@@ -247,6 +257,7 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
         return [rel(x, y) if x is not None else float("nan") for x, y in zip(got, r)]
     es = errs(fb_s)
     ef = errs(fb_f) if fla_chunk is not None else [float("nan")] * 4
+    eT = errs(fb_sT) if tf else [float("nan")] * 4
     def peak(fn):  # MB allocated at the peak of one fwd + bwd beyond what was before (o and the gradients too)
         fresh()
         torch.cuda.synchronize()
@@ -261,7 +272,7 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
     mem = (peak(fb_s), peak(fb_f) if fla_chunk is not None else float("nan"),
            peak(fb_sL) if cap else float("nan"))
     row = (sh, gate, med["sfb"], med["ffb"], med["sfb"] - med["sf"], med["ffb"] - med["ff"], es, ef,
-           med["sfb0"] - med["sf"], mem, med["sfbL"] - med["sf"])
+           med["sfb0"] - med["sf"], mem, med["sfbL"] - med["sf"], med["sfbT"] - med["sfT"], eT, med["sfT"])
     print("bwd " + " ".join(str(x) for x in row), flush=True)
     return row
 
@@ -412,10 +423,17 @@ def main():
         print(f"{'BxTxHxD':<16} {'gate':<6} {'sgla f+b':>9} {'fla f+b':>9} {'sgla bwd':>9} {'fla bwd':>9}"
               f" {'fla/sgla':>8} {'bwd, fixed':>10} {'MB sgla':>8} {'MB fla':>8} {'bwd cap':>8} {'MB cap':>7}"
               f"  relRMS sgla (dq dk dv dg) | fla (dq dk dv dg)")
-        for (sh, gate, sfb, ffb, sb, fb, es, ef, sb0, mem, sbL) in bwd_rows:
-            fmt = lambda e: " ".join(f"{x:.1e}" for x in e)  # noqa: E731
+        fmt = lambda e: " ".join(f"{x:.1e}" for x in e)  # noqa: E731
+        for (sh, gate, sfb, ffb, sb, fb, es, ef, sb0, mem, sbL, _sbT, _eT, _sfT) in bwd_rows:
             print(f"{sh:<16} {gate:<6} {sfb:9.4f} {ffb:9.4f} {sb:9.4f} {fb:9.4f} {fb / sb:8.2f} {sb0:10.4f}"
                   f" {mem[0]:8.0f} {mem[1]:8.0f} {sbL:8.4f} {mem[2]:7.0f}  {fmt(es)} | {fmt(ef)}")
+        tf_rows = [r for r in bwd_rows if r[11] == r[11]]  # (nan unless fp32)
+        if tf_rows:
+            print("fp32 with allow_tf32 (sgla's products in TF32 alone, fla's mode):")
+            print(f"{'BxTxHxD':<16} {'gate':<6} {'sgla fwd':>9} {'sgla bwd':>9} {'fla bwd':>9} {'fla/sgla':>8}"
+                  f"  relRMS sgla TF32 (dq dk dv dg)")
+            for (sh, gate, _sfb, _ffb, _sb, fb, _es, _ef, _sb0, _mem, _sbL, sbT, eT, sfT) in tf_rows:
+                print(f"{sh:<16} {gate:<6} {sfT:9.4f} {sbT:9.4f} {fb:9.4f} {fb / sbT:8.2f}  {fmt(eT)}")
         print("bwd, fixed: sgla's backward with g_gamma a constant (no dg_gamma; fla never returns one)")
         print("MB: peak memory of one fwd + bwd beyond what was allocated before it (o and the gradients included)")
         if any(args.ws_caps.values()):

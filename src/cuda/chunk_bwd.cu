@@ -118,8 +118,11 @@ static __global__ void chunk_base_kernel(const int64_t *cu, int64_t N, int64_t T
  * B: its BT x 32 v (dO) columns) on the tensor cores, mma.sync m16n8k8 in 3xTF32 (fp32's accuracy, as the
  * grads kernel's state products), each block's sum in a fresh accumulator, then S = carry S + acc in
  * fp32.  The K x 32 state is (K16 / 16) m16 tiles by 4 n8 tiles (K16 = K rounded up to 16, a_s's columns
- * past K zero); warp w holds the tiles (m (w / 4) + 2 i, n w % 4), i < MGT, in the C layout (row g, g + 8,
- * columns 2 t, 2 t + 1: g = lane / 4, t = lane % 4): one B fragment a k-step serves all its tiles.  The
+ * past K zero); a warp holds NTW = min(MGT, 4) n tiles of MTW = MGT / NTW m tiles (warp w: m w / WPM +
+ * (8 / WPM) i, i < MTW, n NTW (w % WPM) + jn, jn < NTW, WPM = 4 / NTW warps an m tile), in the C layout
+ * (row g, g + 8, columns 2 t, 2 t + 1: g = lane / 4, t = lane % 4): each of its A fragments (split into
+ * TF32 halves, 4 values) serves NTW tiles and each B fragment (2 values) MTW, so a k-step splits 4 MTW +
+ * 2 NTW values a warp (12 at K = 128, where one A fragment and four tiles by n had split 18).  The
  * strides LA, LB are 8 mod 32: a fragment's 32 loads (rows t, columns g) fall on 32 banks.  Rows j >= L
  * of both operands are stored as zeros (never NaN times garbage).
  * A block's k (q) and v (dO) values go through registers (4 MGT + 4 a thread, raw: the weights w (rs) are
@@ -136,31 +139,36 @@ static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kerne
     __shared__ float wv[32];
     const int tid = threadIdx.x, w = tid >> 5, lane = tid & 31, g = lane >> 2, tq = lane & 3;
     const int64_t nh = blockIdx.x, n = nh / p.H, h = nh - n * p.H;
-    const int K = (int)p.K, V = (int)p.V, K16 = (K + 15) & ~15, nt = w & 3;
-    const int c0 = (int)blockIdx.y * 32 + 8 * nt + 2 * tq; /* a thread's columns c0, c0 + 1 */
+    constexpr int NTW = MGT < 4 ? MGT : 4, MTW = MGT / NTW, WPM = 4 / NTW;
+    static_assert(MTW * NTW == MGT && WPM * NTW == 4, "a warp's tiles: MTW m tiles by NTW n tiles");
+    const int K = (int)p.K, V = (int)p.V, K16 = (K + 15) & ~15;
+    const int mw = w / WPM, c0 = (int)blockIdx.y * 32 + 8 * NTW * (w % WPM) + 2 * tq; /* + 8 jn (+ 1) */
     int64_t b, t0, len, base;
     bwd_seq(p, n, &b, &t0, &len, &base);
     const int64_t nb = (len + BT - 1) / BT;
     const E *A = (const E *)(reverse ? p.q : p.k);
     const E *Bm = (const E *)(reverse ? p.dout : p.v);
     const int64_t kv = (int64_t)K * p.V;
-    /* the state's entry e of tile i: row 16 ((w >> 2) + 2 i) + g + 8 (e >> 1), column c0 + (e & 1); its
-     * offset in a K x V state (< 2^16) */
-    auto entry = [&](int i, int e, int *off) {
-        const int r = 16 * ((w >> 2) + 2 * i) + g + 8 * (e >> 1), cc = c0 + (e & 1);
+    const bool ev = (V & 1) == 0; /* the workspace's states by pairs of columns (kv even: 8-byte aligned) */
+    /* the state's entry e of tile (i, jn): row 16 (mw + (8 / WPM) i) + g + 8 (e >> 1), column c0 + 8 jn +
+     * (e & 1); its offset in a K x V state (< 2^16) */
+    auto entry = [&](int i, int jn, int e, int *off) {
+        const int r = 16 * (mw + (8 / WPM) * i) + g + 8 * (e >> 1), cc = c0 + 8 * jn + (e & 1);
         *off = r * V + cc;
         return r < K && cc < V;
     };
-    float S[MGT][4];
+    float S[MTW][NTW][4];
     const float *init = reverse ? p.dht : p.h0; /* the start: h0 (forward) or dht (reverse) */
 #pragma unroll
-    for (int i = 0; i < MGT; i++)
+    for (int i = 0; i < MTW; i++)
 #pragma unroll
-        for (int e = 0; e < 4; e++) {
-            int off;
-            const bool in = entry(i, e, &off);
-            S[i][e] = init && in ? init[nh * kv + off] : 0.f;
-        }
+        for (int jn = 0; jn < NTW; jn++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                int off;
+                const bool in = entry(i, jn, e, &off);
+                S[i][jn][e] = init && in ? init[nh * kv + off] : 0.f;
+            }
     for (int idx = tid; idx < BT * (K16 - K); idx += NTHREADS) { /* the columns past K: zero, never loaded */
         const int r = idx / (K16 - K);
         a_s[r][K + idx - r * (K16 - K)] = 0.f;
@@ -189,12 +197,20 @@ static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kerne
         /* the block's state: S entering it (forward), dS' of its end (reverse) */
         float *out = (reverse ? p.ws_dstates : p.ws_states) + ((base + blk) * p.H + h) * kv;
 #pragma unroll
-        for (int m = 0; m < MGT; m++)
+        for (int m = 0; m < MTW; m++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                int off;
-                if (entry(m, e, &off)) out[off] = S[m][e];
-            }
+            for (int jn = 0; jn < NTW; jn++)
+#pragma unroll
+                for (int e = 0; e < 4; e += 2) {
+                    int off;
+                    const bool in = entry(m, jn, e, &off);
+                    if (ev) { /* the pair in one 8-byte store (off even; cc < V even: cc + 1 < V) */
+                        if (in) *(float2 *)(out + off) = make_float2(S[m][jn][e], S[m][jn][e + 1]);
+                    } else {
+                        if (in) out[off] = S[m][jn][e];
+                        if (entry(m, jn, e + 1, &off)) out[off] = S[m][jn][e + 1];
+                    }
+                }
         __syncthreads(); /* the previous block's reads of a_s, b_s, bc, wv are done */
         if (w == 0) {
             block_scan((double)rg, bc, lane);
@@ -215,36 +231,46 @@ static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kerne
         __syncthreads();
         if (i + 1 < nb) load(reverse ? blk - 1 : blk + 1); /* in flight during the products */
         const float bl = (float)bc[L - 1], ce = bl * SGLA_LOG2E, cm1 = expm1f(bl), ca = expf(bl); /* the carry */
-        float acc[MGT][4];
+        float acc[MTW][NTW][4];
 #pragma unroll
-        for (int m = 0; m < MGT; m++) acc[m][0] = acc[m][1] = acc[m][2] = acc[m][3] = 0.f;
+        for (int m = 0; m < MTW; m++)
+#pragma unroll
+            for (int jn = 0; jn < NTW; jn++) acc[m][jn][0] = acc[m][jn][1] = acc[m][jn][2] = acc[m][jn][3] = 0.f;
+        const int nc = 8 * NTW * (w % WPM) + g; /* b_s column of the warp's n tile 0 */
 #pragma unroll
         for (int j0 = 0; j0 < BT; j0 += 8) {
-            FragB fb;
-            frag_b(fb, b_s[j0 + tq][8 * nt + g], b_s[j0 + tq + 4][8 * nt + g]);
+            FragB fb[NTW];
 #pragma unroll
-            for (int m = 0; m < MGT; m++) {
-                const int r0 = 16 * ((w >> 2) + 2 * m) + g;
-                if (r0 < K16) { /* the warp's tile is in the state (the same in every lane) */
+            for (int jn = 0; jn < NTW; jn++) frag_b(fb[jn], b_s[j0 + tq][nc + 8 * jn], b_s[j0 + tq + 4][nc + 8 * jn]);
+#pragma unroll
+            for (int m = 0; m < MTW; m++) {
+                const int r0 = 16 * (mw + (8 / WPM) * m) + g;
+                if (r0 < K16) { /* the warp's m tile is in the state (the same in every lane) */
                     FragA fa;
                     frag_a(fa, a_s[j0 + tq][r0], a_s[j0 + tq][r0 + 8], a_s[j0 + tq + 4][r0], a_s[j0 + tq + 4][r0 + 8]);
-                    mma3<true>(acc[m], fa, fb);
+#pragma unroll
+                    for (int jn = 0; jn < NTW; jn++) mma3<true>(acc[m][jn], fa, fb[jn]);
                 }
             }
         }
 #pragma unroll
-        for (int m = 0; m < MGT; m++)
+        for (int m = 0; m < MTW; m++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) S[m][e] = sgla_carry_mul(S[m][e], ce, cm1, ca) + acc[m][e];
+            for (int jn = 0; jn < NTW; jn++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    S[m][jn][e] = sgla_carry_mul(S[m][jn][e], ce, cm1, ca) + acc[m][jn][e];
     }
     if (reverse && p.dh0) {
 #pragma unroll
-        for (int m = 0; m < MGT; m++)
+        for (int m = 0; m < MTW; m++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                int off;
-                if (entry(m, e, &off)) p.dh0[nh * kv + off] = S[m][e];
-            }
+            for (int jn = 0; jn < NTW; jn++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    int off;
+                    if (entry(m, jn, e, &off)) p.dh0[nh * kv + off] = S[m][jn][e];
+                }
     }
 }
 

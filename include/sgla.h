@@ -137,10 +137,10 @@ SGLA_API int sgla_backend_available(sgla_backend b);
                                            is then undefined behaviour) */
 #define SGLA_FLAG_CHECK_DEVICE_VALUES 0x4u /* CUDA: copy g/g_gamma/cu_seqlens to the host and
                                               check them (synchronises the stream) */
-#define SGLA_FLAG_ALLOW_TF32 0x8u  /* CUDA, fp32 inputs: products in TF32 alone (relative error
-                                      ~4e-4 against fp64; fla's TF32 ~1.5e-3), as torch's
-                                      allow_tf32, instead of 3xTF32 (~1e-6); other backends and
-                                      dtypes ignore it */
+#define SGLA_FLAG_ALLOW_TF32 0x8u  /* CUDA, fp32 inputs, forward and backward: products in TF32
+                                      alone (relative error ~4e-4 against fp64; fla's TF32
+                                      ~1.5e-3), as torch's allow_tf32, instead of 3xTF32 (~1e-6);
+                                      other backends and dtypes ignore it */
 #define SGLA_FLAG_BWD_HALF_STATES 0x10u /* CUDA backward on Hopper with dg or dg_gamma: keep every
                                            other chunk's 16-bit state (half that workspace, ~10 %
                                            faster; dg's relative error 1.5-1.9x: docs/numerics.md
@@ -412,8 +412,9 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * these, sm_86 / sm_89 hold K = V = 64 only).  Everything else (fp32, other
  * head sizes, the shapes those blocks cannot hold) runs the first backward,
  * two fp32 states per 32 tokens, its products on the tensor cores in 3xTF32
- * (fp32's accuracy; the gradient kernel's where K and V are multiples of 8,
- * else on CUDA cores), where its block fits (before Hopper not K = V = 256; on 99 KB
+ * (fp32's accuracy; TF32 alone with SGLA_FLAG_ALLOW_TF32, ~1e-3 and ~15 %
+ * faster; the gradient kernel's where K and V are multiples of 8, else on
+ * CUDA cores), where its block fits (before Hopper not K = V = 256; on 99 KB
  * blocks K, V up to 128).
  */
 typedef struct sgla_backward_desc {

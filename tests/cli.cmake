@@ -138,8 +138,9 @@ sgla_cli_test(cli_run_alpha_twice "run|${_qkv}|--alpha|0.9|--alpha|0.9|--o|${_ou
 sgla_cli_test(cli_run_q_twice "run|${_qkv}|--q|${_data}/run_q.npy|--o|${_out}/x.npy" RC 2 RE "--q given twice")
 sgla_cli_test(cli_grad_threads_twice "grad|${_qkv}|--do|${_data}/run_v.npy|--dq|${_out}/a.npy|--dk|${_out}/b.npy|--dv|${_out}/c.npy|--threads|1|--threads|2"
   RC 2 RE "sgla grad: --threads given twice")
-sgla_cli_test(cli_grad_tf32 "grad|${_qkv}|--do|${_data}/run_v.npy|--dq|${_out}/a.npy|--dk|${_out}/b.npy|--dv|${_out}/c.npy|--tf32"
-  RC 2 RE "--tf32 is for sgla run")
+# --tf32 names a CUDA mode of fp32 inputs, as in sgla run: other backends ignore it
+sgla_cli_test(cli_grad_tf32 "grad|${_qkv}|--do|${_data}/run_v.npy|--dq|${_out}/a.npy|--dk|${_out}/b.npy|--dv|${_out}/c.npy|--tf32|--backend|cpu"
+  FILES "${_out}/a.npy|${_out}/b.npy|${_out}/c.npy")
 sgla_cli_test(cli_grad_do_twice "grad|${_qkv}|--do|${_data}/run_v.npy|--do|${_data}/run_v.npy|--dq|${_out}/a.npy|--dk|${_out}/b.npy|--dv|${_out}/c.npy"
   RC 2 RE "--do given twice")
 sgla_cli_test(cli_bench_chunk_twice "bench|--chunk|8|--chunk|16" RC 2 RE "sgla bench: --chunk given twice")

@@ -1,8 +1,8 @@
 /* The CUDA backward against fp64 through the conformance harness (every
  * gradient; fresh inputs from the printed seed; outputs poisoned and checked
  * written): every dtype and gate form, h0 / dht, varlen with empty sequences,
- * K != V, partial blocks; then bit-identical repeats (no atomics), a workspace
- * passed in, one too small, and the call captured in a CUDA graph.
+ * K != V, partial blocks; fp32 also with SGLA_FLAG_ALLOW_TF32; then bit-identical repeats (no
+ * atomics), a workspace passed in, one too small, and the call captured in a CUDA graph.
  * SGLA_GPU_SMALL=1 runs a few small cases (for compute-sanitizer). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +25,23 @@ static void run_case(const conform_case *c, tu_rng *r)
         conform_check_backward(&x, SGLA_BACKEND_CUDA, &res);
         conform_print_backward(stdout, &res);
         TU_CHECK(res.pass, "%s", res.label);
+        /* fp32 with the products in TF32 alone (SGLA_FLAG_ALLOW_TF32) on the same inputs: judged at
+         * TF32's bar (tools/conform.c) and required to differ from 3xTF32 (else the flag did nothing).
+         * Some gradient always shows it with h0: dh0 comes through the reverse states kernel's
+         * products (dq, dk, dv need not: sequences of one block with head sizes off the multiples of 8
+         * use no tensor core for them) */
+        if (c->dtype == SGLA_F32 && c->T > 0) {
+            conform_data y = x;
+            y.d.flags |= SGLA_FLAG_ALLOW_TF32;
+            conform_check_backward(&y, SGLA_BACKEND_CUDA, &res);
+            conform_print_backward(stdout, &res);
+            TU_CHECK(res.pass, "%s", res.label);
+            double most = 0.0;
+            for (int i = 0; i < CONFORM_NGRAD; i++)
+                if (res.present[i] && res.rel[i] > most) most = res.rel[i];
+            TU_CHECK(!c->h0 || most > 2e-6, "%s: every gradient within %.2e, as exact as 3xTF32 (the flag did not "
+                     "reach the kernels?)", res.label, most);
+        }
     }
     conform_free(&x);
 }

@@ -225,6 +225,7 @@ int bench_check(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t
         return 1;
     }
     conform_result res;
+    if (a->tf32 && a->backend == SGLA_BACKEND_CUDA) x.d.flags |= SGLA_FLAG_ALLOW_TF32; /* the timed call's mode */
     conform_check(&x, a->backend, force, &res);
     fprintf(bench_info(a), "  check ");
     conform_print(bench_info(a), &res);
@@ -255,6 +256,7 @@ int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax)
     if (a->backend == SGLA_BACKEND_CUDA) { /* the timed path: the same call and flag */
         conform_bwd_path = a->bwd_path, conform_bwd_nseg = a->split, conform_bwd_tseg = a->bwd_windows;
         if (a->bwd_half) x.d.flags |= SGLA_FLAG_BWD_HALF_STATES;
+        if (a->tf32) x.d.flags |= SGLA_FLAG_ALLOW_TF32;
     }
     /* (--bwd-groups: the check's case has one batch row, so it runs the usual plan; test_gpu_backward checks groups) */
     conform_check_backward(&x, a->backend, &res);

@@ -28,7 +28,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: sgla grad --q Q.npy --k K.npy --v V.npy [--g G.npy | --g-gamma GG.npy | --alpha A]\n"
             "                 [--h0 H0.npy] [--cu-seqlens CU.npy] [--scale S] [--chunk C]\n"
-            "                 [--backend auto|ref-a|ref-b|cpu|cuda] [--threads N] [--check-finite]\n"
+            "                 [--backend auto|ref-a|ref-b|cpu|cuda] [--threads N] [--check-finite] [--tf32]\n"
             "                 --do DO.npy [--dht DHT.npy]\n"
             "                 --dq DQ.npy --dk DK.npy --dv DV.npy [--dg DG.npy] [--dg-gamma DGG.npy] [--dh0 DH0.npy]\n"
             "\n"
@@ -44,6 +44,8 @@ static void usage(FILE *f)
             "  --dg            [B,T,H]    f4; needs --g\n"
             "  --dg-gamma      [H]        f4; needs --g-gamma or --alpha (the gradient of ln alpha per head)\n"
             "  --dh0           [N,H,K,V]  f4; needs --h0\n"
+            "--tf32: as in sgla run, cuda with f4 inputs: the backward's products in TF32 alone\n"
+            "(~1e-3 against fp64, fla's level; faster) instead of 3xTF32 (~1e-6)\n"
             "\n"
             "Backends with a backward: ref-a (reverse-time recurrence, fp64), ref-b (chunked, fp64), cpu,\n"
             "cuda; auto is cuda when available, else cpu.\n"
@@ -73,10 +75,6 @@ static int parse_args(int argc, char **argv, grad_args *a, int *help)
     if (a->out[O_DG] && !a->in.g) return err_out("--dg needs --g (the gate it is the gradient of)");
     if (a->out[O_DGG] && !a->in.gg && !a->in.have_alpha) return err_out("--dg-gamma needs --g-gamma or --alpha");
     if (a->out[O_DH0] && !a->in.h0) return err_out("--dh0 needs --h0");
-    /* sgla run's flag, parsed by the same reader: the backward has no TF32-alone mode, so taking it
-     * would promise a speed or an error that never comes */
-    if (a->in.flags & SGLA_FLAG_ALLOW_TF32)
-        return err_out("--tf32 is for sgla run (the forward); the backward's fp32 products have no TF32-alone mode");
     if (a->in.backend == SGLA_BACKEND_REF_C || a->in.backend == SGLA_BACKEND_REF_D)
         return err_out("--backend %s: it has no backward (ref-a, ref-b, cpu and cuda have)",
                        sgla_backend_name(a->in.backend));

@@ -511,6 +511,8 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
     memset(res, 0, sizeof *res);
     const sgla_dtype dt = x->c.dtype, adt = SGLA_F32;
     res->bar = conform_bwd_bar(dt);
+    /* fp32 with the products in TF32 alone (SGLA_FLAG_ALLOW_TF32, CUDA): fla's level, as the forward's */
+    if (dt == SGLA_F32 && (x->d.flags & SGLA_FLAG_ALLOW_TF32) && be == SGLA_BACKEND_CUDA) res->bar = 5e-3;
     {
         conform_result tmp;
         label(x, be, NULL, &tmp);

@@ -72,15 +72,16 @@ def _chunk_fwd_fake(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, back
 @torch.library.custom_op("sgla::chunk_bwd", mutates_args=())
 def chunk_bwd(q: _T, k: _T, v: _T, do: _T, g: Optional[_T], g_gamma: Optional[_T], h0: Optional[_T],
               dht: Optional[_T], cu: Optional[_T], scale: float, backend: int, threads: int, chunk: int,
-              want_dg: bool, want_dgg: bool, want_dh0: bool) -> Tuple[_T, _T, _T, _T, _T, _T]:
+              want_dg: bool, want_dgg: bool, want_dh0: bool, allow_tf32: bool = False
+              ) -> Tuple[_T, _T, _T, _T, _T, _T]:
     grads = _eager_bwd(q, k, v, do, g, g_gamma, h0, dht, cu, scale, backend, threads, chunk, want_dg, want_dgg,
-                       want_dh0)
+                       want_dh0, allow_tf32)
     return tuple(x if x is not None else _empty(q) for x in grads)
 
 
 @chunk_bwd.register_fake
 def _chunk_bwd_fake(q, k, v, do, g, g_gamma, h0, dht, cu, scale, backend, threads, chunk, want_dg, want_dgg,
-                    want_dh0):
+                    want_dh0, allow_tf32=False):
     B, T, H, K = q.shape
     V = v.shape[3]
     N = cu.shape[0] - 1 if cu is not None else B
@@ -93,21 +94,21 @@ def _chunk_bwd_fake(q, k, v, do, g, g_gamma, h0, dht, cu, scale, backend, thread
 
 
 def _setup_context(ctx, inputs, output):
-    q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk, _allow_tf32 = inputs
+    q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, threads, chunk, allow_tf32 = inputs
     ctx.save_for_backward(q, k, v, g, g_gamma, h0, cu)
-    ctx.args = (scale, backend, threads, chunk)
+    ctx.args = (scale, backend, threads, chunk, allow_tf32)  # the backward in the forward's mode
     ctx.set_materialize_grads(False)  # an unused ht gives dht None, not zeros the backward would read
 
 
 def _backward_by(bwd, ctx, do, dht):
     q, k, v, g, g_gamma, h0, cu = ctx.saved_tensors
-    scale, backend, threads, chunk = ctx.args
+    scale, backend, threads, chunk, allow_tf32 = ctx.args
     if do is None:  # only ht was used
         do = q.new_zeros(tuple(q.shape[:3]) + (v.shape[3],))
     need = ctx.needs_input_grad
     want = (g is not None and bool(need[3]), g_gamma is not None and bool(need[4]), h0 is not None and bool(need[5]))
     dq, dk, dv, dg, dgg, dh0 = bwd(q, k, v, do, g, g_gamma, h0, _some(dht), cu, scale, backend, threads, chunk,
-                                   *want)
+                                   *want, allow_tf32)
     # absent by what was asked, not by size: at T = 0 dg is [B, 0, H], empty and present
     dg, dgg, dh0 = (x if w else None for x, w in zip((dg, dgg, dh0), want))
     return (dq, dk, dv, dg, dgg, dh0) + (None,) * 7
@@ -126,9 +127,10 @@ def _eager_fwd(q, k, v, g, g_gamma, h0, cu, scale, output_final_state, backend, 
     return o, ht if ht is not None else _empty(q)
 
 
-def _eager_bwd(q, k, v, do, g, g_gamma, h0, dht, cu, scale, backend, threads, chunk, want_dg, want_dgg, want_dh0):
+def _eager_bwd(q, k, v, do, g, g_gamma, h0, dht, cu, scale, backend, threads, chunk, want_dg, want_dgg, want_dh0,
+               allow_tf32=False):
     return _ops._torch_backward_raw(q, k, v, do, g, g_gamma, h0, dht, cu, scale, Backend(backend), threads, chunk,
-                                    want_dg, want_dgg, want_dh0)
+                                    want_dg, want_dgg, want_dh0, allow_tf32)
 
 
 _NO_SECOND = ("sgla: chunk_simple_gla has no second derivative: its gradients were differentiated (backward with "

@@ -811,7 +811,7 @@ def set_backward_half_states(on=True):
 
 
 def _torch_backward_raw(q, k, v, do, g, g_gamma, h0, dht, cu, scale, be, threads, chunk,
-                        want_dg=True, want_dgg=True, want_dh0=True):
+                        want_dg=True, want_dgg=True, want_dh0=True, allow_tf32=False):
     """(dq, dk, dv, dg, dg_gamma, dh0) of prepared tensors; None where the input is absent."""
     torch = _torch()
     q, k, v, g, g_gamma, h0, cu = (_dense(x) for x in (q, k, v, g, g_gamma, h0, cu))
@@ -826,6 +826,8 @@ def _torch_backward_raw(q, k, v, do, g, g_gamma, h0, dht, cu, scale, be, threads
     dh0 = torch.empty((N, H, K, V), dtype=aux, device=dev) if h0 is not None and want_dh0 else None
     if _bwd_half:
         f.flags |= _lib.FLAG_BWD_HALF_STATES
+    if allow_tf32:
+        f.flags |= _lib.FLAG_ALLOW_TF32
     b = _lib.new_bdesc()
     b.fwd = ctypes.pointer(f)
     b.dout, b.dht = do.data_ptr(), _ptr(dht)
@@ -927,7 +929,8 @@ def _fla_kwargs(fn, kwargs, chunk, state_v_first):
 
 
 def chunk_simple_gla_backward(q, k, v, do, g=None, g_gamma=None, scale=None, initial_state=None, dht=None,
-                              cu_seqlens=None, *, state_v_first=False, backend=None, threads=0, chunk=None):
+                              cu_seqlens=None, *, state_v_first=False, backend=None, threads=0, chunk=None,
+                              allow_tf32=False):
     r"""The gradients of :func:`chunk_simple_gla`'s outputs: given ``do`` (the
     gradient of o) and ``dht`` (of the final state, or None), the gradients of
     L = <o, do> + <ht, dht> with respect to every input.
@@ -941,7 +944,10 @@ def chunk_simple_gla_backward(q, k, v, do, g=None, g_gamma=None, scale=None, ini
     :func:`chunk_simple_gla` on tensors that require grad.
 
     float64 inputs (NumPy or torch) run the fp64 references (backend None picks
-    "ref-b"; "ref-a" is the reverse-time recurrence).
+    "ref-b"; "ref-a" is the reverse-time recurrence).  ``allow_tf32``: float32
+    torch tensors on CUDA, the products in TF32 alone (relative error ~1e-3,
+    fla's level; faster) instead of 3xTF32 (~1e-6), as in :func:`chunk_simple_gla`;
+    other backends and dtypes ignore it.
     """
     state_v_first = _flag("chunk_simple_gla_backward", "state_v_first", state_v_first)
     if do is None:
@@ -973,11 +979,11 @@ def chunk_simple_gla_backward(q, k, v, do, g=None, g_gamma=None, scale=None, ini
         args = (q, k, v, do, g, g_gamma, h0, dht, cu, _scale_of(scale, K), be, threads, 64 if chunk is None else chunk)
         from . import _autograd
         if _autograd._functorch(args[:9]):  # under torch.func.vmap: its rule, one call a batch entry
-            grads = _autograd._FuncBwd.apply(*args[:10], int(be), *args[11:], True, True, True)
+            grads = _autograd._FuncBwd.apply(*args[:10], int(be), *args[11:], True, True, True, bool(allow_tf32))
             grads = grads[:3] + tuple(x if p is not None else None for x, p in zip(grads[3:], (g, g_gamma, h0)))
         else:
             with torch.no_grad():
-                grads = _torch_backward_raw(*args)
+                grads = _torch_backward_raw(*args, allow_tf32=bool(allow_tf32))
         dq, dk, dv, dg, dgg, dh0 = grads
         if dh0 is not None and state_v_first:
             dh0 = dh0.transpose(-1, -2).contiguous()
@@ -1025,8 +1031,8 @@ def chunk_simple_gla(q, k, v, g=None, g_gamma=None, scale=None, initial_state=No
             in chunks of 64).
         allow_tf32: float32 inputs on CUDA: products in TF32 alone (relative
             error ~4e-4, as fla and ``torch.backends.cuda.matmul.allow_tf32``;
-            about 1.7x faster) instead of 3xTF32 (~1e-6).  Other dtypes and
-            backends ignore it.
+            about 1.7x faster) instead of 3xTF32 (~1e-6); autograd's backward
+            runs in the same mode.  Other dtypes and backends ignore it.
 
     Returns:
         ``(o, final_state)``: o ``[B, T, H, V]`` in q's dtype, on q's device

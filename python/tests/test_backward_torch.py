@@ -206,6 +206,29 @@ def test_cuda_autograd_vs_fp64(dtype, gate):
 
 
 @pytest.mark.gpu
+def test_cuda_f32_backward_allow_tf32():
+    """float32 on CUDA: autograd's backward runs in the forward's mode: with allow_tf32=True every
+    gradient within TF32's bar (5e-3) and measurably less exact than 3xTF32 (else the flag did not reach
+    the backward), and the explicit backward with allow_tf32=True gives the same bits"""
+    errs = {}
+    for tf32 in (False, True):
+        q, k, v, g, _, h0, _ = t_inputs(9, 2, 200, 2, 64, 128, torch.float32, device="cuda")
+        o, _ = sgla.chunk_simple_gla(q, k, v, g=g, initial_state=h0, allow_tf32=tf32)
+        do = torch.randn(o.shape, generator=torch.Generator().manual_seed(3)).to("cuda")
+        (o * do).sum().backward()
+        r = ref_backward(q, k, v, do, g, None, None, h0, None)
+        got = (q.grad, k.grad, v.grad, g.grad, None, h0.grad)
+        errs[tf32] = [rel_l2(x, w) for x, w in zip(got, r) if w is not None]
+        if tf32:
+            e = sgla.chunk_simple_gla_backward(q.detach(), k.detach(), v.detach(), do, g=g.detach(),
+                                               initial_state=h0.detach(), allow_tf32=True)
+            for x, y in zip(e, got):
+                assert (x is None) == (y is None) and (x is None or torch.equal(x, y))
+    assert max(errs[False]) <= 2e-5, errs
+    assert max(errs[True]) <= 5e-3 and min(errs[True]) > 10 * max(errs[False]), errs
+
+
+@pytest.mark.gpu
 def test_cuda_backward_workspace_limit():
     """A cap on the backward's workspace (sgla.set_backward_workspace_limit): under it every other
     chunk's state is kept, a time window at a time (Hopper); dk and dv come out in the same bits, dq

@@ -130,7 +130,7 @@ static __global__ void chunk_base_kernel(const int64_t *cu, int64_t N, int64_t T
  * load while this block's products run.  At K > 128 (MGT = 8) a thread holds 218 registers, one block
  * an SM (capped at 128 for two, it spilled in the loop). */
 constexpr int LA = MAXK + 8, LB = 32 + 8;
-template <class E, int MGT>
+template <class E, int MGT, bool X3>
 static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kernel(const sgla_bparams p, int reverse)
 {
     __shared__ __align__(16) float a_s[BT][LA]; /* k rows (forward) or rs-weighted q rows (reverse) */
@@ -249,7 +249,7 @@ static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kerne
                     FragA fa;
                     frag_a(fa, a_s[j0 + tq][r0], a_s[j0 + tq][r0 + 8], a_s[j0 + tq + 4][r0], a_s[j0 + tq + 4][r0 + 8]);
 #pragma unroll
-                    for (int jn = 0; jn < NTW; jn++) mma3<true>(acc[m][jn], fa, fb[jn]);
+                    for (int jn = 0; jn < NTW; jn++) mma3<X3>(acc[m][jn], fa, fb[jn]);
                 }
             }
         }
@@ -381,7 +381,7 @@ static __device__ __forceinline__ void tc_load_b(float (&b)[NTP][8], const float
         }
     }
 }
-template <bool TRANS>
+template <bool TRANS, bool X3>
 static __device__ __forceinline__ void state_prod_tc(const float *R, int lr, const float *M, int64_t ld, const float *w,
                                                      float *X, int lx, int nc, int nj, int tid)
 {
@@ -412,8 +412,8 @@ static __device__ __forceinline__ void state_prod_tc(const float *R, int lr, con
                     if (nt0 + 8 * n < ntl) {
                         FragB fb;
                         frag_b(fb, b[n][s], b[n][4 + s]);
-                        mma3<true>(ab[0][n], fa[0], fb);
-                        mma3<true>(ab[1][n], fa[1], fb);
+                        mma3<X3>(ab[0][n], fa[0], fb);
+                        mma3<X3>(ab[1][n], fa[1], fb);
                     }
             }
 #pragma unroll
@@ -447,11 +447,12 @@ static __device__ __forceinline__ void state_prod_tc(const float *R, int lr, con
 /* The state part of dQ or dK (state_prod with M(c, j) = M[c V + j], a K x V state), then dot[i] =
  * sum_c P[i][c] X[i][c], the row's term of the gate gradient: warp w the rows w + 8 y, a lane every
  * 32nd column, summed by a butterfly (the same order in every run). */
+template <bool X3>
 static __device__ __forceinline__ void state_part(const float *R, int lr, const float *M, const float *w,
                                                   const float *P, int lp, float *X, int lx, float *dot, int L, int K,
                                                   int V, bool tc, int tid, int lane)
 {
-    if (tc) state_prod_tc<true>(R, lr, M, V, w, X, lx, K, V, tid);
+    if (tc) state_prod_tc<true, X3>(R, lr, M, V, w, X, lx, K, V, tid);
     else state_prod<true>(R, lr, M, V, w, X, lx, K, V, tid);
 #pragma unroll
     for (int y = 0; y < 4; y++) {
@@ -515,7 +516,7 @@ static __device__ __forceinline__ void tri_prod(const float *W, const float *F, 
  * tiles wp, wp + 8, ... (NTP a pass), the k index t of step kk standing for s = 8 t + kk (t + 4 for
  * 8 t + 4 + kk: W's and F's loads on 32 banks at their odd strides); the sum in a fresh accumulator,
  * added to X in fp32. */
-template <bool LOWER, class E>
+template <bool LOWER, bool X3, class E>
 static __device__ __forceinline__ void tri_prod_tc(const float *W, const float *F, int lf, const float *X, int lx,
                                                    int nc, int L, E *out, int64_t row0, int64_t H, int tid)
 {
@@ -544,8 +545,8 @@ static __device__ __forceinline__ void tri_prod_tc(const float *W, const float *
                 if (nt < ntl) {
                     FragB fb;
                     frag_b(fb, F[s0 * lf + 8 * nt + g], F[s1 * lf + 8 * nt + g]);
-                    mma3<true>(acc[0][n], fa[0], fb);
-                    mma3<true>(acc[1][n], fa[1], fb);
+                    mma3<X3>(acc[0][n], fa[0], fb);
+                    mma3<X3>(acc[1][n], fa[1], fb);
                 }
             }
         }
@@ -567,6 +568,7 @@ static __device__ __forceinline__ void tri_prod_tc(const float *W, const float *
  * layout): c[e] = sum_{c < n} X[i][c] Y[j][c] (n a multiple of 8, rows of ld lx, odd) on mma.sync in
  * 3xTF32, the k index permuted as in state_prod_tc (loads on 32 banks), each 32 c in a fresh
  * accumulator added in fp32. */
+template <bool X3>
 static __device__ __forceinline__ void score_tile_tc(const float *X, const float *Y, int ld, int n, int mt, int nt,
                                                      int g, int t, float (&c)[4])
 {
@@ -582,7 +584,7 @@ static __device__ __forceinline__ void score_tile_tc(const float *X, const float
             FragB fb;
             frag_a(fa, in ? x[s] : 0.f, in ? x[8 * ld + s] : 0.f, in ? x[4 + s] : 0.f, in ? x[8 * ld + 4 + s] : 0.f);
             frag_b(fb, in ? y[s] : 0.f, in ? y[4 + s] : 0.f);
-            mma3<true>(ab, fa, fb);
+            mma3<X3>(ab, fa, fb);
         }
 #pragma unroll
         for (int e = 0; e < 4; e++) c[e] += ab[e];
@@ -603,7 +605,7 @@ static __device__ __forceinline__ float block_sum(float x, float *red)
     return s;
 }
 
-template <class E> static __global__ void __launch_bounds__(NTHREADS, 2) grads_kernel(const sgla_bparams p)
+template <class E, bool X3> static __global__ void __launch_bounds__(NTHREADS, 2) grads_kernel(const sgla_bparams p)
 {
     extern __shared__ __align__(16) float sm[];
     const int K = (int)p.K, V = (int)p.V, lk = K + 1, lv = V + 1, lx = (K > V ? K : V) + 1;
@@ -688,8 +690,8 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS, 2) grads_k
         const int w = tid >> 5, mt = w >> 2, nt = w & 3, g = lane >> 2, tq = lane & 3;
         float a[4], d[4];
         if (8 * nt <= 16 * mt + 15) {
-            score_tile_tc(Qs, Ks, lk, K, mt, nt, g, tq, a);
-            score_tile_tc(dOs, Vs, lv, V, mt, nt, g, tq, d);
+            score_tile_tc<X3>(Qs, Ks, lk, K, mt, nt, g, tq, a);
+            score_tile_tc<X3>(dOs, Vs, lv, V, mt, nt, g, tq, d);
         } else {
             a[0] = a[1] = a[2] = a[3] = d[0] = d[1] = d[2] = d[3] = 0.f;
         }
@@ -739,20 +741,20 @@ template <class E> static __global__ void __launch_bounds__(NTHREADS, 2) grads_k
     __syncthreads();
     E *dq = (E *)p.dq, *dk = (E *)p.dk, *dv = (E *)p.dv;
     /* dQs = rs ⊙ (dO S^T) into X, e = q . dQs; dQ = dQs + dA K */
-    state_part(dOs, lv, S, rs, Qs, lk, X, lx, e, L, K, V, tc, tid, lane);
+    state_part<X3>(dOs, lv, S, rs, Qs, lk, X, lx, e, L, K, V, tc, tid, lane);
     const int64_t row0 = (b * p.T + t) * p.H + h;
-    if (tc) tri_prod_tc<true>(dA, Ks, lk, X, lx, K, L, dq, row0, p.H, tid);
+    if (tc) tri_prod_tc<true, X3>(dA, Ks, lk, X, lx, K, L, dq, row0, p.H, tid);
     else tri_prod<true>(dA, Ks, lk, X, lx, K, L, dq, row0, p.H, tid);
     __syncthreads();
     /* dKs = w ⊙ (V dS^T) into X, u = k . dKs; dK = dKs + dA^T Q */
-    state_part(Vs, lv, dS, wv, Ks, lk, X, lx, u, L, K, V, tc, tid, lane);
-    if (tc) tri_prod_tc<false>(dA, Qs, lk, X, lx, K, L, dk, row0, p.H, tid);
+    state_part<X3>(Vs, lv, dS, wv, Ks, lk, X, lx, u, L, K, V, tc, tid, lane);
+    if (tc) tri_prod_tc<false, X3>(dA, Qs, lk, X, lx, K, L, dk, row0, p.H, tid);
     else tri_prod<false>(dA, Qs, lk, X, lx, K, L, dk, row0, p.H, tid);
     __syncthreads();
     /* dV = w ⊙ (K dS) + A^T dO (the dK loop above read X: state_prod's first barrier waits for it) */
-    if (tc) state_prod_tc<false>(Ks, lk, dS, V, wv, X, lx, V, K, tid);
+    if (tc) state_prod_tc<false, X3>(Ks, lk, dS, V, wv, X, lx, V, K, tid);
     else state_prod<false>(Ks, lk, dS, V, wv, X, lx, V, K, tid);
-    if (tc) tri_prod_tc<false>(A, dOs, lv, X, lx, V, L, dv, row0, p.H, tid);
+    if (tc) tri_prod_tc<false, X3>(A, dOs, lv, X, lx, V, L, dv, row0, p.H, tid);
     else tri_prod<false>(A, dOs, lv, X, lx, V, L, dv, row0, p.H, tid);
     /* the gate: exp(b_L) <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij, by scans
      * over lanes: warp w's rows i = w + 8 y give, through row i's exclusive prefix P_i(r) = sum_{j<r}
@@ -830,20 +832,25 @@ size_t sgla_bwd_grads_smem(int64_t K, int64_t V)
                     4 * 32 + NTHREADS) * sizeof(float);
 }
 
-template <class E> static const void *grads_fn(void) { return (const void *)grads_kernel<E>; }
+template <class E, bool X3> static const void *grads_fn(void) { return (const void *)grads_kernel<E, X3>; }
 
-const void *sgla_bwd_grads_kernel(sgla_dtype dt)
+/* 16-bit inputs have no TF32-alone instance (SGLA_FLAG_ALLOW_TF32 is for fp32 inputs) */
+const void *sgla_bwd_grads_kernel(sgla_dtype dt, int x3)
 {
-    return dt == SGLA_BF16 ? grads_fn<__nv_bfloat16>() : dt == SGLA_F16 ? grads_fn<__half>() : grads_fn<float>();
+    return dt == SGLA_BF16 ? grads_fn<__nv_bfloat16, true>()
+           : dt == SGLA_F16 ? grads_fn<__half, true>()
+           : x3             ? grads_fn<float, true>()
+                            : grads_fn<float, false>();
 }
 
-template <class E> static sgla_status launch_all(const sgla_bparams &p, int64_t blocks, cudaStream_t st)
+template <class E, bool X3> static sgla_status launch_all(const sgla_bparams &p, int64_t blocks, cudaStream_t st)
 {
     cudaError_t e;
     const dim3 sg((unsigned)(p.N * p.H), (unsigned)((p.V + 31) / 32));
     /* a warp's tiles as the head size needs them */
-    void (*sk)(const sgla_bparams, int) = p.K <= 64 ? states_kernel<E, 2> : p.K <= 128 ? states_kernel<E, 4>
-                                                                                     : states_kernel<E, MG>;
+    void (*sk)(const sgla_bparams, int) = p.K <= 64    ? states_kernel<E, 2, X3>
+                                          : p.K <= 128 ? states_kernel<E, 4, X3>
+                                                       : states_kernel<E, MG, X3>;
     sk<<<sg, NTHREADS, 0, st>>>(p, 0);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's states: %s", cudaGetErrorString(e));
@@ -851,7 +858,7 @@ template <class E> static sgla_status launch_all(const sgla_bparams &p, int64_t 
     if ((e = cudaGetLastError()) != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's state gradients: %s", cudaGetErrorString(e));
     if (blocks > 0) {
-        grads_kernel<E><<<dim3((unsigned)blocks, (unsigned)p.H), NTHREADS, sgla_bwd_grads_smem(p.K, p.V), st>>>(p);
+        grads_kernel<E, X3><<<dim3((unsigned)blocks, (unsigned)p.H), NTHREADS, sgla_bwd_grads_smem(p.K, p.V), st>>>(p);
         if ((e = cudaGetLastError()) != cudaSuccess)
             return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's gradients: %s", cudaGetErrorString(e));
     }
@@ -870,9 +877,10 @@ sgla_status sgla_bwd_launch(const sgla_bparams *p, sgla_dtype dt, int64_t blocks
             if ((e = cudaGetLastError()) != cudaSuccess)
                 return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's block table: %s", cudaGetErrorString(e));
         }
-        rc = dt == SGLA_BF16 ? launch_all<__nv_bfloat16>(*p, blocks, st)
-             : dt == SGLA_F16 ? launch_all<__half>(*p, blocks, st)
-                              : launch_all<float>(*p, blocks, st);
+        rc = dt == SGLA_BF16 ? launch_all<__nv_bfloat16, true>(*p, blocks, st)
+             : dt == SGLA_F16 ? launch_all<__half, true>(*p, blocks, st)
+             : p->x3          ? launch_all<float, true>(*p, blocks, st)
+                              : launch_all<float, false>(*p, blocks, st);
         if (rc != SGLA_OK) return rc;
     }
     return p->dgg ? sgla_dg_gamma_launch(p->dg_out, p->B * p->T, p->H, p->dgg, st) : SGLA_OK;

@@ -130,9 +130,9 @@ static void find_facts_of(int dev, device_facts *f)
     size_t bsm = sgla_bwd_grads_smem(256, 256); /* the CUDA-core backward at its largest (K = V = 256) */
     if (bsm > (size_t)optin) bsm = (size_t)optin;
     f->bwd_cc = sgla_bwd_grads_smem(64, 64) <= bsm;
-    const sgla_dtype bdt[3] = {SGLA_F32, SGLA_F16, SGLA_BF16};
-    for (int i = 0; f->bwd_cc && i < 3; i++)
-        f->bwd_cc = cudaFuncSetAttribute(sgla_bwd_grads_kernel(bdt[i]), cudaFuncAttributeMaxDynamicSharedMemorySize,
+    const sgla_dtype bdt[4] = {SGLA_F32, SGLA_F32, SGLA_F16, SGLA_BF16}; /* fp32: 3xTF32 and TF32 alone */
+    for (int i = 0; f->bwd_cc && i < 4; i++)
+        f->bwd_cc = cudaFuncSetAttribute(sgla_bwd_grads_kernel(bdt[i], i != 1), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)bsm) == cudaSuccess;
     if (!f->hopper && !f->mma_fwd) {
         snprintf(f->why, sizeof f->why, "device %d (compute capability %d.%d, %d bytes of shared memory a block): "
@@ -2047,6 +2047,7 @@ static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force, int
     p.gmode = d->g ? SGLA_GATE_G : (d->g_gamma ? SGLA_GATE_GAMMA : SGLA_GATE_NONE);
     p.nseg = pl.nseg;
     p.tc_nst = pl.tc;
+    p.x3 = !(d->dtype == SGLA_F32 && (d->flags & SGLA_FLAG_ALLOW_TF32));
     if (pl.tc) {
         p.ws_S = ws + pl.off_S;
         if (pl.nseg > 1) {

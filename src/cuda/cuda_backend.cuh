@@ -83,13 +83,15 @@ typedef struct sgla_bparams {
     int64_t seg_len;
     float *seg_S, *seg_dS, *seg_ld;    /* [nseg][N*H][K][V], the same, [nseg][N*H] */
     int tc_nst;                        /* tensor-core path: its stages of q, k, v, dO (2, or 1 on smaller blocks) */
+    int x3;                            /* CUDA-core path, fp32: products in 3xTF32 (1) or TF32 alone (0:
+                                        * SGLA_FLAG_ALLOW_TF32); 16-bit inputs always 1 */
 } sgla_bparams;
 
 /* The backward works in blocks of this many tokens; how many blocks a call has at most. */
 int64_t sgla_bwd_blocks(int64_t B, int64_t T, int64_t N, int varlen);
 /* Dynamic shared memory of the gradient kernel, and that kernel (for the opt-in). */
 size_t sgla_bwd_grads_smem(int64_t K, int64_t V);
-const void *sgla_bwd_grads_kernel(sgla_dtype dt);
+const void *sgla_bwd_grads_kernel(sgla_dtype dt, int x3);
 /* Every launch of the backward on stream st; blocks = sgla_bwd_blocks(...). */
 sgla_status sgla_bwd_launch(const sgla_bparams *p, sgla_dtype dt, int64_t blocks, cudaStream_t st);
 

@@ -12,16 +12,17 @@ SGLA_DEVBIN=.devbinN SGLA_FLA_WARM_JOBS=4 SGLA_FLA_ARGS="--shapes $S --gates gam
   bash bench/device_run.sh testsfla > /tmp/device_run.log 2>&1
 OUT=${OUT:-/tmp/sgla_out}
 cp /tmp/device_run.log "$OUT/"
+L=/tmp/logs && mkdir -p $L && tar xzf "$OUT/logs.tgz" -C $L   # (device_run.sh packs its logs)
 . bench/calls/bwd_steps.sh
 t0=$(date +%s)
 for z in .devbinW/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
 export SGLA_GPU_EXPECT_HOPPER=1
 bwd_ab "8,4096,16,128,128:f32:g 8,4096,16,128,128:f32t:g 8,4096,16,128,128:f32t:gamma 4,8192,32,64,64:f32t:g 2,4096,8,256,256:f32t:g" .devbinW .devbinN > "$OUT/ab_summary.txt"
 echo "== fla rows"
-sed -n '/^shape /,$p' "$OUT"/fla*.log 2>/dev/null | head -30
+sed -n '/^shape /,$p' $L/fla.log | head -30
 echo "== summary"
 cat "$OUT/summary.txt" | cut -c1-250
-grep -v "TF32 alone" "$OUT/test_gpu_backward.log" | md5sum
-grep -h "TF32 alone" "$OUT/test_gpu_backward.log" | sed 's/.*: dq/dq/' | sort | tail -3
+grep -v "TF32 alone" $L/test_gpu_backward.log | md5sum
+grep -h "TF32 alone" $L/test_gpu_backward.log | sed 's/.*: dq/dq/' | sort | tail -3
 grep -E "check.*backward" "$OUT/ab.log" | sed 's/  */ /g' | sort | uniq -c | cut -c1-200
 grep -E "^== | bwd " "$OUT/ab.log" | sed 's/  */ /g' | awk '/^==/{k=$3" "$4" "$5} / bwd /{print k, $6, $7}'

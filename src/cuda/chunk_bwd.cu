@@ -16,6 +16,9 @@
  *      register-tiled dot products on CUDA cores);
  *   5. (g_gamma) dg_gamma: dg summed per head in a fixed order.
  *
+ * With SGLA_FLAG_ALLOW_TF32 (fp32 inputs) every tensor-core product is TF32 alone (X3 = false: the
+ * states and grads kernels' compile-time switch, mma3's hi.hi; ~4e-4 against fp64, as the forward).
+ *
  * Memory: two fp32 states per block of 32 tokens, 2 x blocks x H x K x V x 4
  * bytes, plus dg when only dg_gamma is asked for. */
 #include <stdint.h>
@@ -127,7 +130,7 @@ static __global__ void chunk_base_kernel(const int64_t *cu, int64_t N, int64_t T
  * of both operands are stored as zeros (never NaN times garbage).
  * A block's k (q) and v (dO) values go through registers (4 MGT + 4 a thread, raw: the weights w (rs) are
  * applied when they are stored), and warp 0's gates (rg, a lane's token) with them: the next block's
- * load while this block's products run.  At K > 128 (MGT = 8) a thread holds 218 registers, one block
+ * load while this block's products run.  At K > 128 (MGT = 8) a thread holds 222 registers, one block
  * an SM (capped at 128 for two, it spilled in the loop). */
 constexpr int LA = MAXK + 8, LB = 32 + 8;
 template <class E, int MGT, bool X3>

@@ -412,7 +412,7 @@ SGLA_API sgla_status sgla_reference(const sgla_forward_desc *d, sgla_backend kin
  * these, sm_86 / sm_89 hold K = V = 64 only).  Everything else (fp32, other
  * head sizes, the shapes those blocks cannot hold) runs the first backward,
  * two fp32 states per 32 tokens, its products on the tensor cores in 3xTF32
- * (fp32's accuracy; TF32 alone with SGLA_FLAG_ALLOW_TF32, ~1e-3 and ~15 %
+ * (fp32's accuracy; TF32 alone with SGLA_FLAG_ALLOW_TF32, ~4e-4 and ~12 %
  * faster; the gradient kernel's where K and V are multiples of 8, else on
  * CUDA cores), where its block fits (before Hopper not K = V = 256; on 99 KB
  * blocks K, V up to 128).

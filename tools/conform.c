@@ -326,6 +326,14 @@ done:
 }
 #endif
 
+/* fp32 on CUDA with its products in TF32 alone (SGLA_FLAG_ALLOW_TF32): judged at fla's level, not fp32's,
+ * forward and backward alike (other backends ignore the flag) */
+static int tf32_alone(const conform_data *x, sgla_backend be)
+{
+    return x->c.dtype == SGLA_F32 && (x->d.flags & SGLA_FLAG_ALLOW_TF32) && be == SGLA_BACKEND_CUDA;
+}
+#define TF32_BAR 5e-3
+
 int conform_check(const conform_data *x, sgla_backend be, const sgla_cuda_plan *force, conform_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -333,8 +341,7 @@ int conform_check(const conform_data *x, sgla_backend be, const sgla_cuda_plan *
     /* a decay within 1e-7 of 1 over more than 1e5 tokens: what rounding is left after the expm1 carry
      * has no sign and grows like the square root of the steps (docs/numerics.md §7) */
     if (x->c.range == CONFORM_NEAR1 && x->c.T > 100000) res->bar *= sqrt((double)x->c.T / 1e5);
-    /* fp32 with products in TF32 alone (SGLA_FLAG_ALLOW_TF32): fla's level, not fp32's */
-    if (x->c.dtype == SGLA_F32 && (x->d.flags & SGLA_FLAG_ALLOW_TF32)) res->bar = 5e-3;
+    if (tf32_alone(x, be)) res->bar = TF32_BAR;
     label(x, be, force, res);
     if (be != SGLA_BACKEND_CUDA) return check_host(x, be, res);
 #ifdef SGLA_HAVE_CUDA
@@ -511,8 +518,7 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
     memset(res, 0, sizeof *res);
     const sgla_dtype dt = x->c.dtype, adt = SGLA_F32;
     res->bar = conform_bwd_bar(dt);
-    /* fp32 with the products in TF32 alone (SGLA_FLAG_ALLOW_TF32, CUDA): fla's level, as the forward's */
-    if (dt == SGLA_F32 && (x->d.flags & SGLA_FLAG_ALLOW_TF32) && be == SGLA_BACKEND_CUDA) res->bar = 5e-3;
+    if (tf32_alone(x, be)) res->bar = TF32_BAR;
     {
         conform_result tmp;
         label(x, be, NULL, &tmp);

@@ -447,16 +447,16 @@ static __device__ __forceinline__ void state_prod_tc(const float *R, int lr, con
     __syncthreads();
 }
 
-/* The state part of dQ or dK (state_prod with M(c, j) = M[c V + j], a K x V state), then dot[i] =
+/* The state part of dQ or dK (state_prod with M(c, j) = M[c ld + j], a K x V state), then dot[i] =
  * sum_c P[i][c] X[i][c], the row's term of the gate gradient: warp w the rows w + 8 y, a lane every
  * 32nd column, summed by a butterfly (the same order in every run). */
 template <bool X3>
-static __device__ __forceinline__ void state_part(const float *R, int lr, const float *M, const float *w,
+static __device__ __forceinline__ void state_part(const float *R, int lr, const float *M, int64_t ld, const float *w,
                                                   const float *P, int lp, float *X, int lx, float *dot, int L, int K,
                                                   int V, bool tc, int tid, int lane)
 {
-    if (tc) state_prod_tc<true, X3>(R, lr, M, V, w, X, lx, K, V, tid);
-    else state_prod<true>(R, lr, M, V, w, X, lx, K, V, tid);
+    if (tc) state_prod_tc<true, X3>(R, lr, M, ld, w, X, lx, K, V, tid);
+    else state_prod<true>(R, lr, M, ld, w, X, lx, K, V, tid);
 #pragma unroll
     for (int y = 0; y < 4; y++) {
         const int r = (tid >> 5) + 8 * y;
@@ -608,7 +608,13 @@ static __device__ __forceinline__ float block_sum(float x, float *red)
     return s;
 }
 
-template <class E, bool X3> static __global__ void __launch_bounds__(NTHREADS, 2) grads_kernel(const sgla_bparams p)
+/* SS: the block's S and dS' staged in shared memory (rows of ss_ld(V) floats) by cp.async at its start,
+ * beside its rows, where they fit without costing an SM its second block (small K x V: sgla_bwd_grads_staged):
+ * the products' B fragments and dg's <dS', S> then read shared memory, and the one round trip to global
+ * memory of the states is taken with the rows' instead of one in each product's first block and loop */
+static __host__ __device__ __forceinline__ int ss_ld(int V) { return 4 * ((V + 3) / 4) + 4; }
+template <class E, bool X3, bool SS>
+static __global__ void __launch_bounds__(NTHREADS, 2) grads_kernel(const sgla_bparams p)
 {
     extern __shared__ __align__(16) float sm[];
     const int K = (int)p.K, V = (int)p.V, lk = K + 1, lv = V + 1, lx = (K > V ? K : V) + 1;
@@ -617,6 +623,9 @@ template <class E, bool X3> static __global__ void __launch_bounds__(NTHREADS, 2
     float *A = dOs + BT * lv, *dP = A + BT * (BT + 1), *dA = dP + BT * (BT + 1);
     double *bc = (double *)(dA + BT * (BT + 1)); /* 8-byte aligned: every term above is a multiple of BT = 32 floats */
     float *rs = (float *)(bc + 32), *wv = rs + 32, *e = wv + 32, *u = e + 32, *red = u + 32;
+    /* (SS) 16-byte aligned: so is every term above; a row's float4 at its 8 lanes' stride (4 mod 8) on 32 banks */
+    const int lsv = ss_ld(V);
+    float *Ss = red + NTHREADS, *dSs = Ss + K * lsv;
     const int tid = threadIdx.x, lane = tid & 31;
     const int64_t h = blockIdx.y;
     /* which sequence and block: the last sequence whose first block is <= blockIdx.x */
@@ -674,6 +683,21 @@ template <class E, bool X3> static __global__ void __launch_bounds__(NTHREADS, 2
         }
     }
     if constexpr (sizeof(E) == 4) sgla_cp_async_commit();
+    if constexpr (SS) { /* a group of their own: the scores below wait for the rows alone */
+        if (V % 4 == 0)
+            for (int i = tid, v4 = V / 4; i < K * v4; i += NTHREADS) {
+                const int c = i / v4, j = 4 * (i - c * v4);
+                sgla_cp_async16(sgla_smem_u32(&Ss[c * lsv + j]), S + (int64_t)c * V + j, 16);
+                sgla_cp_async16(sgla_smem_u32(&dSs[c * lsv + j]), dS + (int64_t)c * V + j, 16);
+            }
+        else
+            for (int i = tid; i < K * V; i += NTHREADS) {
+                const int c = i / V, j = i - c * V;
+                sgla_cp_async4(sgla_smem_u32(&Ss[c * lsv + j]), S + i);
+                sgla_cp_async4(sgla_smem_u32(&dSs[c * lsv + j]), dS + i);
+            }
+        sgla_cp_async_commit();
+    }
     if (tid < 32) { /* (warp 0's gate loads in flight beside the copies) */
         block_logcum(p, b, t, h, L, bc, lane);
         __syncwarp();
@@ -682,7 +706,10 @@ template <class E, bool X3> static __global__ void __launch_bounds__(NTHREADS, 2
             wv[lane] = expf(logdecay(bc, L - 1, lane));
         }
     }
-    if constexpr (sizeof(E) == 4) sgla_cp_async_wait0(); /* this thread's copies landed; the barrier publishes */
+    if constexpr (sizeof(E) == 4) { /* this thread's copies of the rows landed; the barrier publishes */
+        if constexpr (SS) sgla_cp_async_wait1();
+        else sgla_cp_async_wait0();
+    }
     __syncthreads();
     const bool tc = K % 8 == 0 && V % 8 == 0; /* the products on the tensor cores (3xTF32) */
     /* A = scale Gamma ⊙ QK^T, dP = dO V^T, dA = scale Gamma ⊙ dP (j <= i < L; 0 elsewhere, all 32 x 32
@@ -741,22 +768,25 @@ template <class E, bool X3> static __global__ void __launch_bounds__(NTHREADS, 2
                 dA[i * (BT + 1) + j] = dav;
             }
     }
+    if constexpr (SS) sgla_cp_async_wait0(); /* the states */
     __syncthreads();
     E *dq = (E *)p.dq, *dk = (E *)p.dk, *dv = (E *)p.dv;
+    const float *Sm = SS ? Ss : S, *dSm = SS ? dSs : dS; /* the states where the products read them */
+    const int64_t lm = SS ? lsv : V;
     /* dQs = rs ⊙ (dO S^T) into X, e = q . dQs; dQ = dQs + dA K */
-    state_part<X3>(dOs, lv, S, rs, Qs, lk, X, lx, e, L, K, V, tc, tid, lane);
+    state_part<X3>(dOs, lv, Sm, lm, rs, Qs, lk, X, lx, e, L, K, V, tc, tid, lane);
     const int64_t row0 = (b * p.T + t) * p.H + h;
     if (tc) tri_prod_tc<true, X3>(dA, Ks, lk, X, lx, K, L, dq, row0, p.H, tid);
     else tri_prod<true>(dA, Ks, lk, X, lx, K, L, dq, row0, p.H, tid);
     __syncthreads();
     /* dKs = w ⊙ (V dS^T) into X, u = k . dKs; dK = dKs + dA^T Q */
-    state_part<X3>(Vs, lv, dS, wv, Ks, lk, X, lx, u, L, K, V, tc, tid, lane);
+    state_part<X3>(Vs, lv, dSm, lm, wv, Ks, lk, X, lx, u, L, K, V, tc, tid, lane);
     if (tc) tri_prod_tc<false, X3>(dA, Qs, lk, X, lx, K, L, dk, row0, p.H, tid);
     else tri_prod<false>(dA, Qs, lk, X, lx, K, L, dk, row0, p.H, tid);
     __syncthreads();
     /* dV = w ⊙ (K dS) + A^T dO (the dK loop above read X: state_prod's first barrier waits for it) */
-    if (tc) state_prod_tc<false, X3>(Ks, lk, dS, V, wv, X, lx, V, K, tid);
-    else state_prod<false>(Ks, lk, dS, V, wv, X, lx, V, K, tid);
+    if (tc) state_prod_tc<false, X3>(Ks, lk, dSm, lm, wv, X, lx, V, K, tid);
+    else state_prod<false>(Ks, lk, dSm, lm, wv, X, lx, V, K, tid);
     if (tc) tri_prod_tc<false, X3>(A, dOs, lv, X, lx, V, L, dv, row0, p.H, tid);
     else tri_prod<false>(A, dOs, lv, X, lx, V, L, dv, row0, p.H, tid);
     /* the gate: exp(b_L) <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij, by scans
@@ -766,7 +796,12 @@ template <class E, bool X3> static __global__ void __launch_bounds__(NTHREADS, 2
      * One lane had summed r (L - r) terms alone. */
     if (p.gmode && p.dg_out) {
         float part = 0.f;
-        for (int64_t i = tid; i < kv; i += NTHREADS) part = fmaf(dS[i], S[i], part);
+        if constexpr (SS) {
+            for (int c = tid >> 5; c < K; c += NTHREADS / 32)
+                for (int j = lane; j < V; j += 32) part = fmaf(dSs[c * lsv + j], Ss[c * lsv + j], part);
+        } else {
+            for (int64_t i = tid; i < kv; i += NTHREADS) part = fmaf(dS[i], S[i], part);
+        }
         const float t1 = expf((float)bc[L - 1]) * block_sum(part, red); /* ends with a barrier: red is free */
         const int w = tid >> 5;
         float pc = 0.f;
@@ -828,22 +863,37 @@ int64_t sgla_bwd_blocks(int64_t B, int64_t T, int64_t N, int varlen)
     return varlen ? T / BT + N : B * ((T + BT - 1) / BT);
 }
 
-size_t sgla_bwd_grads_smem(int64_t K, int64_t V)
+size_t sgla_bwd_grads_smem(int64_t K, int64_t V, int staged)
 {
-    /* X (with the tile), Qs Ks, Vs dOs, A dP dA, bc (fp64), rs wv e u, red */
+    /* X (with the tile), Qs Ks, Vs dOs, A dP dA, bc (fp64), rs wv e u, red; (staged) S and dS' */
     return (size_t)(x_floats((int)K, (int)V) + 2 * BT * (K + 1) + 2 * BT * (V + 1) + 3 * BT * (BT + 1) + 2 * 32 +
-                    4 * 32 + NTHREADS) * sizeof(float);
+                    4 * 32 + NTHREADS + (staged ? 2 * K * ss_ld((int)V) : 0)) * sizeof(float);
 }
 
-template <class E, bool X3> static const void *grads_fn(void) { return (const void *)grads_kernel<E, X3>; }
-
-/* 16-bit inputs have no TF32-alone instance (SGLA_FLAG_ALLOW_TF32 is for fp32 inputs) */
-const void *sgla_bwd_grads_kernel(sgla_dtype dt, int x3)
+int sgla_bwd_grads_staged(int64_t K, int64_t V, int optin)
 {
-    return dt == SGLA_BF16 ? grads_fn<__nv_bfloat16, true>()
-           : dt == SGLA_F16 ? grads_fn<__half, true>()
-           : x3             ? grads_fn<float, true>()
-                            : grads_fn<float, false>();
+    const size_t plain = sgla_bwd_grads_smem(K, V, 0), staged = sgla_bwd_grads_smem(K, V, 1);
+    const size_t per_sm = (size_t)optin + 1024; /* a block's opt-in and the 1 KB the SM keeps for each block */
+    if (staged > (size_t)optin) return 0;
+    const size_t np = per_sm / (plain + 1024), ns = per_sm / (staged + 1024);
+    return ns >= (np < 2 ? np : 2); /* as many blocks an SM as before, up to the registers' two */
+}
+
+/* every instance of the gradient kernel (16-bit inputs have no TF32-alone one: SGLA_FLAG_ALLOW_TF32 is
+ * for fp32), its shared memory allowed up to bytes */
+template <class E, bool X3> static cudaError_t grads_allow(int bytes)
+{
+    const cudaError_t e = cudaFuncSetAttribute(grads_kernel<E, X3, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    return e != cudaSuccess ? e
+                            : cudaFuncSetAttribute(grads_kernel<E, X3, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
+cudaError_t sgla_bwd_grads_setup(int bytes)
+{
+    cudaError_t e;
+    if ((e = grads_allow<float, true>(bytes)) != cudaSuccess || (e = grads_allow<float, false>(bytes)) != cudaSuccess ||
+        (e = grads_allow<__half, true>(bytes)) != cudaSuccess)
+        return e;
+    return grads_allow<__nv_bfloat16, true>(bytes);
 }
 
 template <class E, bool X3> static sgla_status launch_all(const sgla_bparams &p, int64_t blocks, cudaStream_t st)
@@ -861,7 +911,8 @@ template <class E, bool X3> static sgla_status launch_all(const sgla_bparams &p,
     if ((e = cudaGetLastError()) != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's state gradients: %s", cudaGetErrorString(e));
     if (blocks > 0) {
-        grads_kernel<E, X3><<<dim3((unsigned)blocks, (unsigned)p.H), NTHREADS, sgla_bwd_grads_smem(p.K, p.V), st>>>(p);
+        void (*gk)(const sgla_bparams) = p.ss ? grads_kernel<E, X3, true> : grads_kernel<E, X3, false>;
+        gk<<<dim3((unsigned)blocks, (unsigned)p.H), NTHREADS, sgla_bwd_grads_smem(p.K, p.V, p.ss), st>>>(p);
         if ((e = cudaGetLastError()) != cudaSuccess)
             return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's gradients: %s", cudaGetErrorString(e));
     }

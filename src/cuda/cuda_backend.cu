@@ -127,13 +127,7 @@ static void find_facts_of(int dev, device_facts *f)
     (void)sgla_pool_setup(optin, &f->pool_wide); /* the carveout is a preference: the pool runs without it */
     /* the backward's kernels where some shape fits; each call checks its own (bwd_plan_of) */
     f->bwd_tc = (int)sgla_bwd_tc_smem(SGLA_BF16, 64, 64, 1) <= optin && sgla_bwd_tc_setup(optin) == cudaSuccess;
-    size_t bsm = sgla_bwd_grads_smem(256, 256); /* the CUDA-core backward at its largest (K = V = 256) */
-    if (bsm > (size_t)optin) bsm = (size_t)optin;
-    f->bwd_cc = sgla_bwd_grads_smem(64, 64) <= bsm;
-    const sgla_dtype bdt[4] = {SGLA_F32, SGLA_F32, SGLA_F16, SGLA_BF16}; /* fp32: 3xTF32 and TF32 alone */
-    for (int i = 0; f->bwd_cc && i < 4; i++)
-        f->bwd_cc = cudaFuncSetAttribute(sgla_bwd_grads_kernel(bdt[i], i != 1), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)bsm) == cudaSuccess;
+    f->bwd_cc = (int)sgla_bwd_grads_smem(64, 64, 0) <= optin && sgla_bwd_grads_setup(optin) == cudaSuccess;
     if (!f->hopper && !f->mma_fwd) {
         snprintf(f->why, sizeof f->why, "device %d (compute capability %d.%d, %d bytes of shared memory a block): "
                  "no forward kernel of this build runs on it", dev, major, minor, optin);
@@ -1432,7 +1426,7 @@ static sgla_status bwd_plan_of(const sgla_backward_desc *b, int force, int force
     if ((force == 2 || force == 4) && !tc_ok)
         return sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "the tensor-core backward cannot serve this call");
     pl->tc = force == 1 || !tc_ok ? 0 : nst;
-    if (!pl->tc && !(f->bwd_cc && (int)sgla_bwd_grads_smem(d->K, d->V) <= f->optin))
+    if (!pl->tc && !(f->bwd_cc && (int)sgla_bwd_grads_smem(d->K, d->V, 0) <= f->optin))
         return sgla_fail(SGLA_ERR_UNSUPPORTED_SHAPE, "CUDA backward: neither path fits this device's shared memory "
                          "(compute capability %d.%d, %d bytes a block) for K = %lld, V = %lld", f->cc / 10, f->cc % 10,
                          f->optin, (long long)d->K, (long long)d->V);
@@ -2048,6 +2042,7 @@ static sgla_status cuda_backward_run(const sgla_backward_desc *b, int force, int
     p.nseg = pl.nseg;
     p.tc_nst = pl.tc;
     p.x3 = !(d->dtype == SGLA_F32 && (d->flags & SGLA_FLAG_ALLOW_TF32));
+    p.ss = !pl.tc && sgla_bwd_grads_staged(d->K, d->V, f->optin);
     if (pl.tc) {
         p.ws_S = ws + pl.off_S;
         if (pl.nseg > 1) {

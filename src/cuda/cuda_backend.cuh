@@ -85,13 +85,17 @@ typedef struct sgla_bparams {
     int tc_nst;                        /* tensor-core path: its stages of q, k, v, dO (2, or 1 on smaller blocks) */
     int x3;                            /* CUDA-core path, fp32: products in 3xTF32 (1) or TF32 alone (0:
                                         * SGLA_FLAG_ALLOW_TF32); 16-bit inputs always 1 */
+    int ss;                            /* CUDA-core path: the gradient kernel stages S and dS' in shared
+                                        * memory (sgla_bwd_grads_staged) */
 } sgla_bparams;
 
 /* The backward works in blocks of this many tokens; how many blocks a call has at most. */
 int64_t sgla_bwd_blocks(int64_t B, int64_t T, int64_t N, int varlen);
-/* Dynamic shared memory of the gradient kernel, and that kernel (for the opt-in). */
-size_t sgla_bwd_grads_smem(int64_t K, int64_t V);
-const void *sgla_bwd_grads_kernel(sgla_dtype dt, int x3);
+/* Dynamic shared memory of the gradient kernel (staged: with its block's two states), whether a call
+ * stages them on a device of optin bytes a block, and every instance's opt-in set to bytes. */
+size_t sgla_bwd_grads_smem(int64_t K, int64_t V, int staged);
+int sgla_bwd_grads_staged(int64_t K, int64_t V, int optin);
+cudaError_t sgla_bwd_grads_setup(int bytes);
 /* Every launch of the backward on stream st; blocks = sgla_bwd_blocks(...). */
 sgla_status sgla_bwd_launch(const sgla_bparams *p, sgla_dtype dt, int64_t blocks, cudaStream_t st);
 

@@ -594,16 +594,17 @@ static __device__ __forceinline__ void score_tile_tc(const float *X, const float
     }
 }
 
-/* block sum of x over NTHREADS threads in a fixed order (every thread gets it) */
+/* block sum of x over NTHREADS threads in a fixed order (every thread gets it): a butterfly in each warp,
+ * then the warps' sums in order; two barriers (a tree over shared memory had one a level) */
 static __device__ __forceinline__ float block_sum(float x, float *red)
 {
-    red[threadIdx.x] = x;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) x += __shfl_xor_sync(0xffffffffu, x, off);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = x;
     __syncthreads();
-    for (int off = NTHREADS / 2; off > 0; off >>= 1) {
-        if (threadIdx.x < off) red[threadIdx.x] += red[threadIdx.x + off];
-        __syncthreads();
-    }
-    const float s = red[0];
+    float s = 0.f;
+#pragma unroll
+    for (int w = 0; w < NTHREADS / 32; w++) s += red[w];
     __syncthreads();
     return s;
 }

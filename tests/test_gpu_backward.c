@@ -479,6 +479,7 @@ int main(void)
     static const conform_case cores[] = {
         {BF, G, MILD, 1, 200, 2, 128, 128, 1, 1, 0, 0},
         {HF, GAMMA, MIX30, 1, 150, 2, 64, 128, 1, 1, 0, 3},
+        {BF, G, MIX30, 1, 170, 3, 64, 64, 1, 1, 0, 0}, /* the states staged in shared memory, 16-bit rows */
     };
     /* the sequence split of the tensor-core path, forced (segments of whole chunks, the last one
      * partial; dg, dg_gamma, h0, dht, dh0 in place, B > 1), and chosen by itself (one head, 2048 tokens) */

@@ -685,13 +685,17 @@ static __global__ void __launch_bounds__(NTHREADS, 2) grads_kernel(const sgla_bp
     }
     if constexpr (sizeof(E) == 4) sgla_cp_async_commit();
     if constexpr (SS) { /* a group of their own: the scores below wait for the rows alone */
-        if (V % 4 == 0)
-            for (int i = tid, v4 = V / 4; i < K * v4; i += NTHREADS) {
-                const int c = i / v4, j = 4 * (i - c * v4);
-                sgla_cp_async16(sgla_smem_u32(&Ss[c * lsv + j]), S + (int64_t)c * V + j, 16);
-                sgla_cp_async16(sgla_smem_u32(&dSs[c * lsv + j]), dS + (int64_t)c * V + j, 16);
+        if (V % 4 == 0) { /* float4 j of row c, stepped without a division (NTHREADS = dc rows + dj) */
+            const int v4 = V / 4, dc = NTHREADS / v4, dj = NTHREADS - dc * v4;
+            const uint32_t s0 = sgla_smem_u32(Ss), ds = (uint32_t)((dSs - Ss) * sizeof(float));
+            for (int c = tid / v4, j = tid - c * v4; c < K;) {
+                const int so = c * lsv + 4 * j, go = c * V + 4 * j;
+                sgla_cp_async16(s0 + 4 * so, S + go, 16);
+                sgla_cp_async16(s0 + ds + 4 * so, dS + go, 16);
+                c += dc, j += dj;
+                if (j >= v4) j -= v4, c++;
             }
-        else
+        } else
             for (int i = tid; i < K * V; i += NTHREADS) {
                 const int c = i / V, j = i - c * V;
                 sgla_cp_async4(sgla_smem_u32(&Ss[c * lsv + j]), S + i);
@@ -798,8 +802,19 @@ static __global__ void __launch_bounds__(NTHREADS, 2) grads_kernel(const sgla_bp
     if (p.gmode && p.dg_out) {
         float part = 0.f;
         if constexpr (SS) {
-            for (int c = tid >> 5; c < K; c += NTHREADS / 32)
-                for (int j = lane; j < V; j += 32) part = fmaf(dSs[c * lsv + j], Ss[c * lsv + j], part);
+            if (V % 4 == 0) { /* by float4, stepped as the copy */
+                const int v4 = V / 4, dc = NTHREADS / v4, dj = NTHREADS - dc * v4;
+                for (int c = tid / v4, j = tid - c * v4; c < K;) {
+                    const float4 x = *(const float4 *)&dSs[c * lsv + 4 * j], y = *(const float4 *)&Ss[c * lsv + 4 * j];
+                    part = fmaf(x.x, y.x, part), part = fmaf(x.y, y.y, part);
+                    part = fmaf(x.z, y.z, part), part = fmaf(x.w, y.w, part);
+                    c += dc, j += dj;
+                    if (j >= v4) j -= v4, c++;
+                }
+            } else {
+                for (int c = tid >> 5; c < K; c += NTHREADS / 32)
+                    for (int j = lane; j < V; j += 32) part = fmaf(dSs[c * lsv + j], Ss[c * lsv + j], part);
+            }
         } else {
             for (int64_t i = tid; i < kv; i += NTHREADS) part = fmaf(dS[i], S[i], part);
         }

@@ -11,9 +11,11 @@
  *   3. dstates: the same in reverse, dS' (the gradient of each block's end
  *      state) from dht, and dh0          -> workspace [blocks][H][K][V]
  *   4. grads:   per (block, head), independent of each other: with S and dS'
- *      of that block, dq, dk, dv and dg (sgla_cpu_backward's products: on the
- *      tensor cores in 3xTF32 where K and V are multiples of 8, else as
- *      register-tiled dot products on CUDA cores);
+ *      of that block (copied into shared memory first where both fit beside
+ *      two blocks an SM: K x V up to 64 x 64 on an H100), dq, dk, dv and dg
+ *      (sgla_cpu_backward's products: on the tensor cores in 3xTF32 where K
+ *      and V are multiples of 8, else as register-tiled dot products on CUDA
+ *      cores);
  *   5. (g_gamma) dg_gamma: dg summed per head in a fixed order.
  *
  * With SGLA_FLAG_ALLOW_TF32 (fp32 inputs) every tensor-core product is TF32 alone (X3 = false: the

@@ -184,17 +184,18 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
         for x in (qs, ks, vs, gs, ggs):
             if x is not None:
                 x.grad = None
-    def fb_s(gamma=None):  # gamma: g_gamma as given, a constant (no dg_gamma); else the leaf
+    def fb_s(gamma=None, tf32=False):  # gamma: g_gamma as given, a constant (no dg_gamma); else the leaf
         fresh()
-        o, _ = sgla.chunk_simple_gla(qs, ks, vs, **(kw() if gamma is None else dict(kw(), g_gamma=gamma)))
+        o, _ = sgla.chunk_simple_gla(qs, ks, vs, allow_tf32=tf32,
+                                     **(kw() if gamma is None else dict(kw(), g_gamma=gamma)))
         o.backward(do)
     def fb_f():
         fresh()
         o, _ = fla_chunk(qs, ks, vs, **kw())
         o.backward(do)
-    def f_s():
+    def f_s(tf32=False):
         with torch.no_grad():
-            sgla.chunk_simple_gla(qs, ks, vs, **kw())
+            sgla.chunk_simple_gla(qs, ks, vs, allow_tf32=tf32, **kw())
     def f_f():
         with torch.no_grad():
             fla_chunk(qs, ks, vs, **kw())
@@ -206,15 +207,9 @@ def time_backward(sh, gate, q, k, v, g, gg, scale, fla_chunk, args, bq, hq):
     if gg is not None:  # sgla with g_gamma a constant: what fla's g_gamma backward computes
         fns += (("sfb0", lambda: fb_s(gg)),)
     tf = q.dtype == torch.float32  # fp32: sgla in TF32 alone too (allow_tf32, fla's own mode), fwd and fwd + bwd
-    def fb_sT():
-        fresh()
-        o, _ = sgla.chunk_simple_gla(qs, ks, vs, allow_tf32=True, **kw())
-        o.backward(do)
-    def f_sT():
-        with torch.no_grad():
-            sgla.chunk_simple_gla(qs, ks, vs, allow_tf32=True, **kw())
+    fb_sT = lambda: fb_s(tf32=True)  # noqa: E731
     if tf:
-        fns += (("sfbT", fb_sT), ("sfT", f_sT))
+        fns += (("sfbT", fb_sT), ("sfT", lambda: f_s(tf32=True)))
     cap = args.ws_caps.get(sh, 0)
     def fb_sL():  # sgla under the workspace cap (--ws-limit)
         old = sgla.set_backward_workspace_limit(cap << 20)

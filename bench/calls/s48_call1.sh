@@ -34,7 +34,7 @@ if [ $H200 = 1 ]; then
     timeout 120 python3 bench/fla_compare.py --shapes issue14 --gates g --bwd-shapes= --warm-jobs 0 --rounds 3 \
       > "$OUT/fla_fwd.log" 2>&1
     echo "forward table rc=$? $(( $(date +%s) - t0 )) s" >> "$OUT/fla_fwd.log"
-    left=$(( 580 - $(date +%s) + t0 ))
+    left=$(( ${SGLA_CALL_LIMIT:-580} - $(date +%s) + t0 ))   # the call's seconds (its run timeout less ~20)
     if [ $left -gt 60 ]; then
       timeout $left python3 bench/fla_compare.py --shapes $S11 --gates gamma,g --bwd-shapes $S11 --warm-jobs 0 \
         --rounds 3 --no-ceilings > "$OUT/fla_bwd.log" 2>&1

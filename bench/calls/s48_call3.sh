@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 48 call 3: H (wip/grads-hd e03bf91, .devbinH: the gradient kernel with K = V = 64 or 128 a
+# Session 48 call 3: H (wip/grads-hd 1e8a0c6, .devbinH: the gradient kernel with K = V = 64 or 128 a
 # compile-time constant for fp32 3xTF32) beside main (.devbinM: main 04acdc0's sgla alone).  The backward
 # A/B first (SGLA_ROUNDS rounds; K = 32 and TF32 alone run instances H leaves as they were: controls),
 # then H's test_gpu_backward (SGLA_SEED 48003) with memcheck and racecheck of its small set.

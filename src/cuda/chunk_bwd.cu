@@ -616,11 +616,13 @@ static __device__ __forceinline__ float block_sum(float x, float *red)
  * the products' B fragments and dg's <dS', S> then read shared memory, and the one round trip to global
  * memory of the states is taken with the rows' instead of one in each product's first block and loop */
 static __host__ __device__ __forceinline__ int ss_ld(int V) { return 4 * ((V + 3) / 4) + 4; }
-template <class E, bool X3, bool SS>
+/* HD: K = V = HD known to the compiler (0: the head size at run time), for the fp32 default's common heads:
+ * the kernel is bound by issue, and a constant head folds the loops' bounds and tile counts */
+template <class E, bool X3, bool SS, int HD>
 static __global__ void __launch_bounds__(NTHREADS, 2) grads_kernel(const sgla_bparams p)
 {
     extern __shared__ __align__(16) float sm[];
-    const int K = (int)p.K, V = (int)p.V, lk = K + 1, lv = V + 1, lx = (K > V ? K : V) + 1;
+    const int K = HD ? HD : (int)p.K, V = HD ? HD : (int)p.V, lk = K + 1, lv = V + 1, lx = (K > V ? K : V) + 1;
     float *X = sm; /* and state_prod's tile: 16-byte aligned */
     float *Qs = X + x_floats(K, V), *Ks = Qs + BT * lk, *Vs = Ks + BT * lk, *dOs = Vs + BT * lv;
     float *A = dOs + BT * lv, *dP = A + BT * (BT + 1), *dA = dP + BT * (BT + 1);
@@ -899,19 +901,34 @@ int sgla_bwd_grads_staged(int64_t K, int64_t V, int optin)
 
 /* every instance of the gradient kernel (16-bit inputs have no TF32-alone one: SGLA_FLAG_ALLOW_TF32 is
  * for fp32), its shared memory allowed up to bytes */
+template <class E, bool X3, bool SS, int HD> static cudaError_t grads_allow1(int bytes)
+{
+    return cudaFuncSetAttribute(grads_kernel<E, X3, SS, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+}
 template <class E, bool X3> static cudaError_t grads_allow(int bytes)
 {
-    const cudaError_t e = cudaFuncSetAttribute(grads_kernel<E, X3, false>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
-    return e != cudaSuccess ? e
-                            : cudaFuncSetAttribute(grads_kernel<E, X3, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+    const cudaError_t e = grads_allow1<E, X3, false, 0>(bytes);
+    return e != cudaSuccess ? e : grads_allow1<E, X3, true, 0>(bytes);
 }
 cudaError_t sgla_bwd_grads_setup(int bytes)
 {
     cudaError_t e;
     if ((e = grads_allow<float, true>(bytes)) != cudaSuccess || (e = grads_allow<float, false>(bytes)) != cudaSuccess ||
-        (e = grads_allow<__half, true>(bytes)) != cudaSuccess)
+        (e = grads_allow<__half, true>(bytes)) != cudaSuccess || (e = grads_allow<__nv_bfloat16, true>(bytes)) != cudaSuccess ||
+        (e = grads_allow1<float, true, true, 64>(bytes)) != cudaSuccess)
         return e;
-    return grads_allow<__nv_bfloat16, true>(bytes);
+    return grads_allow1<float, true, false, 128>(bytes);
+}
+
+/* the gradient kernel's instance: a constant head for fp32 3xTF32 at K = V = 64 with the states staged and
+ * at K = V = 128 without (what Hopper's shared memory gives both: the pairs that run, and are tested, here) */
+template <class E, bool X3> static void (*grads_pick(const sgla_bparams &p))(const sgla_bparams)
+{
+    if constexpr (sizeof(E) == 4 && X3) { /* fp32 */
+        if (p.K == 64 && p.V == 64 && p.ss) return grads_kernel<E, X3, true, 64>;
+        if (p.K == 128 && p.V == 128 && !p.ss) return grads_kernel<E, X3, false, 128>;
+    }
+    return p.ss ? grads_kernel<E, X3, true, 0> : grads_kernel<E, X3, false, 0>;
 }
 
 template <class E, bool X3> static sgla_status launch_all(const sgla_bparams &p, int64_t blocks, cudaStream_t st)
@@ -929,7 +946,7 @@ template <class E, bool X3> static sgla_status launch_all(const sgla_bparams &p,
     if ((e = cudaGetLastError()) != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's state gradients: %s", cudaGetErrorString(e));
     if (blocks > 0) {
-        void (*gk)(const sgla_bparams) = p.ss ? grads_kernel<E, X3, true> : grads_kernel<E, X3, false>;
+        void (*gk)(const sgla_bparams) = grads_pick<E, X3>(p);
         gk<<<dim3((unsigned)blocks, (unsigned)p.H), NTHREADS, sgla_bwd_grads_smem(p.K, p.V, p.ss), st>>>(p);
         if ((e = cudaGetLastError()) != cudaSuccess)
             return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's gradients: %s", cudaGetErrorString(e));

@@ -2,7 +2,7 @@
 # Session 48 call 1: W beside main, then main's suites; on an H200 also the H200 rows beside fla.
 # .devbin = main 04acdc0 staged in full; .devbinWs = W's sgla alone (wip/grads-splitk c846c8c, the
 # gradient kernel's state products at nc <= 64 over two halves of j; its test_gpu_backward does not fit
-# the carry beside a full build: `bash bench/calls/s48_call2.sh` runs it).  Carry [".devbin", ".devbinWs",
+# the carry beside a full build: a second call was to run it, had W been faster).  Carry [".devbin", ".devbinWs",
 # ".whl"] (60 MiB with the tree).
 #  1. the backward A/B of main and W (SGLA_ROUNDS rounds interleaved; 3, 2 on an H200);
 #  2. `bench/device_run.sh tests` of main (SGLA_SEED 48001); on an H200 beside fla's warm-up, then issue 14's

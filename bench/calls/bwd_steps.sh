@@ -12,18 +12,20 @@ bwd_begin() {
   SAN=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
 }
 
-# memcheck and racecheck of build $1's test_gpu_backward small set, in the background
+# memcheck and racecheck of build $1's test_gpu_backward small set, in the background; $2 (optional) a
+# tag for the logs' names, so that two builds' sanitizers can run at once (SGLA_SAN_TIMEOUT, 200 s)
 bwd_sanitizers() {
   local tool
   for tool in memcheck racecheck; do
-    ( SGLA_GPU_SMALL=1 timeout 200 $SAN --tool $tool --error-exitcode 9 $1/tests/test_gpu_backward > "$OUT/$tool.log" 2>&1
-      echo "$tool rc=$? $(( $(date +%s) - t0 )) s" > "$OUT/${tool}_rc.txt" ) &
+    ( SGLA_GPU_SMALL=1 timeout ${SGLA_SAN_TIMEOUT:-200} $SAN --tool $tool --error-exitcode 9 $1/tests/test_gpu_backward \
+        > "$OUT/$tool${2:-}.log" 2>&1
+      echo "$tool${2:-} rc=$? $(( $(date +%s) - t0 )) s" > "$OUT/${tool}${2:-}_rc.txt" ) &
   done
 }
 bwd_sanitizers_wait() {
-  while [ ! -f "$OUT/memcheck_rc.txt" ] || [ ! -f "$OUT/racecheck_rc.txt" ]; do sleep 1; done
-  cat "$OUT/memcheck_rc.txt" "$OUT/racecheck_rc.txt"
-  grep -h "SUMMARY\|passed, " "$OUT/memcheck.log" "$OUT/racecheck.log" | cut -c1-200
+  while [ ! -f "$OUT/memcheck${1:-}_rc.txt" ] || [ ! -f "$OUT/racecheck${1:-}_rc.txt" ]; do sleep 1; done
+  cat "$OUT/memcheck${1:-}_rc.txt" "$OUT/racecheck${1:-}_rc.txt"
+  grep -h "SUMMARY\|passed, " "$OUT/memcheck${1:-}.log" "$OUT/racecheck${1:-}.log" | cut -c1-200
 }
 
 # build $1's test_gpu_backward (full) into $OUT/test_$2.log, its summary and f32 rows printed

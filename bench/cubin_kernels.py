@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Which kernels two cubins compile alike: each kernel's machine code (.text.<name>) and its
+attributes (.nv.info.<name>, .nv.shared.<name>, .nv.constant0.<name>) compared byte for byte.
+
+A whole-file `cmp` of two cubins fails as soon as any kernel of the file changed; this tells
+whether the kernels a device run tested are the ones a merge ships (no cuobjdump needed).
+
+  nvcc -gencode=arch=compute_90a,code=sm_90a ... -cubin -o a.cubin src/cuda/chunk_bwd.cu
+  python3 bench/cubin_kernels.py a.cubin b.cubin [--match SUBSTRING]
+"""
+import argparse
+import struct
+import sys
+
+PARTS = (".text.", ".nv.info.", ".nv.shared.", ".nv.constant0.")
+
+
+def sections(path):
+    """{section name: bytes} of an ELF64 little-endian file"""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        sys.exit(f"{path}: not a 64-bit little-endian ELF file")
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    heads = []
+    for i in range(shnum):
+        name, typ, _, _, off, size = struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize)
+        heads.append((name, typ, off, size))
+    stroff, strsize = heads[shstrndx][2], heads[shstrndx][3]
+    strtab = data[stroff:stroff + strsize]
+    out = {}
+    for name, typ, off, size in heads:
+        end = strtab.index(b"\0", name)
+        sname = strtab[name:end].decode()
+        # SHT_NOBITS (a kernel's shared memory): no bytes in the file, its size alone
+        out[sname] = size.to_bytes(8, "little") if typ == 8 else data[off:off + size]
+    return out
+
+
+def kernels(secs):
+    """{kernel name: {part: bytes}}"""
+    ks = {}
+    for sname, body in secs.items():
+        for part in PARTS:
+            if sname.startswith(part):
+                ks.setdefault(sname[len(part):], {})[part] = body
+    return ks
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("a")
+    ap.add_argument("b")
+    ap.add_argument("--match", default="", help="only kernels whose mangled name holds this")
+    args = ap.parse_args()
+    ka, kb = kernels(sections(args.a)), kernels(sections(args.b))
+    names = sorted(n for n in set(ka) | set(kb) if args.match in n)
+    same = differ = only = 0
+    for n in names:
+        if n not in ka or n not in kb:
+            only += 1
+            print(f"only in {'a' if n in ka else 'b'}  {n}")
+            continue
+        bad = [p.strip(".") for p in PARTS if ka[n].get(p) != kb[n].get(p)]
+        if bad:
+            differ += 1
+            print(f"differs ({', '.join(bad)})  {n}")
+        else:
+            same += 1
+            print(f"same  {n}")
+    print(f"== {same} the same, {differ} differ, {only} in one file alone")
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

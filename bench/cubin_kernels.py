@@ -38,13 +38,36 @@ def sections(path):
     return out
 
 
+PARAM_CBANK = 0x0A  # EIATTR_PARAM_CBANK: the symbol index of the kernel's constant bank first
+
+
+def info_entries(data):
+    """a kernel's .nv.info attributes as (attribute, value) pairs, symbol indices left out.
+
+    Each entry is 4-byte aligned: format (1 no value, 2 a byte, 3 two bytes: 4 bytes in all; 4 a
+    size of two bytes and that many bytes), attribute, value.  A symbol index depends on how many
+    kernels the file has, not on this kernel's code."""
+    out, i = [], 0
+    while i + 4 <= len(data):
+        fmt, attr = data[i], data[i + 1]
+        if fmt == 4:
+            size = int.from_bytes(data[i + 2:i + 4], "little")
+            val = data[i + 4:i + 4 + size]
+            i += 4 + size
+        else:
+            val = data[i + 2:i + 4]
+            i += 4
+        out.append((attr, val[4:] if attr == PARAM_CBANK else val))
+    return out
+
+
 def kernels(secs):
-    """{kernel name: {part: bytes}}"""
+    """{kernel name: {part: bytes or comparable value}}"""
     ks = {}
     for sname, body in secs.items():
         for part in PARTS:
             if sname.startswith(part):
-                ks.setdefault(sname[len(part):], {})[part] = body
+                ks.setdefault(sname[len(part):], {})[part] = info_entries(body) if part == ".nv.info." else body
     return ks
 
 

@@ -135,7 +135,7 @@ static __global__ void chunk_base_kernel(const int64_t *cu, int64_t N, int64_t T
  * load while this block's products run.  At K > 128 (MGT = 8) a thread holds 222 registers, one block
  * an SM (capped at 128 for two, it spilled in the loop). */
 constexpr int LA = MAXK + 8, LB = 32 + 8;
-template <class E, int MGT, bool X3>
+template <class E, int MGT, bool X3, int HD = 0> /* HD: K = V = HD known to the compiler, as the gradient kernel's */
 static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kernel(const sgla_bparams p, int reverse)
 {
     __shared__ __align__(16) float a_s[BT][LA]; /* k rows (forward) or rs-weighted q rows (reverse) */
@@ -146,14 +146,14 @@ static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kerne
     const int64_t nh = blockIdx.x, n = nh / p.H, h = nh - n * p.H;
     constexpr int NTW = MGT < 4 ? MGT : 4, MTW = MGT / NTW, WPM = 4 / NTW;
     static_assert(MTW * NTW == MGT && WPM * NTW == 4, "a warp's tiles: MTW m tiles by NTW n tiles");
-    const int K = (int)p.K, V = (int)p.V, K16 = (K + 15) & ~15;
+    const int K = HD ? HD : (int)p.K, V = HD ? HD : (int)p.V, K16 = (K + 15) & ~15;
     const int mw = w / WPM, c0 = (int)blockIdx.y * 32 + 8 * NTW * (w % WPM) + 2 * tq; /* + 8 jn (+ 1) */
     int64_t b, t0, len, base;
     bwd_seq(p, n, &b, &t0, &len, &base);
     const int64_t nb = (len + BT - 1) / BT;
     const E *A = (const E *)(reverse ? p.q : p.k);
     const E *Bm = (const E *)(reverse ? p.dout : p.v);
-    const int64_t kv = (int64_t)K * p.V;
+    const int64_t kv = (int64_t)K * V;
     const bool ev = (V & 1) == 0; /* the workspace's states by pairs of columns (kv even: 8-byte aligned) */
     /* the state's entry e of tile (i, jn): row 16 (mw + (8 / WPM) i) + g + 8 (e >> 1), column c0 + 8 jn +
      * (e & 1); its offset in a K x V state (< 2^16) */
@@ -174,10 +174,11 @@ static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kerne
                 const bool in = entry(i, jn, e, &off);
                 S[i][jn][e] = init && in ? init[nh * kv + off] : 0.f;
             }
-    for (int idx = tid; idx < BT * (K16 - K); idx += NTHREADS) { /* the columns past K: zero, never loaded */
-        const int r = idx / (K16 - K);
-        a_s[r][K + idx - r * (K16 - K)] = 0.f;
-    }
+    if constexpr (HD % 16 != 0 || HD == 0) /* a constant head of 16s has no such column */
+        for (int idx = tid; idx < BT * (K16 - K); idx += NTHREADS) { /* the columns past K: zero, never loaded */
+            const int r = idx / (K16 - K);
+            a_s[r][K + idx - r * (K16 - K)] = 0.f;
+        }
     /* a thread's values of a block: rows 8 u + w (u < 4), columns lane + 32 m of a (m < MGT), column
      * lane of b (no division an element) */
     float ra[4][MGT], rb[4], rg = 0.f;
@@ -192,7 +193,7 @@ static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kerne
             const int64_t row = (b * p.T + t + r) * p.H + h;
 #pragma unroll
             for (int m = 0; m < MGT; m++) ra[u][m] = r < L && lane + 32 * m < K ? ld(A, row * K + lane + 32 * m) : 0.f;
-            rb[u] = r < L && col2 < p.V ? ld(Bm, row * p.V + col2) : 0.f;
+            rb[u] = r < L && col2 < V ? ld(Bm, row * V + col2) : 0.f;
         }
     };
     if (nb > 0) load(reverse ? nb - 1 : 0);
@@ -616,6 +617,17 @@ static __device__ __forceinline__ float block_sum(float x, float *red)
  * the products' B fragments and dg's <dS', S> then read shared memory, and the one round trip to global
  * memory of the states is taken with the rows' instead of one in each product's first block and loop */
 static __host__ __device__ __forceinline__ int ss_ld(int V) { return 4 * ((V + 3) / 4) + 4; }
+/* a thread's float4s (row c, float4 j) of a K x V state, V % 4 == 0, the block's threads side by side:
+ * stepped without a division (NTHREADS = dc rows + dj float4s) */
+struct F4Walk {
+    int v4, dc, dj, c, j;
+    __device__ __forceinline__ F4Walk(int V, int tid) : v4(V / 4), dc(NTHREADS / v4), dj(NTHREADS - dc * v4), c(tid / v4), j(tid - c * v4) {}
+    __device__ __forceinline__ void next()
+    {
+        c += dc, j += dj;
+        if (j >= v4) j -= v4, c++;
+    }
+};
 /* HD: K = V = HD known to the compiler (0: the head size at run time), for the fp32 default's common heads:
  * the kernel is bound by issue, and a constant head folds the loops' bounds and tile counts */
 template <class E, bool X3, bool SS, int HD>
@@ -689,15 +701,12 @@ static __global__ void __launch_bounds__(NTHREADS, 2) grads_kernel(const sgla_bp
     }
     if constexpr (sizeof(E) == 4) sgla_cp_async_commit();
     if constexpr (SS) { /* a group of their own: the scores below wait for the rows alone */
-        if (V % 4 == 0) { /* float4 j of row c, stepped without a division (NTHREADS = dc rows + dj) */
-            const int v4 = V / 4, dc = NTHREADS / v4, dj = NTHREADS - dc * v4;
+        if (V % 4 == 0) {
             const uint32_t s0 = sgla_smem_u32(Ss), ds = (uint32_t)((dSs - Ss) * sizeof(float));
-            for (int c = tid / v4, j = tid - c * v4; c < K;) {
-                const int so = c * lsv + 4 * j, go = c * V + 4 * j;
+            for (F4Walk f(V, tid); f.c < K; f.next()) {
+                const int so = f.c * lsv + 4 * f.j, go = f.c * V + 4 * f.j;
                 sgla_cp_async16(s0 + 4 * so, S + go, 16);
                 sgla_cp_async16(s0 + ds + 4 * so, dS + go, 16);
-                c += dc, j += dj;
-                if (j >= v4) j -= v4, c++;
             }
         } else
             for (int i = tid; i < K * V; i += NTHREADS) {
@@ -807,13 +816,11 @@ static __global__ void __launch_bounds__(NTHREADS, 2) grads_kernel(const sgla_bp
         float part = 0.f;
         if constexpr (SS) {
             if (V % 4 == 0) { /* by float4, stepped as the copy */
-                const int v4 = V / 4, dc = NTHREADS / v4, dj = NTHREADS - dc * v4;
-                for (int c = tid / v4, j = tid - c * v4; c < K;) {
-                    const float4 x = *(const float4 *)&dSs[c * lsv + 4 * j], y = *(const float4 *)&Ss[c * lsv + 4 * j];
+                for (F4Walk f(V, tid); f.c < K; f.next()) {
+                    const int o = f.c * lsv + 4 * f.j;
+                    const float4 x = *(const float4 *)&dSs[o], y = *(const float4 *)&Ss[o];
                     part = fmaf(x.x, y.x, part), part = fmaf(x.y, y.y, part);
                     part = fmaf(x.z, y.z, part), part = fmaf(x.w, y.w, part);
-                    c += dc, j += dj;
-                    if (j >= v4) j -= v4, c++;
                 }
             } else {
                 for (int c = tid >> 5; c < K; c += NTHREADS / 32)
@@ -907,38 +914,45 @@ template <class E, bool X3, bool SS, int HD> static cudaError_t grads_allow1(int
 }
 template <class E, bool X3> static cudaError_t grads_allow(int bytes)
 {
-    const cudaError_t e = grads_allow1<E, X3, false, 0>(bytes);
-    return e != cudaSuccess ? e : grads_allow1<E, X3, true, 0>(bytes);
+    cudaError_t e;
+    if ((e = grads_allow1<E, X3, false, 0>(bytes)) != cudaSuccess || (e = grads_allow1<E, X3, true, 0>(bytes)) != cudaSuccess ||
+        (e = grads_allow1<E, X3, true, 64>(bytes)) != cudaSuccess)
+        return e;
+    return grads_allow1<E, X3, false, 128>(bytes);
 }
 cudaError_t sgla_bwd_grads_setup(int bytes)
 {
     cudaError_t e;
     if ((e = grads_allow<float, true>(bytes)) != cudaSuccess || (e = grads_allow<float, false>(bytes)) != cudaSuccess ||
-        (e = grads_allow<__half, true>(bytes)) != cudaSuccess || (e = grads_allow<__nv_bfloat16, true>(bytes)) != cudaSuccess ||
-        (e = grads_allow1<float, true, true, 64>(bytes)) != cudaSuccess)
+        (e = grads_allow<__half, true>(bytes)) != cudaSuccess)
         return e;
-    return grads_allow1<float, true, false, 128>(bytes);
+    return grads_allow<__nv_bfloat16, true>(bytes);
 }
 
-/* the gradient kernel's instance: a constant head for fp32 3xTF32 at K = V = 64 with the states staged and
- * at K = V = 128 without (what Hopper's shared memory gives both: the pairs that run, and are tested, here) */
+/* the gradient kernel's instance: a constant head at K = V = 64 with the states staged and at K = V = 128
+ * without (what Hopper's shared memory gives both: the pairs that run, and are tested, here) */
 template <class E, bool X3> static void (*grads_pick(const sgla_bparams &p))(const sgla_bparams)
 {
-    if constexpr (sizeof(E) == 4 && X3) { /* fp32 */
-        if (p.K == 64 && p.V == 64 && p.ss) return grads_kernel<E, X3, true, 64>;
-        if (p.K == 128 && p.V == 128 && !p.ss) return grads_kernel<E, X3, false, 128>;
-    }
+    if (p.K == 64 && p.V == 64 && p.ss) return grads_kernel<E, X3, true, 64>;
+    if (p.K == 128 && p.V == 128 && !p.ss) return grads_kernel<E, X3, false, 128>;
     return p.ss ? grads_kernel<E, X3, true, 0> : grads_kernel<E, X3, false, 0>;
+}
+
+/* the states kernels' instance: a warp's tiles as the head size needs them, and a constant head at K = V =
+ * 64 and, for 16-bit rows, 128 (fp32's constant 128 ran slower than its run-time head: docs/perf.md) */
+template <class E, bool X3> static void (*states_pick(const sgla_bparams &p))(const sgla_bparams, int)
+{
+    if (p.K == 64 && p.V == 64) return states_kernel<E, 2, X3, 64>;
+    if constexpr (sizeof(E) == 2)
+        if (p.K == 128 && p.V == 128) return states_kernel<E, 4, X3, 128>;
+    return p.K <= 64 ? states_kernel<E, 2, X3> : p.K <= 128 ? states_kernel<E, 4, X3> : states_kernel<E, MG, X3>;
 }
 
 template <class E, bool X3> static sgla_status launch_all(const sgla_bparams &p, int64_t blocks, cudaStream_t st)
 {
     cudaError_t e;
     const dim3 sg((unsigned)(p.N * p.H), (unsigned)((p.V + 31) / 32));
-    /* a warp's tiles as the head size needs them */
-    void (*sk)(const sgla_bparams, int) = p.K <= 64    ? states_kernel<E, 2, X3>
-                                          : p.K <= 128 ? states_kernel<E, 4, X3>
-                                                       : states_kernel<E, MG, X3>;
+    void (*sk)(const sgla_bparams, int) = states_pick<E, X3>(p);
     sk<<<sg, NTHREADS, 0, st>>>(p, 0);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return sgla_fail(SGLA_ERR_CUDA, "launch of the backward's states: %s", cudaGetErrorString(e));

@@ -510,6 +510,16 @@ int main(void)
     const conform_case *list = small ? smalls : all;
     const int n = small ? (int)(sizeof smalls / sizeof smalls[0]) : (int)(sizeof all / sizeof all[0]);
     for (int i = 0; i < n; i++) run_case(&list[i], &r);
+    if (small) {
+        /* the CUDA-core path's constant-head instances for 16-bit rows (K = V = 64 staged, 128 not) */
+        static const conform_case cores_small[] = {
+            {BF, G, MILD, 1, 70, 1, 64, 64, 1, 1, 0, 0},
+            {HF, GAMMA, MILD, 1, 70, 1, 128, 128, 1, 1, 0, 0},
+        };
+        conform_bwd_path = 1;
+        for (size_t i = 0; i < sizeof cores_small / sizeof cores_small[0]; i++) run_case(&cores_small[i], &r);
+        conform_bwd_path = 0;
+    }
     if (small) { /* the split's kernels under the sanitizers too, on the usual path and the mma.sync one */
         static const conform_case split_small = {BF, G, MILD, 1, 300, 1, 64, 64, 1, 1, 0, 0};
         conform_bwd_nseg = 3;

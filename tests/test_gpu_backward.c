@@ -519,8 +519,7 @@ int main(void)
         conform_bwd_path = 1;
         for (size_t i = 0; i < sizeof cores_small / sizeof cores_small[0]; i++) run_case(&cores_small[i], &r);
         conform_bwd_path = 0;
-    }
-    if (small) { /* the split's kernels under the sanitizers too, on the usual path and the mma.sync one */
+        /* the split's kernels under the sanitizers too, on the usual path and the mma.sync one */
         static const conform_case split_small = {BF, G, MILD, 1, 300, 1, 64, 64, 1, 1, 0, 0};
         conform_bwd_nseg = 3;
         run_case(&split_small, &r);

@@ -628,7 +628,7 @@ struct F4Walk {
         if (j >= v4) j -= v4, c++;
     }
 };
-/* HD: K = V = HD known to the compiler (0: the head size at run time), for the fp32 default's common heads:
+/* HD: K = V = HD known to the compiler (0: the head size at run time), for the common heads of every dtype:
  * the kernel is bound by issue, and a constant head folds the loops' bounds and tile counts */
 template <class E, bool X3, bool SS, int HD>
 static __global__ void __launch_bounds__(NTHREADS, 2) grads_kernel(const sgla_bparams p)

@@ -1,5 +1,5 @@
-# Sourced by session 45's backward calls (s45_call1, 3, 5 and the calls that run s45_call5.sh): the steps
-# they share.  Staged builds in .devbin*/ (bench/stage_devbin.sh), logs under $OUT.
+# Sourced by the backward calls of sessions 45-49 (s45_call1, 3, 5 and the calls that run s45_call5.sh,
+# s46-s49's): the steps they share.  Staged builds in .devbin*/ (bench/stage_devbin.sh), logs under $OUT.
 
 # GPU name, t0, the staged binaries unpacked, the sanitizer found
 bwd_begin() {
@@ -70,4 +70,28 @@ bwd_ncu_times() {
     echo "ncu $b $sh rc=$? $(( $(date +%s) - t0 )) s"
     python3 bench/ncu_durations.py "$OUT/ncu_${b#.}_$sh.csv" | grep -E "states|grads" | tail -3 | cut -c1-80
   done
+}
+
+# the A/B's medians into $OUT/ab_summary.txt (bench/ab_summary.py: each build against the first by name,
+# case by case)
+bwd_ab_table() {
+  awk '/^== round/{c=$4; b=$5} / bwd /{print b "-" c, $0}' "$OUT/ab.log" > "$OUT/ab_rows.txt"
+  python3 bench/ab_summary.py "$OUT/ab_rows.txt" > "$OUT/ab_summary.txt"
+}
+
+# the call's summary: the tests of the tags $@ (bwd_test's and bwd_sanitizers_wait's lines in
+# $OUT/summary_TAG.txt), any failure, the A/B's fp64 check lines and its medians
+bwd_report() {
+  local b
+  echo "== summary $(( $(date +%s) - t0 )) s"
+  for b in "$@"; do head -2 "$OUT/summary_$b.txt"; tail -6 "$OUT/summary_$b.txt"; done
+  grep -h "FAIL" "$OUT"/test_*.log | cut -c1-200 | head -5
+  grep -E "check.*backward" "$OUT/ab.log" | sed 's/  */ /g' | sort | uniq -c | cut -c1-200
+  sed 's/\[.*//' "$OUT/ab_summary.txt"
+}
+
+# every log and summary of $OUT in one logs.tgz (only a few of $OUT's files come back)
+bwd_pack() {
+  tar -czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log *.txt) &&
+    rm -f "$OUT"/*.log "$OUT"/*_rc.txt "$OUT/ab_raw.txt" "$OUT/ab_rows.txt"
 }

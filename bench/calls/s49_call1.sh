@@ -9,6 +9,7 @@
 # The A/B first (SGLA_ROUNDS rounds interleaved, nothing else on the GPU), then main's and hb's
 # test_gpu_backward (SGLA_SEED 49001) with memcheck and racecheck of both small sets.
 # Carry [".devbinMain", ".devbinha", ".devbinsh", ".devbinhb"].
+# (As it ran, its summary steps written out: `git show 6d6efb5:bench/calls/s49_call1.sh`.)
 . bench/calls/bwd_steps.sh
 bwd_begin
 export SGLA_SEED=49001
@@ -16,18 +17,12 @@ B=".devbinMain .devbinha .devbinsh .devbinhb"
 SGLA_ROUNDS=${SGLA_ROUNDS:-2} bwd_ab "${SGLA_CASES:-4,8192,32,64,64:f32:g 8,4096,16,128,128:f32:g \
 4,8192,32,64,64:f32t:g 8,4096,16,128,128:f32t:g 4,8192,32,64,64:bf16:g 8,4096,16,128,128:bf16:g \
 8,4096,16,32,32:f32:g}" $B > "$OUT/ab_raw.txt"
-awk '/^== round/{c=$4; b=$5} / bwd /{print b "-" c, $0}' "$OUT/ab.log" > "$OUT/ab_rows.txt"
-python3 bench/ab_summary.py "$OUT/ab_rows.txt" > "$OUT/ab_summary.txt"
+bwd_ab_table
 SGLA_SAN_TIMEOUT=300 bwd_sanitizers .devbinhb _hb
 SGLA_SAN_TIMEOUT=300 bwd_sanitizers .devbinMain _main
 bwd_test .devbinhb hb > "$OUT/summary_hb.txt"
 bwd_test .devbinMain main > "$OUT/summary_main.txt"
 bwd_sanitizers_wait _hb >> "$OUT/summary_hb.txt"
 bwd_sanitizers_wait _main >> "$OUT/summary_main.txt"
-echo "== summary $(( $(date +%s) - t0 )) s"
-for b in hb main; do head -2 "$OUT/summary_$b.txt"; tail -6 "$OUT/summary_$b.txt"; done
-grep -h "FAIL" "$OUT"/test_*.log | cut -c1-200 | head -5
-grep -E "check.*backward" "$OUT/ab.log" | sed 's/  */ /g' | sort | uniq -c | cut -c1-200
-sed 's/\[.*//' "$OUT/ab_summary.txt"
-# the logs in one file (only a few of $OUT's files come back)
-tar -czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log *.txt) && rm -f "$OUT"/*.log "$OUT"/*_rc.txt "$OUT/ab_raw.txt" "$OUT/ab_rows.txt"
+bwd_report hb main
+bwd_pack

@@ -6,19 +6,15 @@
 # The A/B first (SGLA_ROUNDS rounds; the helper runs only where the states are staged: K = V = 64 here,
 # K = 128 a control), then f4's test_gpu_backward (SGLA_SEED 49002) with memcheck and racecheck of its
 # small set.  Carry [".devbinHB", ".devbinf4"].
+# (As it ran, its summary steps written out: `git show 8ca0e91:bench/calls/s49_call2.sh`.)
 . bench/calls/bwd_steps.sh
 bwd_begin
 export SGLA_SEED=49002
 SGLA_ROUNDS=${SGLA_ROUNDS:-3} bwd_ab "${SGLA_CASES:-4,8192,32,64,64:f32:g 4,8192,32,64,64:f32t:g \
 4,8192,32,64,64:bf16:g 8,4096,16,128,128:f32:g}" .devbinHB .devbinf4 > "$OUT/ab_raw.txt"
-awk '/^== round/{c=$4; b=$5} / bwd /{print b "-" c, $0}' "$OUT/ab.log" > "$OUT/ab_rows.txt"
-python3 bench/ab_summary.py "$OUT/ab_rows.txt" > "$OUT/ab_summary.txt"
+bwd_ab_table
 bwd_sanitizers .devbinf4 _f4
 bwd_test .devbinf4 f4 > "$OUT/summary_f4.txt"
 bwd_sanitizers_wait _f4 >> "$OUT/summary_f4.txt"
-echo "== summary $(( $(date +%s) - t0 )) s"
-head -2 "$OUT/summary_f4.txt"; tail -6 "$OUT/summary_f4.txt"
-grep -h "FAIL" "$OUT"/test_*.log | cut -c1-200 | head -5
-grep -E "check.*backward" "$OUT/ab.log" | sed 's/  */ /g' | sort | uniq -c | cut -c1-200
-sed 's/\[.*//' "$OUT/ab_summary.txt"
-tar -czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log *.txt) && rm -f "$OUT"/*.log "$OUT"/*_rc.txt "$OUT/ab_raw.txt" "$OUT/ab_rows.txt"
+bwd_report f4
+bwd_pack

@@ -7,20 +7,16 @@
 #   .devbinhf    main fea8aac (sgla, test_gpu_backward)
 # Then hf's test_gpu_backward (SGLA_SEED 49003) with memcheck and racecheck of its small set.
 # Carry [".devbinMain", ".devbinhf"].
+# (As it ran, its summary steps written out: `git show b45215f:bench/calls/s49_call3.sh`.)
 . bench/calls/bwd_steps.sh
 bwd_begin
 export SGLA_SEED=49003
 SGLA_ROUNDS=${SGLA_ROUNDS:-2} bwd_ab "${SGLA_CASES:-4,8192,32,64,64:f32:g 8,4096,16,128,128:f32:g \
 4,8192,32,64,64:f32t:g 8,4096,16,128,128:f32t:g 4,8192,32,64,64:bf16:g 8,4096,16,128,128:bf16:g \
 8,4096,16,32,32:f32:g}" .devbinMain .devbinhf > "$OUT/ab_raw.txt"
-awk '/^== round/{c=$4; b=$5} / bwd /{print b "-" c, $0}' "$OUT/ab.log" > "$OUT/ab_rows.txt"
-python3 bench/ab_summary.py "$OUT/ab_rows.txt" > "$OUT/ab_summary.txt"
+bwd_ab_table
 bwd_sanitizers .devbinhf _hf
 bwd_test .devbinhf hf > "$OUT/summary_hf.txt"
 bwd_sanitizers_wait _hf >> "$OUT/summary_hf.txt"
-echo "== summary $(( $(date +%s) - t0 )) s"
-head -2 "$OUT/summary_hf.txt"; tail -6 "$OUT/summary_hf.txt"
-grep -h "FAIL" "$OUT"/test_*.log | cut -c1-200 | head -5
-grep -E "check.*backward" "$OUT/ab.log" | sed 's/  */ /g' | sort | uniq -c | cut -c1-200
-sed 's/\[.*//' "$OUT/ab_summary.txt"
-tar -czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log *.txt) && rm -f "$OUT"/*.log "$OUT"/*_rc.txt "$OUT/ab_raw.txt" "$OUT/ab_rows.txt"
+bwd_report hf
+bwd_pack

@@ -146,6 +146,7 @@ static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kerne
     const int64_t nh = blockIdx.x, n = nh / p.H, h = nh - n * p.H;
     constexpr int NTW = MGT < 4 ? MGT : 4, MTW = MGT / NTW, WPM = 4 / NTW;
     static_assert(MTW * NTW == MGT && WPM * NTW == 4, "a warp's tiles: MTW m tiles by NTW n tiles");
+    static_assert(HD % 16 == 0 && HD <= 32 * MGT, "a constant head: whole k16 steps, within the warp's tiles");
     const int K = HD ? HD : (int)p.K, V = HD ? HD : (int)p.V, K16 = (K + 15) & ~15;
     const int mw = w / WPM, c0 = (int)blockIdx.y * 32 + 8 * NTW * (w % WPM) + 2 * tq; /* + 8 jn (+ 1) */
     int64_t b, t0, len, base;
@@ -174,7 +175,7 @@ static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kerne
                 const bool in = entry(i, jn, e, &off);
                 S[i][jn][e] = init && in ? init[nh * kv + off] : 0.f;
             }
-    if constexpr (HD % 16 != 0 || HD == 0) /* a constant head of 16s has no such column */
+    if constexpr (HD == 0) /* a constant head (whole k16 steps) has no such column */
         for (int idx = tid; idx < BT * (K16 - K); idx += NTHREADS) { /* the columns past K: zero, never loaded */
             const int r = idx / (K16 - K);
             a_s[r][K + idx - r * (K16 - K)] = 0.f;

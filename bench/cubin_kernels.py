@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Which kernels two cubins compile alike: each kernel's machine code (.text.<name>) and its
-attributes (.nv.info.<name>, .nv.shared.<name>, .nv.constant0.<name>) compared byte for byte.
+"""Which kernels two cubins compile alike: each kernel's machine code (.text.<name>), shared and
+constant memory (.nv.shared.<name>, .nv.constant0.<name>) byte for byte, and its attributes
+(.nv.info.<name>) one by one, without the symbol index that shifts with the file's kernel count.
+A kernel renamed (a template argument added) shows as "only in" a and b.
 
 A whole-file `cmp` of two cubins fails as soon as any kernel of the file changed; this tells
 whether the kernels a device run tested are the ones a merge ships (no cuobjdump needed).

@@ -503,8 +503,8 @@ int main(void)
         {F32, G, MILD, 1, 40, 1, 136, 40, 1, 1, 0, 0},   /* two passes of the tensor-core state products */
         {F32, GAMMA, MILD, 1, 45, 1, 20, 12, 1, 1, 0, 0}, /* the CUDA-core state products */
         {F32, G, MILD, 1, 40, 1, 33, 17, 1, 1, 0, 2},     /* odd K and V in the states kernels */
-        {F32, G, MILD, 1, 70, 1, 64, 64, 1, 1, 0, 0},     /* the gradient kernel's constant-head instances: */
-        {F32, G, MILD, 1, 70, 1, 128, 128, 1, 1, 0, 0}, /* K = V = 64 (states staged) and 128 */
+        {F32, G, MILD, 1, 70, 1, 64, 64, 1, 1, 0, 0},     /* fp32's constant-head instances: the gradient */
+        {F32, G, MILD, 1, 70, 1, 128, 128, 1, 1, 0, 0}, /* kernel's at 64 (staged) and 128, the states' at 64 */
         {BF, GAMMA, MILD, 1, 130, 9, 64, 64, 1, 1, 0, 3}, /* dg3's dg_gamma and two head blocks */
     };
     const conform_case *list = small ? smalls : all;

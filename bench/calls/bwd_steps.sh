@@ -59,16 +59,18 @@ bwd_ab() {
     | cut -c1-150
 }
 
-# every kernel's time under ncu of build $1 (fp32, gate g) at the shapes $2..
+# every kernel's time under ncu of build $1 (gate g; SGLA_NCU_ARGS the dtype and path, fp32 by default) at
+# the shapes $2..
 bwd_ncu_times() {
-  local b=$1 sh NCU
+  local b=$1 sh NCU ex=${SGLA_NCU_ARGS:---dtype f32} f
   shift
   NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
   for sh in "$@"; do
-    timeout 90 $NCU --metrics gpu__time_duration.sum --csv $b/sgla bench --backend cuda --dtype f32 --gate g \
-      --backward --iters 1 --shape $sh > "$OUT/ncu_${b#.}_$sh.csv" 2> "$OUT/ncu_err.log"
-    echo "ncu $b $sh rc=$? $(( $(date +%s) - t0 )) s"
-    python3 bench/ncu_durations.py "$OUT/ncu_${b#.}_$sh.csv" | grep -E "states|grads" | tail -3 | cut -c1-80
+    f="$OUT/ncu_${b#.}_$sh${SGLA_NCU_ARGS:+_$(echo $ex | tr -dc 'a-z0-9')}.csv"
+    timeout 90 $NCU --metrics gpu__time_duration.sum --csv $b/sgla bench --backend cuda $ex --gate g \
+      --backward --iters 1 --shape $sh > "$f" 2> "$OUT/ncu_err.log"
+    echo "ncu $b $ex $sh rc=$? $(( $(date +%s) - t0 )) s"
+    python3 bench/ncu_durations.py "$f" | grep -E "states|grads" | tail -3 | cut -c1-80
   done
 }
 

@@ -19,17 +19,10 @@ echo "== device_run rc=$?"
 OUT=${OUT:-/tmp/sgla_out}
 L=/tmp/logs && mkdir -p $L && tar xzf "$OUT/logs.tgz" -C $L
 . bench/calls/bwd_steps.sh
-t0=$(date +%s)
-for z in .devbinsh/*.xz; do [ -f "$z" ] && unxz -f "$z"; done
-NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu 2>/dev/null | head -1)
+bwd_begin   # (unpacks .devbinsh; device_run.sh unpacked .devbin)
 for b in .devbin .devbinsh; do
-  for ex in "--dtype f32" "--dtype bf16 --bwd-path 1"; do
-    f="$OUT/ncu_${b#.}_$(echo $ex | tr -dc 'a-z0-9').csv"
-    timeout 90 $NCU --metrics gpu__time_duration.sum --csv $b/sgla bench --backend cuda $ex --gate g --backward \
-      --iters 1 --shape 8,4096,16,128,128 > "$f" 2> "$OUT/ncu_err.log"
-    echo "ncu $b $ex rc=$? $(( $(date +%s) - t0 )) s"
-    python3 bench/ncu_durations.py "$f" | grep -E "states|grads" | cut -c1-100
-  done
+  bwd_ncu_times $b 8,4096,16,128,128
+  SGLA_NCU_ARGS="--dtype bf16 --bwd-path 1" bwd_ncu_times $b 8,4096,16,128,128
 done
 echo "== summary"
 cut -c1-250 "$OUT/summary.txt"

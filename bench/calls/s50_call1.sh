@@ -24,6 +24,12 @@ for b in .devbin .devbinsh; do
   bwd_ncu_times $b 8,4096,16,128,128
   SGLA_NCU_ARGS="--dtype bf16 --bwd-path 1" bwd_ncu_times $b 8,4096,16,128,128
 done
+# session 49's noticed items: the clocks under load, and the forward by `sgla bench` beside fla_compare's torch row
+nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv > "$OUT/clocks.txt"
+for r in 1 2; do
+  .devbin/sgla bench --backend cuda --gate g --iters 20 --shape 8,4096,16,128,128 2>&1 | tail -4 | cut -c1-200
+  nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw --format=csv,noheader >> "$OUT/clocks.txt"
+done
 echo "== summary"
 cut -c1-250 "$OUT/summary.txt"
 sed -n '/^shape /,$p' $L/fla.log | head -30

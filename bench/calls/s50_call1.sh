@@ -28,7 +28,7 @@ done
 nvidia-smi --query-gpu=clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu --format=csv > "$OUT/clocks.txt"
 for r in 1 2; do  # sampled while the timed loops run (~2 s of D = 256's compute-bound forward, then row 2's)
   (for i in 1 2 3 4 5 6; do sleep 0.4; nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw --format=csv,noheader; done >> "$OUT/clocks.txt") &
-  .devbin/sgla bench --backend cuda --gate g --iters 2000 --shape 2,16384,8,256,256 2>&1 | tail -3 | cut -c1-200
+  .devbin/sgla bench --backend cuda --gate g --iters 6000 --shape 2,16384,8,256,256 2>&1 | tail -3 | cut -c1-200
   wait
   .devbin/sgla bench --backend cuda --gate g --iters 20 --shape 8,4096,16,128,128 2>&1 | tail -3 | cut -c1-200
 done

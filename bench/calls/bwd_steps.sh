@@ -37,7 +37,7 @@ bwd_test() {
 }
 
 # `sgla bench --backward` of the builds $2.. on the cases $1 (shape:dtype[:gate], gate g by default; bf16
-# on the CUDA-core path; dtype f32t: fp32 with --tf32), SGLA_ROUNDS rounds interleaved, into $OUT/ab.log
+# and f16 on the CUDA-core path; dtype f32t: fp32 with --tf32), SGLA_ROUNDS rounds interleaved, into $OUT/ab.log
 bwd_ab() {
   local cases=$1 r s sh dt gt ex b
   shift
@@ -45,7 +45,7 @@ bwd_ab() {
   for r in $(seq ${SGLA_ROUNDS:-2}); do
     for s in $cases; do
       IFS=: read -r sh dt gt <<< "$s"
-      ex=; [ $dt = bf16 ] && ex="--bwd-path 1"
+      ex=; { [ $dt = bf16 ] || [ $dt = f16 ]; } && ex="--bwd-path 1"
       [ $dt = f32t ] && dt=f32 ex=--tf32 # fp32 with SGLA_FLAG_ALLOW_TF32
       for b in "$@"; do
         echo "== round $r $s $b" >> "$OUT/ab.log"

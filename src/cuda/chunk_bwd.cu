@@ -40,6 +40,15 @@ constexpr int MG = MAXK / 32; /* a thread's groups of 32 state rows (or columns)
 static __device__ __forceinline__ float ld(const float *p, int64_t i) { return p[i]; }
 static __device__ __forceinline__ float ld(const __half *p, int64_t i) { return __half2float(p[i]); }
 static __device__ __forceinline__ float ld(const __nv_bfloat16 *p, int64_t i) { return __bfloat162float(p[i]); }
+/* a value as loaded (raw) and its float: the states kernels keep the next block's rows raw, converted when
+ * stored to shared memory, so that no instruction needs a load before the products that hide it */
+static __device__ __forceinline__ float f32(float x) { return x; }
+static __device__ __forceinline__ float f32(__half x) { return __half2float(x); }
+static __device__ __forceinline__ float f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <class E> static __device__ __forceinline__ E raw_zero();
+template <> __device__ __forceinline__ float raw_zero<float>() { return 0.f; }
+template <> __device__ __forceinline__ __half raw_zero<__half>() { return __ushort_as_half(0); }
+template <> __device__ __forceinline__ __nv_bfloat16 raw_zero<__nv_bfloat16>() { return __ushort_as_bfloat16(0); }
 static __device__ __forceinline__ void st(float *p, int64_t i, float x) { p[i] = x; }
 static __device__ __forceinline__ void st(__half *p, int64_t i, float x) { p[i] = __float2half_rn(x); }
 static __device__ __forceinline__ void st(__nv_bfloat16 *p, int64_t i, float x) { p[i] = __float2bfloat16_rn(x); }
@@ -130,8 +139,9 @@ static __global__ void chunk_base_kernel(const int64_t *cu, int64_t N, int64_t T
  * 2 NTW values a warp (12 at K = 128, where one A fragment and four tiles by n had split 18).  The
  * strides LA, LB are 8 mod 32: a fragment's 32 loads (rows t, columns g) fall on 32 banks.  Rows j >= L
  * of both operands are stored as zeros (never NaN times garbage).
- * A block's k (q) and v (dO) values go through registers (4 MGT + 4 a thread, raw: the weights w (rs) are
- * applied when they are stored), and warp 0's gates (rg, a lane's token) with them: the next block's
+ * A block's k (q) and v (dO) values go through registers (4 MGT + 4 a thread, raw: in the input's dtype,
+ * converted and weighted by w (rs) when they are stored; a conversion at the load made 16-bit rows wait
+ * for their loads before the products, docs/perf.md, session 50), and warp 0's gates (rg, a lane's token) with them: the next block's
  * load while this block's products run.  At K > 128 (MGT = 8) a thread holds 222 registers, one block
  * an SM (capped at 128 for two, it spilled in the loop). */
 constexpr int LA = MAXK + 8, LB = 32 + 8;
@@ -182,7 +192,8 @@ static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kerne
         }
     /* a thread's values of a block: rows 8 u + w (u < 4), columns lane + 32 m of a (m < MGT), column
      * lane of b (no division an element) */
-    float ra[4][MGT], rb[4], rg = 0.f;
+    E ra[4][MGT], rb[4];
+    float rg = 0.f;
     auto load = [&](int64_t blk) {
         const int64_t t = t0 + blk * BT;
         const int L = (int)(len - blk * BT < BT ? len - blk * BT : BT);
@@ -193,8 +204,8 @@ static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kerne
             const int r = 8 * u + w;
             const int64_t row = (b * p.T + t + r) * p.H + h;
 #pragma unroll
-            for (int m = 0; m < MGT; m++) ra[u][m] = r < L && lane + 32 * m < K ? ld(A, row * K + lane + 32 * m) : 0.f;
-            rb[u] = r < L && col2 < V ? ld(Bm, row * V + col2) : 0.f;
+            for (int m = 0; m < MGT; m++) ra[u][m] = r < L && lane + 32 * m < K ? A[row * K + lane + 32 * m] : raw_zero<E>();
+            rb[u] = r < L && col2 < V ? Bm[row * V + col2] : raw_zero<E>();
         }
     };
     if (nb > 0) load(reverse ? nb - 1 : 0);
@@ -232,8 +243,8 @@ static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kerne
             const float wr = r < L ? wv[r] : 0.f; /* zero past L */
 #pragma unroll
             for (int m = 0; m < MGT; m++)
-                if (lane + 32 * m < K) a_s[r][lane + 32 * m] = wr * ra[u][m];
-            b_s[r][lane] = rb[u]; /* zero past L and V */
+                if (lane + 32 * m < K) a_s[r][lane + 32 * m] = wr * f32(ra[u][m]);
+            b_s[r][lane] = f32(rb[u]); /* zero past L and V */
         }
         __syncthreads();
         if (i + 1 < nb) load(reverse ? blk - 1 : blk + 1); /* in flight during the products */

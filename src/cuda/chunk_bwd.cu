@@ -685,7 +685,38 @@ static __global__ void __launch_bounds__(NTHREADS, 2) grads_kernel(const sgla_bp
     /* warp w the rows w + 8 i, a lane every 32nd column (no division by K or V an element); rows past L
      * zero (the tensor-core products sum all 32).  fp32 by cp.async, every copy in flight at once (a
      * load and its shared store had waited a round trip each: 16 % of the kernel's stall samples,
-     * docs/perf.md session 45 call 8); 16-bit inputs converted on the way */
+     * docs/perf.md session 45 call 8); 16-bit inputs converted on the way, at a constant head the four
+     * rows' raw values of two tensors loaded before the first is converted (one round trip a pair of
+     * tensors, not one a row: the states kernels' 16-bit rows gained 12-51 % so, session 50) */
+    if constexpr (sizeof(E) == 2 && HD != 0) {
+        constexpr int NC = HD / 32;
+        static_assert(NTHREADS / 32 == BT / 4, "a warp's rows w + 8 i, i < 4, cover the block's");
+#pragma unroll
+        for (int pass = 0; pass < 2; pass++) {
+            const E *x0 = pass ? v : q, *x1 = pass ? dout : k;
+            float *s0 = pass ? Vs : Qs, *s1 = pass ? dOs : Ks; /* lk = lv: K = V = HD */
+            E r0[BT / 8][NC], r1[BT / 8][NC];
+#pragma unroll
+            for (int i = 0; i < BT / 8; i++) {
+                const int r = (tid >> 5) + 8 * i;
+                const int64_t g = ((b * p.T + t + r) * p.H + h) * HD;
+#pragma unroll
+                for (int m = 0; m < NC; m++) {
+                    r0[i][m] = r < L ? x0[g + lane + 32 * m] : raw_zero<E>();
+                    r1[i][m] = r < L ? x1[g + lane + 32 * m] : raw_zero<E>();
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < BT / 8; i++) {
+                const int r = (tid >> 5) + 8 * i;
+#pragma unroll
+                for (int m = 0; m < NC; m++) {
+                    s0[r * lk + lane + 32 * m] = f32(r0[i][m]);
+                    s1[r * lk + lane + 32 * m] = f32(r1[i][m]);
+                }
+            }
+        }
+    } else
     for (int r = tid >> 5; r < BT; r += NTHREADS / 32) {
         const bool in = r < L;
         const int64_t gk = ((b * p.T + t + r) * p.H + h) * K, gv = ((b * p.T + t + r) * p.H + h) * V;

@@ -480,6 +480,8 @@ int main(void)
         {BF, G, MILD, 1, 200, 2, 128, 128, 1, 1, 0, 0},
         {HF, GAMMA, MIX30, 1, 150, 2, 64, 128, 1, 1, 0, 3},
         {BF, G, MIX30, 1, 170, 3, 64, 64, 1, 1, 0, 0}, /* the states staged in shared memory, 16-bit rows */
+        {BF, G, MILD, 1, 100, 2, 96, 48, 1, 1, 0, 0},    /* 16-bit rows of run-time heads: partial column */
+        {HF, G, MIX30, 1, 77, 1, 200, 136, 1, 1, 0, 0},  /* steps of both tensors, up to 7 a row */
     };
     /* the sequence split of the tensor-core path, forced (segments of whole chunks, the last one
      * partial; dg, dg_gamma, h0, dht, dh0 in place, B > 1), and chosen by itself (one head, 2048 tokens) */
@@ -511,10 +513,13 @@ int main(void)
     const int n = small ? (int)(sizeof smalls / sizeof smalls[0]) : (int)(sizeof all / sizeof all[0]);
     for (int i = 0; i < n; i++) run_case(&list[i], &r);
     if (small) {
-        /* the CUDA-core path's constant-head instances for 16-bit rows (K = V = 64 staged, 128 not) */
+        /* the CUDA-core path's instances for 16-bit rows: constant heads (K = V = 64 staged, 128 not),
+         * then run-time ones (the rows' loads two rows at a time, their partial column steps) */
         static const conform_case cores_small[] = {
             {BF, G, MILD, 1, 70, 1, 64, 64, 1, 1, 0, 0},
             {HF, GAMMA, MILD, 1, 70, 1, 128, 128, 1, 1, 0, 0},
+            {BF, G, MILD, 1, 45, 1, 96, 48, 1, 1, 0, 0},
+            {HF, GAMMA, MILD, 1, 40, 1, 200, 136, 1, 1, 0, 0},
         };
         conform_bwd_path = 1;
         for (size_t i = 0; i < sizeof cores_small / sizeof cores_small[0]; i++) run_case(&cores_small[i], &r);

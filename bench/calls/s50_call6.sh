@@ -1,0 +1,16 @@
+#!/bin/bash
+# Session 50 call 6: main after call 5's merge (wip/grads-raw: constant heads' 16-bit rows in batches) and
+# the new test cases (16-bit CUDA-core rows of run-time heads, which call 5 ran on wip/grads-raw-rt's
+# instances, not main's): test_gpu_backward in full (SGLA_SEED 50004), memcheck and racecheck of its
+# small set.
+#   .devbinF  main be8924e (test_gpu_backward)
+# Carry [".devbinF"].
+. bench/calls/bwd_steps.sh
+bwd_begin
+export SGLA_SEED=50004
+bwd_sanitizers .devbinF _F
+bwd_test .devbinF F > "$OUT/summary_F.txt"
+bwd_sanitizers_wait _F >> "$OUT/summary_F.txt"
+cat "$OUT/summary_F.txt"
+grep -h "FAIL" "$OUT"/test_F.log | cut -c1-200 | head -5
+bwd_pack

@@ -514,7 +514,7 @@ int main(void)
     for (int i = 0; i < n; i++) run_case(&list[i], &r);
     if (small) {
         /* the CUDA-core path's instances for 16-bit rows: constant heads (K = V = 64 staged, 128 not),
-         * then run-time ones (the rows' loads two rows at a time, their partial column steps) */
+         * then run-time ones (K != V, partial column steps) */
         static const conform_case cores_small[] = {
             {BF, G, MILD, 1, 70, 1, 64, 64, 1, 1, 0, 0},
             {HF, GAMMA, MILD, 1, 70, 1, 128, 128, 1, 1, 0, 0},

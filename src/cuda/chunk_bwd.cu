@@ -141,8 +141,8 @@ static __global__ void chunk_base_kernel(const int64_t *cu, int64_t N, int64_t T
  * of both operands are stored as zeros (never NaN times garbage).
  * A block's k (q) and v (dO) values go through registers (4 MGT + 4 a thread, raw: in the input's dtype,
  * converted and weighted by w (rs) when they are stored; a conversion at the load made 16-bit rows wait
- * for their loads before the products, docs/perf.md, session 50), and warp 0's gates (rg, a lane's token) with them: the next block's
- * load while this block's products run.  At K > 128 (MGT = 8) a thread holds 222 registers, one block
+ * for their loads before the products, docs/perf.md, session 50), and warp 0's gates (rg, a lane's
+ * token) with them: the next block's load while this block's products run.  At K > 128 (MGT = 8) a thread holds 222 registers, one block
  * an SM (capped at 128 for two, it spilled in the loop). */
 constexpr int LA = MAXK + 8, LB = 32 + 8;
 template <class E, int MGT, bool X3, int HD = 0> /* HD: K = V = HD known to the compiler, as the gradient kernel's */
@@ -687,7 +687,8 @@ static __global__ void __launch_bounds__(NTHREADS, 2) grads_kernel(const sgla_bp
      * load and its shared store had waited a round trip each: 16 % of the kernel's stall samples,
      * docs/perf.md session 45 call 8); 16-bit inputs converted on the way, at a constant head the four
      * rows' raw values of two tensors loaded before the first is converted (one round trip a pair of
-     * tensors, not one a row: the states kernels' 16-bit rows gained 12-51 % so, session 50) */
+     * tensors, not one a row: -1.4 to -2.9 %, session 50; at a run-time head two rows at a time took
+     * more spills and ran 6 % slower) */
     if constexpr (sizeof(E) == 2 && HD != 0) {
         constexpr int NC = HD / 32;
         static_assert(NTHREADS / 32 == BT / 4, "a warp's rows w + 8 i, i < 4, cover the block's");

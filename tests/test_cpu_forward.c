@@ -77,6 +77,37 @@ typedef struct cfg {
 
 static int64_t n_cases = 0;
 
+/* |x| of n values of dtype dt in place (the sign bit cleared: exact in every dtype) */
+static void abs_values(void *p, sgla_dtype dt, int64_t n)
+{
+    if (sgla_dtype_size(dt) == 2)
+        for (int64_t i = 0; i < n; i++) ((uint16_t *)p)[i] &= 0x7fffu;
+    else
+        for (int64_t i = 0; i < n; i++) ((uint32_t *)p)[i] &= 0x7fffffffu;
+}
+
+/* The output's condition: ||o|| from |q|, |k|, |v|, |h0| (the decays and scale's sign do not cancel) over
+ * ||o|| (o64), 1 where nothing cancels.  fp32's rounding is relative to the former: where q . k nearly
+ * cancels (T = 1, K = 14, SGLA_SEED 147298852 gave 2.4e-5) a bar of 1e-5 of ||o|| is a bar below fp32. */
+static double condition(const sgla_forward_desc *d, int64_t nqk, int64_t nv, int64_t ns, const double *o64)
+{
+    const size_t es = sgla_dtype_size(d->dtype);
+    void *q = malloc((size_t)(nqk + 1) * es), *k = malloc((size_t)(nqk + 1) * es), *v = malloc((size_t)(nv + 1) * es);
+    float *h0 = d->h0 ? malloc((size_t)ns * sizeof(float)) : NULL;
+    double *oa = malloc((size_t)(nv + 1) * sizeof(double));
+    memcpy(q, d->q, (size_t)nqk * es), memcpy(k, d->k, (size_t)nqk * es), memcpy(v, d->v, (size_t)nv * es);
+    abs_values(q, d->dtype, nqk), abs_values(k, d->dtype, nqk), abs_values(v, d->dtype, nv);
+    if (h0) memcpy(h0, d->h0, (size_t)ns * sizeof(float)), abs_values(h0, SGLA_F32, ns);
+    sgla_forward_desc a = *d;
+    a.q = q, a.k = k, a.v = v, a.h0 = h0, a.ht = NULL, a.o = NULL;
+    a.scale = fabsf(d->scale);
+    reference(&a, oa, NULL);
+    double na = 0, no = 0;
+    for (int64_t i = 0; i < nv; i++) na += oa[i] * oa[i], no += o64[i] * o64[i];
+    free(q), free(k), free(v), free(h0), free(oa);
+    return no > 0 ? sqrt(na / no) : 1.0;
+}
+
 static void describe(const cfg *c, char *buf, size_t n)
 {
     snprintf(buf, n, "B=%lld T=%lld H=%lld K=%lld V=%lld C=%lld %s gate=%d[%g,%g] scale=%g h0=%d ht=%d inplace=%d nseq=%lld fp32out=%d thr=%d misalign=%d isa=%s",
@@ -144,6 +175,11 @@ static void run_case(tu_rng *r, const cfg *c)
     double *oc = malloc((size_t)(nv + 1) * sizeof(double));
     double *htc = malloc((size_t)(ns + 1) * sizeof(double));
     reference(&d, o64, ht64);
+    /* fp32's bar: 1e-5 up to a condition of 16, then 6.25e-7 x the condition, ~10 ulps of the terms'
+     * magnitudes (the worst seed seen had 0.9: 2.4e-5 at 467; these inputs' median is 3, and gates near 0
+     * over 200 tokens reach 48 with errors of 2.3e-7).  Taken before the call: in place, h0 becomes ht */
+    const double cond = odt == SGLA_F32 && nv > 0 ? condition(&d, nqk, nv, ns, o64) : 1.0;
+    const double cf = cond > 16 ? cond / 16 : 1.0;
 
     tu_poison(o, odt, nv);
     if (ht && !c->inplace) tu_poison(ht, SGLA_F32, ns);
@@ -159,15 +195,15 @@ static void run_case(tu_rng *r, const cfg *c)
         TU_CHECK(tu_count_poison(o, odt, nv) == 0, "%s: %lld output elements not written", desc,
                  (long long)tu_count_poison(o, odt, nv));
         tu_to_double(o, odt, nv, oc);
-        double tol = 1e-5;
+        double tol = 1e-5 * cf;
         if (odt == SGLA_F16) tol = 1e-3;
         if (odt == SGLA_BF16) tol = 8e-3;
         double rel = tu_rel_l2(oc, o64, nv), mx = tu_max_abs(oc, o64, nv);
         double omax = 0;
         for (int64_t i = 0; i < nv; i++) omax = fmax(omax, fabs(o64[i]));
         /* per element: fp32 accumulation over <= T terms, bounded by the largest output */
-        double mtol = odt == SGLA_F32 ? 1e-5 * (omax + 1e-30) * 4 : tol * (omax + 1e-30) * 2;
-        TU_CHECK(rel <= tol || (nv > 0 && rel == 0), "%s: o rel L2 %.3e > %.1e", desc, rel, tol);
+        double mtol = odt == SGLA_F32 ? 1e-5 * cf * (omax + 1e-30) * 4 : tol * (omax + 1e-30) * 2;
+        TU_CHECK(rel <= tol || (nv > 0 && rel == 0), "%s: o rel L2 %.3e > %.1e (condition %.1f)", desc, rel, tol, cond);
         TU_CHECK(mx <= mtol, "%s: o max abs %.3e > %.3e", desc, mx, mtol);
         if (odt != SGLA_F32) {
             /* against the fp64 answer rounded once to the output type: within an ulp */

@@ -1,0 +1,27 @@
+#!/bin/bash
+# Session 51 call 1 (prepared in session 50): session 50's call 6 (main's backward suite with the four
+# 16-bit run-time-head cases, which ran only on wip/grads-raw-rt's instances) and the next states-kernel
+# change beside main.
+#   .devbinF  main 8733d3b (sgla, test_gpu_backward; its kernels are main's)
+#   .devbinS  wip/states-scan-all 3021705 (sgla, test_gpu_backward): every warp scans the block's gates in
+#             registers before the barrier (two barriers a 32-token block, not three: the fp32 states
+#             launches' barrier stalls, 1.65 of 7.6 cycles an issue in session 50's profile)
+#  1. the A/B (`sgla bench --backward`, 2 rounds): fp32 3xTF32 and TF32 alone, bf16 on the CUDA-core path,
+#     fp32 K = 32 (every states instance changed; the digits must not);
+#  2. both builds' test_gpu_backward in full (SGLA_SEED 51001) with memcheck and racecheck of the small sets.
+# Carry [".devbinF", ".devbinS"] (~41 MiB with the tree).
+. bench/calls/bwd_steps.sh
+bwd_begin
+export SGLA_SEED=51001
+SGLA_ROUNDS=${SGLA_ROUNDS:-2} bwd_ab "${SGLA_CASES:-4,8192,32,64,64:f32:g 8,4096,16,128,128:f32:g \
+8,4096,16,128,128:f32t:g 4,8192,32,64,64:bf16:g 8,4096,16,128,128:bf16:g 2,8192,8,256,256:bf16:g \
+8,4096,16,32,32:f32:g}" .devbinF .devbinS > "$OUT/ab_raw.txt"
+bwd_ab_table
+bwd_sanitizers .devbinF _F
+bwd_test .devbinF F > "$OUT/summary_F.txt"
+bwd_sanitizers_wait _F >> "$OUT/summary_F.txt"
+bwd_sanitizers .devbinS _S
+bwd_test .devbinS S > "$OUT/summary_S.txt"
+bwd_sanitizers_wait _S >> "$OUT/summary_S.txt"
+bwd_report F S
+bwd_pack

@@ -37,11 +37,9 @@ constexpr int NTHREADS = 256;  /* every kernel */
 constexpr int MAXK = 256;
 constexpr int MG = MAXK / 32; /* a thread's groups of 32 state rows (or columns) at most */
 
-static __device__ __forceinline__ float ld(const float *p, int64_t i) { return p[i]; }
-static __device__ __forceinline__ float ld(const __half *p, int64_t i) { return __half2float(p[i]); }
-static __device__ __forceinline__ float ld(const __nv_bfloat16 *p, int64_t i) { return __bfloat162float(p[i]); }
-/* a value as loaded (raw) and its float: the states kernels keep the next block's rows raw, converted when
- * stored to shared memory, so that no instruction needs a load before the products that hide it */
+/* an input value's float, and the zero of its dtype: rows are loaded raw and converted where they are stored
+ * to shared memory (the states kernels hold them in registers meanwhile, so that no instruction needs a
+ * load before the products that hide it) */
 static __device__ __forceinline__ float f32(float x) { return x; }
 static __device__ __forceinline__ float f32(__half x) { return __half2float(x); }
 static __device__ __forceinline__ float f32(__nv_bfloat16 x) { return __bfloat162float(x); }
@@ -142,8 +140,8 @@ static __global__ void chunk_base_kernel(const int64_t *cu, int64_t N, int64_t T
  * A block's k (q) and v (dO) values go through registers (4 MGT + 4 a thread, raw: in the input's dtype,
  * converted and weighted by w (rs) when they are stored; a conversion at the load made 16-bit rows wait
  * for their loads before the products, docs/perf.md, session 50), and warp 0's gates (rg, a lane's
- * token) with them: the next block's load while this block's products run.  At K > 128 (MGT = 8) a thread holds 222 registers, one block
- * an SM (capped at 128 for two, it spilled in the loop). */
+ * token) with them: the next block's load while this block's products run.  At K > 128 (MGT = 8) a
+ * thread holds 222 registers, one block an SM (capped at 128 for two, it spilled in the loop). */
 constexpr int LA = MAXK + 8, LB = 32 + 8;
 template <class E, int MGT, bool X3, int HD = 0> /* HD: K = V = HD known to the compiler, as the gradient kernel's */
 static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kernel(const sgla_bparams p, int reverse)
@@ -204,7 +202,8 @@ static __global__ void __launch_bounds__(NTHREADS, MGT > 4 ? 1 : 2) states_kerne
             const int r = 8 * u + w;
             const int64_t row = (b * p.T + t + r) * p.H + h;
 #pragma unroll
-            for (int m = 0; m < MGT; m++) ra[u][m] = r < L && lane + 32 * m < K ? A[row * K + lane + 32 * m] : raw_zero<E>();
+            for (int m = 0; m < MGT; m++)
+                ra[u][m] = r < L && lane + 32 * m < K ? A[row * K + lane + 32 * m] : raw_zero<E>();
             rb[u] = r < L && col2 < V ? Bm[row * V + col2] : raw_zero<E>();
         }
     };
@@ -633,7 +632,8 @@ static __host__ __device__ __forceinline__ int ss_ld(int V) { return 4 * ((V + 3
  * stepped without a division (NTHREADS = dc rows + dj float4s) */
 struct F4Walk {
     int v4, dc, dj, c, j;
-    __device__ __forceinline__ F4Walk(int V, int tid) : v4(V / 4), dc(NTHREADS / v4), dj(NTHREADS - dc * v4), c(tid / v4), j(tid - c * v4) {}
+    __device__ __forceinline__ F4Walk(int V, int tid)
+        : v4(V / 4), dc(NTHREADS / v4), dj(NTHREADS - dc * v4), c(tid / v4), j(tid - c * v4) {}
     __device__ __forceinline__ void next()
     {
         c += dc, j += dj;
@@ -735,12 +735,12 @@ static __global__ void __launch_bounds__(NTHREADS, 2) grads_kernel(const sgla_bp
             }
         }
         for (int c = lane; c < K; c += 32) {
-            Qs[r * lk + c] = in ? ld(q, gk + c) : 0.f;
-            Ks[r * lk + c] = in ? ld(k, gk + c) : 0.f;
+            Qs[r * lk + c] = in ? f32(q[gk + c]) : 0.f;
+            Ks[r * lk + c] = in ? f32(k[gk + c]) : 0.f;
         }
         for (int c = lane; c < V; c += 32) {
-            Vs[r * lv + c] = in ? ld(v, gv + c) : 0.f;
-            dOs[r * lv + c] = in ? ld(dout, gv + c) : 0.f;
+            Vs[r * lv + c] = in ? f32(v[gv + c]) : 0.f;
+            dOs[r * lv + c] = in ? f32(dout[gv + c]) : 0.f;
         }
     }
     if constexpr (sizeof(E) == 4) sgla_cp_async_commit();
@@ -959,8 +959,8 @@ template <class E, bool X3, bool SS, int HD> static cudaError_t grads_allow1(int
 template <class E, bool X3> static cudaError_t grads_allow(int bytes)
 {
     cudaError_t e;
-    if ((e = grads_allow1<E, X3, false, 0>(bytes)) != cudaSuccess || (e = grads_allow1<E, X3, true, 0>(bytes)) != cudaSuccess ||
-        (e = grads_allow1<E, X3, true, 64>(bytes)) != cudaSuccess)
+    if ((e = grads_allow1<E, X3, false, 0>(bytes)) != cudaSuccess ||
+        (e = grads_allow1<E, X3, true, 0>(bytes)) != cudaSuccess || (e = grads_allow1<E, X3, true, 64>(bytes)) != cudaSuccess)
         return e;
     return grads_allow1<E, X3, false, 128>(bytes);
 }

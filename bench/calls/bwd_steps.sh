@@ -36,6 +36,14 @@ bwd_test() {
   grep -h "f32" "$OUT/test_$2.log" | sed 's/.*f32 //' | cut -c1-160 | head -16
 }
 
+# build $1's full suite beside memcheck and racecheck of its small set, all three into $OUT/summary_$2.txt
+# (the tag $2 names the logs too)
+bwd_suite() {
+  bwd_sanitizers $1 _$2
+  bwd_test $1 $2 > "$OUT/summary_$2.txt"
+  bwd_sanitizers_wait _$2 >> "$OUT/summary_$2.txt"
+}
+
 # `sgla bench --backward` of the builds $2.. on the cases $1 (shape:dtype[:gate], gate g by default; bf16
 # and f16 on the CUDA-core path; dtype f32t: fp32 with --tf32), SGLA_ROUNDS rounds interleaved, into $OUT/ab.log
 bwd_ab() {

@@ -9,9 +9,7 @@
 . bench/calls/bwd_steps.sh
 bwd_begin
 export SGLA_SEED=50004
-bwd_sanitizers .devbinF _F
-bwd_test .devbinF F > "$OUT/summary_F.txt"
-bwd_sanitizers_wait _F >> "$OUT/summary_F.txt"
+bwd_suite .devbinF F
 cat "$OUT/summary_F.txt"
 grep -h "FAIL" "$OUT"/test_F.log | cut -c1-200 | head -5
 bwd_pack

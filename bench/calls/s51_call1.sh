@@ -18,11 +18,7 @@ SGLA_ROUNDS=${SGLA_ROUNDS:-2} bwd_ab "${SGLA_CASES:-4,8192,32,64,64:f32:g 8,4096
 8,4096,16,128,128:f32t:g 4,8192,32,64,64:bf16:g 8,4096,16,128,128:bf16:g 2,8192,8,256,256:bf16:g \
 8,4096,16,32,32:f32:g}" .devbinF .devbinS > "$OUT/ab_raw.txt"
 bwd_ab_table
-bwd_sanitizers .devbinF _F
-bwd_test .devbinF F > "$OUT/summary_F.txt"
-bwd_sanitizers_wait _F >> "$OUT/summary_F.txt"
-bwd_sanitizers .devbinS _S
-bwd_test .devbinS S > "$OUT/summary_S.txt"
-bwd_sanitizers_wait _S >> "$OUT/summary_S.txt"
+bwd_suite .devbinF F
+bwd_suite .devbinS S
 bwd_report F S
 bwd_pack

@@ -1,5 +1,5 @@
-# Sourced by the backward calls of sessions 45-49 (s45_call1, 3, 5 and the calls that run s45_call5.sh,
-# s46-s49's): the steps they share.  Staged builds in .devbin*/ (bench/stage_devbin.sh), logs under $OUT.
+# Sourced by the backward calls of sessions 45-51 (s45_call1, 3, 5 and the calls that run s45_call5.sh,
+# s46-s51's): the steps they share.  Staged builds in .devbin*/ (bench/stage_devbin.sh), logs under $OUT.
 
 # GPU name, t0, the staged binaries unpacked, the sanitizer found
 bwd_begin() {

@@ -199,8 +199,12 @@ sgla_cli_test(cli_bench_csv "bench|--shape|1,64,1,16,16|--shape|2,1,1,16,16|--it
   RE "^backend,B,T,H,K,V,nseq,dtype,gate,pass,ms,[^\n]*\ncpu,1,64,1,16,16,,f32,g,fwd,[0-9]")
 sgla_cli_test(cli_bench_varlen "bench|--shape|1,300,2,16,16|--varlen|100,150,50|--iters|2|--no-peak|--backward|--format|csv"
   RE "\ncpu,1,300,2,16,16,3,f32,g,fwd,[0-9][^\n]*\ncpu,1,300,2,16,16,3,f32,g,bwd,[0-9]")
+# refused before the first line (the header and earlier shapes' rows had been printed before the error)
 sgla_cli_test(cli_bench_varlen_sum "bench|--shape|1,300,2,16,16|--varlen|100,150|--iters|2|--no-peak" RC 2
-  RE "sum to 250, the shape's T is 300")
+  RE "^sgla bench: --varlen lengths sum to 250, the shape's T is 300\n$")
+sgla_cli_test(cli_bench_varlen_second_shape "bench|--shape|1,300,2,16,16|--shape|1,200,2,16,16|--varlen|100,150,50|--iters|1|--no-peak"
+  RC 2 RE "^sgla bench: --varlen lengths sum past the shape's T = 200 \\(at length 2, 150\\)\n$")
+sgla_cli_test(cli_bench_varlen_no_shape "bench|--varlen|3|--iters|1|--no-peak" RC 2 RE "^sgla bench: --varlen needs --shape")
 sgla_cli_test(cli_bench_json "bench|--shape|1,64,1,16,16|--iters|2|--no-peak|--backward|--format=json"
   RE "^\\[\n  \\{\"backend\": \"cpu\", \"B\": 1, [^\n]*\"pass\": \"fwd\"[^\n]*\\},\n  \\{[^\n]*\"pass\": \"bwd\"")
 sgla_cli_test(cli_bench_pool "bench|--shape|8,1,2,16,16|--pool|--iters|3|--no-peak|--format|csv"

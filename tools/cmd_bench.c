@@ -82,7 +82,8 @@ static void usage(FILE *f)
             "+ q, k, v, o).\n"
             "--varlen packs each shape (B = 1) into N sequences of random lengths from the seed, or\n"
             "into the given lengths (their sum must be T; LxC: C sequences of L tokens, e.g.\n"
-            "2048x4,1x250): a packed batch with cu_seqlens, at most 4096 sequences.\n"
+            "2048x4,1x250): a packed batch with cu_seqlens, at most 4096 sequences.  It needs\n"
+            "--shape, and every shape's lengths are checked before the first row runs.\n"
             "--format csv (a header line, then one line per row) or json (one array of objects)\n"
             "prints the rows alone on stdout, with the fields backend, B, T, H, K, V, nseq, dtype, gate,\n"
             "pass (fwd, bwd, decode-warm, decode-cold, decode-pool, pool), ms, min_ms, cpu_ms, gflops,\n"
@@ -781,6 +782,18 @@ int sgla_cmd_bench(int argc, char **argv)
     }
     /* the dtype users run on each backend: bf16 on the GPU, fp32 on the CPU */
     if (!dtype_given && a.backend == SGLA_BACKEND_CUDA) a.dtype = SGLA_BF16;
+    /* --varlen's lengths against every shape before the first line is printed (the CPU's T = 1 shapes are
+     * decode steps: no packed batch) */
+    if (a.varlen_n || a.nlens) {
+        if (!a.nshapes) {
+            fprintf(stderr, "sgla bench: --varlen needs --shape (B = 1; the default shapes have other batches)\n");
+            return 2;
+        }
+        static int64_t cu[BENCH_MAX_SEQS + 1];
+        for (int i = 0, n; i < a.nshapes; i++)
+            if ((a.backend == SGLA_BACKEND_CUDA || a.shapes[i][1] != 1) && bench_varlen(&a, a.shapes[i], cu, &n) < 0)
+                return 2;
+    }
     bench_out_begin(&a);
     if (a.backend == SGLA_BACKEND_CUDA) {
         const int rc = bench_cuda_run(&a);
@@ -792,9 +805,9 @@ int sgla_cmd_bench(int argc, char **argv)
         fprintf(stderr, "sgla bench: --isa %s: this CPU cannot run it\n", sgla_cpu_isa_name(isa));
         return 1;
     }
-    /* the library's own default: this file may be built without OpenMP while the
-     * library runs on every thread, and the peak must be measured on as many */
-    int nth = a.threads ? a.threads : sgla_cpu_default_threads();
+    /* the library's own count (its default, or the request up to its cap): this file may be built without
+     * OpenMP while the library runs on every thread, and the peak must be measured on as many */
+    int nth = sgla_cpu_threads(a.threads, INT64_MAX);
     int cur = sgla_cpu_isa_current();
     double peak = 0, copy_bw = 0;
     if (!no_peak) {

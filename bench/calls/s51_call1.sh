@@ -5,8 +5,8 @@
 #   .devbinF  main 8733d3b (sgla, test_gpu_backward; its kernels are main's)
 #   .devbinS  wip/states-scan-all 3021705 (sgla, test_gpu_backward; the branch, rebased onto main since,
 #             is 6e63909 with every kernel 3021705's machine code, bench/cubin_kernels.py): every warp
-#             scans the block's gates in registers before the barrier (two barriers a 32-token block, not three: the fp32 states
-#             launches' barrier stalls, 1.65 of 7.6 cycles an issue in session 50's profile)
+#             scans the block's gates in registers before the barrier (two barriers a 32-token block,
+#             not three: the fp32 states launches' barrier stalls, 1.65 of 7.6 cycles an issue in session 50's profile)
 #  1. the A/B (`sgla bench --backward`, 2 rounds): fp32 3xTF32 and TF32 alone, bf16 on the CUDA-core path,
 #     fp32 K = 32 (every states instance changed; the digits must not);
 #  2. both builds' test_gpu_backward in full (SGLA_SEED 51001) with memcheck and racecheck of the small sets.

@@ -205,6 +205,12 @@ sgla_cli_test(cli_bench_varlen_sum "bench|--shape|1,300,2,16,16|--varlen|100,150
 sgla_cli_test(cli_bench_varlen_second_shape "bench|--shape|1,300,2,16,16|--shape|1,200,2,16,16|--varlen|100,150,50|--iters|1|--no-peak"
   RC 2 RE "^sgla bench: --varlen lengths sum past the shape's T = 200 \\(at length 2, 150\\)\n$")
 sgla_cli_test(cli_bench_varlen_no_shape "bench|--varlen|3|--iters|1|--no-peak" RC 2 RE "^sgla bench: --varlen needs --shape")
+# --check of a packed batch checks a packed case (no h0 or ht, as the timed call), forward and backward;
+# the dense check keeps its ht
+sgla_cli_test(cli_bench_varlen_check "bench|--shape|1,300,2,16,16|--varlen|100,150,50|--iters|1|--no-peak|--check|--backward"
+  RE "check ok +cpu f32 gate=g/mild B=1 T=256 H=2 K=16 V=16 h0=0 ht=0 nseq=3: o rel [^\n]*\\)\n[^\n]*\n  check ok +backward cpu f32 gate=g/mild B=1 T=128 H=2 K=16 V=16 h0=0 ht=0 nseq=3: dq ")
+sgla_cli_test(cli_bench_check_dense "bench|--shape|1,300,2,16,16|--iters|1|--no-peak|--check"
+  RE "check ok +cpu f32 gate=g/mild B=1 T=256 H=2 K=16 V=16 h0=0 ht=1 nseq=0: o rel [^\n]* ht rel ")
 sgla_cli_test(cli_bench_json "bench|--shape|1,64,1,16,16|--iters|2|--no-peak|--backward|--format=json"
   RE "^\\[\n  \\{\"backend\": \"cpu\", \"B\": 1, [^\n]*\"pass\": \"fwd\"[^\n]*\\},\n  \\{[^\n]*\"pass\": \"bwd\"")
 sgla_cli_test(cli_bench_pool "bench|--shape|8,1,2,16,16|--pool|--iters|3|--no-peak|--format|csv"

@@ -73,9 +73,13 @@ int bench_shape_refused(const bench_args *a, const int64_t sh[5], int64_t chunk,
 int bench_cuda_run(const bench_args *a); /* tools/bench_cuda.c */
 
 /* The backend (CUDA: with the plan `force`, or NULL) against fp64 on fresh
- * inputs shaped like sh (B = 1, at most 2 heads and tmax tokens); prints one
- * line, returns 1 when it fails (tools/cmd_bench.c). */
-int bench_check(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t tmax, const sgla_cuda_plan *force);
-int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax);
+ * inputs shaped like sh (B = 1, at most 2 heads and tmax tokens; nseq > 0, the
+ * timed call's packed batch: packed too, into at most BENCH_CHECK_SEQS
+ * sequences, without h0 and ht as the timed call); prints one line, returns 1
+ * when it fails (tools/cmd_bench.c). */
+#define BENCH_CHECK_SEQS 8
+int bench_check(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t tmax, int nseq,
+                const sgla_cuda_plan *force);
+int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax, int nseq);
 
 #endif

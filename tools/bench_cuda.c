@@ -261,7 +261,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
         const int64_t chk_chunks = chk_nseg > 1 ? ((tchk + chk_nseg - 1) / chk_nseg + 63) / 64 : 0;
         const int chk_sub = a->sub == 1 || (a->sub > 1 && chk_chunks % a->sub == 0 && chk_chunks) ? a->sub : 0;
         const sgla_cuda_plan chk = {plan.config, chk_nseg, a->blocks, chk_sub, a->cols};
-        const int bad = bench_check(a, sh, 64, tchk, dt == SGLA_F32 ? NULL : &chk);
+        const int bad = bench_check(a, sh, 64, tchk, nseq, dt == SGLA_F32 ? NULL : &chk);
         if (bad) rc = 1;
         const sgla_cuda_plan *fp = a->config != -1 || a->split > 0 || a->blocks || a->sub || a->cols ? &force : NULL;
         for (int i = 0; i < warm; i++) {
@@ -304,7 +304,7 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
             /* the backward: checked against fp64 on a smaller case of the shape, then timed with its
              * own workspace (the bytes it needs are the backward's extra memory) */
             const int64_t tb = T < 256 ? T : 256;
-            if (bench_check_backward(a, sh, tb)) rc = 1;
+            if (bench_check_backward(a, sh, tb, nseq)) rc = 1;
             void *bdo = NULL, *bq = NULL, *bk = NULL, *bv = NULL, *ws = NULL;
             float *bdg = NULL, *bdgg = NULL;
             BC(cudaMalloc(&bdo, (size_t)nv * es));

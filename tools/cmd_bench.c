@@ -92,8 +92,9 @@ static void usage(FILE *f)
             "everything else goes to stderr.\n"
             "\n"
             "--check also runs the backend on fresh inputs of each shape's K, V, dtype and gate\n"
-            "(B = 1, at most 2 heads and 256 tokens; CUDA: 2048 tokens and the timed plan) against\n"
-            "the fp64 reference (tools/conform.h; fails above 1e-5 / 1e-3 / 8e-3).  CUDA always checks.\n"
+            "(B = 1, at most 2 heads and 256 tokens; CUDA: 2048 tokens and the timed plan; with --varlen\n"
+            "a packed batch of at most 8 sequences, no h0 or ht) against the fp64 reference\n"
+            "(tools/conform.h; fails above 1e-5 / 1e-3 / 8e-3).  CUDA always checks.\n"
             "\n"
             "defaults: --backend cpu --dtype f32 (bf16 with --backend cuda) --gate g --threads 0 (all cores)\n"
             "          --chunk 64 --format table\n"
@@ -206,17 +207,24 @@ static int time_forward(sgla_forward_desc *d, float **st, int nrot, int warm, in
     return 0;
 }
 
+/* The check's sequences: a packed timed call (nseq > 0) is checked packed, into at most
+ * BENCH_CHECK_SEQS sequences of drawn lengths (conform_draw: the second empty from three on) */
+static int check_seqs(int nseq) { return nseq < BENCH_CHECK_SEQS ? nseq : BENCH_CHECK_SEQS; }
+
 /* The check of a benchmarked shape: the backend (and, for CUDA, the plan)
  * against fp64 through the conformance harness on fresh inputs of the same
  * K, V, dtype and gate, B = 1, at most 2 heads and tmax tokens (decode: the
- * state in place).  Prints one line; returns 1 when it fails. */
-int bench_check(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t tmax, const sgla_cuda_plan *force)
+ * state in place; a packed timed call: packed, with no h0 or ht, since those
+ * choose another path on CUDA).  Prints one line; returns 1 when it fails. */
+int bench_check(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t tmax, int nseq,
+                const sgla_cuda_plan *force)
 {
+    const int ns = check_seqs(nseq);
     const conform_case c = {a->dtype, a->gate == BENCH_GATE_G ? CONFORM_GATE_G
                                       : a->gate == BENCH_GATE_GAMMA ? CONFORM_GATE_GAMMA
                                                                     : CONFORM_GATE_NONE,
                             CONFORM_MILD, 1, sh[1] < tmax ? sh[1] : tmax, sh[2] < 2 ? sh[2] : 2, sh[3], sh[4],
-                            sh[1] == 1, 1, sh[1] == 1, 0, chunk, a->threads};
+                            sh[1] == 1, !ns, sh[1] == 1, ns, chunk, a->threads};
     ref_rng r;
     ref_rng_init(&r, a->seed ^ 0xc4ecull);
     conform_data x;
@@ -235,14 +243,16 @@ int bench_check(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t
 }
 
 /* The backward's check: every gradient of backend a->backend against fp64 on
- * fresh inputs shaped like sh (B = 1, at most 2 heads and tmax tokens). */
-int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax)
+ * fresh inputs shaped like sh (B = 1, at most 2 heads and tmax tokens, h0 and dht; a packed
+ * timed call: packed as bench_check's, without h0 and dht as the timed call). */
+int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax, int nseq)
 {
+    const int ns = check_seqs(nseq);
     const conform_case c = {a->dtype, a->gate == BENCH_GATE_G ? CONFORM_GATE_G
                                       : a->gate == BENCH_GATE_GAMMA ? CONFORM_GATE_GAMMA
                                                                     : CONFORM_GATE_NONE,
                             CONFORM_MILD, 1, sh[1] < tmax ? sh[1] : tmax, sh[2] < 2 ? sh[2] : 2, sh[3], sh[4],
-                            1, 1, 0, 0, 0, a->threads};
+                            !ns, !ns, 0, ns, 0, a->threads};
     ref_rng r;
     ref_rng_init(&r, a->seed ^ 0xb4cull);
     conform_data x;
@@ -402,7 +412,7 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
     snprintf(shape, sizeof shape, "%lld,%lld,%lld,%lld,%lld", (long long)B, (long long)T, (long long)H,
              (long long)K, (long long)V);
     const char *gname = a->gate == BENCH_GATE_G ? "g" : a->gate == BENCH_GATE_GAMMA ? "gamma" : "none";
-    if (a->check && bench_check(a, sh, chunk, 256, NULL)) rc = 1;
+    if (a->check && bench_check(a, sh, chunk, 256, nseq, NULL)) rc = 1;
     /* --pool: a third decode pass through a state pool of nrot x B slots (as large as the cold
      * pass's states), each call on another random set of B of them, in place */
     sgla_state_pool sp;
@@ -461,7 +471,7 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
         fflush(stdout);
     }
     if (a->backward && !decode) {
-        if (a->check && bench_check_backward(a, sh, 128)) rc = 1;
+        if (a->check && bench_check_backward(a, sh, 128, nseq)) rc = 1;
         /* the gradients of every input: dout random, dg (or dg_gamma) asked for unless --no-gate-grad */
         void *dout = amalloc64((size_t)nv * es), *dq = amalloc64((size_t)nqk * es), *dk = amalloc64((size_t)nqk * es);
         void *dv = amalloc64((size_t)nv * es);

@@ -80,6 +80,7 @@ typedef struct conform_result {
     double bar;           /* rel L2 bar of the dtype */
     double o_rel, o_max_abs, o_max_ref, ht_rel, ht_max_abs, ht_max_ref; /* max_abs: max |out - ref|, <= 4 bar max|ref| */
     int64_t o_unwritten, ht_unwritten;
+    int has_ht; /* ht was asked for and judged */
     int pass;
 } conform_result;
 

@@ -222,6 +222,12 @@ sgla_cli_test(cli_bench_shape_trailing_comma "bench|--shape|1,64,2,16,|--iters|1
 sgla_cli_test(cli_bench_varlen_pool "bench|--shape|1,300,2,16,16|--varlen|100x2,1x100|--pool|--iters|2|--no-peak|--format|csv"
   RE "\ncpu,1,300,2,16,16,102,f32,g,fwd,[0-9][^\n]*\ncpu,1,300,2,16,16,102,f32,g,pool,[0-9]")
 sgla_cli_test(cli_bench_varlen_repeat_bad "bench|--shape|1,300,2,16,16|--varlen|100x" RC 2 RE "is not an integer")
+# --check of a pool step: the step on fresh inputs through a pool against fp64 (the batch's first 8
+# sequences cut to 32 tokens: 32 + 32 + six decodes), and a decode step's pool pass
+sgla_cli_test(cli_bench_varlen_pool_check "bench|--shape|1,300,2,16,16|--varlen|100x2,1x100|--pool|--iters|1|--no-peak|--check"
+  RE "check ok +pool cpu f32 gate=g/mild B=1 T=70 H=2 K=16 V=16 h0=1 ht=1 nseq=8 \\(fixed cuts\\): o rel [^\n]* ht rel [^\n]*\n1,300,2,16,16 +f32 +g .*pool step: 102 sequences")
+sgla_cli_test(cli_bench_pool_check "bench|--shape|8,1,2,16,16|--pool|--iters|2|--no-peak|--check"
+  RE "check ok +pool cpu f32 gate=g/mild B=8 T=1 H=2 K=16 V=16 h0=1 ht=1 nseq=0: o rel ")
 # an empty field is a slip, not a separator to skip (the sum alone did not catch "150,,150")
 sgla_cli_test(cli_bench_varlen_empty "bench|--shape|1,300,2,16,16|--varlen|150,,150" RC 2 RE "--varlen: '150,,150' has an empty field")
 sgla_cli_test(cli_bench_varlen_trailing "bench|--shape|1,300,2,16,16|--varlen|300," RC 2 RE "--varlen: '300,' has an empty field")

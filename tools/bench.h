@@ -81,5 +81,10 @@ int bench_cuda_run(const bench_args *a); /* tools/bench_cuda.c */
 int bench_check(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t tmax, int nseq,
                 const sgla_cuda_plan *force);
 int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax, int nseq);
+/* A pool step's check (conform_check_pool): with cu (the timed batch's cu_seqlens, nseq > 0) its first
+ * BENCH_CHECK_SEQS sequences, each cut to tmax / BENCH_CHECK_SEQS tokens (decodes stay decodes); else at
+ * most BENCH_CHECK_SEQS sequences of at most tmax tokens */
+int bench_check_pool(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t tmax, const int64_t *cu,
+                     int nseq);
 
 #endif

@@ -91,10 +91,14 @@ static cudaError_t sorted_times(cudaStream_t st, const cudaEvent_t *ev, float *t
  * timed like the forward.  The pool and indices are allocated into *pool, *idx (freed by the caller). */
 static int bench_pool_step(const bench_args *a, const sgla_forward_desc *d0, const int64_t *hcu, int64_t N,
                            const char *shs, cudaStream_t st, cudaEvent_t *ev, float *times, int iters, int warm,
-                           float **pool, int64_t **idx)
+                           float **pool, int64_t **idx, int *bad_check)
 {
     int rc = 0;
     const int64_t kv = d0->H * d0->K * d0->V, S = 2 * N;
+    /* the step on fresh inputs against fp64 first (its lengths: the batch's first ones, cut to 256 tokens);
+     * a failed check is reported in *bad_check, the row still timed */
+    const int64_t csh[5] = {d0->B, d0->T, d0->H, d0->K, d0->V};
+    const int bad = *bad_check = bench_check_pool(a, csh, 64, 2048, hcu, hcu ? (int)N : 0);
     int64_t *hidx = malloc((size_t)S * 8);
     float *hp = malloc((size_t)(S * kv) * 4);
     if (!hidx || !hp) { fprintf(stderr, "sgla bench: out of host memory for the pool\n"); free(hidx), free(hp); return 1; }
@@ -134,13 +138,14 @@ static int bench_pool_step(const bench_args *a, const sgla_forward_desc *d0, con
         const int64_t sh[5] = {d.B, d.T, d.H, d.K, d.V};
         const char *gname = d.g ? "g" : d.g_gamma ? "gamma" : "none";
         if (a->format == BENCH_TABLE)
-            printf("%-22s %-5s %-6s pool     %9.4f %9.4f %8.1f %8.4f %7.2f  %lld sequence%s, %lld slots\n", shs,
+            printf("%-22s %-5s %-6s pool     %9.4f %9.4f %8.1f %8.4f %7.2f  %s  %lld sequence%s, %lld slots\n", shs,
                    sgla_dtype_name(d.dtype), gname, med, (double)times[0], bytes / (med * 1e-3) * 1e-9, floor_ms,
-                   med / floor_ms, (long long)N, N == 1 ? "" : "s", (long long)S);
+                   med / floor_ms, bad ? "FAIL" : "ok", (long long)N, N == 1 ? "" : "s", (long long)S);
         bench_record rec = bench_record_init("cuda", sh, sgla_dtype_name(d.dtype), gname, "pool");
         rec.nseq = hcu ? (int)N : 0;
         rec.ms = med, rec.min_ms = times[0], rec.gbs = bytes / (med * 1e-3) * 1e-9;
         rec.floor_ms = floor_ms, rec.x_floor = med / floor_ms;
+        rec.check = bad ? "FAIL" : "ok";
         bench_out_row(a, &rec);
         fflush(stdout);
     }
@@ -297,9 +302,16 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
             bench_out_row(a, &rec);
         }
         fflush(stdout);
-        if (a->pool && (rc = bench_pool_step(a, &d, nseq ? hcu : NULL, nseq ? nseq : B, shs, st, ev, times,
-                                             iters, warm, &dpool, &didx)) != 0)
-            goto out;
+        if (a->pool) {
+            int pbad = 0;
+            const int pr = bench_pool_step(a, &d, nseq ? hcu : NULL, nseq ? nseq : B, shs, st, ev, times, iters, warm,
+                                           &dpool, &didx, &pbad);
+            if (pbad) rc = 1;
+            if (pr) {
+                rc = pr;
+                goto out;
+            }
+        }
         if (a->backward) {
             /* the backward: checked against fp64 on a smaller case of the shape, then timed with its
              * own workspace (the bytes it needs are the backward's extra memory) */

@@ -93,7 +93,9 @@ static void usage(FILE *f)
             "\n"
             "--check also runs the backend on fresh inputs of each shape's K, V, dtype and gate\n"
             "(B = 1, at most 2 heads and 256 tokens; CUDA: 2048 tokens and the timed plan; with --varlen\n"
-            "a packed batch of at most 8 sequences, no h0 or ht) against the fp64 reference\n"
+            "a packed batch of at most 8 sequences, no h0 or ht; with --pool also the step through a pool\n"
+            "of 2N slots, on the batch's first 8 sequences cut to 32 tokens, 256 on CUDA, the slots no\n"
+            "sequence owns left bit for bit) against the fp64 reference\n"
             "(tools/conform.h; fails above 1e-5 / 1e-3 / 8e-3).  CUDA always checks.\n"
             "\n"
             "defaults: --backend cpu --dtype f32 (bf16 with --backend cuda) --gate g --threads 0 (all cores)\n"
@@ -236,6 +238,43 @@ int bench_check(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t
     conform_result res;
     if (a->tf32 && a->backend == SGLA_BACKEND_CUDA) x.d.flags |= SGLA_FLAG_ALLOW_TF32; /* the timed call's mode */
     conform_check(&x, a->backend, force, &res);
+    fprintf(bench_info(a), "  check ");
+    conform_print(bench_info(a), &res);
+    conform_free(&x);
+    return !res.pass;
+}
+
+int bench_check_pool(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t tmax, const int64_t *cu,
+                     int nseq)
+{
+    int64_t cuts[BENCH_CHECK_SEQS + 1];
+    const int ns = cu ? check_seqs(nseq) : 0;
+    int64_t T = sh[1] < tmax ? sh[1] : tmax;
+    if (ns) {
+        const int64_t cap = tmax / BENCH_CHECK_SEQS > 1 ? tmax / BENCH_CHECK_SEQS : 1;
+        cuts[0] = 0;
+        for (int i = 0; i < ns; i++) {
+            const int64_t len = cu[i + 1] - cu[i];
+            cuts[i + 1] = cuts[i] + (len < cap ? len : cap);
+        }
+        T = cuts[ns];
+    }
+    const conform_case c = {a->dtype, a->gate == BENCH_GATE_G ? CONFORM_GATE_G
+                                      : a->gate == BENCH_GATE_GAMMA ? CONFORM_GATE_GAMMA
+                                                                    : CONFORM_GATE_NONE,
+                            CONFORM_MILD, ns ? 1 : (sh[0] < BENCH_CHECK_SEQS ? sh[0] : BENCH_CHECK_SEQS), T,
+                            sh[2] < 2 ? sh[2] : 2, sh[3], sh[4], 1, 1, 0, ns, chunk, a->threads, ns ? cuts : NULL};
+    ref_rng r;
+    ref_rng_init(&r, a->seed ^ 0x9001cull);
+    conform_data x;
+    sgla_status st = conform_draw(&x, &c, &r, SGLA_BACKEND_REF_A);
+    if (st != SGLA_OK) {
+        fprintf(bench_info(a), "  check: the reference failed: %s (%s)\n", sgla_status_string(st), sgla_last_error());
+        return 1;
+    }
+    conform_result res;
+    if (a->tf32 && a->backend == SGLA_BACKEND_CUDA) x.d.flags |= SGLA_FLAG_ALLOW_TF32;
+    conform_check_pool(&x, a->backend, &res);
     fprintf(bench_info(a), "  check ");
     conform_print(bench_info(a), &res);
     conform_free(&x);
@@ -413,6 +452,7 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
              (long long)K, (long long)V);
     const char *gname = a->gate == BENCH_GATE_G ? "g" : a->gate == BENCH_GATE_GAMMA ? "gamma" : "none";
     if (a->check && bench_check(a, sh, chunk, 256, nseq, NULL)) rc = 1;
+    if (a->check && decode && a->pool && bench_check_pool(a, sh, chunk, 256, NULL, 0)) rc = 1;
     /* --pool: a third decode pass through a state pool of nrot x B slots (as large as the cold
      * pass's states), each call on another random set of B of them, in place */
     sgla_state_pool sp;
@@ -509,6 +549,7 @@ static int bench_cpu_shape(const bench_args *a, const int64_t *sh, int64_t chunk
         /* a serving step on a pool of 2N slots: with --varlen a mixed batch (prefills and decodes), given
          * the host copy of cu_seqlens as a CUDA caller would */
         const int64_t N = nseq ? nseq : B, S = 2 * N;
+        if (a->check && bench_check_pool(a, sh, chunk, 256, nseq ? cu : NULL, nseq)) rc = 1;
         pool = amalloc64((size_t)(S * H * K * V) * sizeof(float));
         idx_all = malloc((size_t)N * sizeof *idx_all);
         if (!pool || !idx_all) {

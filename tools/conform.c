@@ -335,6 +335,97 @@ static int tf32_alone(const conform_data *x, sgla_backend be)
 }
 #define TF32_BAR 5e-3
 
+/* conform_check_pool's slots: sequence n on slot 2N - 1 - 2n (not the batch's order), the others a
+ * pattern that must survive the call */
+static int64_t pool_slot(int64_t N, int64_t n) { return 2 * N - 1 - 2 * n; }
+static float pool_pattern(int64_t i) { return (float)(0.5 + 0.001 * (double)(i % 997)); }
+
+int conform_check_pool(const conform_data *x, sgla_backend be, conform_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->bar = conform_bar(x->c.dtype);
+    if (tf32_alone(x, be)) res->bar = TF32_BAR;
+    label(x, be, NULL, res);
+    {
+        char tmp[sizeof res->label];
+        memcpy(tmp, res->label, sizeof tmp);
+        snprintf(res->label, sizeof res->label, "pool %.185s", tmp);
+    }
+    if (!x->c.h0 || !x->c.ht || x->c.inplace) {
+        res->status = sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "conform: a pool check needs a case with h0 and ht, not in place");
+        return res->pass = 0;
+    }
+    const sgla_dtype dt = x->c.dtype;
+    const size_t es = sgla_dtype_size(dt);
+    const int64_t N = x->N, S = 2 * N, kv = x->c.H * x->c.K * x->c.V;
+    float *pool = xmalloc((size_t)(S * kv) * 4), *ht = xmalloc((size_t)(N * kv) * 4);
+    int64_t *idx = xmalloc((size_t)N * 8);
+    void *o = xmalloc((size_t)x->nv * es);
+    if (!pool || !ht || !idx || !o) {
+        res->status = sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "conform: the pool check's buffers");
+        res->pass = 0;
+        goto done;
+    }
+    for (int64_t i = 0; i < S * kv; i++) pool[i] = pool_pattern(i);
+    for (int64_t n = 0; n < N; n++) {
+        idx[n] = pool_slot(N, n);
+        memcpy(pool + idx[n] * kv, x->h0 + n * kv, (size_t)kv * 4);
+    }
+    poison(o, dt, x->nv);
+    sgla_state_pool sp;
+    memset(&sp, 0, sizeof sp);
+    sp.slots = S, sp.indices = idx, sp.index_bits = 64, sp.flags = SGLA_POOL_INPLACE, sp.host_cu_seqlens = x->cu;
+    if (be != SGLA_BACKEND_CUDA) {
+        sgla_forward_desc d = x->d;
+        d.o = o, d.h0 = pool, d.ht = NULL, d.pool = &sp;
+        res->status = sgla_forward(&d, be);
+    } else {
+#ifdef SGLA_HAVE_CUDA
+        dev_case dc;
+        void *dout = NULL, *dpool = NULL, *didx = NULL;
+        cudaError_t e = dev_case_upload(x, &dc);
+        if (e == cudaSuccess) e = upload(&dout, o, (size_t)x->nv * es, 16);
+        if (e == cudaSuccess) e = upload(&dpool, pool, (size_t)(S * kv) * 4, 0);
+        if (e == cudaSuccess) e = upload(&didx, idx, (size_t)N * 8, 0);
+        if (e == cudaSuccess) e = cudaDeviceSynchronize();
+        if (e == cudaSuccess) {
+            sgla_forward_desc d = dev_case_desc(x, &dc);
+            sgla_state_pool dsp = sp;
+            dsp.indices = didx;
+            d.o = dout, d.h0 = dpool, d.ht = NULL, d.pool = &dsp;
+            res->status = sgla_forward(&d, SGLA_BACKEND_CUDA);
+            e = cudaStreamSynchronize(dc.st);
+        }
+        if (e == cudaSuccess) e = cudaMemcpy(o, dout, (size_t)x->nv * es, cudaMemcpyDeviceToHost);
+        if (e == cudaSuccess) e = cudaMemcpy(pool, dpool, (size_t)(S * kv) * 4, cudaMemcpyDeviceToHost);
+        cudaFree(dout), cudaFree(dpool), cudaFree(didx);
+        dev_case_free(&dc);
+        if (e != cudaSuccess) {
+            if (res->status == SGLA_OK) res->status = sgla_fail(SGLA_ERR_CUDA, "conform: %s", cudaGetErrorString(e));
+            res->pass = 0;
+            goto done;
+        }
+#else
+        res->status = sgla_fail(SGLA_ERR_BACKEND_UNAVAILABLE, "conform: this build has no CUDA backend");
+        res->pass = 0;
+        goto done;
+#endif
+    }
+    for (int64_t n = 0; n < N; n++) memcpy(ht + n * kv, pool + idx[n] * kv, (size_t)kv * 4);
+    for (int64_t r = 0; r < S; r++) {
+        if ((S - 1 - r) % 2 == 0) continue; /* a sequence's slot: 2N - 1 - 2n */
+        for (int64_t i = r * kv; i < (r + 1) * kv; i++) {
+            const float p = pool_pattern(i);
+            if (memcmp(&pool[i], &p, 4)) res->other_changed++;
+        }
+    }
+    judge(x, o, ht, res);
+    if (res->other_changed) res->pass = 0;
+done:
+    free(pool), free(ht), free(idx), free(o);
+    return res->pass;
+}
+
 int conform_check(const conform_data *x, sgla_backend be, const sgla_cuda_plan *force, conform_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -359,6 +450,8 @@ void conform_print(FILE *f, const conform_result *res)
             res->o_max_abs, res->o_max_ref);
     if (res->has_ht) fprintf(f, " ht rel %.2e maxabs %.2e (max|ref| %.2e)", res->ht_rel, res->ht_max_abs, res->ht_max_ref);
     if (res->status != SGLA_OK) fprintf(f, " -- status %s (%s)", sgla_status_string(res->status), sgla_last_error());
+    else if (res->other_changed)
+        fprintf(f, " -- %lld elements of slots no sequence owns changed", (long long)res->other_changed);
     else if (res->o_unwritten || res->ht_unwritten)
         fprintf(f, " -- %lld o and %lld ht elements not written", (long long)res->o_unwritten,
                 (long long)res->ht_unwritten);

@@ -81,6 +81,7 @@ typedef struct conform_result {
     double o_rel, o_max_abs, o_max_ref, ht_rel, ht_max_abs, ht_max_ref; /* max_abs: max |out - ref|, <= 4 bar max|ref| */
     int64_t o_unwritten, ht_unwritten;
     int has_ht; /* ht was asked for and judged */
+    int64_t other_changed; /* conform_check_pool: elements of the slots no sequence owns that changed */
     int pass;
 } conform_result;
 
@@ -98,6 +99,12 @@ void conform_free(conform_data *x);
  * res->pass; a CUDA runtime failure of the harness itself is a failed case
  * with status SGLA_ERR_CUDA. */
 int conform_check(const conform_data *x, sgla_backend be, const sgla_cuda_plan *force, conform_result *res);
+
+/* The case through a state pool (experimental API): its N sequences on N of 2N fp32 slots, sequence n
+ * on slot 2N - 1 - 2n, h0 read from the slots and the final states written back (SGLA_POOL_INPLACE; the
+ * host copy of cu_seqlens given); o and the written slots judged as o and ht, the N other slots must
+ * keep every bit.  Needs a case with h0 and ht, not in place. */
+int conform_check_pool(const conform_data *x, sgla_backend be, conform_result *res);
 
 /* One line: "ok  <label>: o rel ... maxabs ... ht rel ... maxabs ..." (FAIL and the
  * reason when it failed). */

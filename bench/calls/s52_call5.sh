@@ -23,4 +23,10 @@ CASES
 echo "== test_gpu_pool $(( $(date +%s) - t0 )) s"
 timeout 200 $B/tests/test_gpu_pool > "$OUT/test_pool.log" 2>&1; echo "rc=$?"
 grep -E "passed|FAIL|seed" "$OUT/test_pool.log" | tail -5
+echo "== l2_probe $(( $(date +%s) - t0 )) s"
+G=gamma; nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && G="g gamma"
+for g in $G; do
+  PYTHONPATH=$PWD/python SGLA_LIBRARY=$PWD/$B/libsgla.so timeout 120 python3 bench/l2_probe.py --rounds 3 --gate $g \
+    > "$OUT/l2_$g.txt" 2>&1; echo "rc=$?"; grep -v "^NVIDIA" "$OUT/l2_$g.txt" | tail -16 | cut -c1-120
+done
 echo "== $(( $(date +%s) - t0 )) s"

@@ -2,7 +2,8 @@
 # Session 52 call 5: `sgla bench --check` of pool steps on CUDA (c33f727: conform_check_pool, the step on
 # fresh inputs through a pool of 2N slots against fp64, the other slots bit for bit): dense and packed,
 # mixed prefills and decodes, the chunked kernel on slots and the recurrence, every dtype; then
-# test_gpu_pool (its harness links the changed conform.c).  Carry [".devbinX"] (sgla, test_gpu_pool).
+# test_gpu_pool (its harness links the changed conform.c); bench/l2_probe.py (gamma; g too on an H200).
+# Carry [".devbinX"] (sgla, libsgla.so, test_gpu_pool).
 . bench/calls/bwd_steps.sh
 bwd_begin
 B=.devbinX

@@ -213,6 +213,36 @@ static int time_forward(sgla_forward_desc *d, float **st, int nrot, int warm, in
  * BENCH_CHECK_SEQS sequences of drawn lengths (conform_draw: the second empty from three on) */
 static int check_seqs(int nseq) { return nseq < BENCH_CHECK_SEQS ? nseq : BENCH_CHECK_SEQS; }
 
+static int check_gate(const bench_args *a)
+{
+    return a->gate == BENCH_GATE_G       ? CONFORM_GATE_G
+           : a->gate == BENCH_GATE_GAMMA ? CONFORM_GATE_GAMMA
+                                         : CONFORM_GATE_NONE;
+}
+
+/* Case c drawn from a->seed ^ salt, run by the backend (through a state pool where `pool`) in the timed
+ * call's mode, judged and printed: 1 when it fails */
+static int forward_check(const bench_args *a, const conform_case *c, uint64_t salt, const sgla_cuda_plan *force,
+                         int pool)
+{
+    ref_rng r;
+    ref_rng_init(&r, a->seed ^ salt);
+    conform_data x;
+    sgla_status st = conform_draw(&x, c, &r, SGLA_BACKEND_REF_A);
+    if (st != SGLA_OK) {
+        fprintf(bench_info(a), "  check: the reference failed: %s (%s)\n", sgla_status_string(st), sgla_last_error());
+        return 1;
+    }
+    conform_result res;
+    if (a->tf32 && a->backend == SGLA_BACKEND_CUDA) x.d.flags |= SGLA_FLAG_ALLOW_TF32; /* the timed call's mode */
+    if (pool) conform_check_pool(&x, a->backend, &res);
+    else conform_check(&x, a->backend, force, &res);
+    fprintf(bench_info(a), "  check ");
+    conform_print(bench_info(a), &res);
+    conform_free(&x);
+    return !res.pass;
+}
+
 /* The check of a benchmarked shape: the backend (and, for CUDA, the plan)
  * against fp64 through the conformance harness on fresh inputs of the same
  * K, V, dtype and gate, B = 1, at most 2 heads and tmax tokens (decode: the
@@ -222,26 +252,9 @@ int bench_check(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t
                 const sgla_cuda_plan *force)
 {
     const int ns = check_seqs(nseq);
-    const conform_case c = {a->dtype, a->gate == BENCH_GATE_G ? CONFORM_GATE_G
-                                      : a->gate == BENCH_GATE_GAMMA ? CONFORM_GATE_GAMMA
-                                                                    : CONFORM_GATE_NONE,
-                            CONFORM_MILD, 1, sh[1] < tmax ? sh[1] : tmax, sh[2] < 2 ? sh[2] : 2, sh[3], sh[4],
-                            sh[1] == 1, !ns, sh[1] == 1, ns, chunk, a->threads};
-    ref_rng r;
-    ref_rng_init(&r, a->seed ^ 0xc4ecull);
-    conform_data x;
-    sgla_status st = conform_draw(&x, &c, &r, SGLA_BACKEND_REF_A);
-    if (st != SGLA_OK) {
-        fprintf(bench_info(a), "  check: the reference failed: %s (%s)\n", sgla_status_string(st), sgla_last_error());
-        return 1;
-    }
-    conform_result res;
-    if (a->tf32 && a->backend == SGLA_BACKEND_CUDA) x.d.flags |= SGLA_FLAG_ALLOW_TF32; /* the timed call's mode */
-    conform_check(&x, a->backend, force, &res);
-    fprintf(bench_info(a), "  check ");
-    conform_print(bench_info(a), &res);
-    conform_free(&x);
-    return !res.pass;
+    const conform_case c = {a->dtype, check_gate(a), CONFORM_MILD, 1, sh[1] < tmax ? sh[1] : tmax,
+                            sh[2] < 2 ? sh[2] : 2, sh[3], sh[4], sh[1] == 1, !ns, sh[1] == 1, ns, chunk, a->threads};
+    return forward_check(a, &c, 0xc4ecull, force, 0);
 }
 
 int bench_check_pool(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t tmax, const int64_t *cu,
@@ -259,26 +272,10 @@ int bench_check_pool(const bench_args *a, const int64_t sh[5], int64_t chunk, in
         }
         T = cuts[ns];
     }
-    const conform_case c = {a->dtype, a->gate == BENCH_GATE_G ? CONFORM_GATE_G
-                                      : a->gate == BENCH_GATE_GAMMA ? CONFORM_GATE_GAMMA
-                                                                    : CONFORM_GATE_NONE,
-                            CONFORM_MILD, ns ? 1 : (sh[0] < BENCH_CHECK_SEQS ? sh[0] : BENCH_CHECK_SEQS), T,
-                            sh[2] < 2 ? sh[2] : 2, sh[3], sh[4], 1, 1, 0, ns, chunk, a->threads, ns ? cuts : NULL};
-    ref_rng r;
-    ref_rng_init(&r, a->seed ^ 0x9001cull);
-    conform_data x;
-    sgla_status st = conform_draw(&x, &c, &r, SGLA_BACKEND_REF_A);
-    if (st != SGLA_OK) {
-        fprintf(bench_info(a), "  check: the reference failed: %s (%s)\n", sgla_status_string(st), sgla_last_error());
-        return 1;
-    }
-    conform_result res;
-    if (a->tf32 && a->backend == SGLA_BACKEND_CUDA) x.d.flags |= SGLA_FLAG_ALLOW_TF32;
-    conform_check_pool(&x, a->backend, &res);
-    fprintf(bench_info(a), "  check ");
-    conform_print(bench_info(a), &res);
-    conform_free(&x);
-    return !res.pass;
+    const int64_t B = ns ? 1 : (sh[0] < BENCH_CHECK_SEQS ? sh[0] : BENCH_CHECK_SEQS);
+    const conform_case c = {a->dtype, check_gate(a), CONFORM_MILD, B, T, sh[2] < 2 ? sh[2] : 2, sh[3], sh[4], 1, 1, 0, ns,
+                            chunk, a->threads, ns ? cuts : NULL};
+    return forward_check(a, &c, 0x9001cull, NULL, 1);
 }
 
 /* The backward's check: every gradient of backend a->backend against fp64 on
@@ -287,11 +284,8 @@ int bench_check_pool(const bench_args *a, const int64_t sh[5], int64_t chunk, in
 int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax, int nseq)
 {
     const int ns = check_seqs(nseq);
-    const conform_case c = {a->dtype, a->gate == BENCH_GATE_G ? CONFORM_GATE_G
-                                      : a->gate == BENCH_GATE_GAMMA ? CONFORM_GATE_GAMMA
-                                                                    : CONFORM_GATE_NONE,
-                            CONFORM_MILD, 1, sh[1] < tmax ? sh[1] : tmax, sh[2] < 2 ? sh[2] : 2, sh[3], sh[4],
-                            !ns, !ns, 0, ns, 0, a->threads};
+    const conform_case c = {a->dtype, check_gate(a), CONFORM_MILD, 1, sh[1] < tmax ? sh[1] : tmax,
+                            sh[2] < 2 ? sh[2] : 2, sh[3], sh[4], !ns, !ns, 0, ns, 0, a->threads};
     ref_rng r;
     ref_rng_init(&r, a->seed ^ 0xb4cull);
     conform_data x;

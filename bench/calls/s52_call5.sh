@@ -22,7 +22,7 @@ done <<'CASES'
 --shape 64,1,16,128,128 --pool
 CASES
 echo "== test_gpu_pool $(( $(date +%s) - t0 )) s"
-timeout 200 $B/tests/test_gpu_pool > "$OUT/test_pool.log" 2>&1; echo "rc=$?"
+timeout 120 $B/tests/test_gpu_pool > "$OUT/test_pool.log" 2>&1; echo "rc=$?"
 grep -E "passed|FAIL|seed" "$OUT/test_pool.log" | tail -5
 echo "== l2_probe $(( $(date +%s) - t0 )) s"
 G=gamma; nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && G="g gamma"

@@ -226,6 +226,9 @@ sgla_cli_test(cli_bench_varlen_repeat_bad "bench|--shape|1,300,2,16,16|--varlen|
 # sequences cut to 32 tokens: 32 + 32 + six decodes), and a decode step's pool pass
 sgla_cli_test(cli_bench_varlen_pool_check "bench|--shape|1,300,2,16,16|--varlen|100x2,1x100|--pool|--iters|1|--no-peak|--check"
   RE "check ok +pool cpu f32 gate=g/mild B=1 T=70 H=2 K=16 V=16 h0=1 ht=1 nseq=8 \\(fixed cuts\\): o rel [^\n]* ht rel [^\n]*\n1,300,2,16,16 +f32 +g .*pool step: 102 sequences")
+# a batch that starts with 8 decodes: its prefill (292 tokens, cut to 32) takes the eighth place
+sgla_cli_test(cli_bench_varlen_pool_check_longest "bench|--shape|1,300,2,16,16|--varlen|1x8,292|--pool|--iters|1|--no-peak|--check"
+  RE "check ok +pool cpu f32 gate=g/mild B=1 T=39 H=2 K=16 V=16 h0=1 ht=1 nseq=8 \\(fixed cuts\\): o rel ")
 sgla_cli_test(cli_bench_pool_check "bench|--shape|8,1,2,16,16|--pool|--iters|2|--no-peak|--check"
   RE "check ok +pool cpu f32 gate=g/mild B=8 T=1 H=2 K=16 V=16 h0=1 ht=1 nseq=0: o rel ")
 # an empty field is a slip, not a separator to skip (the sum alone did not catch "150,,150")

@@ -82,8 +82,9 @@ int bench_check(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t
                 const sgla_cuda_plan *force);
 int bench_check_backward(const bench_args *a, const int64_t sh[5], int64_t tmax, int nseq);
 /* A pool step's check (conform_check_pool): with cu (the timed batch's cu_seqlens, nseq > 0) its first
- * BENCH_CHECK_SEQS sequences, each cut to tmax / BENCH_CHECK_SEQS tokens (decodes stay decodes); else at
- * most BENCH_CHECK_SEQS sequences of at most tmax tokens */
+ * BENCH_CHECK_SEQS sequences, the last of them swapped for the batch's longest where that one comes later,
+ * each cut to tmax / BENCH_CHECK_SEQS tokens (decodes stay decodes); else at most BENCH_CHECK_SEQS
+ * sequences of at most tmax tokens */
 int bench_check_pool(const bench_args *a, const int64_t sh[5], int64_t chunk, int64_t tmax, const int64_t *cu,
                      int nseq);
 

@@ -95,8 +95,9 @@ static int bench_pool_step(const bench_args *a, const sgla_forward_desc *d0, con
 {
     int rc = 0;
     const int64_t kv = d0->H * d0->K * d0->V, S = 2 * N;
-    /* the step on fresh inputs against fp64 first (its lengths: the batch's first ones, cut to 256 tokens);
-     * a failed check is reported in *bad_check, the row still timed */
+    /* the step on fresh inputs against fp64 first (bench_check_pool: a packed batch's first sequences and
+     * its longest, each cut to 256 tokens; else up to 8 of at most 2048); a failed check is reported in
+     * *bad_check, the row still timed */
     const int64_t csh[5] = {d0->B, d0->T, d0->H, d0->K, d0->V};
     const int bad = *bad_check = bench_check_pool(a, csh, 64, 2048, hcu, hcu ? (int)N : 0);
     int64_t *hidx = malloc((size_t)S * 8);

@@ -94,8 +94,9 @@ static void usage(FILE *f)
             "--check also runs the backend on fresh inputs of each shape's K, V, dtype and gate\n"
             "(B = 1, at most 2 heads and 256 tokens; CUDA: 2048 tokens and the timed plan; with --varlen\n"
             "a packed batch of at most 8 sequences, no h0 or ht; with --pool also the step through a pool\n"
-            "of 2N slots, on the batch's first 8 sequences cut to 32 tokens, 256 on CUDA, the slots no\n"
-            "sequence owns left bit for bit) against the fp64 reference\n"
+            "of 2N slots, the slots no sequence owns left bit for bit: at most 8 sequences of the shape's\n"
+            "tokens, or with --varlen the batch's first 7 and its longest, each cut to 32 tokens, 256\n"
+            "on CUDA) against the fp64 reference\n"
             "(tools/conform.h; fails above 1e-5 / 1e-3 / 8e-3).  CUDA always checks.\n"
             "\n"
             "defaults: --backend cpu --dtype f32 (bf16 with --backend cuda) --gate g --threads 0 (all cores)\n"
@@ -264,10 +265,15 @@ int bench_check_pool(const bench_args *a, const int64_t sh[5], int64_t chunk, in
     const int ns = cu ? check_seqs(nseq) : 0;
     int64_t T = sh[1] < tmax ? sh[1] : tmax;
     if (ns) {
+        /* the first sequences, the last of them swapped for the batch's longest where it is further on (a
+         * batch that starts with decodes still has its prefill checked on the path that runs it) */
+        int64_t longest = 0;
+        for (int i = 1; i < nseq; i++)
+            if (cu[i + 1] - cu[i] > cu[longest + 1] - cu[longest]) longest = i;
         const int64_t cap = tmax / BENCH_CHECK_SEQS > 1 ? tmax / BENCH_CHECK_SEQS : 1;
         cuts[0] = 0;
         for (int i = 0; i < ns; i++) {
-            const int64_t len = cu[i + 1] - cu[i];
+            const int64_t s = i == ns - 1 && longest >= ns ? longest : i, len = cu[s + 1] - cu[s];
             cuts[i + 1] = cuts[i] + (len < cap ? len : cap);
         }
         T = cuts[ns];

@@ -325,7 +325,12 @@ typedef struct sgla_state_pool {
  * threads; give each call its share instead (cores / P; 1 with a thread per
  * request).  After fork() the child of a process that has called the CPU
  * backend runs each call on one thread (the OpenMP runtime's threads are
- * gone; same bits, slower).  CUDA: the calling thread's current device, and
+ * gone; same bits, slower).  The CPU backend computes with subnormals
+ * flushed to zero (x86: MXCSR's FTZ and DAZ, set in each of its threads for
+ * the call and put back as the caller had them), as the CUDA kernels do:
+ * values below fp32's 1.2e-38 read and come out as 0, where strong gates
+ * would otherwise cost x86 cores an assist each; the reference backends
+ * keep IEEE subnormals.  CUDA: the calling thread's current device, and
  * `stream` orders the work (calls on one stream run one after another).
  */
 

@@ -16,6 +16,10 @@
 #include "cpu/cpu_kernels.h"
 #include "testutil.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
+
 typedef struct bufs {
     float *q, *k, *v, *o, *g, *h0, *ht;
     int64_t *cu;
@@ -294,5 +298,56 @@ int main(void)
         st = sgla_forward(&d, SGLA_BACKEND_CPU);
         TU_CHECK(st == SGLA_OK, "chunk 3: %s", sgla_last_error());
     }
+#if defined(__x86_64__) || defined(__i386__)
+    /* subnormals: the backend flushes them in its own threads for the call (strong gates make them in bulk,
+     * each an assist on x86) and leaves the caller's mode as it found it, FTZ / DAZ off or on; the results
+     * with gates in [-8, 0] (pair weights and states in the subnormal band) stay at fp32's bar against
+     * ref-a, forward and backward */
+    {
+        enum { B = 2, T = 150, H = 2, K = 16, V = 16 };
+        const int64_t nqk = B * T * H * K, nv = B * T * H * V, ng = B * T * H;
+        float *q = malloc(nqk * 4), *k = malloc(nqk * 4), *v = malloc(nv * 4), *g = malloc(ng * 4);
+        float *o = malloc(nv * 4), *o_ref = malloc(nv * 4), *dout = malloc(nv * 4);
+        float *dq = malloc(nqk * 4), *dk = malloc(nqk * 4), *dv = malloc(nv * 4), *dg = malloc(ng * 4);
+        float *dq_ref = malloc(nqk * 4);
+        tu_fill(&r, q, SGLA_F32, nqk, 1.0);
+        tu_fill(&r, k, SGLA_F32, nqk, 0.3);
+        tu_fill(&r, v, SGLA_F32, nv, 1.0);
+        tu_fill(&r, dout, SGLA_F32, nv, 1.0);
+        for (int64_t i = 0; i < ng; i++) g[i] = (float)tu_uniform_range(&r, -8.0, 0.0);
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        d.q = q; d.k = k; d.v = v; d.g = g; d.B = B; d.T = T; d.H = H; d.K = K; d.V = V; d.threads = 2;
+        sgla_backward_desc bd;
+        sgla_backward_desc_init(&bd);
+        bd.fwd = &d, bd.dout = dout, bd.dq = dq_ref, bd.dk = dk, bd.dv = dv, bd.dg = dg;
+        d.o = o_ref;
+        TU_CHECK(sgla_forward(&d, SGLA_BACKEND_REF_A) == SGLA_OK && sgla_backward(&bd, SGLA_BACKEND_REF_A) == SGLA_OK,
+                 "ref-a: %s", sgla_last_error());
+        const unsigned base = _mm_getcsr() & ~0x8040u, modes[2] = {base, base | 0x8040u};
+        for (int m = 0; m < 2; m++) {
+            _mm_setcsr(modes[m]);
+            d.o = o, bd.dq = dq;
+            const sgla_status sf = sgla_forward(&d, SGLA_BACKEND_CPU), sb = sgla_backward(&bd, SGLA_BACKEND_CPU);
+            const unsigned after = _mm_getcsr();
+            _mm_setcsr(base);
+            TU_CHECK(sf == SGLA_OK && sb == SGLA_OK, "strong gates, mode %#x: %s", modes[m], sgla_last_error());
+            /* (the control bits: flags the calls raised may be left raised) */
+            TU_CHECK((after & ~0x3fu) == (modes[m] & ~0x3fu), "the caller's MXCSR %#x came back as %#x", modes[m], after);
+            double num = 0, den = 0, bnum = 0, bden = 0;
+            for (int64_t i = 0; i < nv; i++) num += (o[i] - o_ref[i]) * (double)(o[i] - o_ref[i]), den += (double)o_ref[i] * o_ref[i];
+            for (int64_t i = 0; i < nqk; i++)
+                bnum += (dq[i] - dq_ref[i]) * (double)(dq[i] - dq_ref[i]), bden += (double)dq_ref[i] * dq_ref[i];
+            TU_CHECK(sqrt(num / den) <= 1e-5 && sqrt(bnum / bden) <= 2e-6, "strong gates, mode %#x: o rel %.3g, dq rel %.3g",
+                     modes[m], sqrt(num / den), sqrt(bnum / bden));
+            printf("gates in [-8, 0], caller's MXCSR %#x: kept; o rel %.2e, dq rel %.2e against ref-a\n", modes[m],
+                   sqrt(num / den), sqrt(bnum / bden));
+        }
+        volatile float tiny = 1e-38f;
+        TU_CHECK(tiny * 0.5f != 0.0f, "the caller's thread flushes subnormals after the calls");
+        free(q), free(k), free(v), free(g), free(o), free(o_ref), free(dout), free(dq), free(dk), free(dv), free(dg);
+        free(dq_ref);
+    }
+#endif
     return tu_finish("test_cpu_threads");
 }

@@ -25,6 +25,7 @@
  * Memory: the chunk states of one (sequence, head) per thread, (chunks + 1) x
  * V x K floats.
  */
+#include "cpu_fpmode.h"
 #include "cpu_kernels.h"
 
 #include <math.h>
@@ -324,6 +325,7 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
 #pragma omp parallel num_threads(nth) if (nth > 1)
 #endif
     {
+        const sgla_fpmode fpm = sgla_fpmode_enter();
         bscratch s;
         float *mem = sgla_cpu_scratch_take(floats);
         if (!mem) {
@@ -360,6 +362,7 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
         }
         sgla_cpu_scratch_give(mem, floats);
         __atomic_thread_fence(__ATOMIC_SEQ_CST); /* drains the outputs' streaming stores (kr->store) */
+        sgla_fpmode_leave(fpm);
     }
     if (fail) {
         free(dg_part);

@@ -28,6 +28,7 @@
  * rounding.  Weights below FLT_MIN are flushed to 0 (< 1.2e-38 of the
  * largest weight, 1).
  */
+#include "cpu_fpmode.h"
 #include "cpu_kernels.h"
 #include "core/backend.h"
 
@@ -818,6 +819,7 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
 #pragma omp parallel num_threads(nth) if (nth > 1)
 #endif
     {
+        const sgla_fpmode fpm = sgla_fpmode_enter();
         scratch s;
         float *mem = NULL;
         int ok = scratch_alloc(&p, &s, &mem);
@@ -858,6 +860,7 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
         }
         sgla_cpu_scratch_give(mem, scratch_floats(&p));
         __atomic_thread_fence(__ATOMIC_SEQ_CST); /* drains streaming stores (mfence on x86) */
+        sgla_fpmode_leave(fpm);
     }
     free(Sbuf);
     free(carry);

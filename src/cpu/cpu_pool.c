@@ -7,6 +7,7 @@
  * scatter the states back.
  * Either way the pool is read as it was before the call, and the outputs of
  * padded rows are zeroed. */
+#include "cpu_fpmode.h"
 #include "cpu_kernels.h"
 #include "core/backend.h"
 
@@ -68,6 +69,7 @@ static void token_steps(const sgla_forward_desc *d, float *S0, float *St)
     for (int64_t nh = 0; nh < N * H; nh++) {
         const int64_t n = nh / H, h = nh - n * H;
         if (sgla_pool_read_slot(d->pool, n) < 0) continue;
+        const sgla_fpmode fpm = sgla_fpmode_enter();
         int64_t b, t0, t1;
         sgla_seq_bounds(d, n, &b, &t0, &t1);
         float *S = S0 + nh * kv;
@@ -87,6 +89,7 @@ static void token_steps(const sgla_forward_desc *d, float *S0, float *St)
             }
             if (St) memcpy(St + ((n * tm + (t - t0)) * H + h) * kv, S, (size_t)kv * sizeof *S);
         }
+        sgla_fpmode_leave(fpm);
     }
 }
 

@@ -325,12 +325,14 @@ typedef struct sgla_state_pool {
  * threads; give each call its share instead (cores / P; 1 with a thread per
  * request).  After fork() the child of a process that has called the CPU
  * backend runs each call on one thread (the OpenMP runtime's threads are
- * gone; same bits, slower).  The CPU backend computes with subnormals
- * flushed to zero (x86: MXCSR's FTZ and DAZ, set in each of its threads for
- * the call and put back as the caller had them), as the CUDA kernels do:
- * values below fp32's 1.2e-38 read and come out as 0, where strong gates
- * would otherwise cost x86 cores an assist each; the reference backends
- * keep IEEE subnormals.  CUDA: the calling thread's current device, and
+ * gone; same bits, slower).  On x86 the CPU backend computes with
+ * subnormals flushed to zero (MXCSR's FTZ and DAZ, set in each of its threads
+ * for the call and put back as the caller had them), as the CUDA kernels do,
+ * where strong gates would otherwise cost an assist per subnormal: an input,
+ * product or partial sum below fp32's 1.2e-38 counts as 0, so an output made
+ * only of such products is 0 (q = k = 1e-20, v = 1e20: o = 0 where ref-a
+ * gives 4e-20); inputs of ordinary size see no change.  Elsewhere, and in the
+ * reference backends, subnormals are IEEE's.  CUDA: the calling thread's current device, and
  * `stream` orders the work (calls on one stream run one after another).
  */
 

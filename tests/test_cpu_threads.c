@@ -343,8 +343,49 @@ int main(void)
             printf("gates in [-8, 0], caller's MXCSR %#x: kept; o rel %.2e, dq rel %.2e against ref-a\n", modes[m],
                    sqrt(num / den), sqrt(bnum / bden));
         }
-        volatile float tiny = 1e-38f;
-        TU_CHECK(tiny * 0.5f != 0.0f, "the caller's thread flushes subnormals after the calls");
+        /* the flush is on: a call on the caller's thread alone raises no denormal-operand flag (MXCSR bit 1),
+         * which these gates raise in IEEE mode */
+        _mm_setcsr(base & ~0x3fu);
+        d.threads = 1, d.o = o;
+        const sgla_status s1 = sgla_forward(&d, SGLA_BACKEND_CPU);
+        const unsigned flags = _mm_getcsr();
+        _mm_setcsr(base);
+        TU_CHECK(s1 == SGLA_OK && !(flags & 0x2u), "one thread, gates in [-8, 0]: MXCSR %#x after the call (DE set: "
+                 "subnormals were computed)", flags);
+        {
+            volatile float x = 1e-30f;
+            x = x * 1e-10f;
+            TU_CHECK(x != 0.0f, "the caller's thread flushes subnormals after the calls");
+        }
+#ifdef _OPENMP
+        /* the OpenMP runtime's threads, which the backend's calls share with the caller's own regions */
+        d.threads = 2;
+        (void)sgla_forward(&d, SGLA_BACKEND_CPU);
+        (void)sgla_backward(&bd, SGLA_BACKEND_CPU);
+        unsigned leaked = 0;
+#pragma omp parallel num_threads(2) reduction(| : leaked)
+        leaked |= _mm_getcsr() & 0x8040u;
+        TU_CHECK(!leaked, "an OpenMP thread kept FTZ / DAZ after the calls (%#x)", leaked);
+#endif
+        /* the pool's token recurrence (speculative steps): two sequences of T tokens, a slot per token */
+        {
+            enum { TP = 4, NS = 2 * TP + 2 };
+            float *pool = calloc((size_t)NS * H * K * V, 4);
+            int64_t idx[2][TP];
+            for (int n = 0; n < 2; n++)
+                for (int t = 0; t < TP; t++) idx[n][t] = n * TP + t;
+            sgla_state_pool sp;
+            memset(&sp, 0, sizeof sp);
+            sp.slots = NS, sp.indices = idx, sp.index_bits = 64, sp.t_max = TP, sp.flags = SGLA_POOL_INPLACE;
+            sgla_forward_desc dp = d;
+            dp.T = TP, dp.h0 = pool, dp.ht = NULL, dp.pool = &sp, dp.o = o, dp.threads = 2;
+            const sgla_status sp_st = sgla_forward(&dp, SGLA_BACKEND_CPU);
+            const unsigned after = _mm_getcsr();
+            _mm_setcsr(base);
+            TU_CHECK(sp_st == SGLA_OK, "pool, speculative steps: %s", sgla_last_error());
+            TU_CHECK((after & ~0x3fu) == (base & ~0x3fu), "pool: the caller's MXCSR %#x came back as %#x", base, after);
+            free(pool);
+        }
         free(q), free(k), free(v), free(g), free(o), free(o_ref), free(dout), free(dq), free(dk), free(dv), free(dg);
         free(dq_ref);
     }

@@ -2,8 +2,9 @@
  * set by every thread of a call for its own part and restored after, so the caller's mode is untouched.
  * An x86 core takes a microcode assist for each subnormal operand or result, and strong gates make
  * them in bulk (pair weights and decayed states below 1.2e-38): a whole call ran several times slower
- * (docs/perf-cpu.md, session 52).  Only values below fp32's normal range change, which the CUDA
- * kernels flush as well (--use_fast_math); the fp64 references keep IEEE's subnormals. */
+ * (docs/perf-cpu.md, session 52).  Anything below fp32's normal range counts as 0, products of
+ * normal inputs included (docs/numerics.md §6), as in the CUDA kernels (--use_fast_math); the fp64
+ * references keep IEEE's subnormals. */
 #ifndef SGLA_CPU_FPMODE_H
 #define SGLA_CPU_FPMODE_H
 

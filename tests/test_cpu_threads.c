@@ -189,6 +189,10 @@ int main(void)
          * (16 tokens at K, V <= 64, 32 at <= 128), split or not */
         check_case(&r, 2, 100, 2, 80, 72, 64, 2, 0, 0);
         check_case(&r, 1, 90, 4, 20, 20, 128, 1, 0, 0);
+        /* the split's chunks in windows of about 1 MiB of states (14 chunks at K = 128, V = 144 rows): several
+         * windows, the last partial, the running state carried between them, in place or not */
+        check_case(&r, 1, 1000, 1, 128, 128, 16, 2, 0, 0);
+        check_case(&r, 1, 777, 1, 128, 96, 16, 1, 0, 1);
         for (int i = 0; i < 4; i++)
             check_case(&r, tu_int(&r, 1, 2), tu_int(&r, 1, 150), tu_int(&r, 1, 4), tu_int(&r, 1, 20),
                        tu_int(&r, 1, 20), 16 << tu_int(&r, 0, 2), (int)tu_int(&r, 0, 2), tu_int(&r, 0, 1) ? 0 : 3,

@@ -155,6 +155,7 @@ typedef struct plan {
     size_t es; /* input element size */
     int gate;  /* 0 none, 1 gamma, 2 g */
     int hg;    /* heads per item (sequential path) */
+    int64_t win; /* split path: chunks a window (their states in Sbuf at once) */
     int direct_o; /* fp32 o, rows 64-byte aligned: the out kernel streams into it */
     /* a state pool read and written in place (cpu_pool.c): sequence n starts from
      * slot slot_in[n] of d->h0 and ends in slot slot_out[n] (-1: zeros / not kept);
@@ -593,8 +594,10 @@ static void item_sequential(const plan *p, scratch *s, int64_t n_seq, int64_t hb
 
 /* ---- one item split along the sequence (called inside a parallel region) ---- */
 
-/* Sbuf holds nch states of K*V: first each chunk's D, then (after the scan)
- * the state at the start of each chunk; carry[c] is chunk c's carry. */
+/* The chunks in windows of p->win, one after another, so that their states stay in cache: Sbuf holds a
+ * window's states of K*V (first each chunk's D, then, after the scan, the state at the start of each
+ * chunk) and after them the running state, carried from window to window; carry[c] is chunk c's carry.
+ * Every state element is scanned over the chunks in order, as the sequential path does: the same bits. */
 static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, float *Sbuf, sgla_carry *carry)
 {
     const sgla_forward_desc *d = p->d;
@@ -608,49 +611,57 @@ static void item_split(const plan *p, scratch *s, int64_t n_seq, int64_t h, floa
     build_etab(p, h, etab);
     int g_built = 0;
 
+    float *run = Sbuf + (size_t)p->win * pkv; /* the running state, row r at run + r ldv */
+    for (int64_t w0 = 0; w0 < nch; w0 += p->win) {
+        const int64_t w1 = w0 + p->win < nch ? w0 + p->win : nch;
 #ifdef _OPENMP
 #pragma omp for schedule(static)
 #endif
-    for (int64_t c = 0; c < nch; c++) {
-        int64_t t = t0 + c * p->C;
-        int n = (int)(t1 - t < p->C ? t1 - t : p->C);
-        carry[c] = chunk_gates(p, s, bb, t, h, n, etab, &g_built);
-        pack_kt(p, s, bb, t, h, n);
-        pack_v(p, s, bb, t, h, n);
-        p->kr->state(n, p->K, p->V, s->Kt, p->ldc, vw_of(p, s), p->ldv, SGLA_CARRY_ONE, NULL, Sbuf + (size_t)c * pkv, p->ldv);
-    }
-    /* implicit barrier; scan across chunks, elementwise, in blocks of the state */
-    /* rows of the state in blocks; per element (s, D_c) -> (fma(a_c, s, D_c), s) */
-    const int64_t rblk = 8;
-    const int64_t nblk = (p->K + rblk - 1) / rblk;
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-    for (int64_t ib = 0; ib < nblk; ib++) {
-        const int64_t r0 = ib * rblk, r1 = r0 + rblk < p->K ? r0 + rblk : p->K;
-        float *cur = s->S; /* (r1 - r0) rows of V floats: within the state scratch */
-        for (int64_t r = r0; r < r1; r++) {
-            float *cr = cur + (size_t)(r - r0) * p->V;
-            if (h0)
-                row_in(p, cr, h0, (int)r);
-            else
-                memset(cr, 0, (size_t)p->V * sizeof(float));
-            for (int64_t c = 0; c < nch; c++) p->kr->scan(p->V, carry[c], cr, Sbuf + (size_t)c * pkv + (size_t)r * p->ldv);
-            if (ht) row_out(p, ht, cr, (int)r);
+        for (int64_t c = w0; c < w1; c++) {
+            int64_t t = t0 + c * p->C;
+            int n = (int)(t1 - t < p->C ? t1 - t : p->C);
+            carry[c] = chunk_gates(p, s, bb, t, h, n, etab, &g_built);
+            pack_kt(p, s, bb, t, h, n);
+            pack_v(p, s, bb, t, h, n);
+            p->kr->state(n, p->K, p->V, s->Kt, p->ldc, vw_of(p, s), p->ldv, SGLA_CARRY_ONE, NULL,
+                         Sbuf + (size_t)(c - w0) * pkv, p->ldv);
         }
-    }
+        /* implicit barrier; the scan across the window's chunks, elementwise, rows of the state in blocks;
+         * per element (s, D_c) -> (fma(a_c, s, D_c), s) */
+        const int64_t rblk = 8;
+        const int64_t nblk = (p->K + rblk - 1) / rblk;
 #ifdef _OPENMP
 #pragma omp for schedule(static)
 #endif
-    for (int64_t c = 0; c < nch; c++) {
-        int64_t t = t0 + c * p->C;
-        int n = (int)(t1 - t < p->C ? t1 - t : p->C);
-        (void)chunk_gates(p, s, bb, t, h, n, etab, &g_built);
-        pack_q(p, s, bb, t, h, n);
-        pack_kt(p, s, bb, t, h, n);
-        pack_v(p, s, bb, t, h, n);
-        chunk_output(p, s, Sbuf + (size_t)c * pkv, n);
-        store_o(p, s, bb, t, h, n);
+        for (int64_t ib = 0; ib < nblk; ib++) {
+            const int64_t r0 = ib * rblk, r1 = r0 + rblk < p->K ? r0 + rblk : p->K;
+            for (int64_t r = r0; r < r1; r++) {
+                float *cr = run + (size_t)r * p->ldv;
+                if (w0 == 0) {
+                    if (h0)
+                        row_in(p, cr, h0, (int)r);
+                    else
+                        memset(cr, 0, (size_t)p->V * sizeof(float));
+                }
+                for (int64_t c = w0; c < w1; c++)
+                    p->kr->scan(p->V, carry[c], cr, Sbuf + (size_t)(c - w0) * pkv + (size_t)r * p->ldv);
+                if (ht && w1 == nch) row_out(p, ht, cr, (int)r);
+            }
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int64_t c = w0; c < w1; c++) {
+            int64_t t = t0 + c * p->C;
+            int n = (int)(t1 - t < p->C ? t1 - t : p->C);
+            (void)chunk_gates(p, s, bb, t, h, n, etab, &g_built);
+            pack_q(p, s, bb, t, h, n);
+            pack_kt(p, s, bb, t, h, n);
+            pack_v(p, s, bb, t, h, n);
+            chunk_output(p, s, Sbuf + (size_t)(c - w0) * pkv, n);
+            store_o(p, s, bb, t, h, n);
+        }
+        /* (implicit barrier: the next window's states overwrite these) */
     }
 }
 
@@ -775,16 +786,21 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
     const int fsplit = __atomic_load_n(&forced_split, __ATOMIC_RELAXED);
     int split = fsplit >= 0 ? fsplit : (items < nth && nth > 1);
     if (max_chunks < 2) split = 0;
-    /* The split keeps one K x V state per chunk: past 256 MiB (long
-     * sequences at small chunks) run sequentially instead; results are the
-     * same either way, only slower. */
-    if (split && (double)max_chunks * (double)p.K * (double)p.ldv * sizeof(float) > 256.0 * 1024 * 1024) split = 0;
+    /* The split keeps a window's states, one K x V state a chunk, about 1 MiB of them, so that they stay in
+     * cache between its passes (all of a sequence's at once, 73 MB at 1x65536x1x128, ran slower on two
+     * threads than one thread without the split: docs/perf-cpu.md, session 52), and two chunks a thread */
+    {
+        const double st_bytes = (double)p.K * (double)p.ldv * sizeof(float);
+        int64_t w = (int64_t)(1024.0 * 1024 / st_bytes);
+        if (w < 2 * (int64_t)nth) w = 2 * (int64_t)nth;
+        p.win = w < max_chunks ? w : max_chunks;
+    }
     nth = sgla_cpu_threads(nth, split ? max_chunks : items);
 
     float *Sbuf = NULL;
     sgla_carry *carry = NULL;
     if (split) {
-        Sbuf = amalloc((size_t)max_chunks * (size_t)p.K * (size_t)p.ldv * sizeof(float));
+        Sbuf = amalloc((size_t)(p.win + 1) * (size_t)p.K * (size_t)p.ldv * sizeof(float));
         carry = amalloc((size_t)max_chunks * sizeof(sgla_carry));
         if (!Sbuf || !carry) { /* same results without the split, just slower */
             free(Sbuf);

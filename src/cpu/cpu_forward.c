@@ -13,8 +13,9 @@
  * The last as S' = fma(a, S, D) with D computed from zero, so a chunk's D is
  * the same number whether the chunk runs in the sequential loop or in the
  * split path (D per chunk in parallel, an elementwise scan across chunks,
- * outputs in parallel).  Which path runs may depend on the thread count; the
- * result never does.
+ * outputs in parallel; a window of chunks at a time, about 1 MiB of states,
+ * so that they stay in cache).  Which path runs may depend on the thread
+ * count; the result never does.
  *
  * Threads: OpenMP over items of (sequence, group of heads); inside an item
  * chunk by chunk, the group's rows gathered in memory order, head by head.

@@ -177,7 +177,9 @@ static void judge(const conform_data *x, const void *o, const float *ht, conform
                 res->ht_max_abs <= 4 * res->bar * res->ht_max_ref;
 }
 
-static void label(const conform_data *x, sgla_backend be, const sgla_cuda_plan *force, conform_result *res)
+/* the case in words, after `prefix` ("" or e.g. "pool ") */
+static void label(const conform_data *x, sgla_backend be, const sgla_cuda_plan *force, const char *prefix,
+                  conform_result *res)
 {
     const conform_case *c = &x->c;
     char plan[80] = "";
@@ -186,7 +188,7 @@ static void label(const conform_data *x, sgla_backend be, const sgla_cuda_plan *
     char chunk[24] = ""; /* the chunk when not the default 64 */
     if (x->d.chunk != 64) snprintf(chunk, sizeof chunk, " C=%lld", (long long)x->d.chunk);
     snprintf(res->label, sizeof res->label,
-             "%s %s gate=%s/%s B=%lld T=%lld H=%lld K=%lld V=%lld%s h0=%d ht=%d%s nseq=%d%s%s", sgla_backend_name(be),
+             "%s%s %s gate=%s/%s B=%lld T=%lld H=%lld K=%lld V=%lld%s h0=%d ht=%d%s nseq=%d%s%s", prefix, sgla_backend_name(be),
              sgla_dtype_name(c->dtype), gate_name(c->gate), range_name(c->range), (long long)c->B, (long long)c->T,
              (long long)c->H, (long long)c->K, (long long)c->V, chunk, c->h0, c->ht, c->inplace ? "(in place)" : "",
              c->nseq, c->cuts ? " (fixed cuts)" : "", plan);
@@ -335,22 +337,28 @@ static int tf32_alone(const conform_data *x, sgla_backend be)
 }
 #define TF32_BAR 5e-3
 
-/* conform_check_pool's slots: sequence n on slot 2N - 1 - 2n (not the batch's order), the others a
- * pattern that must survive the call */
+/* A forward check's result before the call: its bar and its label */
+static void check_begin(const conform_data *x, sgla_backend be, const sgla_cuda_plan *force, const char *prefix,
+                        conform_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->bar = conform_bar(x->c.dtype);
+    /* a decay within 1e-7 of 1 over more than 1e5 tokens: what rounding is left after the expm1 carry
+     * has no sign and grows like the square root of the steps (docs/numerics.md §7) */
+    if (x->c.range == CONFORM_NEAR1 && x->c.T > 100000) res->bar *= sqrt((double)x->c.T / 1e5);
+    if (tf32_alone(x, be)) res->bar = TF32_BAR;
+    label(x, be, force, prefix, res);
+}
+
+/* conform_check_pool's slots: sequence n on slot 2N - 1 - 2n (the odd slots, not in the batch's order),
+ * the even ones a pattern that must survive the call */
 static int64_t pool_slot(int64_t N, int64_t n) { return 2 * N - 1 - 2 * n; }
+static int pool_owned(int64_t r) { return r % 2 == 1; }
 static float pool_pattern(int64_t i) { return (float)(0.5 + 0.001 * (double)(i % 997)); }
 
 int conform_check_pool(const conform_data *x, sgla_backend be, conform_result *res)
 {
-    memset(res, 0, sizeof *res);
-    res->bar = conform_bar(x->c.dtype);
-    if (tf32_alone(x, be)) res->bar = TF32_BAR;
-    label(x, be, NULL, res);
-    {
-        char tmp[sizeof res->label];
-        memcpy(tmp, res->label, sizeof tmp);
-        snprintf(res->label, sizeof res->label, "pool %.185s", tmp);
-    }
+    check_begin(x, be, NULL, "pool ", res);
     if (!x->c.h0 || !x->c.ht || x->c.inplace) {
         res->status = sgla_fail(SGLA_ERR_INVALID_ARGUMENT, "conform: a pool check needs a case with h0 and ht, not in place");
         return res->pass = 0;
@@ -413,7 +421,7 @@ int conform_check_pool(const conform_data *x, sgla_backend be, conform_result *r
     }
     for (int64_t n = 0; n < N; n++) memcpy(ht + n * kv, pool + idx[n] * kv, (size_t)kv * 4);
     for (int64_t r = 0; r < S; r++) {
-        if ((S - 1 - r) % 2 == 0) continue; /* a sequence's slot: 2N - 1 - 2n */
+        if (pool_owned(r)) continue;
         for (int64_t i = r * kv; i < (r + 1) * kv; i++) {
             const float p = pool_pattern(i);
             if (memcmp(&pool[i], &p, 4)) res->other_changed++;
@@ -428,13 +436,7 @@ done:
 
 int conform_check(const conform_data *x, sgla_backend be, const sgla_cuda_plan *force, conform_result *res)
 {
-    memset(res, 0, sizeof *res);
-    res->bar = conform_bar(x->c.dtype);
-    /* a decay within 1e-7 of 1 over more than 1e5 tokens: what rounding is left after the expm1 carry
-     * has no sign and grows like the square root of the steps (docs/numerics.md §7) */
-    if (x->c.range == CONFORM_NEAR1 && x->c.T > 100000) res->bar *= sqrt((double)x->c.T / 1e5);
-    if (tf32_alone(x, be)) res->bar = TF32_BAR;
-    label(x, be, force, res);
+    check_begin(x, be, force, "", res);
     if (be != SGLA_BACKEND_CUDA) return check_host(x, be, res);
 #ifdef SGLA_HAVE_CUDA
     return check_cuda(x, force, res);
@@ -615,7 +617,7 @@ int conform_check_backward(const conform_data *x, sgla_backend be, conform_bresu
     if (tf32_alone(x, be)) res->bar = TF32_BAR;
     {
         conform_result tmp;
-        label(x, be, NULL, &tmp);
+        label(x, be, NULL, "", &tmp);
         if ((x->d.flags & SGLA_FLAG_BWD_HALF_STATES) && be == SGLA_BACKEND_CUDA)
             snprintf(res->label, sizeof res->label, "backward (SGLA_FLAG_BWD_HALF_STATES) %.140s", tmp.label);
         else if (conform_bwd_groups > 1 && be == SGLA_BACKEND_CUDA)

@@ -88,18 +88,14 @@ static cudaError_t sorted_times(cudaStream_t st, const cudaEvent_t *ev, float *t
 
 /* --pool: the call d as one serving step on a pool of 2N fp32 slots (random order, in place),
  * with the host copy of cu_seqlens (a mixed batch runs its long sequences on the chunked kernel);
- * timed like the forward.  The pool and indices are allocated into *pool, *idx (freed by the caller). */
+ * timed like the forward; `bad`: its check failed (the row says so).  The pool and indices are allocated
+ * into *pool, *idx (freed by the caller). */
 static int bench_pool_step(const bench_args *a, const sgla_forward_desc *d0, const int64_t *hcu, int64_t N,
                            const char *shs, cudaStream_t st, cudaEvent_t *ev, float *times, int iters, int warm,
-                           float **pool, int64_t **idx, int *bad_check)
+                           float **pool, int64_t **idx, int bad)
 {
     int rc = 0;
     const int64_t kv = d0->H * d0->K * d0->V, S = 2 * N;
-    /* the step on fresh inputs against fp64 first (bench_check_pool: a packed batch's first sequences and
-     * its longest, each cut to 256 tokens; else up to 8 of at most 2048); a failed check is reported in
-     * *bad_check, the row still timed */
-    const int64_t csh[5] = {d0->B, d0->T, d0->H, d0->K, d0->V};
-    const int bad = *bad_check = bench_check_pool(a, csh, 64, 2048, hcu, hcu ? (int)N : 0);
     int64_t *hidx = malloc((size_t)S * 8);
     float *hp = malloc((size_t)(S * kv) * 4);
     if (!hidx || !hp) { fprintf(stderr, "sgla bench: out of host memory for the pool\n"); free(hidx), free(hp); return 1; }
@@ -304,10 +300,12 @@ static int bench_shape(const bench_args *a, const int64_t sh[5])
         }
         fflush(stdout);
         if (a->pool) {
-            int pbad = 0;
-            const int pr = bench_pool_step(a, &d, nseq ? hcu : NULL, nseq ? nseq : B, shs, st, ev, times, iters, warm,
-                                           &dpool, &didx, &pbad);
+            /* the step on fresh inputs against fp64 first (bench_check_pool: a packed batch's first sequences
+             * and its longest, each cut to 256 tokens; else up to 8 of at most 2048), then timed either way */
+            const int pbad = bench_check_pool(a, sh, 64, 2048, nseq ? hcu : NULL, nseq);
             if (pbad) rc = 1;
+            const int pr = bench_pool_step(a, &d, nseq ? hcu : NULL, nseq ? nseq : B, shs, st, ev, times, iters, warm,
+                                           &dpool, &didx, pbad);
             if (pr) {
                 rc = pr;
                 goto out;

@@ -787,6 +787,7 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
     const int fsplit = __atomic_load_n(&forced_split, __ATOMIC_RELAXED);
     int split = fsplit >= 0 ? fsplit : (items < nth && nth > 1);
     if (max_chunks < 2) split = 0;
+    nth = sgla_cpu_threads(nth, split ? max_chunks : items);
     /* The split keeps a window's states, one K x V state a chunk, about 1 MiB of them, so that they stay in
      * cache between its passes (all of a sequence's at once, 73 MB at 1x65536x1x128, ran slower on two
      * threads than one thread without the split: docs/perf-cpu.md, session 52), and two chunks a thread */
@@ -796,7 +797,6 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
         if (w < 2 * (int64_t)nth) w = 2 * (int64_t)nth;
         p.win = w < max_chunks ? w : max_chunks;
     }
-    nth = sgla_cpu_threads(nth, split ? max_chunks : items);
 
     float *Sbuf = NULL;
     sgla_carry *carry = NULL;

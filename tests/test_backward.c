@@ -333,6 +333,76 @@ static void thread_independence(tu_rng *r)
     conform_free(&x);
 }
 
+/* The sequence split (fewer items than threads, or forced): the same bits as the whole-item loop on one
+ * thread, for every gradient, dg_gamma and dh0 included; one window and several, K < V and K > V, items
+ * too short to split beside split ones, partial last chunks, every output element written */
+static void split_identity(tu_rng *r)
+{
+    static const int64_t cuts[9] = {0, 0, 1, 64, 64, 129, 300, 364, 364}; /* lengths 0 1 63 0 65 171 64 0 */
+    const conform_case cases[] = {
+        /* dt, gate, range, B, T, H, K, V, h0, ht, inplace, nseq, chunk, threads, cuts */
+        {SGLA_F32, CONFORM_GATE_G, CONFORM_MILD, 1, 700, 1, 32, 24, 1, 1, 0, 0, 32, 0, NULL},
+        {SGLA_BF16, CONFORM_GATE_GAMMA, CONFORM_MILD, 1, 64 * 40 + 17, 1, 128, 128, 1, 1, 0, 0, 64, 0, NULL},
+        {SGLA_F32, CONFORM_GATE_NONE, CONFORM_MILD, 2, 300, 1, 64, 96, 0, 0, 0, 0, 64, 0, NULL},
+        {SGLA_F16, CONFORM_GATE_G, CONFORM_MILD, 1, 364, 1, 16, 40, 1, 1, 0, 8, 16, 0, cuts},
+        {SGLA_F32, CONFORM_GATE_GAMMA, CONFORM_MILD, 1, 45 * 32 + 5, 2, 200, 24, 0, 1, 0, 0, 32, 0, NULL},
+    };
+    /* threads and the split hook (2: the chunk states computed twice, not kept); the first (one thread, no
+     * split) is the baseline */
+    static const int runs[][2] = {{1, 0}, {1, 1}, {1, 2}, {2, -1}, {3, -1}, {2, 1}, {3, 2}, {3, 0}};
+    const int nruns = (int)(sizeof runs / sizeof runs[0]);
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const conform_case *c = &cases[ci];
+        conform_data x;
+        if (conform_draw(&x, c, r, SGLA_BACKEND_REF_A) != SGLA_OK || conform_draw_backward(&x, r) != SGLA_OK) {
+            TU_CHECK(0, "split case %zu: draw failed", ci);
+            conform_free(&x);
+            continue;
+        }
+        const int gg = c->gate == CONFORM_GATE_GAMMA, gt = c->gate == CONFORM_GATE_G;
+        /* dq, dk, dv in the inputs' dtype; dg, dg_gamma, dh0 (with h0) fp32 */
+        const int64_t n[6] = {x.nqk, x.nqk, x.nv, gt ? x.ng : 0, gg ? x.d.H : 0, c->h0 ? x.ns : 0};
+        const sgla_dtype dt[6] = {c->dtype, c->dtype, c->dtype, SGLA_F32, SGLA_F32, SGLA_F32};
+        char *out[sizeof runs / sizeof runs[0]][6];
+        for (int ri = 0; ri < nruns; ri++) {
+            for (int j = 0; j < 6; j++) {
+                out[ri][j] = n[j] ? malloc((size_t)n[j] * sgla_dtype_size(dt[j])) : NULL;
+                if (out[ri][j]) tu_poison(out[ri][j], dt[j], n[j]);
+            }
+            sgla_forward_desc f = x.d;
+            f.threads = runs[ri][0];
+            sgla_backward_desc b;
+            sgla_backward_desc_init(&b);
+            b.fwd = &f, b.dout = x.dout, b.dht = x.dht;
+            b.dq = out[ri][0], b.dk = out[ri][1], b.dv = out[ri][2], b.dg = out[ri][3], b.dg_gamma = out[ri][4];
+            b.dh0 = out[ri][5];
+            sgla_cpu_force_split(runs[ri][1]);
+            const sgla_status st = sgla_backward(&b, SGLA_BACKEND_CPU);
+            sgla_cpu_force_split(-1);
+            TU_CHECK(st == SGLA_OK, "split case %zu threads %d split %d: %s", ci, runs[ri][0], runs[ri][1],
+                     sgla_last_error());
+        }
+        for (int j = 0; j < 6; j++)
+            if (n[j]) TU_CHECK(tu_count_poison(out[0][j], dt[j], n[j]) == 0, "split case %zu: output %d not fully written", ci, j);
+        for (int ri = 1; ri < nruns; ri++)
+            for (int j = 0; j < 6; j++)
+                if (n[j]) {
+                    const size_t es = sgla_dtype_size(dt[j]);
+                    int64_t first = -1;
+                    for (int64_t i = 0; i < n[j] && first < 0; i++)
+                        if (memcmp(out[0][j] + i * es, out[ri][j] + i * es, es)) first = i;
+                    TU_CHECK(first < 0, "split case %zu (%s K=%lld V=%lld T=%lld) threads %d split %d: output %d "
+                             "differs from one thread first at element %lld", ci, sgla_dtype_name(c->dtype),
+                             (long long)c->K, (long long)c->V, (long long)c->T, runs[ri][0], runs[ri][1], j,
+                             (long long)first);
+                }
+        for (int ri = 0; ri < nruns; ri++)
+            for (int j = 0; j < 6; j++) free(out[ri][j]);
+        conform_free(&x);
+    }
+    printf("split: the same bits on 1-3 threads, split or not (%zu cases)\n", sizeof cases / sizeof cases[0]);
+}
+
 /* ---- 4. validation -------------------------------------------------------------------------- */
 
 enum { VB = 1, VT = 6, VH = 2, VK = 3, VV = 4 };
@@ -526,6 +596,7 @@ int main(void)
     dot64_levels(&r);
     cpu_cases(&r);
     thread_independence(&r);
+    split_identity(&r);
     validation(&r);
     return tu_finish("test_backward");
 }

@@ -24,6 +24,14 @@
  *
  * Memory: the chunk states of one (sequence, head) per thread, (chunks + 1) x
  * V x K floats.
+ *
+ * With fewer (sequence, head) items than threads, each item is split along
+ * its sequence over the threads instead (item_split), in windows of chunks:
+ * the chunks' state parts and dS parts in parallel, elementwise scans across
+ * the chunks (states forward, dS back), the chunks' gradients in parallel.
+ * Each state and dS element is scanned over the chunks in the sequential
+ * loop's order with its fma (cpu_kernels.h: D from zero, then a S + D): the
+ * same bits on every path and thread count, dg_gamma's sum included.
  */
 #include "cpu_fpmode.h"
 #include "cpu_kernels.h"
@@ -36,6 +44,8 @@
 #endif
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+static void *balloc(size_t bytes) { return aligned_alloc(64, (size_t)round_up((int64_t)(bytes ? bytes : 1), 64)); }
 
 typedef struct bplan {
     const sgla_backward_desc *b;
@@ -59,6 +69,7 @@ typedef struct bscratch {
     float *dS;                                      /* K x ldv */
     float *states;                                  /* (ncm + 1) x V x ldk: S^T */
     double *bc, *u, *e, *c4;                        /* C + 1 */
+    double *val;                                    /* C: the chunk's dg per token */
 } bscratch;
 
 static size_t bscratch_floats(const bplan *p, bscratch *s, float *m)
@@ -72,7 +83,7 @@ static size_t bscratch_floats(const bplan *p, bscratch *s, float *m)
         if (m) ptr = m + off;                                                                                          \
         off += (size_t)round_up((int64_t)(cnt), 16);                                                                   \
     } while (0)
-    float *bd = NULL, *ud = NULL, *ed = NULL, *cd = NULL;
+    float *bd = NULL, *ud = NULL, *ed = NULL, *cd = NULL, *vd = NULL;
     float **ck[] = {&s->Q, &s->Kp, &s->dQs, &s->dKs};
     float **cv[] = {&s->Vp, &s->dO, &s->rdO, &s->dVs};
     float **cc[] = {&s->G, &s->G1, &s->A, &s->dP, &s->dA, &s->AT, &s->dAT};
@@ -91,12 +102,14 @@ static size_t bscratch_floats(const bplan *p, bscratch *s, float *m)
     TAKE(ud, 2 * (C + 1));
     TAKE(ed, 2 * (C + 1));
     TAKE(cd, 2 * (C + 1));
+    TAKE(vd, 2 * C);
 #undef TAKE
     if (m) {
         s->bc = (double *)(void *)bd;
         s->u = (double *)(void *)ud;
         s->e = (double *)(void *)ed;
         s->c4 = (double *)(void *)cd;
+        s->val = (double *)(void *)vd;
     }
     return off;
 }
@@ -160,13 +173,116 @@ static void tri_product(const sgla_cpu_kernels *kr, int upper, int n, int cols, 
     }
 }
 
+/* The chunk's part of the state, S^T_out = a S^T_in + (w ⊙ V)^T K (Sin NULL: from zero, a not applied);
+ * returns the chunk's carry a */
+static sgla_carry chunk_state(const bplan *p, bscratch *s, int64_t bb, int64_t t, int64_t h, int n, const float *Sin,
+                              float *Sout)
+{
+    const sgla_forward_desc *d = p->d;
+    const sgla_cpu_kernels *kr = p->kr;
+    const sgla_carry a = chunk_gates(p, s, bb, t, h, n, 0);
+    pack_rows(p, d->k, bb, t, h, n, p->K, s->Kp, p->ldk);
+    pack_rows(p, d->v, bb, t, h, n, p->V, s->Vp, p->ldv);
+    kr->wrows(n, p->V, s->w, s->Vp, p->ldv, s->Vp, p->ldv);
+    kr->trans(n, p->V, s->Vp, p->ldv, s->Vt, p->ldc);
+    kr->state(n, p->V, p->K, s->Vt, p->ldc, s->Kp, p->ldk, Sin ? a : SGLA_CARRY_ONE, Sin, Sout, p->ldk);
+    return a;
+}
+
+/* The gradient of the chunk's entering state from its end state's: dSout = a dSin + (rs ⊙ Q)^T dO (dSin
+ * NULL: the chunk's part from zero), with Q, dO, rs of the chunk in s (Q weighted in place) */
+static void chunk_dstate(const bplan *p, bscratch *s, int n, sgla_carry a, const float *dSin, float *dSout)
+{
+    const sgla_cpu_kernels *kr = p->kr;
+    kr->wrows(n, p->K, s->rs, s->Q, p->ldk, s->Q, p->ldk);
+    kr->trans(n, p->K, s->Q, p->ldk, s->Kt, p->ldc);
+    kr->state(n, p->K, p->V, s->Kt, p->ldc, s->dO, p->ldv, dSin ? a : SGLA_CARRY_ONE, dSin, dSout, p->ldv);
+}
+
+/* The gradients of the chunk of n tokens at token t of head h, from St (S^T, its entering state) and dS
+ * (the gradient of its end state, K x ldv): dq, dk, dv and dg written, val[r] (with a gate) the dg of
+ * token r for the head's sum; returns the chunk's carry.  s->Q, s->dO are left packed (Q plain) for
+ * the caller's dS step. */
+static sgla_carry chunk_grads(const bplan *p, bscratch *s, int64_t bb, int64_t t, int64_t h, int n, const float *St,
+                              const float *dS, double *val)
+{
+    const sgla_backward_desc *bd = p->b;
+    const sgla_forward_desc *d = p->d;
+    const sgla_cpu_kernels *kr = p->kr;
+    const int K = p->K, V = p->V, ldk = p->ldk, ldv = p->ldv, ldc = p->ldc;
+    const sgla_carry a = chunk_gates(p, s, bb, t, h, n, 1);
+    pack_rows(p, d->q, bb, t, h, n, K, s->Q, ldk);
+    pack_rows(p, d->k, bb, t, h, n, K, s->Kp, ldk);
+    pack_rows(p, d->v, bb, t, h, n, V, s->Vp, ldv);
+    pack_rows(p, bd->dout, bb, t, h, n, V, s->dO, ldv);
+    kr->trans(n, K, s->Kp, ldk, s->Kt, ldc);
+    kr->trans(n, V, s->Vp, ldv, s->Vt, ldc);
+    /* A = G ⊙ QK^T; dP = tril(dO V^T) (G1: ones); dA = G ⊙ dP */
+    kr->qk(n, K, s->Q, ldk, s->Kt, ldc, s->G, ldc, s->A, ldc);
+    kr->qk(n, V, s->dO, ldv, s->Vt, ldc, s->G1, ldc, s->dP, ldc);
+    for (int i = 0; i < n; i++) {
+        const float *gr = s->G + (size_t)i * ldc, *pr = s->dP + (size_t)i * ldc;
+        float *ar = s->dA + (size_t)i * ldc;
+        for (int j = 0; j <= i; j++) ar[j] = gr[j] * pr[j];
+        for (int j = i + 1; j < n; j++) ar[j] = 0.0f;
+    }
+    /* dQ = (rs ⊙ dO) S^T + dA K, the state part's dots with q (e, for dg) taken first, then the
+     * triangular product added in place: each partial product is used while it is in cache */
+    kr->wrows(n, V, s->rs, s->dO, ldv, s->rdO, ldv);
+    kr->state(V, n, K, s->rdO, ldv, St, ldk, SGLA_CARRY_ONE, NULL, s->dQs, ldk);
+    for (int r = 0; p->gate && r < n; r++) s->e[r] = kr->dot64(s->Q + (size_t)r * ldk, s->dQs + (size_t)r * ldk, K);
+    tri_product(kr, 0, n, K, s->dA, ldc, s->Kp, ldk, s->dQs, s->dQs, ldk);
+    /* dK = (w ⊙ V) dS^T + dA^T Q (u: the state part's dots with k) */
+    kr->wrows(n, V, s->w, s->Vp, ldv, s->Vp, ldv); /* Vp's last plain use was Vt */
+    kr->trans(K, V, dS, ldv, s->dSt, ldk);
+    kr->state(V, n, K, s->Vp, ldv, s->dSt, ldk, SGLA_CARRY_ONE, NULL, s->dKs, ldk);
+    for (int r = 0; p->gate && r < n; r++) s->u[r] = kr->dot64(s->Kp + (size_t)r * ldk, s->dKs + (size_t)r * ldk, K);
+    kr->trans(n, n, s->dA, ldc, s->dAT, ldc);
+    tri_product(kr, 1, n, K, s->dAT, ldc, s->Q, ldk, s->dKs, s->dKs, ldk);
+    /* dV = (w ⊙ K) dS + A^T dO */
+    kr->wrows(n, K, s->w, s->Kp, ldk, s->Kp, ldk); /* after Kt, dA K and the dots u */
+    kr->state(K, n, V, s->Kp, ldk, dS, ldv, SGLA_CARRY_ONE, NULL, s->dVs, ldv);
+    kr->trans(n, n, s->A, ldc, s->AT, ldc);
+    tri_product(kr, 1, n, V, s->AT, ldc, s->dO, ldv, s->dVs, s->dVs, ldv);
+    /* 3. the gate of token r: a <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij */
+    if (p->gate) {
+        double ds = 0.0;
+        for (int r = 0; r < V; r++) ds += kr->dot64(s->dSt + (size_t)r * ldk, St + (size_t)r * ldk, K);
+        ds *= (double)a.a;
+        for (int r = 0; r < n; r++) s->c4[r] = 0.0;
+        /* c4_r = sum over i >= r of the row prefix sum_{j<r} A_ij dP_ij */
+        for (int i = 1; i < n; i++) {
+            const float *ar = s->A + (size_t)i * ldc, *pr = s->dP + (size_t)i * ldc;
+            double pre = 0.0;
+            for (int r = 1; r <= i; r++) {
+                pre += (double)ar[r - 1] * (double)pr[r - 1];
+                s->c4[r] += pre;
+            }
+        }
+        double up = 0.0, es = 0.0;
+        for (int r = 0; r < n; r++) es += s->e[r];
+        float *dg = bd->dg ? (float *)bd->dg + ((bb * d->T + t) * d->H + h) : NULL;
+        for (int r = 0; r < n; r++) {
+            const double v = ds + up + es + s->c4[r];
+            val[r] = v;
+            if (dg) dg[(int64_t)r * d->H] = (float)v;
+            up += s->u[r];
+            es -= s->e[r];
+        }
+    }
+    store_rows(p, bd->dq, bb, t, h, n, K, s->dQs, ldk);
+    store_rows(p, bd->dk, bb, t, h, n, K, s->dKs, ldk);
+    store_rows(p, bd->dv, bb, t, h, n, V, s->dVs, ldv);
+    return a;
+}
+
 /* Sequence n_seq, head h; returns the head's sum of dg over the sequence. */
 static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t h)
 {
     const sgla_backward_desc *bd = p->b;
     const sgla_forward_desc *d = p->d;
     const sgla_cpu_kernels *kr = p->kr;
-    const int K = p->K, V = p->V, C = p->C, ldk = p->ldk, ldv = p->ldv, ldc = p->ldc;
+    const int K = p->K, V = p->V, C = p->C, ldk = p->ldk, ldv = p->ldv;
     const size_t vkp = (size_t)V * ldk, kv = (size_t)K * V;
     int64_t bb, t0, t1;
     sgla_seq_bounds(d, n_seq, &bb, &t0, &t1);
@@ -183,13 +299,7 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
     for (int64_t c = 0; c < nc; c++) {
         const int64_t t = t0 + c * C;
         const int n = (int)(t1 - t < C ? t1 - t : C);
-        const sgla_carry a = chunk_gates(p, s, bb, t, h, n, 0);
-        pack_rows(p, d->k, bb, t, h, n, K, s->Kp, ldk);
-        pack_rows(p, d->v, bb, t, h, n, V, s->Vp, ldv);
-        kr->wrows(n, V, s->w, s->Vp, ldv, s->Vp, ldv);
-        kr->trans(n, V, s->Vp, ldv, s->Vt, ldc);
-        kr->state(n, V, K, s->Vt, ldc, s->Kp, ldk, a, s->states + (size_t)c * vkp, s->states + (size_t)(c + 1) * vkp,
-                  ldk);
+        (void)chunk_state(p, s, bb, t, h, n, s->states + (size_t)c * vkp, s->states + (size_t)(c + 1) * vkp);
     }
 
     /* 2. the chunks in reverse, dS from dht */
@@ -203,80 +313,159 @@ static double backward_item(const bplan *p, bscratch *s, int64_t n_seq, int64_t 
     for (int64_t c = nc - 1; c >= 0; c--) {
         const int64_t t = t0 + c * C;
         const int n = (int)(t1 - t < C ? t1 - t : C);
-        const float *St = s->states + (size_t)c * vkp;
-        const sgla_carry a = chunk_gates(p, s, bb, t, h, n, 1);
-        pack_rows(p, d->q, bb, t, h, n, K, s->Q, ldk);
-        pack_rows(p, d->k, bb, t, h, n, K, s->Kp, ldk);
-        pack_rows(p, d->v, bb, t, h, n, V, s->Vp, ldv);
-        pack_rows(p, bd->dout, bb, t, h, n, V, s->dO, ldv);
-        kr->trans(n, K, s->Kp, ldk, s->Kt, ldc);
-        kr->trans(n, V, s->Vp, ldv, s->Vt, ldc);
-        /* A = G ⊙ QK^T; dP = tril(dO V^T) (G1: ones); dA = G ⊙ dP */
-        kr->qk(n, K, s->Q, ldk, s->Kt, ldc, s->G, ldc, s->A, ldc);
-        kr->qk(n, V, s->dO, ldv, s->Vt, ldc, s->G1, ldc, s->dP, ldc);
-        for (int i = 0; i < n; i++) {
-            const float *gr = s->G + (size_t)i * ldc, *pr = s->dP + (size_t)i * ldc;
-            float *ar = s->dA + (size_t)i * ldc;
-            for (int j = 0; j <= i; j++) ar[j] = gr[j] * pr[j];
-            for (int j = i + 1; j < n; j++) ar[j] = 0.0f;
-        }
-        /* dQ = (rs ⊙ dO) S^T + dA K, the state part's dots with q (e, for dg) taken first, then the
-         * triangular product added in place: each partial product is used while it is in cache */
-        kr->wrows(n, V, s->rs, s->dO, ldv, s->rdO, ldv);
-        kr->state(V, n, K, s->rdO, ldv, St, ldk, SGLA_CARRY_ONE, NULL, s->dQs, ldk);
-        for (int r = 0; p->gate && r < n; r++) s->e[r] = kr->dot64(s->Q + (size_t)r * ldk, s->dQs + (size_t)r * ldk, K);
-        tri_product(kr, 0, n, K, s->dA, ldc, s->Kp, ldk, s->dQs, s->dQs, ldk);
-        /* dK = (w ⊙ V) dS^T + dA^T Q (u: the state part's dots with k) */
-        kr->wrows(n, V, s->w, s->Vp, ldv, s->Vp, ldv); /* Vp's last plain use was Vt */
-        kr->trans(K, V, s->dS, ldv, s->dSt, ldk);
-        kr->state(V, n, K, s->Vp, ldv, s->dSt, ldk, SGLA_CARRY_ONE, NULL, s->dKs, ldk);
-        for (int r = 0; p->gate && r < n; r++) s->u[r] = kr->dot64(s->Kp + (size_t)r * ldk, s->dKs + (size_t)r * ldk, K);
-        kr->trans(n, n, s->dA, ldc, s->dAT, ldc);
-        tri_product(kr, 1, n, K, s->dAT, ldc, s->Q, ldk, s->dKs, s->dKs, ldk);
-        /* dV = (w ⊙ K) dS + A^T dO */
-        kr->wrows(n, K, s->w, s->Kp, ldk, s->Kp, ldk); /* after Kt, dA K and the dots u */
-        kr->state(K, n, V, s->Kp, ldk, s->dS, ldv, SGLA_CARRY_ONE, NULL, s->dVs, ldv);
-        kr->trans(n, n, s->A, ldc, s->AT, ldc);
-        tri_product(kr, 1, n, V, s->AT, ldc, s->dO, ldv, s->dVs, s->dVs, ldv);
-        /* 3. the gate of token r: a <dS, S> + sum_{j<r} u_j + sum_{i>=r} e_i + sum_{i>=r, j<r} A_ij dP_ij */
-        if (p->gate) {
-            double t1 = 0.0;
-            for (int r = 0; r < V; r++) t1 += kr->dot64(s->dSt + (size_t)r * ldk, St + (size_t)r * ldk, K);
-            t1 *= (double)a.a;
-            for (int r = 0; r < n; r++) s->c4[r] = 0.0;
-            /* c4_r = sum over i >= r of the row prefix sum_{j<r} A_ij dP_ij */
-            for (int i = 1; i < n; i++) {
-                const float *ar = s->A + (size_t)i * ldc, *pr = s->dP + (size_t)i * ldc;
-                double pre = 0.0;
-                for (int r = 1; r <= i; r++) {
-                    pre += (double)ar[r - 1] * (double)pr[r - 1];
-                    s->c4[r] += pre;
-                }
-            }
-            double up = 0.0, es = 0.0;
-            for (int r = 0; r < n; r++) es += s->e[r];
-            float *dg = bd->dg ? (float *)bd->dg + ((bb * d->T + t) * d->H + h) : NULL;
-            for (int r = 0; r < n; r++) {
-                const double v = t1 + up + es + s->c4[r];
-                dg_sum += v;
-                if (dg) dg[(int64_t)r * d->H] = (float)v;
-                up += s->u[r];
-                es -= s->e[r];
-            }
-        }
-        store_rows(p, bd->dq, bb, t, h, n, K, s->dQs, ldk);
-        store_rows(p, bd->dk, bb, t, h, n, K, s->dKs, ldk);
-        store_rows(p, bd->dv, bb, t, h, n, V, s->dVs, ldv);
-        /* the entering state's gradient: dS = exp(b_n) dS + (rs ⊙ Q)^T dO */
-        kr->wrows(n, K, s->rs, s->Q, ldk, s->Q, ldk); /* after A, the dots e and dA^T Q */
-        kr->trans(n, K, s->Q, ldk, s->Kt, ldc);
-        kr->state(n, K, V, s->Kt, ldc, s->dO, ldv, a, s->dS, s->dS, ldv);
+        const sgla_carry a = chunk_grads(p, s, bb, t, h, n, s->states + (size_t)c * vkp, s->dS, s->val);
+        for (int r = 0; p->gate && r < n; r++) dg_sum += s->val[r];
+        chunk_dstate(p, s, n, a, s->dS, s->dS); /* the entering state's gradient */
     }
     if (bd->dh0) {
         float *dh0 = (float *)bd->dh0 + ((size_t)n_seq * d->H + h) * kv;
         for (int r = 0; r < K; r++) memcpy(dh0 + (size_t)r * V, s->dS + (size_t)r * ldv, (size_t)V * sizeof(float));
     }
     return dg_sum;
+}
+
+static int64_t item_chunks(const sgla_forward_desc *d, int64_t n, int C)
+{
+    int64_t bb, t0, t1;
+    sgla_seq_bounds(d, n, &bb, &t0, &t1);
+    return (t1 - t0 + C - 1) / C;
+}
+
+/* ---- one item split along the sequence (called by every thread of the parallel region) ---- */
+
+/* The split's shared buffers: the entering states S (S^T, V x ldk each) of every chunk (keep) or of one
+ * window's chunks; a window's end-state gradients dSw (K x ldv each); the state entering every window
+ * (ck, V x ldk each, nw + 1 of them); the running dS rows; each chunk's carry and its tokens' dg (C a
+ * chunk, with a gate) */
+typedef struct bsplit {
+    float *S, *dSw, *ck, *run;
+    sgla_carry *carry;
+    double *val;
+    int64_t win; /* chunks a window */
+    int keep;    /* S holds every chunk's state */
+} bsplit;
+
+#define SPLIT_ROWS 8 /* state rows a scan task */
+/* The split keeps every chunk's state up to this size, else computes them twice: on a 2-vCPU Intel VM,
+ * keeping them was 8-10 % faster up to 28 MB of states and 15 % slower from 38 MB (docs/perf-cpu.md,
+ * session 53) */
+#define SPLIT_KEEP_BYTES (24.0 * 1024 * 1024)
+
+/* Sequence n_seq, head h, as backward_item, in windows of chunks (about 1 MiB of states each, so that
+ * they stay in cache between the passes over them).  1: the windows in order: the chunks' state parts in
+ * parallel, then an elementwise scan across them; ck[w] keeps the state entering window w.  2: the windows
+ * from the last: the dS parts in parallel, scanned back elementwise from the next window's; the window's
+ * gradients in parallel.  Unless every chunk's state was kept (keep: up to SPLIT_KEEP_BYTES), step 2
+ * computes the window's state parts again and scans them from ck[w]: twice the state products, but only
+ * a window's states in memory, where keeping a long sequence's states cost more in memory traffic. The
+ * head's dg sum is left to the caller, from sp->val. */
+static void item_split(const bplan *p, bscratch *s, const bsplit *sp, int64_t n_seq, int64_t h)
+{
+    const sgla_backward_desc *bd = p->b;
+    const sgla_forward_desc *d = p->d;
+    const sgla_cpu_kernels *kr = p->kr;
+    const int K = p->K, V = p->V, C = p->C, ldk = p->ldk, ldv = p->ldv;
+    const size_t vkp = (size_t)V * ldk, kvp = (size_t)K * ldv, kv = (size_t)K * V;
+    int64_t bb, t0, t1;
+    sgla_seq_bounds(d, n_seq, &bb, &t0, &t1);
+    const int64_t nc = (t1 - t0 + C - 1) / C, win = sp->win, nw = (nc + win - 1) / win;
+    const float *h0 = d->h0 ? (const float *)d->h0 + ((size_t)n_seq * d->H + h) * kv : NULL;
+    const float *dht = bd->dht ? (const float *)bd->dht + ((size_t)n_seq * d->H + h) * kv : NULL;
+    float *dh0 = bd->dh0 ? (float *)bd->dh0 + ((size_t)n_seq * d->H + h) * kv : NULL;
+    const int64_t nvb = (V + SPLIT_ROWS - 1) / SPLIT_ROWS, nkb = (K + SPLIT_ROWS - 1) / SPLIT_ROWS;
+
+    /* 1. per element of S^T, (s, D_c) -> (a_c s + D_c, s) over the chunks in order (kept: every window;
+     * else all but the last, whose entering state is all step 2 needs) */
+    for (int64_t w = 0; w < (sp->keep ? nw : nw - 1); w++) {
+        const int64_t w0 = w * win, w1 = w0 + win < nc ? w0 + win : nc;
+        float *Sw = sp->S + (sp->keep ? (size_t)w0 * vkp : 0);
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int64_t c = w0; c < w1; c++) {
+            const int64_t t = t0 + c * C;
+            const int n = (int)(t1 - t < C ? t1 - t : C);
+            sp->carry[c] = chunk_state(p, s, bb, t, h, n, NULL, Sw + (size_t)(c - w0) * vkp);
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int64_t ib = 0; ib < nvb; ib++)
+            for (int64_t r = ib * SPLIT_ROWS; r < V && r < (ib + 1) * SPLIT_ROWS; r++) {
+                float *cr = sp->ck + (size_t)(w + 1) * vkp + (size_t)r * ldk;
+                if (w == 0)
+                    for (int k = 0; k < K; k++) sp->ck[(size_t)r * ldk + k] = h0 ? h0[(size_t)k * V + r] : 0.0f;
+                memcpy(cr, sp->ck + (size_t)w * vkp + (size_t)r * ldk, (size_t)K * sizeof(float));
+                for (int64_t c = w0; c < w1; c++) kr->scan(K, sp->carry[c], cr, Sw + (size_t)(c - w0) * vkp + (size_t)r * ldk);
+            }
+    }
+    /* 2. the windows from the last */
+    for (int64_t w = nw - 1; w >= 0; w--) {
+        const int64_t w0 = w * win, w1 = w0 + win < nc ? w0 + win : nc;
+        float *Sw = sp->S + (sp->keep ? (size_t)w0 * vkp : 0);
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int64_t c = w0; c < w1; c++) {
+            const int64_t t = t0 + c * C;
+            const int n = (int)(t1 - t < C ? t1 - t : C);
+            if (sp->keep) (void)chunk_gates(p, s, bb, t, h, n, 0);
+            else sp->carry[c] = chunk_state(p, s, bb, t, h, n, NULL, Sw + (size_t)(c - w0) * vkp);
+            pack_rows(p, d->q, bb, t, h, n, K, s->Q, ldk);
+            pack_rows(p, bd->dout, bb, t, h, n, V, s->dO, ldv);
+            chunk_dstate(p, s, n, SGLA_CARRY_ONE, NULL, sp->dSw + (size_t)(c - w0) * kvp);
+        }
+        /* the states forward from ck[w] (rows of S^T; not kept), dS back (rows of dS) */
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int64_t ib = sp->keep ? nvb : 0; ib < nvb + nkb; ib++) {
+            if (ib < nvb) {
+                for (int64_t r = ib * SPLIT_ROWS; r < V && r < (ib + 1) * SPLIT_ROWS; r++) {
+                    float *cr = sp->ck + (size_t)w * vkp + (size_t)r * ldk;
+                    if (nw == 1)
+                        for (int k = 0; k < K; k++) cr[k] = h0 ? h0[(size_t)k * V + r] : 0.0f;
+                    for (int64_t c = w0; c < w1; c++)
+                        kr->scan(K, sp->carry[c], cr, Sw + (size_t)(c - w0) * vkp + (size_t)r * ldk);
+                }
+            } else {
+                for (int64_t r = (ib - nvb) * SPLIT_ROWS; r < K && r < (ib - nvb + 1) * SPLIT_ROWS; r++) {
+                    float *cr = sp->run + (size_t)r * ldv;
+                    if (w == nw - 1) {
+                        if (dht) memcpy(cr, dht + (size_t)r * V, (size_t)V * sizeof(float));
+                        else memset(cr, 0, (size_t)V * sizeof(float));
+                    }
+                    for (int64_t c = w1 - 1; c >= w0; c--)
+                        kr->scan(V, sp->carry[c], cr, sp->dSw + (size_t)(c - w0) * kvp + (size_t)r * ldv);
+                    if (w == 0 && dh0) memcpy(dh0 + (size_t)r * V, cr, (size_t)V * sizeof(float));
+                }
+            }
+        }
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (int64_t c = w0; c < w1; c++) {
+            const int64_t t = t0 + c * C;
+            const int n = (int)(t1 - t < C ? t1 - t : C);
+            (void)chunk_grads(p, s, bb, t, h, n, Sw + (size_t)(c - w0) * vkp, sp->dSw + (size_t)(c - w0) * kvp,
+                              sp->val ? sp->val + (size_t)c * C : s->val);
+        }
+        /* (implicit barrier: the next window's parts overwrite these) */
+    }
+}
+
+/* the head's dg sum in backward_item's order: chunks from the last, tokens in order */
+static double split_dg_sum(const bplan *p, const bsplit *sp, int64_t n_seq)
+{
+    int64_t bb, t0, t1;
+    sgla_seq_bounds(p->d, n_seq, &bb, &t0, &t1);
+    double sum = 0.0;
+    for (int64_t c = (t1 - t0 + p->C - 1) / p->C - 1; c >= 0; c--) {
+        const int64_t t = t0 + c * p->C;
+        const int n = (int)(t1 - t < p->C ? t1 - t : p->C);
+        for (int r = 0; r < n; r++) sum += sp->val[(size_t)c * p->C + r];
+    }
+    return sum;
 }
 
 sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
@@ -311,23 +500,58 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
     p.es = sgla_dtype_size(d->dtype);
     p.gate = d->g ? 2 : d->g_gamma ? 1 : 0;
     const int64_t N = sgla_num_sequences(d), items = N * d->H;
-    p.ncm = (sgla_max_seq_len(d) + p.C - 1) / p.C;
-    bscratch probe;
-    const size_t floats = bscratch_floats(&p, &probe, NULL);
-    if ((double)floats * sizeof(float) > (double)SIZE_MAX / 4)
-        return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU backward: %zu floats of scratch a thread", floats);
+    const int64_t ncm = (sgla_max_seq_len(d) + p.C - 1) / p.C;
     double *dg_part = d->g_gamma && b->dg_gamma ? calloc((size_t)items, sizeof(double)) : NULL;
     if (d->g_gamma && b->dg_gamma && !dg_part)
         return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU backward: %lld partial sums", (long long)items);
-    int fail = 0;
+
+    /* Fewer items than threads: split the sequences (item_split) */
+    const int nreq = d->threads > 0 ? d->threads : sgla_cpu_default_threads();
+    const int fsplit = sgla_cpu_forced_split();
+    int split = fsplit >= 0 ? fsplit : items < nreq && nreq > 1;
+    if (ncm < 2) split = 0;
+    int nth = sgla_cpu_threads(d->threads, split ? ncm : items);
+    if (fsplit < 0 && nth < 2) split = 0;
+    bsplit sp;
+    memset(&sp, 0, sizeof sp);
+    if (split) {
+        /* a window: about 1 MiB of states and as much of dS, two chunks a thread (as the forward's split,
+         * cpu_forward.c) */
+        const double vkp = (double)p.V * p.ldk, kvp = (double)p.K * p.ldv;
+        const int64_t w = (int64_t)(1024.0 * 1024 / ((vkp > kvp ? vkp : kvp) * sizeof(float)));
+        sp.win = w > 2 * (int64_t)nth ? w : 2 * (int64_t)nth;
+        if (sp.win > ncm) sp.win = ncm;
+        const int64_t nw = (ncm + sp.win - 1) / sp.win;
+        sp.keep = (double)ncm * vkp * sizeof(float) <= SPLIT_KEEP_BYTES && fsplit != 2;
+        const double bytes = ((double)(sp.keep ? ncm : sp.win) * vkp + (double)sp.win * kvp + (double)(nw + 1) * vkp +
+                              kvp) * sizeof(float) +
+                             (double)ncm * (sizeof(sgla_carry) + (dg_part ? (double)p.C * sizeof(double) : 0.0));
+        if (bytes < (double)SIZE_MAX / 4) {
+            sp.S = balloc((size_t)((double)(sp.keep ? ncm : sp.win) * vkp * sizeof(float)));
+            sp.dSw = balloc((size_t)((double)sp.win * kvp * sizeof(float)));
+            sp.ck = balloc((size_t)((double)(nw + 1) * vkp * sizeof(float)));
+            sp.run = balloc((size_t)(kvp * sizeof(float)));
+            sp.carry = malloc((size_t)ncm * sizeof(sgla_carry));
+            sp.val = dg_part ? malloc((size_t)ncm * (size_t)p.C * sizeof(double)) : NULL;
+        }
+        if (!sp.S || !sp.dSw || !sp.ck || !sp.run || !sp.carry || (dg_part && !sp.val)) {
+            split = 0; /* the same results without the split, slower */
+            nth = sgla_cpu_threads(d->threads, items);
+        }
+    }
+    /* a thread's scratch keeps the states of a whole item where items run whole (on the split, only those
+     * of one chunk) */
+    p.ncm = split ? 1 : ncm;
+    bscratch probe;
+    const size_t floats = bscratch_floats(&p, &probe, NULL);
+    int fail = (double)floats * sizeof(float) > (double)SIZE_MAX / 4;
 #ifdef _OPENMP
-    const int nth = sgla_cpu_threads(d->threads, items);
-#pragma omp parallel num_threads(nth) if (nth > 1)
+#pragma omp parallel num_threads(nth) if (nth > 1 && !fail)
 #endif
     {
         const sgla_fpmode fpm = sgla_fpmode_enter();
         bscratch s;
-        float *mem = sgla_cpu_scratch_take(floats);
+        float *mem = fail ? NULL : sgla_cpu_scratch_take(floats);
         if (!mem) {
 #ifdef _OPENMP
 #pragma omp atomic write
@@ -352,18 +576,44 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
 #pragma omp atomic read
 #endif
         failed = fail;
+        if (!failed && split) {
+            /* items of fewer than two chunks run whole, the others one after another on every thread */
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-        for (int64_t it = 0; it < items; it++) {
-            if (failed) continue;
-            const double sum = backward_item(&p, &s, it / d->H, it % d->H);
-            if (dg_part) dg_part[it] = sum;
+            for (int64_t it = 0; it < items; it++)
+                if (item_chunks(d, it / d->H, p.C) < 2) {
+                    const double sum = backward_item(&p, &s, it / d->H, it % d->H);
+                    if (dg_part) dg_part[it] = sum;
+                }
+            for (int64_t it = 0; it < items; it++)
+                if (item_chunks(d, it / d->H, p.C) >= 2) {
+                    item_split(&p, &s, &sp, it / d->H, it % d->H);
+                    /* (sp.val is next written after barriers this thread passes too) */
+#ifdef _OPENMP
+#pragma omp master
+#endif
+                    if (dg_part) dg_part[it] = split_dg_sum(&p, &sp, it / d->H);
+                }
+        } else if (!failed) {
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+            for (int64_t it = 0; it < items; it++) {
+                const double sum = backward_item(&p, &s, it / d->H, it % d->H);
+                if (dg_part) dg_part[it] = sum;
+            }
         }
-        sgla_cpu_scratch_give(mem, floats);
+        if (mem) sgla_cpu_scratch_give(mem, floats);
         __atomic_thread_fence(__ATOMIC_SEQ_CST); /* drains the outputs' streaming stores (kr->store) */
         sgla_fpmode_leave(fpm);
     }
+    free(sp.S);
+    free(sp.dSw);
+    free(sp.ck);
+    free(sp.run);
+    free(sp.carry);
+    free(sp.val);
     if (fail) {
         free(dg_part);
         return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU backward: %zu bytes of scratch a thread", floats * sizeof(float));

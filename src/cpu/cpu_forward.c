@@ -83,6 +83,7 @@ int sgla_cpu_force_isa(int isa)
 }
 
 void sgla_cpu_force_split(int mode) { __atomic_store_n(&forced_split, mode, __ATOMIC_RELAXED); }
+int sgla_cpu_forced_split(void) { return __atomic_load_n(&forced_split, __ATOMIC_RELAXED); }
 
 /* The best level of this CPU and the cap SGLA_CPU_ISA=scalar|avx2|avx512
  * puts on it: found once per process. */
@@ -784,7 +785,7 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
 
     /* Split along the sequence when there are fewer items than threads. */
     const int64_t max_chunks = (sgla_max_seq_len(d) + Cb - 1) / Cb;
-    const int fsplit = __atomic_load_n(&forced_split, __ATOMIC_RELAXED);
+    const int fsplit = sgla_cpu_forced_split();
     int split = fsplit >= 0 ? fsplit : (items < nth && nth > 1);
     if (max_chunks < 2) split = 0;
     nth = sgla_cpu_threads(nth, split ? max_chunks : items);

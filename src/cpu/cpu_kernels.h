@@ -174,9 +174,12 @@ sgla_status sgla_cpu_forward_slots(const sgla_forward_desc *d, const int64_t *sl
                                    int v_first);
 
 /* Testing hook: the number of threads at which the sequence is split
- * (work items < threads) can be forced: 1 = always split sequences with two
- * or more chunks, 0 = never split, -1 = default rule. */
+ * (work items < threads), forward and backward, can be forced: 1 = always
+ * split sequences with two or more chunks, 2 = as 1, and the backward's
+ * split computes its chunk states twice rather than keep them, 0 = never
+ * split, -1 = default rule; sgla_cpu_forced_split reads it. */
 void sgla_cpu_force_split(int mode);
+int sgla_cpu_forced_split(void);
 
 /* Micro-benchmarks for `sgla bench` (cpu_bench.c): seconds for reps rounds
  * of the four per-chunk products on every thread; the FMA peak in GFLOP/s

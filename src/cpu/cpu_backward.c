@@ -45,8 +45,6 @@
 
 static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-static void *balloc(size_t bytes) { return aligned_alloc(64, (size_t)round_up((int64_t)(bytes ? bytes : 1), 64)); }
-
 typedef struct bplan {
     const sgla_backward_desc *b;
     const sgla_forward_desc *d;
@@ -343,6 +341,8 @@ typedef struct bsplit {
     double *val;
     int64_t win; /* chunks a window */
     int keep;    /* S holds every chunk's state */
+    float *mem;  /* the block they lie in (sgla_cpu_scratch_take) */
+    size_t floats;
 } bsplit;
 
 #define SPLIT_ROWS 8 /* state rows a scan task */
@@ -523,18 +523,26 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
         if (sp.win > ncm) sp.win = ncm;
         const int64_t nw = (ncm + sp.win - 1) / sp.win;
         sp.keep = (double)ncm * vkp * sizeof(float) <= SPLIT_KEEP_BYTES && fsplit != 2;
-        const double bytes = ((double)(sp.keep ? ncm : sp.win) * vkp + (double)sp.win * kvp + (double)(nw + 1) * vkp +
-                              kvp) * sizeof(float) +
-                             (double)ncm * (sizeof(sgla_carry) + (dg_part ? (double)p.C * sizeof(double) : 0.0));
-        if (bytes < (double)SIZE_MAX / 4) {
-            sp.S = balloc((size_t)((double)(sp.keep ? ncm : sp.win) * vkp * sizeof(float)));
-            sp.dSw = balloc((size_t)((double)sp.win * kvp * sizeof(float)));
-            sp.ck = balloc((size_t)((double)(nw + 1) * vkp * sizeof(float)));
-            sp.run = balloc((size_t)(kvp * sizeof(float)));
-            sp.carry = malloc((size_t)ncm * sizeof(sgla_carry));
-            sp.val = dg_part ? malloc((size_t)ncm * (size_t)p.C * sizeof(double)) : NULL;
+        /* one block from the scratch pool (kept between calls: megabytes mapped afresh each call cost
+         * their page faults), in floats */
+        const double parts[6] = {(double)(sp.keep ? ncm : sp.win) * vkp, (double)sp.win * kvp, (double)(nw + 1) * vkp,
+                                 kvp, (double)ncm * (sizeof(sgla_carry) / sizeof(float)),
+                                 dg_part ? (double)ncm * p.C * (sizeof(double) / sizeof(float)) : 0.0};
+        double total = 0.0;
+        for (int i = 0; i < 6; i++) total += parts[i] + 16;
+        if (total * sizeof(float) < (double)SIZE_MAX / 4) {
+            sp.floats = (size_t)total;
+            sp.mem = sgla_cpu_scratch_take(sp.floats);
         }
-        if (!sp.S || !sp.dSw || !sp.ck || !sp.run || !sp.carry || (dg_part && !sp.val)) {
+        if (sp.mem) {
+            float *m = sp.mem;
+            float **dst[4] = {&sp.S, &sp.dSw, &sp.ck, &sp.run};
+            for (int i = 0; i < 4; i++) *dst[i] = m, m += round_up((int64_t)parts[i], 16);
+            sp.carry = (sgla_carry *)(void *)m;
+            m += round_up((int64_t)parts[4], 16);
+            sp.val = dg_part ? (double *)(void *)m : NULL;
+        }
+        if (!sp.mem) {
             split = 0; /* the same results without the split, slower */
             nth = sgla_cpu_threads(d->threads, items);
         }
@@ -608,12 +616,7 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
         __atomic_thread_fence(__ATOMIC_SEQ_CST); /* drains the outputs' streaming stores (kr->store) */
         sgla_fpmode_leave(fpm);
     }
-    free(sp.S);
-    free(sp.dSw);
-    free(sp.ck);
-    free(sp.run);
-    free(sp.carry);
-    free(sp.val);
+    if (sp.mem) sgla_cpu_scratch_give(sp.mem, sp.floats);
     if (fail) {
         free(dg_part);
         return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU backward: %zu bytes of scratch a thread", floats * sizeof(float));

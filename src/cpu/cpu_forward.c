@@ -264,12 +264,13 @@ float *sgla_cpu_scratch_take(size_t floats)
     float *m = NULL;
     watch_fork_once();
     lock_pool();
+    int best = -1; /* the smallest that fits: a call taking a thread's block and a larger shared one gets each back */
     for (int i = 0; i < POOL_MAX; i++)
-        if (pool[i].mem && pool[i].floats >= floats) {
-            m = pool[i].mem;
-            pool[i].mem = NULL;
-            break;
-        }
+        if (pool[i].mem && pool[i].floats >= floats && (best < 0 || pool[i].floats < pool[best].floats)) best = i;
+    if (best >= 0) {
+        m = pool[best].mem;
+        pool[best].mem = NULL;
+    }
     unlock_pool();
     if (m) return m;
     return amalloc(floats * sizeof(float) + 64);
@@ -801,16 +802,14 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
 
     float *Sbuf = NULL;
     sgla_carry *carry = NULL;
+    size_t split_floats = 0;
     if (split) {
-        Sbuf = amalloc((size_t)(p.win + 1) * (size_t)p.K * (size_t)p.ldv * sizeof(float));
-        carry = amalloc((size_t)max_chunks * sizeof(sgla_carry));
-        if (!Sbuf || !carry) { /* same results without the split, just slower */
-            free(Sbuf);
-            free(carry);
-            Sbuf = NULL;
-            carry = NULL;
-            split = 0;
-        }
+        /* one block from the scratch pool, kept between calls (a fresh one is page-faulted in each call) */
+        const size_t sf = (size_t)round_up((int64_t)(p.win + 1) * p.K * p.ldv, 16);
+        split_floats = sf + (size_t)max_chunks * (sizeof(sgla_carry) / sizeof(float));
+        Sbuf = sgla_cpu_scratch_take(split_floats);
+        carry = Sbuf ? (sgla_carry *)(void *)(Sbuf + sf) : NULL;
+        if (!Sbuf) split = 0; /* same results without the split, just slower */
     }
     /* Heads per item on the sequential path: as many as keep the group's
      * packed chunk and states in about 1 MiB of cache, fewer while that
@@ -880,8 +879,7 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
         __atomic_thread_fence(__ATOMIC_SEQ_CST); /* drains streaming stores (mfence on x86) */
         sgla_fpmode_leave(fpm);
     }
-    free(Sbuf);
-    free(carry);
+    if (Sbuf) sgla_cpu_scratch_give(Sbuf, split_floats);
     if (fail) return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU backend: per-thread scratch of %zu bytes",
                                scratch_floats(&p) * sizeof(float));
     return SGLA_OK;

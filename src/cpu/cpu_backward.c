@@ -25,8 +25,9 @@
  * Memory: the chunk states of one (sequence, head) per thread, (chunks + 1) x
  * V x K floats.
  *
- * With fewer (sequence, head) items than threads, each item is split along
- * its sequence over the threads instead (item_split), in windows of chunks:
+ * With fewer (sequence, head) items than threads (where that pays:
+ * sgla_cpu_split_pays), each item is split along its sequence over the
+ * threads instead (item_split), in windows of chunks:
  * the chunks' state parts and dS parts in parallel, elementwise scans across
  * the chunks (states forward, dS back), the chunks' gradients in parallel.
  * Each state and dS element is scanned over the chunks in the sequential
@@ -342,7 +343,6 @@ typedef struct bsplit {
     int64_t win; /* chunks a window */
     int keep;    /* S holds every chunk's state */
     float *mem;  /* the block they lie in (sgla_cpu_scratch_take) */
-    size_t floats;
 } bsplit;
 
 #define SPLIT_ROWS 8 /* state rows a scan task */
@@ -505,13 +505,11 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
     if (d->g_gamma && b->dg_gamma && !dg_part)
         return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU backward: %lld partial sums", (long long)items);
 
-    /* Fewer items than threads: split the sequences (item_split) */
-    const int nreq = d->threads > 0 ? d->threads : sgla_cpu_default_threads();
+    /* Fewer items than threads: split the sequences (item_split) where that pays */
     const int fsplit = sgla_cpu_forced_split();
-    int split = fsplit >= 0 ? fsplit : items < nreq && nreq > 1;
+    int split = fsplit >= 0 ? fsplit : sgla_cpu_split_pays(d->threads, items, ncm);
     if (ncm < 2) split = 0;
     int nth = sgla_cpu_threads(d->threads, split ? ncm : items);
-    if (fsplit < 0 && nth < 2) split = 0;
     bsplit sp;
     memset(&sp, 0, sizeof sp);
     if (split) {
@@ -531,8 +529,7 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
         double total = 0.0;
         for (int i = 0; i < 6; i++) total += parts[i] + 16;
         if (total * sizeof(float) < (double)SIZE_MAX / 4) {
-            sp.floats = (size_t)total;
-            sp.mem = sgla_cpu_scratch_take(sp.floats);
+            sp.mem = sgla_cpu_scratch_take((size_t)total);
         }
         if (sp.mem) {
             float *m = sp.mem;
@@ -612,11 +609,11 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
                 if (dg_part) dg_part[it] = sum;
             }
         }
-        if (mem) sgla_cpu_scratch_give(mem, floats);
+        sgla_cpu_scratch_give(mem);
         __atomic_thread_fence(__ATOMIC_SEQ_CST); /* drains the outputs' streaming stores (kr->store) */
         sgla_fpmode_leave(fpm);
     }
-    if (sp.mem) sgla_cpu_scratch_give(sp.mem, sp.floats);
+    sgla_cpu_scratch_give(sp.mem);
     if (fail) {
         free(dg_part);
         return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU backward: %zu bytes of scratch a thread", floats * sizeof(float));

@@ -20,7 +20,8 @@
  * Threads: OpenMP over items of (sequence, group of heads); inside an item
  * chunk by chunk, the group's rows gathered in memory order, head by head.
  * When there are fewer (sequence, head) pairs than threads, each is split
- * along its sequence as above.  A sequence of one token (decode) uses the
+ * along its sequence as above, where that keeps more threads busy
+ * (sgla_cpu_split_pays).  A sequence of one token (decode) uses the
  * single-pass recurrent kernel, in place.
  *
  * Every fp32 result is the same number whatever the thread count and the
@@ -273,12 +274,23 @@ float *sgla_cpu_scratch_take(size_t floats)
     }
     unlock_pool();
     if (m) return m;
-    return amalloc(floats * sizeof(float) + 64);
+    /* a 64-byte header before the block holds its size, for the give; 64 bytes of slack after it */
+    if (floats > (SIZE_MAX - 128) / sizeof(float)) return NULL;
+    char *b = amalloc(floats * sizeof(float) + 128);
+    if (!b) return NULL;
+    *(size_t *)(void *)b = floats;
+    return (float *)(void *)(b + 64);
 }
 
-void sgla_cpu_scratch_give(float *m, size_t floats)
+static void scratch_free(float *m)
+{
+    if (m) free((char *)m - 64);
+}
+
+void sgla_cpu_scratch_give(float *m)
 {
     if (!m) return;
+    const size_t floats = *(const size_t *)(const void *)((const char *)m - 64); /* its own size, not a request's */
     lock_pool();
     int slot = -1;
     for (int i = 0; i < POOL_MAX && slot < 0; i++)
@@ -293,14 +305,14 @@ void sgla_cpu_scratch_give(float *m, size_t floats)
         pool[slot].floats = floats;
     }
     unlock_pool();
-    free(drop);
+    scratch_free(drop);
 }
 
 static void cpu_release(void)
 {
     lock_pool();
     for (int i = 0; i < POOL_MAX; i++) {
-        free(pool[i].mem);
+        scratch_free(pool[i].mem);
         pool[i].mem = NULL;
         pool[i].floats = 0;
     }
@@ -690,6 +702,16 @@ int sgla_cpu_default_threads(void)
 #endif
 }
 
+/* Items of max_chunks chunks each (the longest), fewer than the threads: run whole, one round as long as
+ * an item; split, the items one after another, each a round of chunks over the threads, an eighth more for
+ * the scans and barriers.  Depends on the shape and the thread count only, and changes no bit. */
+int sgla_cpu_split_pays(int requested, int64_t items, int64_t max_chunks)
+{
+    const int nth = sgla_cpu_threads(requested, INT64_MAX);
+    if (nth < 2 || max_chunks < 2 || items >= nth) return 0;
+    return (double)items * (double)((max_chunks + nth - 1) / nth) * 1.125 < (double)max_chunks;
+}
+
 int sgla_cpu_threads(int requested, int64_t useful)
 {
     watch_fork_once();
@@ -781,15 +803,12 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
 
     const int64_t N = sgla_num_sequences(d);
     const int64_t items = N * d->H;
-    int nth = d->threads > 0 ? d->threads : sgla_cpu_default_threads();
-    if (nth < 1) nth = 1;
-
-    /* Split along the sequence when there are fewer items than threads. */
+    /* Split along the sequence where that keeps more threads busy (sgla_cpu_split_pays). */
     const int64_t max_chunks = (sgla_max_seq_len(d) + Cb - 1) / Cb;
     const int fsplit = sgla_cpu_forced_split();
-    int split = fsplit >= 0 ? fsplit : (items < nth && nth > 1);
+    int split = fsplit >= 0 ? fsplit : sgla_cpu_split_pays(d->threads, items, max_chunks);
     if (max_chunks < 2) split = 0;
-    nth = sgla_cpu_threads(nth, split ? max_chunks : items);
+    int nth = sgla_cpu_threads(d->threads, split ? max_chunks : items);
     /* The split keeps a window's states, one K x V state a chunk, about 1 MiB of them, so that they stay in
      * cache between its passes (all of a sequence's at once, 73 MB at 1x65536x1x128, ran slower on two
      * threads than one thread without the split: docs/perf-cpu.md, session 52), and two chunks a thread */
@@ -802,14 +821,15 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
 
     float *Sbuf = NULL;
     sgla_carry *carry = NULL;
-    size_t split_floats = 0;
     if (split) {
         /* one block from the scratch pool, kept between calls (a fresh one is page-faulted in each call) */
         const size_t sf = (size_t)round_up((int64_t)(p.win + 1) * p.K * p.ldv, 16);
-        split_floats = sf + (size_t)max_chunks * (sizeof(sgla_carry) / sizeof(float));
-        Sbuf = sgla_cpu_scratch_take(split_floats);
+        Sbuf = sgla_cpu_scratch_take(sf + (size_t)max_chunks * (sizeof(sgla_carry) / sizeof(float)));
         carry = Sbuf ? (sgla_carry *)(void *)(Sbuf + sf) : NULL;
-        if (!Sbuf) split = 0; /* same results without the split, just slower */
+        if (!Sbuf) { /* same results without the split, just slower */
+            split = 0;
+            nth = sgla_cpu_threads(d->threads, items);
+        }
     }
     /* Heads per item on the sequential path: as many as keep the group's
      * packed chunk and states in about 1 MiB of cache, fewer while that
@@ -875,11 +895,11 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
                 }
             }
         }
-        sgla_cpu_scratch_give(mem, scratch_floats(&p));
+        sgla_cpu_scratch_give(mem);
         __atomic_thread_fence(__ATOMIC_SEQ_CST); /* drains streaming stores (mfence on x86) */
         sgla_fpmode_leave(fpm);
     }
-    if (Sbuf) sgla_cpu_scratch_give(Sbuf, split_floats);
+    sgla_cpu_scratch_give(Sbuf);
     if (fail) return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU backend: per-thread scratch of %zu bytes",
                                scratch_floats(&p) * sizeof(float));
     return SGLA_OK;

@@ -146,10 +146,11 @@ sgla_status sgla_cpu_supports(const sgla_forward_desc *d);
 
 /* The micro-kernels of the level the next call will use. */
 const sgla_cpu_kernels *sgla_cpu_kernels_current(void);
-/* Scratch kept between calls (64-byte aligned, at least `floats`), and its
- * return; NULL when out of memory. */
+/* Scratch kept between calls (64-byte aligned, at least `floats`: the
+ * smallest kept block that fits, or a new one), and its return (NULL: none);
+ * NULL when out of memory. */
 float *sgla_cpu_scratch_take(size_t floats);
-void sgla_cpu_scratch_give(float *m, size_t floats);
+void sgla_cpu_scratch_give(float *m);
 /* Threads of a call with threads = 0. */
 int sgla_cpu_default_threads(void);
 /* The threads a call runs on: `requested` (0: the default), at most `useful`
@@ -179,6 +180,9 @@ sgla_status sgla_cpu_forward_slots(const sgla_forward_desc *d, const int64_t *sl
  * split computes its chunk states twice rather than keep them, 0 = never
  * split, -1 = default rule; sgla_cpu_forced_split reads it. */
 void sgla_cpu_force_split(int mode);
+/* The default rule: whether splitting the sequences over the threads (requested: 0, the default count) beats
+ * running the items (sequence, head pairs) whole; max_chunks, the longest item's chunks */
+int sgla_cpu_split_pays(int requested, int64_t items, int64_t max_chunks);
 int sgla_cpu_forced_split(void);
 
 /* Micro-benchmarks for `sgla bench` (cpu_bench.c): seconds for reps rounds

@@ -347,9 +347,10 @@ static void split_identity(tu_rng *r)
         {SGLA_F16, CONFORM_GATE_G, CONFORM_MILD, 1, 364, 1, 16, 40, 1, 1, 0, 8, 16, 0, cuts},
         {SGLA_F32, CONFORM_GATE_GAMMA, CONFORM_MILD, 1, 45 * 32 + 5, 2, 200, 24, 0, 1, 0, 0, 32, 0, NULL},
     };
-    /* threads and the split hook (2: the chunk states computed twice, not kept); the first (one thread, no
-     * split) is the baseline */
-    static const int runs[][2] = {{1, 0}, {1, 1}, {1, 2}, {2, -1}, {3, -1}, {2, 1}, {3, 2}, {3, 0}};
+    /* threads, the split hook (2: the chunk states computed twice, not kept) and dh0 written over dht (where
+     * the case has both); the first (one thread, no split) is the baseline */
+    static const int runs[][3] = {{1, 0, 0}, {1, 1, 0}, {1, 2, 0}, {2, -1, 0}, {3, -1, 0}, {2, 1, 1},
+                                  {3, 2, 1}, {3, 0, 0}, {8, 1, 0}, {5, 2, 1}};
     const int nruns = (int)(sizeof runs / sizeof runs[0]);
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const conform_case *c = &cases[ci];
@@ -376,6 +377,10 @@ static void split_identity(tu_rng *r)
             b.fwd = &f, b.dout = x.dout, b.dht = x.dht;
             b.dq = out[ri][0], b.dk = out[ri][1], b.dv = out[ri][2], b.dg = out[ri][3], b.dg_gamma = out[ri][4];
             b.dh0 = out[ri][5];
+            if (runs[ri][2] && b.dh0 && b.dht) { /* in place: dht's values in dh0's buffer */
+                memcpy(b.dh0, x.dht, (size_t)n[5] * sizeof(float));
+                b.dht = b.dh0;
+            }
             sgla_cpu_force_split(runs[ri][1]);
             const sgla_status st = sgla_backward(&b, SGLA_BACKEND_CPU);
             sgla_cpu_force_split(-1);
@@ -400,7 +405,8 @@ static void split_identity(tu_rng *r)
             for (int j = 0; j < 6; j++) free(out[ri][j]);
         conform_free(&x);
     }
-    printf("split: the same bits on 1-3 threads, split or not (%zu cases)\n", sizeof cases / sizeof cases[0]);
+    printf("split: the same bits on 1-8 threads, split or not, dh0 over dht or not (%zu cases)\n",
+           sizeof cases / sizeof cases[0]);
 }
 
 /* ---- 4. validation -------------------------------------------------------------------------- */

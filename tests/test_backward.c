@@ -388,7 +388,9 @@ static void split_identity(tu_rng *r)
                      sgla_last_error());
         }
         for (int j = 0; j < 6; j++)
-            if (n[j]) TU_CHECK(tu_count_poison(out[0][j], dt[j], n[j]) == 0, "split case %zu: output %d not fully written", ci, j);
+            if (n[j])
+                TU_CHECK(tu_count_poison(out[0][j], dt[j], n[j]) == 0, "split case %zu: output %d not fully written", ci,
+                         j);
         for (int ri = 1; ri < nruns; ri++)
             for (int j = 0; j < 6; j++)
                 if (n[j]) {

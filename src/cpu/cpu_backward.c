@@ -396,7 +396,8 @@ static void item_split(const bplan *p, bscratch *s, const bsplit *sp, int64_t n_
                 if (w == 0)
                     for (int k = 0; k < K; k++) sp->ck[(size_t)r * ldk + k] = h0 ? h0[(size_t)k * V + r] : 0.0f;
                 memcpy(cr, sp->ck + (size_t)w * vkp + (size_t)r * ldk, (size_t)K * sizeof(float));
-                for (int64_t c = w0; c < w1; c++) kr->scan(K, sp->carry[c], cr, Sw + (size_t)(c - w0) * vkp + (size_t)r * ldk);
+                for (int64_t c = w0; c < w1; c++)
+                    kr->scan(K, sp->carry[c], cr, Sw + (size_t)(c - w0) * vkp + (size_t)r * ldk);
             }
     }
     /* 2. the windows from the last */
@@ -505,9 +506,12 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
     if (d->g_gamma && b->dg_gamma && !dg_part)
         return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU backward: %lld partial sums", (long long)items);
 
-    /* Fewer items than threads: split the sequences (item_split) where that pays */
+    /* Split the sequences (item_split) where that keeps more threads busy; its thread time over the whole
+     * item's, on two threads: 0.97-1.17x where the states are kept, 1.21x where they are computed twice
+     * (docs/perf-cpu.md, session 53) */
+    const int keep = (double)ncm * p.V * p.ldk * sizeof(float) <= SPLIT_KEEP_BYTES;
     const int fsplit = sgla_cpu_forced_split();
-    int split = fsplit >= 0 ? fsplit : sgla_cpu_split_pays(d->threads, items, ncm);
+    int split = fsplit >= 0 ? fsplit : sgla_cpu_split_pays(d->threads, items, ncm, keep ? 1.125 : 1.25);
     if (ncm < 2) split = 0;
     int nth = sgla_cpu_threads(d->threads, split ? ncm : items);
     bsplit sp;
@@ -520,7 +524,7 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
         sp.win = w > 2 * (int64_t)nth ? w : 2 * (int64_t)nth;
         if (sp.win > ncm) sp.win = ncm;
         const int64_t nw = (ncm + sp.win - 1) / sp.win;
-        sp.keep = (double)ncm * vkp * sizeof(float) <= SPLIT_KEEP_BYTES && fsplit != 2;
+        sp.keep = keep && fsplit != 2;
         /* one block from the scratch pool (kept between calls: megabytes mapped afresh each call cost
          * their page faults), in floats */
         const double parts[6] = {(double)(sp.keep ? ncm : sp.win) * vkp, (double)sp.win * kvp, (double)(nw + 1) * vkp,

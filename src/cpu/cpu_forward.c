@@ -702,14 +702,16 @@ int sgla_cpu_default_threads(void)
 #endif
 }
 
-/* Items of max_chunks chunks each (the longest), fewer than the threads: run whole, one round as long as
- * an item; split, the items one after another, each a round of chunks over the threads, an eighth more for
- * the scans and barriers.  Depends on the shape and the thread count only, and changes no bit. */
-int sgla_cpu_split_pays(int requested, int64_t items, int64_t max_chunks)
+/* Items of max_chunks chunks each (the longest), in chunk steps: run whole, rounds of items over the
+ * threads, each as long as an item; split, the items one after another, each in rounds of its chunks over
+ * the threads, times `cost` for the scans, barriers and any work done twice.  Depends on the shape and the
+ * thread count only, and changes no bit. */
+int sgla_cpu_split_pays(int requested, int64_t items, int64_t max_chunks, double cost)
 {
-    const int nth = sgla_cpu_threads(requested, INT64_MAX);
-    if (nth < 2 || max_chunks < 2 || items >= nth) return 0;
-    return (double)items * (double)((max_chunks + nth - 1) / nth) * 1.125 < (double)max_chunks;
+    const int64_t nth = sgla_cpu_threads(requested, INT64_MAX);
+    if (nth < 2 || max_chunks < 2) return 0;
+    const double whole = (double)((items + nth - 1) / nth) * (double)max_chunks;
+    return (double)items * (double)((max_chunks + nth - 1) / nth) * cost < whole;
 }
 
 int sgla_cpu_threads(int requested, int64_t useful)
@@ -803,10 +805,11 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
 
     const int64_t N = sgla_num_sequences(d);
     const int64_t items = N * d->H;
-    /* Split along the sequence where that keeps more threads busy (sgla_cpu_split_pays). */
+    /* Split along the sequence where that keeps more threads busy; the split's cost, a third more than its
+     * chunks (one item on two threads: 1.30-1.38x the thread time of the whole item, docs/perf-cpu.md, session 53) */
     const int64_t max_chunks = (sgla_max_seq_len(d) + Cb - 1) / Cb;
     const int fsplit = sgla_cpu_forced_split();
-    int split = fsplit >= 0 ? fsplit : sgla_cpu_split_pays(d->threads, items, max_chunks);
+    int split = fsplit >= 0 ? fsplit : sgla_cpu_split_pays(d->threads, items, max_chunks, 1.33);
     if (max_chunks < 2) split = 0;
     int nth = sgla_cpu_threads(d->threads, split ? max_chunks : items);
     /* The split keeps a window's states, one K x V state a chunk, about 1 MiB of them, so that they stay in

@@ -181,8 +181,9 @@ sgla_status sgla_cpu_forward_slots(const sgla_forward_desc *d, const int64_t *sl
  * split, -1 = default rule; sgla_cpu_forced_split reads it. */
 void sgla_cpu_force_split(int mode);
 /* The default rule: whether splitting the sequences over the threads (requested: 0, the default count) beats
- * running the items (sequence, head pairs) whole; max_chunks, the longest item's chunks */
-int sgla_cpu_split_pays(int requested, int64_t items, int64_t max_chunks);
+ * running the items (sequence, head pairs) whole; max_chunks, the longest item's chunks; cost, the split's
+ * thread time over the whole item's */
+int sgla_cpu_split_pays(int requested, int64_t items, int64_t max_chunks, double cost);
 int sgla_cpu_forced_split(void);
 
 /* Micro-benchmarks for `sgla bench` (cpu_bench.c): seconds for reps rounds

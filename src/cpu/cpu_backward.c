@@ -511,9 +511,10 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
      * (docs/perf-cpu.md, session 53) */
     const int keep = (double)ncm * p.V * p.ldk * sizeof(float) <= SPLIT_KEEP_BYTES;
     const int fsplit = sgla_cpu_forced_split();
-    int split = fsplit >= 0 ? fsplit : sgla_cpu_split_pays(d->threads, items, ncm, keep ? 1.125 : 1.25);
+    int split = fsplit >= 0 ? fsplit : ncm >= 2 && sgla_cpu_split_pays(d, p.C, keep ? 1.125 : 1.25);
     if (ncm < 2) split = 0;
     int nth = sgla_cpu_threads(d->threads, split ? ncm : items);
+    const int64_t split_min = sgla_cpu_split_min(nth, fsplit > 0);
     bsplit sp;
     memset(&sp, 0, sizeof sp);
     if (split) {
@@ -548,9 +549,9 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
             nth = sgla_cpu_threads(d->threads, items);
         }
     }
-    /* a thread's scratch keeps the states of a whole item where items run whole (on the split, only those
-     * of one chunk) */
-    p.ncm = split ? 1 : ncm;
+    /* a thread's scratch keeps the states of a whole item where items run whole (on the split, those of
+     * the items too short to split) */
+    p.ncm = split && split_min - 1 < ncm ? split_min - 1 : ncm;
     bscratch probe;
     const size_t floats = bscratch_floats(&p, &probe, NULL);
     int fail = (double)floats * sizeof(float) > (double)SIZE_MAX / 4;
@@ -586,17 +587,17 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
 #endif
         failed = fail;
         if (!failed && split) {
-            /* items of fewer than two chunks run whole, the others one after another on every thread */
+            /* items shorter than split_min run whole, the others one after another on every thread */
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
             for (int64_t it = 0; it < items; it++)
-                if (item_chunks(d, it / d->H, p.C) < 2) {
+                if (item_chunks(d, it / d->H, p.C) < split_min) {
                     const double sum = backward_item(&p, &s, it / d->H, it % d->H);
                     if (dg_part) dg_part[it] = sum;
                 }
             for (int64_t it = 0; it < items; it++)
-                if (item_chunks(d, it / d->H, p.C) >= 2) {
+                if (item_chunks(d, it / d->H, p.C) >= split_min) {
                     item_split(&p, &s, &sp, it / d->H, it % d->H);
                     /* (sp.val is next written after barriers this thread passes too) */
 #ifdef _OPENMP

@@ -702,16 +702,38 @@ int sgla_cpu_default_threads(void)
 #endif
 }
 
-/* Items of max_chunks chunks each (the longest), in chunk steps: run whole, rounds of items over the
- * threads, each as long as an item; split, the items one after another, each in rounds of its chunks over
- * the threads, times `cost` for the scans, barriers and any work done twice.  Depends on the shape and the
- * thread count only, and changes no bit. */
-int sgla_cpu_split_pays(int requested, int64_t items, int64_t max_chunks, double cost)
+/* In chunk steps of blocks of C tokens: items run whole take rounds of items over the threads, each as
+ * long as the mean item, and at least the longest item; split, the items of sgla_cpu_split_min chunks or
+ * more one after another, each in rounds of its chunks over the threads, times `cost` (the scans, barriers
+ * and any work done twice), the shorter ones whole, their chunks shared by the threads.  Depends on the
+ * shape and the thread count only, and changes no bit. */
+int sgla_cpu_split_pays(const sgla_forward_desc *d, int C, double cost)
 {
-    const int64_t nth = sgla_cpu_threads(requested, INT64_MAX);
-    if (nth < 2 || max_chunks < 2) return 0;
-    const double whole = (double)((items + nth - 1) / nth) * (double)max_chunks;
-    return (double)items * (double)((max_chunks + nth - 1) / nth) * cost < whole;
+    const int64_t nth = sgla_cpu_threads(d->threads, INT64_MAX), N = sgla_num_sequences(d);
+    if (nth < 2 || N * d->H == 0) return 0;
+    const int64_t m = sgla_cpu_split_min(sgla_cpu_threads(d->threads, (sgla_max_seq_len(d) + C - 1) / C), 0);
+    double sum = 0.0, longest = 0.0, split = 0.0, rest = 0.0;
+    /* a batch's sequences are alike: one stands for all */
+    for (int64_t n = 0; n < (d->cu_seqlens ? N : 1); n++) {
+        int64_t bb, t0, t1;
+        sgla_seq_bounds(d, n, &bb, &t0, &t1);
+        const int64_t c = (t1 - t0 + C - 1) / C;
+        sum += (double)c;
+        if ((double)c > longest) longest = (double)c;
+        if (c >= m) split += (double)((c + nth - 1) / nth) * cost;
+        else rest += (double)c;
+    }
+    const double seqs = d->cu_seqlens ? 1.0 : (double)N; /* each sequence counted (dense: one counted N times) */
+    const double H = (double)d->H, items = (double)N * H;
+    double whole = ceil(items / (double)nth) * (sum * seqs * H / items);
+    if (whole < longest) whole = longest;
+    return (split + rest / (double)nth) * seqs * H < whole;
+}
+
+/* Two chunks a thread: a shorter item split would spend more in its barriers than it spreads */
+int64_t sgla_cpu_split_min(int nth, int forced)
+{
+    return forced ? 2 : 2 * (int64_t)nth;
 }
 
 int sgla_cpu_threads(int requested, int64_t useful)
@@ -809,9 +831,10 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
      * chunks (one item on two threads: 1.30-1.38x the thread time of the whole item, docs/perf-cpu.md, session 53) */
     const int64_t max_chunks = (sgla_max_seq_len(d) + Cb - 1) / Cb;
     const int fsplit = sgla_cpu_forced_split();
-    int split = fsplit >= 0 ? fsplit : sgla_cpu_split_pays(d->threads, items, max_chunks, 1.33);
+    int split = fsplit >= 0 ? fsplit : max_chunks >= 2 && sgla_cpu_split_pays(d, Cb, 1.33);
     if (max_chunks < 2) split = 0;
     int nth = sgla_cpu_threads(d->threads, split ? max_chunks : items);
+    const int64_t split_min = sgla_cpu_split_min(nth, fsplit > 0);
     /* The split keeps a window's states, one K x V state a chunk, about 1 MiB of them, so that they stay in
      * cache between its passes (all of a sequence's at once, 73 MB at 1x65536x1x128, ran slower on two
      * threads than one thread without the split: docs/perf-cpu.md, session 52), and two chunks a thread */
@@ -880,14 +903,15 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
         go = !go;
         if (go) {
             if (split) {
-                /* items of fewer than two chunks are not split: run them whole */
+                /* items shorter than split_min run whole */
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
                 for (int64_t it = 0; it < items; it++)
-                    if (item_chunks(d, it / d->H, Cb) < 2) item_sequential(&p, &s, it / d->H, it % d->H, it % d->H + 1);
+                    if (item_chunks(d, it / d->H, Cb) < split_min)
+                        item_sequential(&p, &s, it / d->H, it % d->H, it % d->H + 1);
                 for (int64_t it = 0; it < items; it++)
-                    if (item_chunks(d, it / d->H, Cb) >= 2) item_split(&p, &s, it / d->H, it % d->H, Sbuf, carry);
+                    if (item_chunks(d, it / d->H, Cb) >= split_min) item_split(&p, &s, it / d->H, it % d->H, Sbuf, carry);
             } else {
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)

@@ -180,10 +180,12 @@ sgla_status sgla_cpu_forward_slots(const sgla_forward_desc *d, const int64_t *sl
  * split computes its chunk states twice rather than keep them, 0 = never
  * split, -1 = default rule; sgla_cpu_forced_split reads it. */
 void sgla_cpu_force_split(int mode);
-/* The default rule: whether splitting the sequences over the threads (requested: 0, the default count) beats
- * running the items (sequence, head pairs) whole; max_chunks, the longest item's chunks; cost, the split's
- * thread time over the whole item's */
-int sgla_cpu_split_pays(int requested, int64_t items, int64_t max_chunks, double cost);
+/* The default rule: whether splitting d's sequences over its threads beats running its (sequence, head)
+ * items whole, in blocks of C tokens; cost, the split's thread time over the whole item's */
+int sgla_cpu_split_pays(const sgla_forward_desc *d, int C, double cost);
+/* The fewest chunks of an item the split splits (shorter ones run whole), on nth threads; forced (the
+ * hook's 1 or 2): 2 */
+int64_t sgla_cpu_split_min(int nth, int forced);
 int sgla_cpu_forced_split(void);
 
 /* Micro-benchmarks for `sgla bench` (cpu_bench.c): seconds for reps rounds

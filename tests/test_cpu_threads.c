@@ -171,11 +171,68 @@ static void concurrent_calls(tu_rng *r)
     sgla_release_memory();
 }
 
+/* The split's plan (sgla_cpu_split_plan): every item it runs whole fits whole_max (the backward's
+ * per-thread scratch is sized by it), and its plain decisions: one long item split, whole rounds not,
+ * decodes not, the hook obeyed, one long sequence among short ones split and the short ones not */
+static void split_plan(tu_rng *r)
+{
+    int64_t cu[66];
+    for (int trial = 0; trial < 200; trial++) {
+        sgla_forward_desc d;
+        sgla_forward_desc_init(&d);
+        const int nseq = (int)tu_int(r, 1, 64);
+        cu[0] = 0;
+        for (int i = 0; i < nseq; i++) cu[i + 1] = cu[i] + (tu_int(r, 0, 3) ? tu_int(r, 0, 200) : tu_int(r, 0, 5000));
+        d.B = 1, d.T = cu[nseq], d.H = tu_int(r, 1, 4), d.K = d.V = 64, d.chunk = 64;
+        d.cu_seqlens = cu, d.num_seqs = nseq;
+        d.threads = (int)tu_int(r, 2, 8);
+        const int C = 16 << tu_int(r, 0, 2);
+        int64_t sm, wm;
+        sgla_cpu_split_plan(&d, C, 1.25, -1, &sm, &wm);
+        for (int i = 0; i < nseq; i++) {
+            const int64_t c = (cu[i + 1] - cu[i] + C - 1) / C;
+            TU_CHECK(c >= sm || c <= wm, "plan: sequence %d of %lld chunks runs whole past whole_max %lld (split_min %lld)",
+                     i, (long long)c, (long long)wm, (long long)sm);
+        }
+        TU_CHECK(sm == INT64_MAX || sm >= 2, "plan: split_min %lld", (long long)sm);
+    }
+    sgla_forward_desc d;
+    sgla_forward_desc_init(&d);
+    d.K = d.V = 128, d.chunk = 64, d.threads = 2;
+    int64_t sm, wm;
+    d.B = 1, d.T = 4096, d.H = 1;
+    sgla_cpu_split_plan(&d, 64, 1.125, -1, &sm, &wm);
+    TU_CHECK(sm == 2, "plan: one item of 64 chunks on 2 threads not split (%lld)", (long long)sm);
+    sgla_cpu_split_plan(&d, 64, 1.125, 0, &sm, &wm);
+    TU_CHECK(sm == INT64_MAX && wm == 64, "plan: the hook's 0 split (%lld, %lld)", (long long)sm, (long long)wm);
+    d.B = 4;
+    sgla_cpu_split_plan(&d, 64, 1.125, -1, &sm, &wm);
+    TU_CHECK(sm == INT64_MAX, "plan: 4 items in 2 whole rounds split (%lld)", (long long)sm);
+    sgla_cpu_split_plan(&d, 64, 1.125, 1, &sm, &wm);
+    TU_CHECK(sm == 2 && wm == 1, "plan: the hook's 1 not obeyed (%lld, %lld)", (long long)sm, (long long)wm);
+    d.B = 3;
+    sgla_cpu_split_plan(&d, 64, 1.125, -1, &sm, &wm);
+    TU_CHECK(sm == 2, "plan: 3 items on 2 threads (two rounds whole) not split (%lld)", (long long)sm);
+    d.B = 64, d.T = 1;
+    sgla_cpu_split_plan(&d, 64, 1.125, 1, &sm, &wm);
+    TU_CHECK(sm == INT64_MAX, "plan: decodes split (%lld)", (long long)sm);
+    /* 8192 tokens and 63 x 64 in blocks of 32: the long one split, the 2-chunk ones whole */
+    d.B = 1, d.H = 1, d.T = 8192 + 63 * 64;
+    cu[0] = 0, cu[1] = 8192;
+    for (int i = 1; i <= 63; i++) cu[i + 1] = cu[i] + 64;
+    d.cu_seqlens = cu, d.num_seqs = 64;
+    sgla_cpu_split_plan(&d, 32, 1.33, -1, &sm, &wm);
+    TU_CHECK(sm > 2 && sm <= 256 && wm == 2, "plan: one long sequence among short ones: split_min %lld whole_max %lld",
+             (long long)sm, (long long)wm);
+    printf("split plan: 200 packed layouts, whole items within whole_max; the plain cases as expected\n");
+}
+
 int main(void)
 {
     uint64_t seed = tu_seed("test_cpu_threads");
     tu_rng r;
     tu_rng_init(&r, seed);
+    split_plan(&r);
     const int isas[] = {SGLA_CPU_ISA_SCALAR, SGLA_CPU_ISA_AVX2, SGLA_CPU_ISA_AVX512};
     for (int ii = 0; ii < 3; ii++) {
         if (!sgla_cpu_force_isa(isas[ii])) continue;

@@ -25,9 +25,9 @@
  * Memory: the chunk states of one (sequence, head) per thread, (chunks + 1) x
  * V x K floats.
  *
- * With fewer (sequence, head) items than threads (where that pays:
- * sgla_cpu_split_pays), each item is split along its sequence over the
- * threads instead (item_split), in windows of chunks:
+ * With fewer (sequence, head) items than threads (or rounds they do not
+ * fill: sgla_cpu_split_plan), the long items are split along their
+ * sequence over the threads instead (item_split), in windows of chunks:
  * the chunks' state parts and dS parts in parallel, elementwise scans across
  * the chunks (states forward, dS back), the chunks' gradients in parallel.
  * Each state and dS element is scanned over the chunks in the sequential
@@ -511,10 +511,10 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
      * (docs/perf-cpu.md, session 53) */
     const int keep = (double)ncm * p.V * p.ldk * sizeof(float) <= SPLIT_KEEP_BYTES;
     const int fsplit = sgla_cpu_forced_split();
-    int split = fsplit >= 0 ? fsplit : ncm >= 2 && sgla_cpu_split_pays(d, p.C, keep ? 1.125 : 1.25);
-    if (ncm < 2) split = 0;
+    int64_t split_min, whole_max;
+    sgla_cpu_split_plan(d, p.C, keep ? 1.125 : 1.25, fsplit, &split_min, &whole_max);
+    int split = split_min != INT64_MAX;
     int nth = sgla_cpu_threads(d->threads, split ? ncm : items);
-    const int64_t split_min = sgla_cpu_split_min(nth, fsplit > 0);
     bsplit sp;
     memset(&sp, 0, sizeof sp);
     if (split) {
@@ -551,7 +551,7 @@ sgla_status sgla_cpu_backward(const sgla_backward_desc *b, sgla_backend kind)
     }
     /* a thread's scratch keeps the states of a whole item where items run whole (on the split, those of
      * the items too short to split) */
-    p.ncm = split && split_min - 1 < ncm ? split_min - 1 : ncm;
+    p.ncm = split ? whole_max : ncm;
     bscratch probe;
     const size_t floats = bscratch_floats(&p, &probe, NULL);
     int fail = (double)floats * sizeof(float) > (double)SIZE_MAX / 4;

@@ -21,7 +21,7 @@
  * chunk by chunk, the group's rows gathered in memory order, head by head.
  * When there are fewer (sequence, head) pairs than threads, each is split
  * along its sequence as above, where that keeps more threads busy
- * (sgla_cpu_split_pays).  A sequence of one token (decode) uses the
+ * (sgla_cpu_split_plan).  A sequence of one token (decode) uses the
  * single-pass recurrent kernel, in place.
  *
  * Every fp32 result is the same number whatever the thread count and the
@@ -131,8 +131,8 @@ static int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
 static void *amalloc(size_t bytes)
 {
-    size_t b = (size_t)round_up((int64_t)(bytes ? bytes : 1), 64);
-    return aligned_alloc(64, b);
+    if (bytes > SIZE_MAX - 63) return NULL;
+    return aligned_alloc(64, ((bytes ? bytes : 1) + 63) & ~(size_t)63);
 }
 
 /* Everything one thread needs for one chunk. */
@@ -702,38 +702,64 @@ int sgla_cpu_default_threads(void)
 #endif
 }
 
-/* In chunk steps of blocks of C tokens: items run whole take rounds of items over the threads, each as
- * long as the mean item, and at least the longest item; split, the items of sgla_cpu_split_min chunks or
- * more one after another, each in rounds of its chunks over the threads, times `cost` (the scans, barriers
- * and any work done twice), the shorter ones whole, their chunks shared by the threads.  Depends on the
- * shape and the thread count only, and changes no bit. */
-int sgla_cpu_split_pays(const sgla_forward_desc *d, int C, double cost)
+/* In chunk steps of blocks of C tokens.  Items run whole: rounds of items over the threads, each as long
+ * as the mean item, and at least the longest item.  Split at a length L (a power of two): the items of L
+ * chunks or more one after another, each in rounds of its chunks over the threads, times `cost` (the
+ * scans, barriers and any work done twice); the shorter ones whole beside them, as above.  The best L, or
+ * none.  Sequences are counted by powers of two of their chunks (a packed batch's one by one, a dense
+ * batch's one for all).  Depends on the shape and the thread count only, and changes no bit. */
+void sgla_cpu_split_plan(const sgla_forward_desc *d, int C, double cost, int forced, int64_t *split_min,
+                         int64_t *whole_max)
 {
-    const int64_t nth = sgla_cpu_threads(d->threads, INT64_MAX), N = sgla_num_sequences(d);
-    if (nth < 2 || N * d->H == 0) return 0;
-    const int64_t m = sgla_cpu_split_min(sgla_cpu_threads(d->threads, (sgla_max_seq_len(d) + C - 1) / C), 0);
-    double sum = 0.0, longest = 0.0, split = 0.0, rest = 0.0;
-    /* a batch's sequences are alike: one stands for all */
+    const int64_t N = sgla_num_sequences(d), maxc = (sgla_max_seq_len(d) + C - 1) / C;
+    *split_min = INT64_MAX;
+    *whole_max = maxc;
+    if (forced == 0 || maxc < 2 || N * d->H == 0) return;
+    if (forced > 0) { /* the test hook: every item of two chunks or more */
+        *split_min = 2;
+        *whole_max = 1;
+        return;
+    }
+    const int64_t nt = sgla_cpu_threads(d->threads, maxc); /* the split's team; whole items run on it too */
+    if (nt < 2) return;
+    struct {
+        double n, sum, rounds;
+        int64_t max;
+    } b[64];
+    memset(b, 0, sizeof b);
+    const double reps = d->cu_seqlens ? (double)d->H : (double)N * (double)d->H; /* items a sequence stands for */
     for (int64_t n = 0; n < (d->cu_seqlens ? N : 1); n++) {
         int64_t bb, t0, t1;
         sgla_seq_bounds(d, n, &bb, &t0, &t1);
         const int64_t c = (t1 - t0 + C - 1) / C;
-        sum += (double)c;
-        if ((double)c > longest) longest = (double)c;
-        if (c >= m) split += (double)((c + nth - 1) / nth) * cost;
-        else rest += (double)c;
+        if (c < 1) continue;
+        const int j = 63 - __builtin_clzll((unsigned long long)c);
+        b[j].n += reps;
+        b[j].sum += (double)c * reps;
+        b[j].rounds += (double)((c + nt - 1) / nt) * reps;
+        if (c > b[j].max) b[j].max = c;
     }
-    const double seqs = d->cu_seqlens ? 1.0 : (double)N; /* each sequence counted (dense: one counted N times) */
-    const double H = (double)d->H, items = (double)N * H;
-    double whole = ceil(items / (double)nth) * (sum * seqs * H / items);
-    if (whole < longest) whole = longest;
-    return (split + rest / (double)nth) * seqs * H < whole;
-}
-
-/* Two chunks a thread: a shorter item split would spend more in its barriers than it spreads */
-int64_t sgla_cpu_split_min(int nth, int forced)
-{
-    return forced ? 2 : 2 * (int64_t)nth;
+    double n_all = 0.0, s_all = 0.0;
+    for (int j = 0; j < 64; j++) n_all += b[j].n, s_all += b[j].sum;
+    if (n_all == 0.0) return;
+    const int64_t nw = sgla_cpu_threads(d->threads, (int64_t)n_all); /* the team without the split */
+    double best = ceil(n_all / (double)nw) * (s_all / n_all);
+    if (best < (double)maxc) best = (double)maxc;
+    double n_w = 0.0, s_w = 0.0;
+    int64_t m_w = 0;
+    for (int j = 1; j < 63 && ((int64_t)1 << j) <= maxc; j++) {
+        n_w += b[j - 1].n, s_w += b[j - 1].sum; /* the items below L = 2^j */
+        if (b[j - 1].max > m_w) m_w = b[j - 1].max;
+        double split = 0.0;
+        for (int k = j; k < 64; k++) split += b[k].rounds * cost;
+        double whole = n_w > 0.0 ? ceil(n_w / (double)nt) * (s_w / n_w) : 0.0;
+        if (whole < (double)m_w) whole = (double)m_w;
+        if (split + whole < best) {
+            best = split + whole;
+            *split_min = (int64_t)1 << j;
+            *whole_max = m_w > 0 ? m_w : 1;
+        }
+    }
 }
 
 int sgla_cpu_threads(int requested, int64_t useful)
@@ -827,14 +853,14 @@ static sgla_status forward_impl(const sgla_forward_desc *d, sgla_dtype out_dt, v
 
     const int64_t N = sgla_num_sequences(d);
     const int64_t items = N * d->H;
-    /* Split along the sequence where that keeps more threads busy; the split's cost, a third more than its
-     * chunks (one item on two threads: 1.30-1.38x the thread time of the whole item, docs/perf-cpu.md, session 53) */
+    /* Split along the sequence where that keeps more threads busy (the items of split_min chunks or more);
+     * the split's cost, a third more than its chunks (one item on two threads: 1.30-1.38x the thread time of
+     * the whole item, docs/perf-cpu.md, session 53) */
     const int64_t max_chunks = (sgla_max_seq_len(d) + Cb - 1) / Cb;
-    const int fsplit = sgla_cpu_forced_split();
-    int split = fsplit >= 0 ? fsplit : max_chunks >= 2 && sgla_cpu_split_pays(d, Cb, 1.33);
-    if (max_chunks < 2) split = 0;
+    int64_t split_min, whole_max;
+    sgla_cpu_split_plan(d, Cb, 1.33, sgla_cpu_forced_split(), &split_min, &whole_max);
+    int split = split_min != INT64_MAX;
     int nth = sgla_cpu_threads(d->threads, split ? max_chunks : items);
-    const int64_t split_min = sgla_cpu_split_min(nth, fsplit > 0);
     /* The split keeps a window's states, one K x V state a chunk, about 1 MiB of them, so that they stay in
      * cache between its passes (all of a sequence's at once, 73 MB at 1x65536x1x128, ran slower on two
      * threads than one thread without the split: docs/perf-cpu.md, session 52), and two chunks a thread */

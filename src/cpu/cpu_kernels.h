@@ -180,12 +180,12 @@ sgla_status sgla_cpu_forward_slots(const sgla_forward_desc *d, const int64_t *sl
  * split computes its chunk states twice rather than keep them, 0 = never
  * split, -1 = default rule; sgla_cpu_forced_split reads it. */
 void sgla_cpu_force_split(int mode);
-/* The default rule: whether splitting d's sequences over its threads beats running its (sequence, head)
- * items whole, in blocks of C tokens; cost, the split's thread time over the whole item's */
-int sgla_cpu_split_pays(const sgla_forward_desc *d, int C, double cost);
-/* The fewest chunks of an item the split splits (shorter ones run whole), on nth threads; forced (the
- * hook's 1 or 2): 2 */
-int64_t sgla_cpu_split_min(int nth, int forced);
+/* Which of d's (sequence, head) items to split over the threads, in blocks of C tokens: those of at least
+ * *split_min chunks (INT64_MAX: none, every item runs whole); *whole_max, the most chunks of an item run
+ * whole.  cost: the split's thread time over the whole item's; forced: the hook (-1 the rule, 0 none, 1 or
+ * 2 every item of two chunks or more). */
+void sgla_cpu_split_plan(const sgla_forward_desc *d, int C, double cost, int forced, int64_t *split_min,
+                         int64_t *whole_max);
 int sgla_cpu_forced_split(void);
 
 /* Micro-benchmarks for `sgla bench` (cpu_bench.c): seconds for reps rounds

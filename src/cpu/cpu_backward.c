@@ -351,6 +351,23 @@ typedef struct bsplit {
  * session 53) */
 #define SPLIT_KEEP_BYTES (24.0 * 1024 * 1024)
 
+/* Block ib of SPLIT_ROWS rows of S^T scanned over the chunks [w0, w1), whose parts lie in Sw (each left
+ * holding its chunk's entering state): from the rows at `from` (NULL: h0's, or zeros) to those at `to` */
+static void scan_state_rows(const bplan *p, const bsplit *sp, int64_t ib, const float *h0, const float *from, float *to,
+                            float *Sw, int64_t w0, int64_t w1)
+{
+    const int K = p->K, V = p->V, ldk = p->ldk;
+    const size_t vkp = (size_t)V * ldk;
+    for (int64_t r = ib * SPLIT_ROWS; r < V && r < (ib + 1) * SPLIT_ROWS; r++) {
+        float *cr = to + (size_t)r * ldk;
+        if (!from)
+            for (int k = 0; k < K; k++) cr[k] = h0 ? h0[(size_t)k * V + r] : 0.0f;
+        else if (from != to)
+            memcpy(cr, from + (size_t)r * ldk, (size_t)K * sizeof(float));
+        for (int64_t c = w0; c < w1; c++) p->kr->scan(K, sp->carry[c], cr, Sw + (size_t)(c - w0) * vkp + (size_t)r * ldk);
+    }
+}
+
 /* Sequence n_seq, head h, as backward_item, in windows of chunks (about 1 MiB of states each, so that
  * they stay in cache between the passes over them).  1: the windows in order: the chunks' state parts in
  * parallel, then an elementwise scan across them; ck[w] keeps the state entering window w.  2: the windows
@@ -375,7 +392,8 @@ static void item_split(const bplan *p, bscratch *s, const bsplit *sp, int64_t n_
     const int64_t nvb = (V + SPLIT_ROWS - 1) / SPLIT_ROWS, nkb = (K + SPLIT_ROWS - 1) / SPLIT_ROWS;
 
     /* 1. per element of S^T, (s, D_c) -> (a_c s + D_c, s) over the chunks in order (kept: every window;
-     * else all but the last, whose entering state is all step 2 needs) */
+     * else all but the last, whose entering state is all step 2 needs); ck[w] the state entering window
+     * w > 0 (window 0 starts from h0) */
     for (int64_t w = 0; w < (sp->keep ? nw : nw - 1); w++) {
         const int64_t w0 = w * win, w1 = w0 + win < nc ? w0 + win : nc;
         float *Sw = sp->S + (sp->keep ? (size_t)w0 * vkp : 0);
@@ -391,14 +409,8 @@ static void item_split(const bplan *p, bscratch *s, const bsplit *sp, int64_t n_
 #pragma omp for schedule(static)
 #endif
         for (int64_t ib = 0; ib < nvb; ib++)
-            for (int64_t r = ib * SPLIT_ROWS; r < V && r < (ib + 1) * SPLIT_ROWS; r++) {
-                float *cr = sp->ck + (size_t)(w + 1) * vkp + (size_t)r * ldk;
-                if (w == 0)
-                    for (int k = 0; k < K; k++) sp->ck[(size_t)r * ldk + k] = h0 ? h0[(size_t)k * V + r] : 0.0f;
-                memcpy(cr, sp->ck + (size_t)w * vkp + (size_t)r * ldk, (size_t)K * sizeof(float));
-                for (int64_t c = w0; c < w1; c++)
-                    kr->scan(K, sp->carry[c], cr, Sw + (size_t)(c - w0) * vkp + (size_t)r * ldk);
-            }
+            scan_state_rows(p, sp, ib, h0, w ? sp->ck + (size_t)w * vkp : NULL, sp->ck + (size_t)(w + 1) * vkp, Sw, w0,
+                            w1);
     }
     /* 2. the windows from the last */
     for (int64_t w = nw - 1; w >= 0; w--) {
@@ -422,13 +434,7 @@ static void item_split(const bplan *p, bscratch *s, const bsplit *sp, int64_t n_
 #endif
         for (int64_t ib = sp->keep ? nvb : 0; ib < nvb + nkb; ib++) {
             if (ib < nvb) {
-                for (int64_t r = ib * SPLIT_ROWS; r < V && r < (ib + 1) * SPLIT_ROWS; r++) {
-                    float *cr = sp->ck + (size_t)w * vkp + (size_t)r * ldk;
-                    if (nw == 1)
-                        for (int k = 0; k < K; k++) cr[k] = h0 ? h0[(size_t)k * V + r] : 0.0f;
-                    for (int64_t c = w0; c < w1; c++)
-                        kr->scan(K, sp->carry[c], cr, Sw + (size_t)(c - w0) * vkp + (size_t)r * ldk);
-                }
+                scan_state_rows(p, sp, ib, h0, w ? sp->ck + (size_t)w * vkp : NULL, sp->ck + (size_t)w * vkp, Sw, w0, w1);
             } else {
                 for (int64_t r = (ib - nvb) * SPLIT_ROWS; r < K && r < (ib - nvb + 1) * SPLIT_ROWS; r++) {
                     float *cr = sp->run + (size_t)r * ldv;

@@ -203,6 +203,10 @@ int main(void)
         {3, 4, 0, 0, 1, {4, 2, 3}, {{0, 1, 2, 3}, {4, 5, -1, -1}, {6, 7, 8, -1}}, {0, 0, 0}, {1, 2, 3}},
         {3, 4, 1, 1, 1, {4, 4, 1}, {{0, 1, 2, 3}, {4, 5, 6, 7}, {-1, 8, -1, -1}}, {0, 1, 0}, {4, 1, 1}},
         {2, 3, 0, 0, 1, {3, 3}, {{0, -1, 2}, {3, 4, 5}}, {0, 0}, {3, 2}},             /* a -1 slot mid-step */
+        /* slot 5 written by the first sequence and read by the second (its one token writes slot 6): the
+         * CPU gathers the entering states before any step writes */
+        {2, 2, 0, 0, 1, {2, 1}, {{0, 5}, {6, 5}}, {0, 0}, {1, 2}},
+        {2, 2, 1, 1, 1, {2, 1}, {{0, 5}, {6, 5}}, {0, 0}, {1, 2}},
     };
     const sgla_backend bes[2] = {SGLA_BACKEND_REF_A, SGLA_BACKEND_CPU};
     int64_t checked = 0;

@@ -147,13 +147,14 @@ static int write_mode(const sgla_forward_desc *d)
         for (int64_t t = 0; t < t1 - t0 && mode; t++) {
             const int64_t s = sgla_pool_index(p, n, t);
             if (s < 0) continue;
-            if (writer[s] >= 0) mode = 0;
+            if (s >= p->slots || writer[s] >= 0) mode = 0; /* (out of range: SGLA_FLAG_SKIP_VALUE_CHECK's to answer) */
+            if (!mode) break;
             writer[s] = n;
         }
     }
     for (int64_t n = 0; n < N && mode == 2; n++) {
         const int64_t r = sgla_pool_continues(p, n) ? sgla_pool_read_slot(p, n) : -1;
-        if (r >= 0 && writer[r] >= 0 && writer[r] != n) mode = 1;
+        if (r >= p->slots || (r >= 0 && writer[r] >= 0 && writer[r] != n)) mode = r >= p->slots ? 0 : 1;
     }
     free(writer);
     return mode;
@@ -217,14 +218,14 @@ sgla_status sgla_cpu_pool_forward(const sgla_forward_desc *d)
      * (fused), where the slots allow */
     const int mode = inplace && p->t_max ? write_mode(d) : p->t_max ? 2 : 0;
     const int direct = inplace && mode > 0, fused = p->t_max && mode == 2;
-    /* the gathered states and the steps' buffers from the scratch pool, kept between calls (a serving
-     * loop's every step would page-fault them in afresh) */
-    const size_t ng = fused ? 0 : (ns + 15) / 16 * 16, nb = p->t_max ? (size_t)nth * step_floats(d, fused) : 0;
-    float *blk = sgla_cpu_scratch_take(ng + nb + 16);
-    float *S0 = fused ? NULL : blk, *St = NULL, *buf = blk ? blk + ng : NULL;
+    /* the steps' buffers (small, every serving step) from the scratch pool, kept between calls; the
+     * gathered states (N H K V floats, rare paths) for the call alone */
+    const size_t nb = p->t_max ? (size_t)nth * step_floats(d, fused) : 0;
+    float *S0 = fused ? NULL : malloc((ns ? ns : 1) * sizeof(float)), *St = NULL;
+    float *buf = nb ? sgla_cpu_scratch_take(nb) : NULL;
     if (inplace && !direct) St = malloc(((p->t_max ? (size_t)p->t_max : 1) * ns + 1) * sizeof(float));
-    if (!blk || (inplace && !direct && !St)) {
-        sgla_cpu_scratch_give(blk), free(St);
+    if ((!fused && !S0) || (nb && !buf) || (inplace && !direct && !St)) {
+        free(S0), sgla_cpu_scratch_give(buf), free(St);
         return sgla_fail(SGLA_ERR_OUT_OF_MEMORY, "CPU pool: %zu floats of gathered states", ns);
     }
     if (!fused) gather(d, S0);
@@ -256,6 +257,6 @@ sgla_status sgla_cpu_pool_forward(const sgla_forward_desc *d)
                 }
             }
     }
-    sgla_cpu_scratch_give(blk), free(St);
+    free(S0), sgla_cpu_scratch_give(buf), free(St);
     return st;
 }
